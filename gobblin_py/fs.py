@@ -1,0 +1,130 @@
+"""Filesystem access through fsspec, with the one atomic-save helper every state file goes through.
+
+Local disk: write a temporary sibling, fsync it, delete any Hadoop ``.crc`` sidecar of the target, rename over
+the target (``os.replace`` is atomic), fsync the directory. Object stores (S3, GCS, Azure, memory): a single
+object put is already atomic, so the bytes go straight to the final key. Other filesystems (HDFS): temporary
+sibling, then rename; HDFS cannot rename over a file, so the old one is removed just before.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import uuid
+from typing import Any
+
+import fsspec
+from fsspec import AbstractFileSystem
+
+OBJECT_STORE_PROTOCOLS = {"s3", "s3a", "s3n", "gs", "gcs", "abfs", "abfss", "az", "adl", "memory"}
+
+
+def open_fs(url: str, fs_uri: str | None = None, storage_options: dict[str, Any] | None = None) -> tuple[AbstractFileSystem, str]:
+    """The filesystem and path for ``url``; a bare path is taken on ``fs_uri`` (default: local disk)."""
+    if "://" not in url and fs_uri and not fs_uri.startswith("file:"):
+        url = fs_uri.rstrip("/") + "/" + url.lstrip("/")
+    if "://" not in url:
+        url = os.path.abspath(url)
+    fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
+    return fs, path
+
+
+def is_local(fs: AbstractFileSystem) -> bool:
+    protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
+    return "file" in protocols or "local" in protocols
+
+
+def _is_object_store(fs: AbstractFileSystem) -> bool:
+    protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
+    return any(p in OBJECT_STORE_PROTOCOLS for p in protocols)
+
+
+def crc_sidecar(path: str) -> str:
+    """Hadoop's local checksum file for ``path``: ``.<name>.crc`` beside it."""
+    parent, name = posixpath.split(path)
+    return posixpath.join(parent, f".{name}.crc")
+
+
+def _drop_crc(fs: AbstractFileSystem, path: str) -> None:
+    # A stale sidecar makes Hadoop readers fail with ChecksumException; a missing one is fine.
+    if is_local(fs):
+        try:
+            os.unlink(crc_sidecar(path))
+        except FileNotFoundError:
+            pass
+
+
+def _fsync_dir(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(fs: AbstractFileSystem, path: str, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so that readers see either the old file whole or the new one whole."""
+    parent, name = posixpath.split(path)
+    fs.makedirs(parent, exist_ok=True)
+    if _is_object_store(fs):
+        fs.pipe_file(path, data)
+        return
+    tmp = posixpath.join(parent, f"_tmp_{name}.{uuid.uuid4().hex}")
+    if is_local(fs):
+        try:
+            with open(tmp, "wb") as out:
+                out.write(data)
+                out.flush()
+                os.fsync(out.fileno())
+            _drop_crc(fs, path)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
+        _fsync_dir(parent)
+        return
+    with fs.open(tmp, "wb") as out:
+        out.write(data)
+    if fs.exists(path):
+        fs.rm(path)
+    fs.mv(tmp, path)
+
+
+def remove(fs: AbstractFileSystem, path: str) -> None:
+    """Delete a file and, on local disk, its Hadoop checksum sidecar."""
+    _drop_crc(fs, path)
+    fs.rm(path)
+
+
+def list_names(fs: AbstractFileSystem, directory: str) -> list[str]:
+    """File names in ``directory`` (not hidden ones: ``.crc`` sidecars, ``_tmp_`` files); [] if absent."""
+    try:
+        entries = fs.ls(directory, detail=True)
+    except FileNotFoundError:
+        return []
+    names = []
+    for entry in entries:
+        if entry.get("type") == "directory":
+            continue
+        name = posixpath.basename(entry["name"].rstrip("/"))
+        if not name.startswith((".", "_")):
+            names.append(name)
+    return sorted(names)
+
+
+def list_dirs(fs: AbstractFileSystem, directory: str) -> list[str]:
+    """Sub-directory names of ``directory`` (not hidden ones); [] if absent."""
+    try:
+        entries = fs.ls(directory, detail=True)
+    except FileNotFoundError:
+        return []
+    names = [posixpath.basename(e["name"].rstrip("/")) for e in entries if e.get("type") == "directory"]
+    return sorted(n for n in names if not n.startswith((".", "_")))

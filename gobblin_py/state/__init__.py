@@ -1,0 +1,31 @@
+"""State of jobs and datasets, and the Gobblin-compatible store that keeps it between runs."""
+
+from gobblin_py.state.states import (
+    DatasetState,
+    Extract,
+    JobState,
+    MultiWorkUnit,
+    RunningState,
+    SourceState,
+    State,
+    TaskState,
+    WorkingState,
+    WorkUnit,
+    WorkUnitState,
+)
+from gobblin_py.state.store import FsDatasetStateStore, StoredRun
+from gobblin_py.state.watermarks import (
+    LongWatermark,
+    MultiLongWatermark,
+    Watermark,
+    WatermarkInterval,
+    register_watermark_type,
+    resolve_watermark_type,
+)
+
+__all__ = [
+    "DatasetState", "Extract", "FsDatasetStateStore", "JobState", "LongWatermark", "MultiLongWatermark",
+    "MultiWorkUnit", "RunningState", "SourceState", "State", "StoredRun", "TaskState", "Watermark",
+    "WatermarkInterval", "WorkUnit", "WorkUnitState", "WorkingState", "register_watermark_type",
+    "resolve_watermark_type",
+]

@@ -1,0 +1,357 @@
+"""The dataset state store: each dataset's latest run state, in the files Apache Gobblin reads and writes.
+
+Layout (Gobblin's ``FsDatasetStateStore``)::
+
+    <state.store.dir>/<job.name>/<urn'>-<jobId'>.jst     one file per run and dataset
+    <state.store.dir>/<job.name>/<urn'>-current.jst      a byte copy of the dataset's latest run
+    (default URN "": <jobId'>.jst and current.jst)
+
+where ``urn'`` is the URN with ``:`` replaced by ``.`` (mapped through the configured name parser) and
+``jobId'`` is the job id with ``-`` and ``/`` replaced by ``_``. Each file is a BLOCK-compressed SequenceFile
+with one record: key = the raw URN, value = the ``JobState$DatasetState``.
+
+Unlike Gobblin, every write is atomic (temporary file, fsync, rename), so a crash or a full disk never
+leaves a half-written ``current`` file, and retention never deletes a dataset's latest state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import posixpath
+import re
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gobblin_py import fs as fsutil
+from gobblin_py.errors import CorruptFileError, StateStoreError
+from gobblin_py.state.hadoop_io import DataInput
+from gobblin_py.state.sequencefile import TEXT_CLASS, Compression, SequenceFileReader, SequenceFileWriter
+from gobblin_py.state.states import DEFAULT_DATASET_URN, DatasetState, JobState, WorkUnitState
+from gobblin_py.state.writable import (
+    DATASET_STATE_CLASS,
+    JOB_STATE_CLASS,
+    canonical_class_name,
+    deserialize,
+    serialize,
+)
+
+TABLE_SUFFIX = ".jst"
+CURRENT = "current"
+TABLE_NAME_RE = re.compile(r"^(?:(.+)-)?([^-]+)\.jst$")
+
+STATE_STORE_DIR_KEY = "state.store.dir"
+STATE_STORE_FS_URI_KEY = "state.store.fs.uri"
+STATE_STORE_ENABLED_KEY = "state.store.enabled"
+NAME_PARSER_KEY = "state.store.datasetUrnStateStoreNameParser"
+RETENTION_KEY = "state.store.retention"
+RETENTION_UNIT_KEY = "state.store.retention.timeunit"
+
+_TIME_UNITS = {
+    "NANOSECONDS": 1e-9,
+    "MICROSECONDS": 1e-6,
+    "MILLISECONDS": 1e-3,
+    "SECONDS": 1,
+    "MINUTES": 60,
+    "HOURS": 3600,
+    "DAYS": 86400,
+}
+
+
+def sanitize_urn(urn: str) -> str:
+    return urn.replace(":", ".")
+
+
+def sanitize_job_id(job_id: str) -> str:
+    return job_id.replace("-", "_").replace("/", "_")
+
+
+class SimpleUrnNameParser:
+    """The file stem of a dataset is its (sanitised) URN."""
+
+    def stem(self, sanitized_urn: str) -> str:
+        return sanitized_urn
+
+    def record(self, fs: Any, job_dir: str, sanitized_urn: str) -> None:
+        """Nothing to remember: the stem is the URN."""
+
+
+class GuidUrnNameParser:
+    """The file stem is the SHA-1 of the URN; ``datasetUrnNameMapV1`` maps stems back to URNs."""
+
+    MAP_FILE = "datasetUrnNameMapV1"
+
+    def stem(self, sanitized_urn: str) -> str:
+        return hashlib.sha1(sanitized_urn.encode("utf-8")).hexdigest() if sanitized_urn else ""
+
+    def read_map(self, fs: Any, job_dir: str) -> dict[str, str]:
+        path = posixpath.join(job_dir, self.MAP_FILE)
+        if not fs.exists(path):
+            return {}
+        lines = fs.cat_file(path).decode("utf-8").split("\n")
+        return {lines[i]: lines[i + 1] for i in range(0, len(lines) - 1, 2)}
+
+    def record(self, fs: Any, job_dir: str, sanitized_urn: str) -> None:
+        mapping = self.read_map(fs, job_dir)
+        stem = self.stem(sanitized_urn)
+        if not stem or mapping.get(stem) == sanitized_urn:
+            return
+        mapping[stem] = sanitized_urn
+        path = posixpath.join(job_dir, self.MAP_FILE)
+        if fs.exists(path):  # Gobblin keeps the previous map under a timestamped name
+            fs.copy(path, f"{path}_{int(time.time() * 1000)}")
+        text = "".join(f"{s}\n{u}\n" for s, u in mapping.items())
+        fsutil.atomic_write(fs, path, text.encode("utf-8"))
+
+
+_NAME_PARSERS = {
+    "SimpleDatasetUrnStateStoreNameParser": SimpleUrnNameParser,
+    "GuidDatasetUrnStateStoreNameParser": GuidUrnNameParser,
+}
+
+
+def name_parser_for(name: str | None) -> SimpleUrnNameParser | GuidUrnNameParser:
+    """The URN → file-stem parser named by ``state.store.datasetUrnStateStoreNameParser``."""
+    if not name:
+        return SimpleUrnNameParser()
+    short = name.rsplit(".", 1)[-1]
+    if short not in _NAME_PARSERS:
+        raise StateStoreError(
+            f"{NAME_PARSER_KEY}={name}: unknown name parser; use one of {', '.join(sorted(_NAME_PARSERS))}"
+        )
+    return _NAME_PARSERS[short]()
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """One stored run of a dataset: the file it is in and its state."""
+
+    job_name: str
+    urn: str
+    table: str
+    path: str
+    state: DatasetState
+
+
+def encode_dataset_state_file(urn: str, state: DatasetState) -> bytes:
+    """The bytes of a ``.jst`` file holding ``state`` under the key ``urn`` (BLOCK, DefaultCodec)."""
+    buffer = io.BytesIO()
+    with SequenceFileWriter(buffer, TEXT_CLASS, DATASET_STATE_CLASS, Compression.BLOCK) as writer:
+        writer.append_text(urn, serialize(state))
+    return buffer.getvalue()
+
+
+def read_state_file(data_or_stream: bytes | io.BufferedIOBase, path: str) -> list[tuple[str, DatasetState]]:
+    """Decode every record of a dataset-state file as ``(key, DatasetState)``; legacy JobState values too."""
+    stream = io.BytesIO(data_or_stream) if isinstance(data_or_stream, bytes) else data_or_stream
+    try:
+        reader = SequenceFileReader(stream, path)
+        value_class = canonical_class_name(reader.header.value_class)
+        if value_class not in (DATASET_STATE_CLASS, JOB_STATE_CLASS):
+            raise CorruptFileError(
+                path,
+                f"holds {reader.header.value_class} values, not {DATASET_STATE_CLASS}: not a dataset state file",
+            )
+        records = []
+        for index, (key_bytes, value_bytes) in enumerate(reader):
+            what = f"record {index}"
+            key_in = DataInput(key_bytes, what)
+            key = key_in.read_text("record key")
+            try:
+                state = deserialize(value_class, value_bytes, f"the value of {what} (key {key!r})")
+            except CorruptFileError as exc:
+                raise CorruptFileError(path, f"{exc.path}: {exc.reason}" + (
+                    f" at value byte {exc.offset}" if exc.offset is not None else "")) from None
+            if not isinstance(state, DatasetState):
+                state = DatasetState.from_job_state(state)  # type: ignore[arg-type]
+            records.append((key, state))
+        return records
+    except CorruptFileError as exc:
+        raise exc if exc.path == path else exc.with_path(path) from None
+
+
+class FsDatasetStateStore:
+    """Persists and looks up ``DatasetState``s on any fsspec filesystem, in Gobblin's layout and format."""
+
+    def __init__(
+        self,
+        root: str,
+        fs_uri: str | None = None,
+        storage_options: Mapping[str, Any] | None = None,
+        name_parser: SimpleUrnNameParser | GuidUrnNameParser | None = None,
+        retention_seconds: float | None = None,
+    ) -> None:
+        self.fs, self.root = fsutil.open_fs(root, fs_uri, dict(storage_options or {}))
+        self.url = root
+        self.name_parser = name_parser or SimpleUrnNameParser()
+        self.retention_seconds = retention_seconds
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, str]) -> "FsDatasetStateStore":
+        """The store a job configures with ``state.store.dir``, ``state.store.fs.uri`` and friends."""
+        root = props.get(STATE_STORE_DIR_KEY)
+        if not root:
+            raise StateStoreError(f"{STATE_STORE_DIR_KEY} is not set: name the directory that keeps job state")
+        retention = None
+        if props.get(RETENTION_KEY):
+            unit = props.get(RETENTION_UNIT_KEY, "DAYS").strip().upper()
+            if unit not in _TIME_UNITS:
+                raise StateStoreError(f"{RETENTION_UNIT_KEY}={unit}: use one of {', '.join(_TIME_UNITS)}")
+            try:
+                retention = float(props[RETENTION_KEY]) * _TIME_UNITS[unit]
+            except ValueError:
+                raise StateStoreError(f"{RETENTION_KEY}={props[RETENTION_KEY]}: not a number") from None
+        return cls(
+            root,
+            props.get(STATE_STORE_FS_URI_KEY),
+            name_parser=name_parser_for(props.get(NAME_PARSER_KEY)),
+            retention_seconds=retention,
+        )
+
+    # ------------------------------------------------------------ naming
+
+    def job_dir(self, job_name: str) -> str:
+        if not job_name:
+            raise StateStoreError("a dataset state needs a job name (job.name)")
+        return posixpath.join(self.root, job_name)
+
+    def _stem(self, urn: str) -> str:
+        return self.name_parser.stem(sanitize_urn(urn))
+
+    def table_name(self, urn: str, job_id: str) -> str:
+        stem = self._stem(urn)
+        jid = sanitize_job_id(job_id)
+        return f"{stem}-{jid}{TABLE_SUFFIX}" if stem else f"{jid}{TABLE_SUFFIX}"
+
+    def current_table_name(self, urn: str) -> str:
+        stem = self._stem(urn)
+        return f"{stem}-{CURRENT}{TABLE_SUFFIX}" if stem else f"{CURRENT}{TABLE_SUFFIX}"
+
+    # ------------------------------------------------------------ writing
+
+    def persist_dataset_state(self, state: DatasetState, urn: str | None = None) -> str:
+        """Write the run file of ``state``, then make it the dataset's ``current``; returns the run file path.
+
+        The current file is replaced atomically: a failure at any point leaves the previous one intact.
+        """
+        urn = state.dataset_urn if urn is None else urn
+        if not state.job_id:
+            raise StateStoreError(f"dataset {urn!r}: a dataset state needs a job id")
+        job_dir = self.job_dir(state.job_name)
+        data = encode_dataset_state_file(urn, state)
+        run_path = posixpath.join(job_dir, self.table_name(urn, state.job_id))
+        try:
+            fsutil.atomic_write(self.fs, run_path, data)
+            fsutil.atomic_write(self.fs, posixpath.join(job_dir, self.current_table_name(urn)), data)
+            self.name_parser.record(self.fs, job_dir, sanitize_urn(urn))
+            self._drop_migrated_current(job_dir, urn)
+        except OSError as exc:
+            raise StateStoreError(f"cannot write the state of dataset {urn!r} under {job_dir}: {exc}") from exc
+        if self.retention_seconds is not None:
+            self.apply_retention(state.job_name, self.retention_seconds, urn=urn)
+        return run_path
+
+    def _drop_migrated_current(self, job_dir: str, urn: str) -> None:
+        plain = sanitize_urn(urn)
+        if not plain or self._stem(urn) == plain:
+            return
+        old = posixpath.join(job_dir, f"{plain}-{CURRENT}{TABLE_SUFFIX}")
+        if self.fs.exists(old):
+            fsutil.remove(self.fs, old)
+
+    # ------------------------------------------------------------ reading
+
+    def read_table(self, job_name: str, table: str) -> list[tuple[str, DatasetState]]:
+        """Every ``(key, DatasetState)`` record of one table file."""
+        path = posixpath.join(self.job_dir(job_name), table)
+        try:
+            with self.fs.open(path, "rb") as stream:
+                return read_state_file(stream, self._display(path))
+        except FileNotFoundError:
+            raise StateStoreError(f"{self._display(path)}: no such state file") from None
+
+    def _display(self, path: str) -> str:
+        return path if fsutil.is_local(self.fs) else self.fs.unstrip_protocol(path)
+
+    def job_names(self) -> list[str]:
+        """Jobs that have a folder in this store."""
+        return fsutil.list_dirs(self.fs, self.root)
+
+    def tables(self, job_name: str) -> list[str]:
+        return [n for n in fsutil.list_names(self.fs, self.job_dir(job_name)) if n.endswith(TABLE_SUFFIX)]
+
+    def get_latest_dataset_state(self, job_name: str, urn: str) -> DatasetState | None:
+        """The dataset's latest state: the record keyed ``urn`` in its current file; None if there is none."""
+        table = self.current_table_name(urn)
+        if not self.fs.exists(posixpath.join(self.job_dir(job_name), table)):
+            return None
+        for key, state in self.read_table(job_name, table):
+            if key == urn:
+                return state
+        return None
+
+    def current_tables(self, job_name: str) -> list[str]:
+        return [n for n in self.tables(job_name) if n.endswith(f"{CURRENT}{TABLE_SUFFIX}")]
+
+    def get_latest_dataset_states_by_urns(self, job_name: str) -> dict[str, DatasetState]:
+        """Every dataset's latest state, by the ``dataset.urn`` each holds (Gobblin's start-of-run lookup).
+
+        A legacy job-level ``current.jst`` (URN "") is ignored once per-dataset files exist.
+        """
+        latest: dict[str, DatasetState] = {}
+        for table in self.current_tables(job_name):
+            records = self.read_table(job_name, table)
+            if records:
+                state = records[0][1]
+                latest[state.dataset_urn] = state
+        if len(latest) > 1:
+            latest.pop(DEFAULT_DATASET_URN, None)
+        return latest
+
+    def get_previous_workunit_states_by_urns(self, job_name: str) -> dict[str, list[WorkUnitState]]:
+        """The work-unit states the next run's Source sees, per dataset, from each dataset's latest run."""
+        return {
+            urn: state.previous_workunit_states_from_tasks()
+            for urn, state in self.get_latest_dataset_states_by_urns(job_name).items()
+        }
+
+    def _runs_of(self, job_name: str, urn: str) -> Iterator[tuple[str, str]]:
+        stem = self._stem(urn)
+        for table in self.tables(job_name):
+            match = TABLE_NAME_RE.match(table)
+            if match and (match.group(1) or "") == stem and match.group(2) != CURRENT:
+                yield table, posixpath.join(self.job_dir(job_name), table)
+
+    def history(self, job_name: str, urn: str) -> list[StoredRun]:
+        """Every stored run of a dataset, oldest first (by the run's start time, then job id)."""
+        runs = []
+        for table, path in self._runs_of(job_name, urn):
+            for key, state in self.read_table(job_name, table):
+                if key == urn or state.dataset_urn == urn:
+                    runs.append(StoredRun(job_name, urn, table, self._display(path), state))
+                    break
+        return sorted(runs, key=lambda r: (r.state.start_time, r.state.job_id))
+
+    def apply_retention(self, job_name: str, max_age_seconds: float, urn: str | None = None,
+                        now: float | None = None) -> list[str]:
+        """Delete run files older than ``max_age_seconds`` (of one dataset, or all); returns what was deleted.
+
+        A dataset's ``current`` file and the run file it copies are never deleted, however old: losing them
+        would lose the dataset's watermarks.
+        """
+        now = time.time() if now is None else now
+        urns = [urn] if urn is not None else list(self.get_latest_dataset_states_by_urns(job_name))
+        deleted = []
+        for dataset_urn in urns:
+            latest = self.get_latest_dataset_state(job_name, dataset_urn)
+            keep = self.table_name(dataset_urn, latest.job_id) if latest is not None else None
+            for table, path in self._runs_of(job_name, dataset_urn):
+                if table == keep:
+                    continue
+                modified = self.fs.modified(path).timestamp()
+                if now - modified > max_age_seconds:
+                    fsutil.remove(self.fs, path)
+                    deleted.append(self._display(path))
+        return deleted
