@@ -268,11 +268,11 @@ class FsDatasetStateStore:
         path = posixpath.join(self.job_dir(job_name), table)
         try:
             with self.fs.open(path, "rb") as stream:
-                return read_state_file(stream, self._display(path))
+                return read_state_file(stream, self.display_path(path))
         except FileNotFoundError:
-            raise StateStoreError(f"{self._display(path)}: no such state file") from None
+            raise StateStoreError(f"{self.display_path(path)}: no such state file") from None
 
-    def _display(self, path: str) -> str:
+    def display_path(self, path: str) -> str:
         return path if fsutil.is_local(self.fs) else self.fs.unstrip_protocol(path)
 
     def job_names(self) -> list[str]:
@@ -330,7 +330,7 @@ class FsDatasetStateStore:
         for table, path in self._runs_of(job_name, urn):
             for key, state in self.read_table(job_name, table):
                 if key == urn or state.dataset_urn == urn:
-                    runs.append(StoredRun(job_name, urn, table, self._display(path), state))
+                    runs.append(StoredRun(job_name, urn, table, self.display_path(path), state))
                     break
         return sorted(runs, key=lambda r: (r.state.start_time, r.state.job_id))
 
@@ -353,5 +353,5 @@ class FsDatasetStateStore:
                 modified = self.fs.modified(path).timestamp()
                 if now - modified > max_age_seconds:
                     fsutil.remove(self.fs, path)
-                    deleted.append(self._display(path))
+                    deleted.append(self.display_path(path))
         return deleted

@@ -1,0 +1,163 @@
+"""The ``gpy`` command line.
+
+Exit codes, for cron and schedulers: 0 success, 1 failure, 2 bad usage, bad configuration or a corrupt file
+(one line on stderr naming the file or key, never a traceback).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gobblin_py import __version__
+from gobblin_py.errors import GobblinPyError, UsageError
+from gobblin_py.logs import configure_logging
+
+DEFAULT_SYSCONFIG = Path("conf") / "gobblin.properties"
+
+
+def _fail(exc: GobblinPyError) -> None:
+    click.echo(f"gpy: error: {exc}", err=True)
+    sys.exit(exc.exit_code)
+
+
+class _Group(click.Group):
+    """Turns every GobblinPyError into its one-line message and exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except GobblinPyError as exc:
+            _fail(exc)
+
+
+def conf_options(func: Callable) -> Callable:
+    """``--conf-root`` and ``--sysconfig``, shared by every command that loads a job file."""
+    func = click.option(
+        "--sysconfig",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help=f"System configuration under every job (default: {DEFAULT_SYSCONFIG} when present).",
+    )(func)
+    func = click.option(
+        "--conf-root",
+        type=click.Path(file_okay=False),
+        default=None,
+        help="Jobs root whose .properties/.configuration files apply (default: the job's own folder).",
+    )(func)
+    return func
+
+
+def resolve_sysconfig(sysconfig: str | None) -> str | None:
+    if sysconfig is not None:
+        if not os.path.isfile(sysconfig):
+            raise UsageError(f"--sysconfig {sysconfig}: no such file")
+        return sysconfig
+    return str(DEFAULT_SYSCONFIG) if DEFAULT_SYSCONFIG.is_file() else None
+
+
+def load_job_properties(path: str, conf_root: str | None, sysconfig: str | None) -> dict[str, str]:
+    """The fully resolved properties of one job file."""
+    from gobblin_py.config import load_job
+
+    return dict(load_job(path, conf_root=conf_root, sysconfig=resolve_sysconfig(sysconfig)).properties)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="gpy")
+@click.option("--log-level", default="INFO", show_default=True, help="DEBUG, INFO, WARNING or ERROR.")
+@click.option(
+    "--log-format",
+    type=click.Choice(["auto", "console", "json"]),
+    default="auto",
+    show_default=True,
+    help="Log lines for people (console) or machines (json); auto picks by whether stderr is a terminal.",
+)
+def main(log_level: str, log_format: str) -> None:
+    """gpy: Gobblin-style batch ingestion jobs on Apache Spark."""
+    configure_logging(log_level, log_format)
+
+
+# ------------------------------------------------------------------ state
+
+
+@main.group(cls=_Group)
+def state() -> None:
+    """Inspect the state store: each dataset's watermarks and run history."""
+
+
+def _store_and_jobs(target: str, conf_root: str | None, sysconfig: str | None):
+    """A store and the job names to look at, from a job file or a store directory."""
+    from gobblin_py.state.store import FsDatasetStateStore, TABLE_SUFFIX
+
+    if os.path.isdir(target) or "://" in target:
+        store_dir = FsDatasetStateStore(target)
+        if any(name.endswith(TABLE_SUFFIX) for name in _names(store_dir)):
+            # a job's own folder: <root>/<job>
+            root, job = os.path.split(os.path.normpath(target)) if "://" not in target else target.rstrip("/").rsplit("/", 1)
+            return FsDatasetStateStore(root), [job]
+        return store_dir, store_dir.job_names()
+    if not os.path.exists(target):
+        raise UsageError(f"{target}: no such job file or state store directory")
+    props = load_job_properties(target, conf_root, sysconfig)
+    job_name = props.get("job.name")
+    if not job_name:
+        raise UsageError(f"{target}: job.name is not set")
+    if props.get("state.store.enabled", "true").strip().lower() == "false":
+        raise UsageError(f"{target}: state.store.enabled=false, so this job keeps no state")
+    return FsDatasetStateStore.from_properties(props), [job_name]
+
+
+def _names(store) -> list[str]:
+    from gobblin_py import fs as fsutil
+
+    return fsutil.list_names(store.fs, store.root)
+
+
+@state.command("show")
+@click.argument("target")
+@click.option("--dataset", "urn", default=None, help="Only this dataset URN.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+@conf_options
+def state_show(target: str, urn: str | None, as_json: bool, conf_root: str | None, sysconfig: str | None) -> None:
+    """Latest state of each dataset: run, times, tasks and their low/expected/actual watermarks.
+
+    TARGET is a job file (its state.store.dir and job.name are used) or a state store directory.
+    """
+    from gobblin_py.state import report
+
+    store, jobs = _store_and_jobs(target, conf_root, sysconfig)
+    rows = report.show(store, jobs, urn)
+    if urn is not None and not rows:
+        raise UsageError(f"no state for dataset {urn!r} in {store.url}")
+    if as_json:
+        click.echo(json.dumps({"store": store.url, "datasets": rows}, indent=2, ensure_ascii=False))
+    else:
+        click.echo(report.render_show(rows, store.url))
+
+
+@state.command("history")
+@click.argument("target")
+@click.option("--dataset", "urn", default="", help='Dataset URN (default: the default dataset "").')
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+@conf_options
+def state_history(target: str, urn: str, as_json: bool, conf_root: str | None, sysconfig: str | None) -> None:
+    """Every stored run of one dataset, oldest first."""
+    from gobblin_py.state import report
+
+    store, jobs = _store_and_jobs(target, conf_root, sysconfig)
+    rows = report.history(store, jobs, urn)
+    if as_json:
+        click.echo(json.dumps({"store": store.url, "urn": urn, "runs": rows}, indent=2, ensure_ascii=False))
+    else:
+        click.echo(report.render_history(rows, urn))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
