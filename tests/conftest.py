@@ -1,0 +1,50 @@
+"""Fixtures shared by the whole suite: one SparkSession per test session, the repo's paths, the CLI."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "tests" / "data"
+GOBBLIN_DATA = DATA / "gobblin"
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The one SparkSession of the test run (starting one costs 7–9 s)."""
+    from gobblin_py.runtime.spark_session import get_spark_session
+
+    session = get_spark_session("local[2]", app_name="gpy-tests")
+    yield session
+    session.stop()
+
+
+def load_script(name: str):
+    """Import a module from scripts/ (sample data builders shared by `make run` and the tests)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def sample_store_module():
+    return load_script("sample_state_store")
+
+
+def run_gpy(*args: str, cwd: str | os.PathLike | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run the real CLI in a subprocess, as cron or Airflow would."""
+    return subprocess.run(
+        [sys.executable, "-m", "gobblin_py.cli", *args],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
