@@ -1,0 +1,106 @@
+"""Casts fields to other types: ``converter.cast.fields=amount:double,created_at:timestamp[ms, UTC]``.
+
+Types use Arrow's names: ``int8``…``int64``, ``uint8``…``uint64``, ``float32``/``float``, ``float64``/``double``,
+``string``, ``large_string``, ``bool``/``boolean``, ``binary``, ``date32``/``date``,
+``timestamp[s|ms|us|ns]`` with an optional time zone (``timestamp[ms, UTC]``), ``decimal128(p, s)``/``decimal(p, s)``.
+Casts are safe by default (an overflow, a lossy truncation or an unparsable string fails the task naming the
+field); ``converter.cast.safe=false`` allows lossy casts.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gobblin_py.api import Converter
+from gobblin_py.converters.keys import converter_prop
+from gobblin_py.errors import GobblinPyError, UsageError
+from gobblin_py.state import WorkUnitState
+
+FIELDS_KEY = "converter.cast.fields"
+SAFE_KEY = "converter.cast.safe"
+
+_SIMPLE_TYPES = {
+    "int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(), "int64": pa.int64(), "long": pa.int64(),
+    "int": pa.int32(), "uint8": pa.uint8(), "uint16": pa.uint16(), "uint32": pa.uint32(), "uint64": pa.uint64(),
+    "float32": pa.float32(), "float": pa.float32(), "float64": pa.float64(), "double": pa.float64(),
+    "string": pa.string(), "utf8": pa.string(), "large_string": pa.large_string(), "bool": pa.bool_(),
+    "boolean": pa.bool_(), "binary": pa.binary(), "date32": pa.date32(), "date": pa.date32(), "date64": pa.date64(),
+}
+_TIMESTAMP = re.compile(r"^timestamp\[(s|ms|us|ns)(?:\s*,\s*(?:tz=)?([^\]]+))?\]$")
+_DECIMAL = re.compile(r"^decimal(?:128)?\(\s*(\d+)\s*,\s*(-?\d+)\s*\)$")
+
+
+def parse_type(text: str) -> pa.DataType:
+    """An Arrow type from its name; UsageError naming the text when it is not one."""
+    name = text.strip().lower()
+    if name in _SIMPLE_TYPES:
+        return _SIMPLE_TYPES[name]
+    match = _TIMESTAMP.match(text.strip())
+    if match:
+        return pa.timestamp(match.group(1), tz=match.group(2).strip() if match.group(2) else None)
+    match = _DECIMAL.match(name)
+    if match:
+        return pa.decimal128(int(match.group(1)), int(match.group(2)))
+    raise UsageError(f"unknown type {text!r}: use an Arrow type name such as int64, double, string, timestamp[ms]")
+
+
+def _split_spec(spec: str) -> list[tuple[str, str]]:
+    # commas also appear inside types ("decimal(10, 2)", "timestamp[ms, UTC]"): split only at depth 0
+    items, depth, current = [], 0, ""
+    for char in spec:
+        if char in "([":
+            depth += 1
+        elif char in ")]":
+            depth -= 1
+        if char == "," and depth == 0:
+            items.append(current)
+            current = ""
+        else:
+            current += char
+    items.append(current)
+    pairs = []
+    for item in filter(str.strip, items):
+        field, sep, type_text = item.partition(":")
+        if not sep:
+            raise UsageError(f"{FIELDS_KEY}: '{item.strip()}' is not field:type")
+        pairs.append((field.strip(), type_text.strip()))
+    return pairs
+
+
+class TypeCastConverter(Converter):
+    """Casts the listed fields with Arrow compute kernels; other fields pass through untouched."""
+
+    def init(self, state: WorkUnitState) -> None:
+        spec = converter_prop(state, FIELDS_KEY)
+        if not spec:
+            raise UsageError(f"{FIELDS_KEY} is not set: list field:type pairs, e.g. amount:double")
+        try:
+            self.casts = {field: parse_type(type_text) for field, type_text in _split_spec(spec)}
+        except UsageError as exc:
+            raise UsageError(f"{FIELDS_KEY}={spec}: {exc}") from None
+        self.safe = (converter_prop(state, SAFE_KEY, "true") or "true").strip().lower() == "true"
+
+    def convert_schema(self, schema: pa.Schema, state: WorkUnitState) -> pa.Schema:
+        missing = [f for f in self.casts if schema.get_field_index(f) < 0]
+        if missing:
+            raise UsageError(f"{FIELDS_KEY}: no field {', '.join(missing)} in the input (it has {', '.join(schema.names)})")
+        self._schema = pa.schema(
+            [f.with_type(self.casts[f.name]) if f.name in self.casts else f for f in schema]
+        )
+        return self._schema
+
+    def convert_batch(self, batch: pa.RecordBatch, state: WorkUnitState) -> pa.RecordBatch:
+        columns = []
+        for field, column in zip(batch.schema, batch.columns):
+            target = self.casts.get(field.name)
+            if target is None or column.type == target:
+                columns.append(column)
+                continue
+            try:
+                columns.append(pc.cast(column, target, safe=self.safe))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                raise GobblinPyError(f"{FIELDS_KEY}: cannot cast field {field.name!r} from {column.type} to {target}: {exc}") from exc
+        return pa.RecordBatch.from_arrays(columns, schema=self._schema)

@@ -1,0 +1,1 @@
+"""Fork operators: route a task's records to one or more branches."""
