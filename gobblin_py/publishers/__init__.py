@@ -1,0 +1,1 @@
+"""Built-in data publishers: move committed task output to its final place."""
