@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 import structlog
@@ -15,6 +16,9 @@ def configure_logging(level: str = "INFO", fmt: str = "auto") -> None:
         numeric = logging.INFO
     if fmt == "auto":
         fmt = "console" if sys.stderr.isatty() else "json"
+    # Spark executors' Python workers inherit these and log the same way
+    os.environ["GPY_LOG_LEVEL"] = logging.getLevelName(numeric)
+    os.environ["GPY_LOG_FORMAT"] = fmt
     renderer = (
         structlog.processors.JSONRenderer()
         if fmt == "json"

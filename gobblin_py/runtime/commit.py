@@ -1,0 +1,136 @@
+"""Committing a job's datasets: commit policy, publishing, watermark rollback and state persistence (§6.1, §6.4).
+
+Task states are grouped by ``dataset.urn``. For each dataset:
+
+- under ``full``, a dataset with any task not SUCCESSFUL fails: nothing is published and its state is not
+  persisted, so the next run starts again from the last committed state;
+- otherwise (``successful``, ``partial``, or ``full`` with every task successful) the publisher moves the
+  successful tasks' output and those tasks become COMMITTED;
+- every task that did not reach COMMITTED has its actual high watermark rolled back to its low watermark;
+- the dataset state is persisted to the state store.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from gobblin_py.api import DataPublisher
+from gobblin_py.errors import UsageError
+from gobblin_py.logs import get_logger
+from gobblin_py.plugins import instantiate
+from gobblin_py.state import DatasetState, FsDatasetStateStore, RunningState, TaskState, WorkingState
+
+log = get_logger(__name__)
+
+COMMIT_POLICIES = ("full", "successful", "partial")
+DEFAULT_PUBLISHER = "gobblin_py.publishers.base.BaseDataPublisher"
+
+
+def commit_policy(props: Mapping[str, str]) -> str:
+    value = (props.get("job.commit.policy") or "full").strip().lower()
+    if value not in COMMIT_POLICIES:
+        raise UsageError(f"job.commit.policy={value}: use full, successful or partial")
+    return value
+
+
+@dataclass
+class DatasetResult:
+    """What happened to one dataset in a run (for the summary and the exit code)."""
+
+    urn: str
+    state: RunningState
+    tasks: int
+    failed_tasks: int
+    records_extracted: int
+    records_written: int
+    published: list[str] = field(default_factory=list)
+    persisted: bool = False
+    error: str | None = None
+    low_watermarks: list = field(default_factory=list)
+    high_watermarks: list = field(default_factory=list)
+
+
+def _int(value: str | None) -> int:
+    try:
+        return int(value) if value is not None else 0
+    except ValueError:
+        return 0
+
+
+def _publisher(props: Mapping[str, str]) -> DataPublisher:
+    name = props.get("data.publisher.job.type") or props.get("data.publisher.type") or DEFAULT_PUBLISHER
+    key = "data.publisher.job.type" if props.get("data.publisher.job.type") else "data.publisher.type"
+    publisher = instantiate(name, key, DataPublisher)
+    publisher.init(dict(props))  # type: ignore[union-attr]
+    return publisher  # type: ignore[return-value]
+
+
+def group_by_urn(task_states: list[TaskState]) -> dict[str, list[TaskState]]:
+    groups: dict[str, list[TaskState]] = {}
+    for task in task_states:
+        groups.setdefault(task.dataset_urn, []).append(task)
+    return groups
+
+
+def commit_dataset(
+    props: Mapping[str, str],
+    job_name: str,
+    job_id: str,
+    urn: str,
+    tasks: list[TaskState],
+    start_time: int,
+    end_time: int,
+    store: FsDatasetStateStore | None,
+    previous: DatasetState | None,
+) -> DatasetResult:
+    """Publish and persist one dataset according to the job commit policy."""
+    policy = commit_policy(props)
+    dataset = DatasetState(job_name, job_id, dataset_urn=urn, start_time=start_time, end_time=end_time,
+                           duration=end_time - start_time, task_count=len(tasks), task_states=tasks)
+    failed = [t for t in tasks if t.working_state is not WorkingState.SUCCESSFUL]
+    result = DatasetResult(
+        urn, RunningState.RUNNING, len(tasks), len(failed),
+        sum(_int(t.get_prop("qualitychecker.rows.extracted")) for t in tasks),
+        0,
+    )
+    if policy == "full" and failed:
+        dataset.state = RunningState.FAILED
+        dataset.job_failures = (previous.job_failures if previous else 0) + 1
+        result.state = RunningState.FAILED
+        result.error = f"{len(failed)} of {len(tasks)} tasks failed under job.commit.policy=full: nothing published, state kept"
+        log.error("dataset_not_committed", dataset=urn, failed_tasks=len(failed), policy=policy)
+        return result
+    dataset.state = RunningState.SUCCESSFUL
+    dataset.job_failures = 0
+    successful = [t for t in tasks if t.working_state is WorkingState.SUCCESSFUL]
+    try:
+        if successful:
+            result.published = _publisher(props).publish(successful)
+        for task in successful:
+            task.working_state = WorkingState.COMMITTED
+    except Exception as exc:  # noqa: BLE001 - a publisher failure fails the dataset, not the process
+        trace = "".join(traceback.format_exception(exc))
+        for task in successful:
+            task.set_prop("task.failure.exception", trace)
+        result.error = f"publishing failed: {exc}"
+        log.error("publish_failed", dataset=urn, error=str(exc))
+    dataset.state = RunningState.COMMITTED
+    not_committed = [t for t in tasks if t.working_state is not WorkingState.COMMITTED]
+    for task in not_committed:
+        task.backoff_actual_high_watermark()
+    partial_fails = (props.get("job.commit.partial.fail.task.fails.job.commit") or "false").lower() == "true"
+    if not_committed and (policy == "full" or partial_fails or result.error):
+        dataset.state = RunningState.FAILED
+    result.state = dataset.state
+    result.failed_tasks = len(not_committed)
+    result.records_written = sum(_int(t.get_prop("writer.records.written")) for t in tasks if t.working_state is WorkingState.COMMITTED)
+    result.low_watermarks = [t.workunit.low_watermark() for t in tasks]
+    result.high_watermarks = [t.actual_high_watermark() for t in tasks]
+    if store is not None:
+        store.persist_dataset_state(dataset, urn)
+        result.persisted = True
+    log.info("dataset_committed", dataset=urn, state=dataset.state.value, committed_tasks=len(tasks) - len(not_committed),
+             failed_tasks=len(not_committed), records_written=result.records_written)
+    return result

@@ -1,0 +1,154 @@
+"""The driver: one job run from loaded properties to committed datasets and an exit code.
+
+load config → job id ``job_<name>_<millis>`` → previous dataset states from the store → Source work units →
+tasks on the engine → commit per dataset → persist → clean up staging → summary.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from gobblin_py import fs as fsutil
+from gobblin_py.api import Source
+from gobblin_py.errors import GobblinPyError, UsageError
+from gobblin_py.logs import get_logger
+from gobblin_py.plugins import instantiate
+from gobblin_py.runtime.commit import DatasetResult, commit_dataset, commit_policy, group_by_urn
+from gobblin_py.runtime.engines import make_engine, task_groups
+from gobblin_py.state import FsDatasetStateStore, RunningState, SourceState, State, TaskState, WorkingState
+
+log = get_logger(__name__)
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_PARTIAL = 3
+
+
+@dataclass
+class JobResult:
+    """The outcome of a run: per-dataset results, the job state and the process exit code."""
+
+    job_name: str
+    job_id: str
+    state: RunningState
+    datasets: list[DatasetResult] = field(default_factory=list)
+    seconds: float = 0.0
+    engine: str = ""
+    message: str = ""
+
+    @property
+    def exit_code(self) -> int:
+        if self.state is RunningState.FAILED or any(d.state is RunningState.FAILED for d in self.datasets):
+            return EXIT_FAILED
+        if any(d.failed_tasks for d in self.datasets):
+            return EXIT_PARTIAL
+        return EXIT_OK
+
+
+def rewrite_dirs(props: dict[str, str], job_name: str, job_id: str) -> None:
+    """Per-run working directories under the configured roots (Gobblin's JobContext rewrite, §6.2)."""
+    for key in ("writer.staging.dir", "writer.output.dir"):
+        if props.get(key):
+            props[key] = posixpath.join(props[key], job_name, job_id)
+    root = props.get("task.data.root.dir")
+    if root:
+        root = posixpath.join(root, job_name, job_id)
+        props["task.data.root.dir"] = root
+        props.setdefault("writer.staging.dir", posixpath.join(root, "task-staging"))
+        props.setdefault("writer.output.dir", posixpath.join(root, "task-output"))
+    if not props.get("writer.staging.dir") or not props.get("writer.output.dir"):
+        raise UsageError("writer.staging.dir and writer.output.dir are not set: set them, or task.data.root.dir")
+
+
+class JobLauncher:
+    """Runs one job: ``JobLauncher(props, engine="spark").run()``."""
+
+    def __init__(self, props: Mapping[str, str], engine: str = "spark", master: str | None = None) -> None:
+        self.props = dict(props)
+        self.engine = make_engine(engine, master)
+        self.job_name = self.props.get("job.name", "").strip()
+        if not self.job_name:
+            raise UsageError("job.name is not set: a job needs a name (it names its state and lock)")
+        if not self.props.get("source.class"):
+            raise UsageError("source.class is not set: name the Source that plans this job's work")
+        commit_policy(self.props)
+
+    def _store(self) -> FsDatasetStateStore | None:
+        if (self.props.get("state.store.enabled") or "true").strip().lower() == "false":
+            return None
+        return FsDatasetStateStore.from_properties(self.props)
+
+    def run(self) -> JobResult:
+        started = time.time()
+        millis = int(started * 1000)
+        job_id = self.props.get("job.id") or f"job_{self.job_name}_{millis}"
+        props = dict(self.props)
+        props["job.id"] = job_id
+        rewrite_dirs(props, self.job_name, job_id)
+        result = JobResult(self.job_name, job_id, RunningState.RUNNING, engine=self.engine.name)
+        log.info("job_started", job=self.job_name, job_id=job_id, engine=self.engine.name)
+        store = self._store()
+        previous = store.get_latest_dataset_states_by_urns(self.job_name) if store is not None else {}
+        source: Source = instantiate(props["source.class"], "source.class", Source)  # type: ignore[assignment]
+        source_state = SourceState(props, previous_dataset_states=previous)
+        try:
+            units = source.get_workunits(source_state)
+        except GobblinPyError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise GobblinPyError(f"source.class={props['source.class']}: planning work units failed: {exc}") from exc
+        if units is None:
+            raise GobblinPyError(f"source.class={props['source.class']}: returned no work units (failure)")
+        try:
+            if not units:
+                result.state = RunningState.COMMITTED
+                result.message = "nothing new to pull"
+                log.info("job_nothing_to_do", job=self.job_name, job_id=job_id)
+                return result
+            groups = task_groups(units, self.job_name, millis)
+            skipped, runnable = [], []
+            for group in groups:
+                kept = []
+                for task_id, unit in group.tasks:
+                    if unit.get_prop_as_bool("workunit.skip"):
+                        state = TaskState(job_id, task_id, unit, start_time=millis, end_time=millis)
+                        state.working_state = WorkingState.SKIPPED
+                        skipped.append(state)
+                    else:
+                        kept.append((task_id, unit))
+                if kept:
+                    group.tasks = kept
+                    runnable.append(group)
+            log.info("tasks_planned", job=self.job_name, tasks=sum(len(g.tasks) for g in runnable), skipped=len(skipped))
+            task_states = self.engine.run(props, job_id, runnable) if runnable else []
+            job_state = State(props)
+            for task in task_states + skipped:  # lookups fall through to the job's properties, as in Gobblin
+                task.job_state = job_state
+            ended = int(time.time() * 1000)
+            for urn, tasks in sorted(group_by_urn(task_states + skipped).items()):
+                result.datasets.append(
+                    commit_dataset(props, self.job_name, job_id, urn, tasks, millis, ended, store, previous.get(urn))
+                )
+            failed = any(d.state is RunningState.FAILED for d in result.datasets)
+            result.state = RunningState.FAILED if failed else RunningState.COMMITTED
+            return result
+        finally:
+            try:
+                source.shutdown(source_state)
+            finally:
+                self._cleanup(props)
+                result.seconds = time.time() - started
+                log.info("job_finished", job=self.job_name, job_id=job_id, state=result.state.value,
+                         seconds=round(result.seconds, 3))
+
+    @staticmethod
+    def _cleanup(props: Mapping[str, str]) -> None:
+        """Delete this run's staging and task-output directories (published data has moved out already)."""
+        for key in ("writer.staging.dir", "writer.output.dir"):
+            fs, path = fsutil.open_fs(props[key], props.get("writer.fs.uri"))
+            if fs.exists(path):
+                fs.rm(path, recursive=True)
