@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
+from gobblin_py.errors import UsageError
 from gobblin_py.state.watermarks import W, Watermark, WatermarkInterval, to_compact_json
 
 # Property keys Gobblin uses for these states.
@@ -98,11 +99,21 @@ class State:
 
     def get_prop_as_int(self, key: str, default: int | None = None) -> int | None:
         value = self.get_prop(key)
-        return default if value is None else int(value)
+        if value is None:
+            return default
+        try:
+            return int(value.strip())
+        except ValueError:
+            raise UsageError(f"{key}={value}: not a whole number") from None
 
     def get_prop_as_float(self, key: str, default: float | None = None) -> float | None:
         value = self.get_prop(key)
-        return default if value is None else float(value)
+        if value is None:
+            return default
+        try:
+            return float(value.strip())
+        except ValueError:
+            raise UsageError(f"{key}={value}: not a number") from None
 
     def get_prop_as_bool(self, key: str, default: bool = False) -> bool:
         """Java ``Boolean.parseBoolean``: only 'true' (any case) is true."""
