@@ -21,12 +21,14 @@ from gobblin_py.state import WorkUnitState
 log = get_logger(__name__)
 
 
-def _takes_state(func) -> bool:
+def _takes_state(func, plain_arity: int) -> bool:
+    """Whether ``func`` takes one positional argument more than ``plain_arity``: the work unit state."""
     try:
-        params = [p for p in inspect.signature(func).parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        params = list(inspect.signature(func).parameters.values())
     except (TypeError, ValueError):
         return False
-    return len(params) >= 3 or any(p.kind is p.VAR_POSITIONAL for p in inspect.signature(func).parameters.values())
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) > plain_arity or any(p.kind is p.VAR_POSITIONAL for p in params)
 
 
 class RecordConverterAdapter(Converter):
@@ -34,9 +36,9 @@ class RecordConverterAdapter(Converter):
 
     def __init__(self, plugin: object) -> None:
         self.plugin = plugin
-        self._record_takes_state = _takes_state(plugin.convert_record)
+        self._record_takes_state = _takes_state(plugin.convert_record, 2)
         schema_fn = getattr(plugin, "convert_schema", None)
-        self._schema_takes_state = schema_fn is not None and _takes_state(schema_fn)
+        self._schema_takes_state = schema_fn is not None and _takes_state(schema_fn, 1)
         self._schema: pa.Schema | None = None
 
     def init(self, state: WorkUnitState) -> None:

@@ -39,7 +39,7 @@ from gobblin_py.api import Extractor, Source
 from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.logs import get_logger
 from gobblin_py.sources.retry import workunits_to_retry
-from gobblin_py.state import Extract, SourceState, WorkUnit, WorkUnitState
+from gobblin_py.state import Extract, LongWatermark, SourceState, WatermarkInterval, WorkUnit, WorkUnitState
 
 log = get_logger(__name__)
 
@@ -141,9 +141,15 @@ class FileBasedSource(Source):
         )
         namespace = state.get_prop("extract.namespace") or ""
         table_type = state.get_prop("extract.table.type") or "APPEND_ONLY"
+        # informational watermarks (the snapshot decides what is new): newest mtime pulled before → newest of the unit
+        low = max((_entry_mtime(e) for e in seen), default=0)
         units = []
         for index, paths in enumerate(groups):
-            unit = WorkUnit.create(Extract.create(table_type, namespace, table))
+            high = max(current[p] for p in paths)
+            unit = WorkUnit.create(
+                Extract.create(table_type, namespace, table),
+                WatermarkInterval.of(LongWatermark(min(low, high)), LongWatermark(high)),
+            )
             unit.set_prop(FILES_TO_PULL_KEY, ",".join(paths))
             if level == "subdirectory":
                 unit.set_prop("dataset.urn", urn)
@@ -163,6 +169,13 @@ class FileBasedSource(Source):
 
     def get_extractor(self, state: WorkUnitState) -> Extractor:
         return FileExtractor(state)
+
+
+def _entry_mtime(entry: str) -> int:
+    try:
+        return int(entry.rsplit(SNAPSHOT_SEPARATOR, 1)[1])
+    except (IndexError, ValueError):
+        return 0
 
 
 def _mtime_ms(info: dict, fs, path: str) -> int:
@@ -234,6 +247,7 @@ class FileExtractor(Extractor):
 
     def read_batches(self) -> Iterator[pa.RecordBatch]:
         schema = self.get_schema()
+        self._complete = False
         for path in self.paths:
             file_schema, batches, _ = self._reader(path)
             try:
@@ -243,8 +257,13 @@ class FileExtractor(Extractor):
                     yield batch
             except pa.ArrowException as exc:
                 raise GobblinPyError(f"{path}: {exc}") from exc
+        self._complete = True
 
     def close(self) -> None:
+        if getattr(self, "_complete", False):
+            expected = self.state.workunit.expected_high_watermark(LongWatermark)
+            if expected is not None:
+                self.state.set_actual_high_watermark(expected)
         for stream in self._open:
             stream.close()
         self._open.clear()
