@@ -16,10 +16,12 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	@touch $(STAMP)
 
+# The quickstart job, twice on embedded Spark: the first run pulls the sample orders, the second pulls nothing.
 run: $(STAMP)
-	@rm -rf $(WORK)/sample-state
-	$(PY) scripts/sample_state_store.py $(WORK)/sample-state
-	$(GPY) state show $(WORK)/sample-state
+	@rm -rf $(WORK)/quickstart
+	$(GPY) run jobs/quickstart.pull
+	$(GPY) run jobs/quickstart.pull
+	$(GPY) state show jobs/quickstart.pull
 
 test: $(STAMP)
 	$(PY) -m pytest

@@ -66,7 +66,7 @@ def load_job_properties(path: str, conf_root: str | None, sysconfig: str | None)
     """The fully resolved properties of one job file."""
     from gobblin_py.config import load_job
 
-    return dict(load_job(path, conf_root=conf_root, sysconfig=resolve_sysconfig(sysconfig)).properties)
+    return dict(load_job(path, conf_root=conf_root, sysconfig=resolve_sysconfig(sysconfig)))
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -82,6 +82,56 @@ def load_job_properties(path: str, conf_root: str | None, sysconfig: str | None)
 def main(log_level: str, log_format: str) -> None:
     """gpy: Gobblin-style batch ingestion jobs on Apache Spark."""
     configure_logging(log_level, log_format)
+
+
+# ------------------------------------------------------------------ run
+
+
+@main.command("run")
+@click.argument("job_file", type=click.Path(dir_okay=False))
+@conf_options
+@click.option("--engine", type=click.Choice(["spark", "local"]), default="spark", show_default=True,
+              help="spark: tasks run as Spark tasks; local: in a thread pool of this process.")
+@click.option("--master", default=None, help="Spark master URL (default: the job's spark.master, else local[*]).")
+def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str, master: str | None) -> None:
+    """Run one job: pull what is new, publish it per the commit policy, save the watermarks.
+
+    Exit codes: 0 all committed, 3 committed with failed tasks, 1 failed, 2 bad configuration or usage.
+    """
+    from gobblin_py.runtime.launcher import JobLauncher
+    from gobblin_py.runtime.summary import render
+
+    if not os.path.isfile(job_file):
+        raise UsageError(f"{job_file}: no such job file")
+    props = load_job_properties(job_file, conf_root, sysconfig)
+    result = JobLauncher(props, engine=engine, master=master).run()
+    click.echo(render(result))
+    sys.exit(result.exit_code)
+
+
+# ------------------------------------------------------------------ validate
+
+
+@main.command("validate")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@conf_options
+@click.option("--json", "as_json", is_flag=True, help="Print each job's resolved properties as JSON.")
+def validate(paths: tuple[str, ...], conf_root: str | None, sysconfig: str | None, as_json: bool) -> None:
+    """Load job files (or folders of them, recursively) and check every plugin class they name.
+
+    Reports per file and goes on; exit code 2 when any file is wrong.
+    """
+    from gobblin_py.validate import validate_paths
+
+    reports = validate_paths(list(paths), conf_root, resolve_sysconfig(sysconfig))
+    if as_json:
+        click.echo(json.dumps([r.as_json() for r in reports], indent=2, ensure_ascii=False))
+    else:
+        for report in reports:
+            click.echo(report.render())
+        bad = sum(1 for r in reports if not r.ok)
+        click.echo(f"{len(reports)} job files, {len(reports) - bad} valid, {bad} with problems")
+    sys.exit(2 if any(not r.ok for r in reports) else 0)
 
 
 # ------------------------------------------------------------------ state
