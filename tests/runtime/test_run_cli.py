@@ -1,0 +1,253 @@
+"""`gpy run` end to end through the CLI: first run, incremental runs, failures under each commit policy.
+
+The local engine runs as a real subprocess (as cron would call it). The Spark engine runs the same CLI
+in-process through click's runner so that the suite's one SparkSession serves every run, plus one
+subprocess run that starts its own Spark.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from gobblin_py.cli import main
+from tests.conftest import REPO, run_gpy
+
+ROWS_PER_FILE = 40
+
+
+def write_csv(path: Path, first_id: int, rows: int = ROWS_PER_FILE, note: str = "") -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = ["order_id,customer_id,amount,currency,note"]
+    lines += [f"{first_id + i},{(first_id + i) % 17},{(first_id + i) * 1.25:.2f},EUR,{note}" for i in range(rows)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+class Job:
+    """A job directory: data under data/, the job file, and where it publishes and keeps state."""
+
+    def __init__(self, root: Path, extra: str = "") -> None:
+        """``extra`` lines override the defaults (a repeated key would accumulate, as in Gobblin)."""
+        self.root = root
+        self.data = root / "data"
+        self.final = root / "published"
+        self.state = root / "state"
+        self.file = root / "orders.pull"
+        self.data.mkdir(parents=True, exist_ok=True)
+        props = {
+            "job.name": "Orders",
+            "source.class": "gobblin_py.sources.filebased.FileBasedSource",
+            "source.filebased.data.directory": str(self.data),
+            "source.filebased.file.pattern": "*.csv",
+            "extract.namespace": "shop",
+            "extract.table.name": "orders",
+            "converter.classes": "gobblin_py.converters.cast.TypeCastConverter",
+            "converter.cast.fields": "order_id:int64",
+            "writer.output.format": "PARQUET",
+            "writer.staging.dir": f"{root}/staging",
+            "writer.output.dir": f"{root}/output",
+            "data.publisher.final.dir": str(self.final),
+            "state.store.dir": str(self.state),
+            "task.maxretries": "0",
+        }
+        for line in extra.splitlines():
+            if line.strip():
+                key, _, value = line.partition("=")
+                props[key.strip()] = value.strip()
+        self.file.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+
+    def published_ids(self) -> list[int]:
+        files = sorted(self.final.rglob("*.parquet"))
+        return sorted(i for f in files for i in pq.read_table(f).column("order_id").to_pylist())
+
+    def state_json(self) -> dict:
+        result = run_gpy("state", "show", str(self.file), "--json")
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)
+
+
+def run_local(job: Job, *args: str):
+    return run_gpy("run", str(job.file), "--engine", "local", *args)
+
+
+def run_spark(job: Job, *args: str):
+    result = CliRunner().invoke(main, ["run", str(job.file), "--engine", "spark", "--master", "local[2]", *args])
+
+    class Outcome:
+        returncode = result.exit_code
+        stdout = result.output
+        stderr = result.output
+
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return Outcome
+
+
+@pytest.fixture(params=["local", "spark"])
+def runner(request):
+    if request.param == "spark":
+        request.getfixturevalue("spark")  # start the shared session once
+        return run_spark
+    return run_local
+
+
+def test_first_run_then_incremental_runs(tmp_path, runner):
+    job = Job(tmp_path)
+    write_csv(job.data / "day1.csv", 1)
+    write_csv(job.data / "day2.csv", 101)
+    first = runner(job)
+    assert first.returncode == 0, first.stderr
+    assert job.published_ids() == list(range(1, 41)) + list(range(101, 141))
+    assert not (tmp_path / "staging" / "Orders").exists() or not any((tmp_path / "staging" / "Orders").rglob("*.parquet"))
+
+    again = runner(job)
+    assert again.returncode == 0 and "nothing new to pull" in again.stdout
+    assert len(job.published_ids()) == 80
+
+    write_csv(job.data / "sub" / "day3.csv", 201)
+    third = runner(job)
+    assert third.returncode == 0, third.stderr
+    assert job.published_ids() == list(range(1, 41)) + list(range(101, 141)) + list(range(201, 241))
+    [dataset] = job.state_json()["datasets"]
+    assert dataset["state"] == "COMMITTED" and dataset["task_count"] == 1
+    [task] = dataset["tasks"]
+    assert task["records_written"] == 40 and task["working_state"] == "COMMITTED"
+    assert task["actual_high_watermark"] == task["expected_high_watermark"]
+
+
+def test_files_with_equal_modification_times_are_pulled_exactly_once(tmp_path):
+    job = Job(tmp_path)
+    stamp = time.time() - 3600
+    write_csv(job.data / "a.csv", 1)
+    os.utime(job.data / "a.csv", (stamp, stamp))
+    assert run_local(job).returncode == 0
+    write_csv(job.data / "b.csv", 101)  # arrives later, with the very same modification time
+    os.utime(job.data / "b.csv", (stamp, stamp))
+    assert run_local(job).returncode == 0
+    assert run_local(job).returncode == 0
+    assert job.published_ids() == list(range(1, 41)) + list(range(101, 141))
+
+
+def test_a_changed_file_is_pulled_again_once(tmp_path):
+    job = Job(tmp_path)
+    write_csv(job.data / "a.csv", 1)
+    assert run_local(job).returncode == 0
+    write_csv(job.data / "a.csv", 1, rows=45)  # appended to: new content, new modification time
+    os.utime(job.data / "a.csv", (time.time() + 5, time.time() + 5))
+    assert run_local(job).returncode == 0
+    assert run_local(job).returncode == 0
+    assert job.published_ids() == sorted(list(range(1, 41)) + list(range(1, 46)))
+
+
+def failing_job(root: Path, policy: str) -> Job:
+    job = Job(root, extra=(
+        f"job.commit.policy={policy}\n"
+        "converter.classes=gobblin_py.converters.cast.TypeCastConverter,tests.runtime.sample_plugins.FailOnMarker\n"
+        "test.fail.marker=BROKEN\n"
+    ))
+    write_csv(job.data / "good.csv", 1)
+    write_csv(job.data / "bad.csv", 101, note="BROKEN")
+    return job
+
+
+def test_failing_task_under_full_publishes_nothing_and_keeps_state(tmp_path, runner):
+    job = failing_job(tmp_path, "full")
+    result = runner(job)
+    assert result.returncode == 1
+    assert "FAILED" in result.stdout and "nothing published, state kept" in result.stdout
+    assert job.published_ids() == []
+    assert not list(job.state.rglob("*.jst"))  # nothing persisted
+    # fixed upstream: the next run pulls both files, once
+    write_csv(job.data / "bad.csv", 101)
+    assert runner(job).returncode == 0
+    assert job.published_ids() == list(range(1, 41)) + list(range(101, 141))
+
+
+@pytest.mark.parametrize("policy", ["successful", "partial"])
+def test_failing_task_under_successful_and_partial_commits_the_rest(tmp_path, runner, policy):
+    job = failing_job(tmp_path, policy)
+    result = runner(job)
+    assert result.returncode == 3, result.stdout
+    assert job.published_ids() == list(range(1, 41))
+    [dataset] = job.state_json()["datasets"]
+    assert dataset["state"] == "COMMITTED"
+    states = {t["working_state"] for t in dataset["tasks"]}
+    assert states == {"COMMITTED", "FAILED"}
+    failed = next(t for t in dataset["tasks"] if t["working_state"] == "FAILED")
+    assert failed["actual_high_watermark"] == failed["low_watermark"]  # rolled back
+    committed = next(t for t in dataset["tasks"] if t["working_state"] == "COMMITTED")
+    assert committed["actual_high_watermark"] == committed["expected_high_watermark"]
+    # the failed work unit is retried next run, and only it
+    write_csv(job.data / "bad.csv", 101)
+    retry = runner(job)
+    assert retry.returncode == 0, retry.stdout
+    assert job.published_ids() == list(range(1, 41)) + list(range(101, 141))
+
+
+def test_task_retries_with_fresh_plugins(tmp_path):
+    attempts = tmp_path / "attempts"
+    attempts.mkdir()
+    job = Job(tmp_path / "job", extra=(
+        "task.maxretries=1\ntask.retry.intervalinsec=0\n"
+        f"converter.classes=tests.runtime.sample_plugins.FailFirstAttempt\ntest.attempts.dir={attempts}\n"
+    ))
+    write_csv(job.data / "a.csv", 1)
+    result = run_local(job)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert job.published_ids() == list(range(1, 41))
+    state = json.loads(run_gpy("state", "show", str(job.file), "--json").stdout)
+    assert state["datasets"][0]["tasks"][0]["working_state"] == "COMMITTED"
+
+
+def test_publisher_never_overwrites(tmp_path):
+    job = Job(tmp_path, extra="writer.file.pathType=TABLENAME\nwriter.file.name=orders.parquet\n")
+    write_csv(job.data / "a.csv", 1)
+    assert run_local(job).returncode == 0
+    before = (job.final / "orders" / "orders.parquet").read_bytes()
+    write_csv(job.data / "b.csv", 101)
+    result = run_local(job)
+    assert result.returncode == 1
+    assert "already exists" in result.stdout
+    assert (job.final / "orders" / "orders.parquet").read_bytes() == before
+    # the dataset's state still points at the first run's snapshot: b.csv is retried, not lost
+    assert run_local(job).returncode == 1
+
+
+def test_per_record_converter_runs_end_to_end(tmp_path):
+    job = Job(tmp_path, extra="converter.classes=tests.runtime.sample_plugins.UpperCaseNames\n")
+    write_csv(job.data / "a.csv", 1)
+    result = run_local(job)
+    assert result.returncode == 0, result.stderr
+    assert "slow path" in result.stderr
+    table = pq.read_table(next(job.final.rglob("*.parquet")))
+    assert set(table.column("currency").to_pylist()) == {"eur"}
+
+
+def test_bad_job_and_unknown_class_exit_2_with_one_line(tmp_path):
+    job = Job(tmp_path, extra="source.class=gobblin_py.sources.filebased.FileBasedSorce\n")
+    result = run_local(job)
+    assert result.returncode == 2
+    assert "source.class=gobblin_py.sources.filebased.FileBasedSorce" in result.stderr
+    assert "Traceback" not in result.stderr
+    result = run_gpy("run", str(tmp_path / "missing.pull"))
+    assert result.returncode == 2 and "no such job file" in result.stderr
+
+
+@pytest.mark.spark
+def test_quickstart_runs_as_a_subprocess_on_spark(tmp_path):
+    """What `make run` does: the shipped job, on embedded Spark, twice; the second run pulls nothing."""
+    shutil.copytree(REPO / "jobs", tmp_path / "jobs")
+    first = run_gpy("run", "jobs/quickstart.pull", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "written 750" in first.stdout and "engine spark" in first.stdout
+    second = run_gpy("run", "jobs/quickstart.pull", cwd=tmp_path)
+    assert second.returncode == 0 and "nothing new to pull" in second.stdout
+    table = pq.read_table(tmp_path / "work" / "quickstart" / "published")
+    assert table.num_rows == 750 and len(set(table.column("order_id").to_pylist())) == 750
