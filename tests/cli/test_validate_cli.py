@@ -1,0 +1,68 @@
+"""`gpy validate` over real Gobblin job files and over our own jobs."""
+
+import json
+
+import pytest
+
+from tests.conftest import REPO, run_gpy
+
+CORPUS = REPO.parent / "shared" / "corpus" / "gobblin-jobs"
+
+
+@pytest.fixture(scope="module")
+def corpus_reports():
+    if not CORPUS.is_dir():
+        pytest.skip(f"the Gobblin job corpus is not beside the repository ({CORPUS})")
+    result = run_gpy("validate", str(CORPUS), "--json")
+    assert result.returncode == 2  # some real Gobblin files name classes gpy does not have
+    return {r["path"].split("gobblin-jobs/", 1)[1]: r for r in json.loads(result.stdout)}
+
+
+def test_every_corpus_job_loads_or_fails_naming_the_problem(corpus_reports):
+    assert len(corpus_reports) == 38  # every .pull file (the 4 .template files are not jobs)
+    for path, report in corpus_reports.items():
+        if report["error"]:
+            assert path.endswith("copy.pull"), (path, report["error"])
+        else:
+            assert report["properties"]["job.config.path"].endswith(path)
+        assert report["unresolved"] == [], path  # every Gobblin name is recognised as such
+        for item in report["unsupported"]:
+            key, _, name = item.partition("=")
+            assert key and name.startswith(("org.apache.gobblin.", "gobblin.", "org.apache.kafka.")), item
+
+
+def test_copy_pull_fails_on_its_line_without_separator(corpus_reports):
+    report = corpus_reports["gobblin-test-harness/resource/dataManagement/copy/job-props/copy.pull"]
+    assert "copy.pull:39" in report["error"] and "workunit.retry.enabled-false" in report["error"]
+
+
+def test_unported_classes_are_listed_per_key(corpus_reports):
+    report = corpus_reports["gobblin-test/resource/job-conf/GobblinTest1.pull"]
+    assert "source.class=org.apache.gobblin.test.TestSource" in report["unsupported"]
+    assert "qualitychecker.task.policies=org.apache.gobblin.policies.count.RowCountPolicy" in report["unsupported"]
+    valid = sorted(p for p, r in corpus_reports.items() if r["ok"])
+    assert len(valid) == 13, valid
+
+
+def test_our_jobs_validate_and_json_shows_resolved_properties():
+    result = run_gpy("validate", str(REPO / "jobs"), "--json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    reports = json.loads(result.stdout)
+    quickstart = next(r for r in reports if r["path"].endswith("quickstart.pull"))
+    props = quickstart["properties"]
+    assert props["converter.classes"] == (
+        "gobblin_py.converters.projection.FieldProjectionConverter,gobblin_py.converters.cast.TypeCastConverter"
+    )
+    assert props["converter.cast.fields"] == "order_id:int64,customer:int32,ordered_at:timestamp[ms,UTC]"
+
+
+def test_validate_goes_on_past_bad_files(tmp_path):
+    (tmp_path / "a.pull").write_text("job.name=A\nsource.class=gobblin_py.sources.filebased.FileBasedSource\n")
+    (tmp_path / "b.pull").write_text("job.name=B\nsource.class=no.such.Source\n")
+    (tmp_path / "c.pull").write_text("job.name=C\nbroken-line-without-separator\n")
+    result = run_gpy("validate", str(tmp_path))
+    assert result.returncode == 2
+    assert "ok   " in result.stdout and "a.pull" in result.stdout
+    assert "source.class=no.such.Source: no such plugin class" in result.stdout
+    assert "c.pull:2" in result.stdout
+    assert "3 job files, 1 valid, 2 with problems" in result.stdout
