@@ -1,0 +1,572 @@
+"""HOCON with the semantics of typesafe config 1.4.1, as Gobblin uses it: the parser and the public API.
+
+Gobblin parses ``.conf``/``.json`` job files, ``.configuration`` globals and job templates with typesafe
+config, merges every level with ``withFallback`` and calls ``resolve()`` once on the merged tree. The
+pieces live in four modules: ``hocon_syntax`` (tokenizer, path expressions), ``hocon_values`` (value model,
+``withFallback`` rules, concatenation), ``hocon_resolve`` (substitution resolution) and this one (the
+parser -- typesafe's ``ConfigDocumentParser`` and ``ConfigParser`` in one pass -- includes, and
+re-exports of what callers need).
+
+Parser behaviour reproduced: value concatenation on one line (``${num}" items"``, ``The "x" job``),
+``+=`` (``${?self}`` plus a one-element list), duplicate keys merged through ``withFallback`` (so ``a=1`` then
+``a.b=2`` keeps only ``a.b``), newlines allowed around separators, ``{`` without separator, includes, and
+typesafe's error messages; every error is a :class:`ConfigError` reading
+``Failed to parse config file <path> at lineNo:<n>: ...`` (Gobblin's wording) with the typesafe line.
+
+pyhocon is not used: version 0.3.63 turns ``10 seconds`` into a ``timedelta``, ``True`` into a boolean and
+``1.50`` into ``1.5``, accepts ``key=foo:122`` and unquoted backslashes, rejects ``a=1`` followed by
+``a.b=2`` and non-Latin keys, and concatenates ``+=`` strings with a space -- all observable differences
+from Gobblin. Includes differ from typesafe on purpose: ``include "x"`` and ``include file("x")`` are looked
+up relative to the including file's folder, then the working directory (typesafe: the classpath, resp.
+the working directory); ``classpath(...)`` and non-``file:`` URLs find nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Dict, List, Mapping, Optional, Tuple
+from urllib.parse import unquote, urlparse
+
+from .errors import ConfigError
+from .hocon_resolve import lookup_resolved, resolve
+from .hocon_syntax import (
+    T_BOOL,
+    T_COLON,
+    T_COMMA,
+    T_COMMENT,
+    T_END,
+    T_EQUALS,
+    T_LBRACE,
+    T_LBRACKET,
+    T_NEWLINE,
+    T_NULL,
+    T_NUM,
+    T_PLUSEQ,
+    T_RBRACE,
+    T_RBRACKET,
+    T_STR,
+    T_SUBST,
+    T_UNQ,
+    T_WS,
+    BadPath,
+    Token,
+    parse_path_expression,
+    path_from_tokens,
+    render_path,
+    tokenize,
+)
+from .hocon_values import (
+    HBool,
+    HConcat,
+    HList,
+    HMerge,
+    HMergeObj,
+    HNull,
+    HNum,
+    HObj,
+    HRef,
+    HStr,
+    HValue,
+    Origin,
+    WrongType,
+    concatenate,
+    create_value_under_path,
+    empty_object,
+    iter_leaves,
+    java_double_to_string,
+    object_from_path_map,
+)
+
+__all__ = [
+    "HValue",
+    "HStr",
+    "HNum",
+    "HBool",
+    "HNull",
+    "HList",
+    "HObj",
+    "HRef",
+    "HConcat",
+    "HMerge",
+    "HMergeObj",
+    "BadPath",
+    "parse_path_expression",
+    "render_path",
+    "parse_hocon",
+    "parse_hocon_file",
+    "resolve",
+    "lookup_resolved",
+    "empty_object",
+    "object_from_path_map",
+    "iter_leaves",
+    "java_double_to_string",
+]
+
+_SIMPLE_KINDS = (T_STR, T_NUM, T_BOOL, T_NULL, T_UNQ, T_SUBST)
+_VALUE_KINDS = (T_STR, T_NUM, T_BOOL, T_NULL)
+
+
+class _ParseError(Exception):
+    def __init__(self, message: str, line: int, path: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.path = path
+
+
+_PARSE_HINT = (
+    "this file is HOCON: quote values that contain reserved characters ($ \" { } [ ] : = , + # ` ^ ? ! @ * & \\) "
+    "or commas (Java-properties job files use the .pull/.job extensions instead)"
+)
+
+
+class _Parser:
+    """typesafe ``ConfigDocumentParser`` + ``ConfigParser`` in one pass."""
+
+    def __init__(self, tokens: List[Token], path: Optional[str], includer: "_Includer") -> None:
+        self.tokens = tokens
+        self.index = 0
+        self.buffer: List[Token] = []
+        self.line = 1
+        self.path = path
+        self.includer = includer
+        self.array_count = 0
+
+    # -- token stream -----------------------------------------------------------------------------
+    def _next(self) -> Token:
+        if self.buffer:
+            return self.buffer.pop()
+        token = self.tokens[self.index]
+        if self.index < len(self.tokens) - 1:
+            self.index += 1
+        return token
+
+    def _put_back(self, token: Token) -> None:
+        self.buffer.append(token)
+
+    def _next_collecting_ws(self) -> Token:
+        while True:
+            token = self._next()
+            if token.kind in (T_WS, T_NEWLINE) or token.is_unquoted_whitespace():
+                if token.kind == T_NEWLINE:
+                    self.line = token.line + 1
+                continue
+            if token.kind == T_COMMENT:
+                continue
+            if token.line > 0:
+                self.line = token.line
+            return token
+
+    def _error(self, message: str, token: Optional[Token] = None) -> _ParseError:
+        line = self.line
+        if token is not None and token.kind not in (T_END,) and token.line > 0:
+            line = token.line
+        return _ParseError(message, line, self.path)
+
+    def _origin(self, token: Token) -> Origin:
+        return (self.path, token.line if token.line > 0 else self.line)
+
+    def _check_element_separator(self) -> bool:
+        saw_separator = False
+        token = self._next()
+        while True:
+            if token.kind in (T_WS, T_COMMENT) or token.is_unquoted_whitespace():
+                pass
+            elif token.kind == T_NEWLINE:
+                saw_separator = True
+                self.line += 1
+            elif token.kind == T_COMMA:
+                return True
+            else:
+                self._put_back(token)
+                return saw_separator
+            token = self._next()
+
+    # -- values ---------------------------------------------------------------------------------
+    def _simple_value(self, token: Token) -> HValue:
+        origin = self._origin(token)
+        if token.kind == T_STR:
+            return HStr(token.text, True, origin)
+        if token.kind == T_UNQ:
+            return HStr(token.text, False, origin)
+        if token.kind == T_NUM:
+            return HNum(token.text, token.is_double, origin)
+        if token.kind == T_BOOL:
+            return HBool(token.bool_value, origin)
+        if token.kind == T_NULL:
+            return HNull(origin)
+        # substitution
+        try:
+            path = path_from_tokens(token.expr, "")
+        except BadPath as exc:
+            raise self._error(f"Invalid path in substitution: {exc}", token) from None
+        return HRef(path, token.optional, origin)
+
+    def _parse_value(self, token: Token, prefix: Tuple[str, ...]) -> HValue:
+        if token.kind in _SIMPLE_KINDS:
+            return self._simple_value(token)
+        if token.kind == T_LBRACE:
+            return self._parse_object(True, prefix, token)
+        if token.kind == T_LBRACKET:
+            return self._parse_array(prefix, token)
+        raise self._error(f"Expecting a value but got wrong token: {token.describe()}", token)
+
+    def _consolidate_values(self, prefix: Tuple[str, ...]) -> Optional[HValue]:
+        token = self._next_collecting_ws()
+        nodes: List[Tuple[bool, object]] = []  # (is_value, HValue | Token)
+        value_count = 0
+        first_token = token
+        while True:
+            if token.kind == T_WS:
+                nodes.append((False, token))
+                token = self._next()
+                continue
+            if token.kind in _SIMPLE_KINDS or token.kind in (T_LBRACE, T_LBRACKET):
+                value = self._parse_value(token, prefix)
+                value_count += 1
+                nodes.append((True, value))
+            else:
+                break
+            token = self._next()
+        self._put_back(token)
+        if value_count < 2:
+            result: Optional[HValue] = None
+            for is_value, node in nodes:
+                if is_value:
+                    result = node  # type: ignore[assignment]
+                elif result is not None:
+                    self._put_back(node)  # type: ignore[arg-type]
+            return result
+        while nodes and not nodes[-1][0]:
+            self._put_back(nodes.pop()[1])  # type: ignore[arg-type]
+        pieces = [node for is_value, node in nodes if is_value]
+        try:
+            return concatenate(pieces, self._origin(first_token))  # type: ignore[arg-type]
+        except WrongType as exc:
+            raise self._error(str(exc), first_token) from None
+
+    def _parse_key(self, token: Token) -> Tuple[str, ...]:
+        expression: List[Token] = []
+        first = token
+        while token.kind in _VALUE_KINDS or token.kind == T_UNQ:
+            expression.append(token)
+            token = self._next()
+        if not expression:
+            raise self._error(f"expecting a close parentheses ')' here, not: {token.describe()}", token)
+        self._put_back(token)
+        try:
+            return path_from_tokens(expression, "")
+        except BadPath as exc:
+            raise self._error(str(exc), first) from None
+
+    def _parse_object(self, had_open_curly: bool, prefix: Tuple[str, ...], start: Optional[Token] = None) -> HObj:
+        values: Dict[str, HValue] = {}
+        origin: Origin = (self.path, start.line if start is not None and start.line > 0 else self.line)
+        while True:
+            token = self._next_collecting_ws()
+            if token.kind == T_RBRACE:
+                if not had_open_curly:
+                    raise self._error("unbalanced close brace '}' with no open brace", token)
+                break
+            if token.kind == T_END and not had_open_curly:
+                self._put_back(token)
+                break
+            if token.kind == T_UNQ and token.text == "include":
+                self._parse_include(values, prefix, token)
+            else:
+                path = self._parse_key(token)
+                after = self._next_collecting_ws()
+                separator = None
+                if after.kind == T_LBRACE:
+                    value = self._parse_value(after, prefix + path)
+                else:
+                    if after.kind not in (T_COLON, T_EQUALS, T_PLUSEQ):
+                        raise self._error(
+                            f"Key '{render_path(path)}' may not be followed by token: {after.describe()}", after
+                        )
+                    separator = after.kind
+                    if separator == T_PLUSEQ:
+                        if self.array_count > 0:
+                            raise self._error(
+                                "Due to current limitations of the config parser, += does not work nested inside "
+                                "a list.",
+                                after,
+                            )
+                        self.array_count += 1
+                    consolidated = self._consolidate_values(prefix + path)
+                    if consolidated is None:
+                        consolidated = self._parse_value(self._next_collecting_ws(), prefix + path)
+                    value = consolidated
+                    if separator == T_PLUSEQ:
+                        self.array_count -= 1
+                        previous = HRef(prefix + path, True, value.origin)
+                        try:
+                            concatenated = concatenate([previous, HList([value], value.origin)], value.origin)
+                        except WrongType as exc:  # pragma: no cover - a reference never joins eagerly
+                            raise self._error(str(exc), after) from None
+                        assert concatenated is not None
+                        value = concatenated
+                key = path[0]
+                existing = values.get(key)
+                if len(path) == 1:
+                    values[key] = value if existing is None else value.with_fallback(existing)
+                else:
+                    nested: HValue = create_value_under_path(path[1:], value)
+                    values[key] = nested if existing is None else nested.with_fallback(existing)
+            if self._check_element_separator():
+                continue
+            token = self._next_collecting_ws()
+            if token.kind == T_RBRACE:
+                if not had_open_curly:
+                    raise self._error("unbalanced close brace '}' with no open brace", token)
+                break
+            if had_open_curly:
+                raise self._error(f"Expecting close brace }} or a comma, got {token.describe()}", token)
+            if token.kind == T_END:
+                self._put_back(token)
+                break
+            raise self._error(f"Expecting end of input or a comma, got {token.describe()}", token)
+        return HObj(values, origin)
+
+    def _parse_array(self, prefix: Tuple[str, ...], start: Token) -> HList:
+        self.array_count += 1
+        origin = self._origin(start)
+        items: List[HValue] = []
+        value = self._consolidate_values(prefix)
+        if value is not None:
+            items.append(value)
+        else:
+            token = self._next_collecting_ws()
+            if token.kind == T_RBRACKET:
+                self.array_count -= 1
+                return HList(items, origin)
+            if token.kind in _SIMPLE_KINDS or token.kind in (T_LBRACE, T_LBRACKET):
+                items.append(self._parse_value(token, prefix))
+            else:
+                raise self._error(
+                    f"List should have ] or a first element after the open [, instead had token: {token.describe()} "
+                    f"(if you want {token.describe()} to be part of a string value, then double-quote it)",
+                    token,
+                )
+        while True:
+            if not self._check_element_separator():
+                token = self._next_collecting_ws()
+                if token.kind == T_RBRACKET:
+                    self.array_count -= 1
+                    return HList(items, origin)
+                raise self._error(
+                    f"List should have ended with ] or had a comma, instead had token: {token.describe()} "
+                    f"(if you want {token.describe()} to be part of a string value, then double-quote it)",
+                    token,
+                )
+            value = self._consolidate_values(prefix)
+            if value is not None:
+                items.append(value)
+                continue
+            token = self._next_collecting_ws()
+            if token.kind in _SIMPLE_KINDS or token.kind in (T_LBRACE, T_LBRACKET):
+                items.append(self._parse_value(token, prefix))
+            elif token.kind == T_RBRACKET:
+                self._put_back(token)
+            else:
+                raise self._error(
+                    f"List should have had new element after a comma, instead had token: {token.describe()} "
+                    f"(if you want the comma or {token.describe()} to be part of a string value, then double-quote it)",
+                    token,
+                )
+
+    # -- includes -------------------------------------------------------------------------------
+    def _parse_include(self, values: Dict[str, HValue], prefix: Tuple[str, ...], keyword: Token) -> None:
+        token = self._next_collecting_ws()
+        required = False
+        if token.kind == T_UNQ and token.text.startswith("required("):
+            rest = token.text[len("required(") :]
+            if rest:
+                self._put_back(Token(T_UNQ, rest, token.line))
+            kind, name = self._parse_include_resource()
+            required = True
+            token = self._next_collecting_ws()
+            if not (token.kind == T_UNQ and token.text == ")"):
+                raise self._error(f"expecting a close parentheses ')' here, not: {token.describe()}", token)
+        else:
+            self._put_back(token)
+            kind, name = self._parse_include_resource()
+        included = self.includer.include(kind, name, required, self.path, keyword.line)
+        if self.array_count > 0 and not included.resolved:
+            raise self._error(
+                "Due to current limitations of the config parser, when an include statement is nested inside a "
+                "list value, ${} substitutions inside the included file cannot be resolved correctly.",
+                keyword,
+            )
+        if prefix:
+            included = included.relativized(prefix)  # type: ignore[assignment]
+        for key, value in included.fields.items():
+            existing = values.get(key)
+            values[key] = value if existing is None else value.with_fallback(existing)
+
+    def _parse_include_resource(self) -> Tuple[str, str]:
+        token = self._next_collecting_ws()
+        if token.kind == T_UNQ:
+            text = token.text
+            for kind in ("url", "file", "classpath"):
+                if text.startswith(kind + "("):
+                    break
+            else:
+                raise self._error(
+                    "expecting include parameter to be quoted filename, file(), classpath(), or url(). "
+                    f"No spaces are allowed before the open paren. Not expecting: {token.describe()}",
+                    token,
+                )
+            rest = text[text.index("(") + 1 :]
+            if rest:
+                self._put_back(Token(T_UNQ, rest, token.line))
+            token = self._next_collecting_ws()
+            if token.kind != T_STR:
+                raise self._error(
+                    f"expecting include {kind}() parameter to be a quoted string, rather than: {token.describe()}",
+                    token,
+                )
+            name = token.text
+            token = self._next_collecting_ws()
+            if token.kind == T_UNQ and token.text.startswith(")"):
+                rest = token.text[1:]
+                if rest:
+                    self._put_back(Token(T_UNQ, rest, token.line))
+            else:
+                raise self._error(f"expecting a close parentheses ')' here, not: {token.describe()}", token)
+            return kind, name
+        if token.kind == T_STR:
+            return "heuristic", token.text
+        raise self._error(f"include keyword is not followed by a quoted string, but by: {token.describe()}", token)
+
+    # -- document -------------------------------------------------------------------------------
+    def parse_document(self) -> HObj:
+        token = self._next_collecting_ws()
+        if token.kind in (T_LBRACE, T_LBRACKET):
+            result = self._parse_value(token, ())
+        else:
+            self._put_back(token)
+            result = self._parse_object(False, ())
+        token = self._next_collecting_ws()
+        if token.kind != T_END:
+            raise self._error(f"Document has trailing tokens after first object or array: {token.describe()}", token)
+        if not isinstance(result, HObj):
+            raise _ParseError("the file must contain an object at its root, not a list", 1, self.path)
+        return result
+
+
+class _Includer:
+    """Resolves ``include`` statements (relative to the including file, then the working directory)."""
+
+    def __init__(self, stack: Tuple[str, ...], cwd: Optional[str]) -> None:
+        self.stack = stack
+        self.cwd = cwd
+
+    def _candidates(self, name: str, including: Optional[str]) -> List[str]:
+        if os.path.isabs(name):
+            return [name]
+        out = []
+        if including is not None:
+            out.append(os.path.join(os.path.dirname(os.path.abspath(including)), name))
+        out.append(os.path.join(self.cwd or os.getcwd(), name))
+        return list(dict.fromkeys(out))
+
+    def include(self, kind: str, name: str, required: bool, including: Optional[str], line: int) -> HObj:
+        paths: List[str] = []
+        if kind == "url":
+            parsed = urlparse(name)
+            if parsed.scheme == "file":
+                paths = [unquote(parsed.path)]
+        elif kind in ("file", "heuristic"):
+            base, ext = os.path.splitext(name)
+            if kind == "heuristic" and ext.lower() not in (".conf", ".json", ".properties"):
+                names = [name + ".conf", name + ".json", name + ".properties"]
+            else:
+                names = [name]
+            for candidate in names:
+                found = next((c for c in self._candidates(candidate, including) if os.path.isfile(c)), None)
+                if found is not None:
+                    paths.append(found)
+        # "classpath" includes find nothing: there is no classpath.
+        if not paths:
+            if required:
+                raise ConfigError(
+                    f"required include '{name}' was not found",
+                    path=including,
+                    line=line,
+                    key="include",
+                    hint="relative include names are looked up next to the including file, then in the working "
+                    "directory; fix the name or drop required(...)",
+                )
+            return HObj({})
+        result: Optional[HObj] = None
+        for found in paths:
+            loaded = self._load(found, including, line)
+            result = loaded if result is None else result.with_fallback(loaded)  # type: ignore[assignment]
+        assert result is not None
+        return result
+
+    def _load(self, found: str, including: Optional[str], line: int) -> HObj:
+        absolute = os.path.abspath(found)
+        if absolute in self.stack:
+            raise ConfigError(
+                "include cycle: " + " -> ".join(self.stack + (absolute,)),
+                path=including,
+                line=line,
+                key="include",
+                hint="remove one of the include statements",
+            )
+        if found.lower().endswith(".properties"):
+            from .properties import load_properties  # local import: properties has no HOCON dependency
+
+            parsed = load_properties(found, delimiter_parsing_disabled=True, env={})
+            raw = {key: values[-1] for key, values in parsed.entries.items() if values}
+            return _from_java_properties(raw)
+        return parse_hocon_file(found, _stack=self.stack + (absolute,), cwd=self.cwd)
+
+
+def _from_java_properties(props: Mapping[str, str]) -> HObj:
+    """typesafe ``PropertiesParser.fromProperties``: keys split on dots, objects win over strings."""
+    paths = {tuple(key.split(".")): HStr(value) for key, value in props.items()}
+    scopes = {path[:i] for path in paths for i in range(1, len(path))}
+    return object_from_path_map([(path, value) for path, value in paths.items() if path not in scopes])
+
+
+def parse_hocon(
+    text: str,
+    *,
+    path: Optional[str] = None,
+    cwd: Optional[str] = None,
+    _stack: Tuple[str, ...] = (),
+) -> HObj:
+    """Parse HOCON ``text`` into an unresolved :class:`HObj`.
+
+    Errors raise :class:`ConfigError` with the message ``Failed to parse config file <path> at lineNo:<n>``
+    (Gobblin's wording) followed by typesafe's explanation.
+    """
+    if path is not None and not _stack:
+        _stack = (os.path.abspath(path),)
+    parser = _Parser(tokenize(text), path, _Includer(_stack, cwd))
+    try:
+        return parser.parse_document()
+    except _ParseError as exc:
+        where = exc.path if exc.path is not None else "<string>"
+        raise ConfigError(
+            f"Failed to parse config file {where} at lineNo:{exc.line}: {exc.message}",
+            path=exc.path,
+            line=exc.line,
+            hint=_PARSE_HINT,
+        ) from None
+    except RecursionError:
+        raise ConfigError(
+            f"Failed to parse config file {path or '<string>'}: nesting is too deep",
+            path=path,
+            hint="flatten the nested objects or lists",
+        ) from None
+
+
+def parse_hocon_file(path: str, *, cwd: Optional[str] = None, _stack: Tuple[str, ...] = ()) -> HObj:
+    """Read (UTF-8) and parse the HOCON file at ``path``; see :func:`parse_hocon`."""
+    from .properties import read_text_file
+
+    return parse_hocon(read_text_file(path), path=str(path), cwd=cwd, _stack=_stack)

@@ -1,0 +1,544 @@
+"""HOCON syntax as typesafe config 1.4.1 reads it: characters, tokens and path expressions.
+
+The tokenizer mirrors typesafe's ``Tokenizer``: numbers keep their original text, ``true``/``false``/
+``null`` are case-sensitive keywords recognised at the start of unquoted text, whitespace between two
+simple values is kept as unquoted text (so ``a b`` is one value) and reserved characters outside quotes
+(``$ " { } [ ] : = , + # ` ^ ? ! @ * & \\``) become problem tokens that the parser reports. Path
+expressions follow ``PathParser`` (``Path.newPath``), which is also how Gobblin validates property keys.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import List, Optional, Sequence, Tuple
+
+__all__ = [
+    "Token",
+    "tokenize",
+    "is_whitespace",
+    "BadPath",
+    "parse_path_expression",
+    "path_from_tokens",
+    "render_path",
+    "render_json_string",
+]
+
+# ----------------------------------------------------------------------------------------------------
+# Character classes
+# ----------------------------------------------------------------------------------------------------
+
+_JAVA_WS_CONTROLS = frozenset("\t\n\x0b\f\r\x1c\x1d\x1e\x1f")
+_TYPESAFE_EXTRA_WS = frozenset(" \n\u00a0\u2007\u202f\ufeff")
+
+
+def _java_is_whitespace(ch: str) -> bool:
+    """``Character.isWhitespace``."""
+    if ch in _JAVA_WS_CONTROLS:
+        return True
+    if ch in "\u00a0\u2007\u202f":
+        return False
+    return unicodedata.category(ch) in ("Zs", "Zl", "Zp")
+
+
+def is_whitespace(ch: str) -> bool:
+    """typesafe ``ConfigImplUtil.isWhitespace`` (Java whitespace plus the no-break spaces and the BOM)."""
+    return ch in _TYPESAFE_EXTRA_WS or _java_is_whitespace(ch)
+
+
+def _unicode_trim(text: str) -> str:
+    start, end = 0, len(text)
+    while start < end and is_whitespace(text[start]):
+        start += 1
+    while end > start and is_whitespace(text[end - 1]):
+        end -= 1
+    return text[start:end]
+
+
+_FIRST_NUMBER_CHARS = "0123456789-"
+_NUMBER_CHARS = "0123456789eE+-."
+_NOT_IN_UNQUOTED = '$"{}[]:=,+#`^?!@*&\\'
+_DOUBLE_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_LONG_RE = re.compile(r"[+-]?\d+")
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
+
+
+def _describe_char(ch: str) -> str:
+    if ch == "\n":
+        return "newline"
+    if ch == "\t":
+        return "tab"
+    if ch == "":
+        return "end of file"
+    if ord(ch) < 0x20:
+        return "control character 0x%x" % ord(ch)
+    return ch
+
+
+# ----------------------------------------------------------------------------------------------------
+# Tokens
+# ----------------------------------------------------------------------------------------------------
+
+# Token kinds
+T_END = "END"
+T_NEWLINE = "NEWLINE"
+T_WS = "IGNORED_WHITESPACE"
+T_UNQ = "UNQUOTED_TEXT"
+T_STR = "STRING"
+T_NUM = "NUMBER"
+T_BOOL = "BOOLEAN"
+T_NULL = "NULL"
+T_SUBST = "SUBSTITUTION"
+T_COMMENT = "COMMENT"
+T_COLON = "':'"
+T_COMMA = "','"
+T_EQUALS = "'='"
+T_LBRACE = "'{'"
+T_RBRACE = "'}'"
+T_LBRACKET = "'['"
+T_RBRACKET = "']'"
+T_PLUSEQ = "'+='"
+T_PROBLEM = "PROBLEM"
+
+_PUNCT = {":": T_COLON, ",": T_COMMA, "=": T_EQUALS, "{": T_LBRACE, "}": T_RBRACE, "[": T_LBRACKET, "]": T_RBRACKET}
+_VALUE_KINDS = (T_STR, T_NUM, T_BOOL, T_NULL)
+_SIMPLE_KINDS = (T_STR, T_NUM, T_BOOL, T_NULL, T_UNQ, T_SUBST)
+
+
+class Token:
+    """One HOCON token (``kind`` is one of the ``T_*`` constants)."""
+
+    __slots__ = ("kind", "text", "line", "is_double", "optional", "expr", "bool_value", "message")
+
+    def __init__(self, kind: str, text: str = "", line: int = 0) -> None:
+        self.kind = kind
+        self.text = text
+        self.line = line
+        self.is_double = False
+        self.optional = False
+        self.expr: List["Token"] = []
+        self.bool_value = False
+        self.message = ""  # problem tokens: what is wrong
+
+    def describe(self) -> str:
+        if self.kind in (T_UNQ, T_STR):
+            return "'" + self.text + "'"
+        if self.kind == T_NUM:
+            return "'" + self.text + "'"
+        if self.kind == T_BOOL:
+            return "'true'" if self.bool_value else "'false'"
+        if self.kind == T_NULL:
+            return "'null'"
+        if self.kind == T_SUBST:
+            return "'${" + ("?" if self.optional else "") + "".join(t.text for t in self.expr) + "}'"
+        if self.kind == T_PROBLEM:
+            return self.text
+        if self.kind == T_END:
+            return "end of file"
+        if self.kind == T_NEWLINE:
+            return "newline"
+        if self.kind == T_COMMENT:
+            return "comment"
+        return self.kind
+
+    def is_unquoted_whitespace(self) -> bool:
+        return self.kind == T_UNQ and all(is_whitespace(c) for c in self.text)
+
+
+class _Problem(Exception):
+    def __init__(self, what: str, message: str, suggest_quotes: bool = False, line: Optional[int] = None) -> None:
+        super().__init__(message)
+        self.what = what
+        self.message = message
+        self.suggest_quotes = suggest_quotes
+        self.line = line
+
+
+class _WhitespaceSaver:
+    __slots__ = ("whitespace", "last_simple")
+
+    def __init__(self) -> None:
+        self.whitespace: List[str] = []
+        self.last_simple = False
+
+    def check(self, token: Token, line: int) -> Optional[Token]:
+        if token.kind in _SIMPLE_KINDS:
+            saved = self._create(line)
+            self.last_simple = True
+            return saved
+        self.last_simple = False
+        return self._create(line)
+
+    def _create(self, line: int) -> Optional[Token]:
+        if not self.whitespace:
+            return None
+        text = "".join(self.whitespace)
+        self.whitespace = []
+        return Token(T_UNQ if self.last_simple else T_WS, text, line)
+
+
+class _Tokenizer:
+    """typesafe ``Tokenizer.TokenIterator`` over a Python string."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.line = 1
+
+    def _next_char(self) -> str:
+        if self.pos >= len(self.text):
+            self.pos += 1  # keep put-back symmetric for EOF
+            return ""
+        ch = self.text[self.pos]
+        self.pos += 1
+        return ch
+
+    def _put_back(self) -> None:
+        self.pos -= 1
+
+    def _start_of_comment(self, ch: str) -> bool:
+        if ch == "#":
+            return True
+        if ch == "/":
+            return self.pos < len(self.text) and self.text[self.pos] == "/"
+        return False
+
+    def tokens(self) -> List[Token]:
+        out: List[Token] = []
+        saver = _WhitespaceSaver()
+        while True:
+            try:
+                token = self._pull_next_token(saver)
+            except _Problem as problem:
+                saver.whitespace = []
+                token = _problem_token(problem, self.line)
+                out.append(token)
+                continue
+            whitespace = saver.check(token, self.line)
+            if whitespace is not None:
+                out.append(whitespace)
+            out.append(token)
+            if token.kind == T_END:
+                return out
+
+    def _next_char_after_whitespace(self, saver: _WhitespaceSaver) -> str:
+        while True:
+            ch = self._next_char()
+            if ch == "":
+                return ch
+            if ch != "\n" and is_whitespace(ch):
+                saver.whitespace.append(ch)
+                continue
+            return ch
+
+    def _pull_next_token(self, saver: _WhitespaceSaver) -> Token:
+        ch = self._next_char_after_whitespace(saver)
+        if ch == "":
+            return Token(T_END, "", self.line)
+        if ch == "\n":
+            token = Token(T_NEWLINE, "\n", self.line)
+            self.line += 1
+            return token
+        if self._start_of_comment(ch):
+            return self._pull_comment(ch)
+        if ch == '"':
+            return self._pull_quoted_string()
+        if ch == "$":
+            return self._pull_substitution()
+        if ch in _PUNCT:
+            return Token(_PUNCT[ch], ch, self.line)
+        if ch == "+":
+            nxt = self._next_char()
+            if nxt != "=":
+                raise _Problem(
+                    _describe_char(nxt),
+                    f"'+' not followed by =, '{_describe_char(nxt)}' not allowed after '+'",
+                    True,
+                )
+            return Token(T_PLUSEQ, "+=", self.line)
+        if ch in _FIRST_NUMBER_CHARS:
+            return self._pull_number(ch)
+        if ch in _NOT_IN_UNQUOTED:
+            raise _Problem(ch, f"Reserved character '{ch}' is not allowed outside quotes", True)
+        self._put_back()
+        return self._pull_unquoted_text()
+
+    def _pull_comment(self, first: str) -> Token:
+        if first == "/":
+            self._next_char()
+        start = self.pos
+        end = self.text.find("\n", start)
+        if end < 0:
+            end = len(self.text)
+        self.pos = end
+        return Token(T_COMMENT, self.text[start:end], self.line)
+
+    def _pull_unquoted_text(self) -> Token:
+        line = self.line
+        buf: List[str] = []
+        while True:
+            ch = self._next_char()
+            if ch == "" or ch in _NOT_IN_UNQUOTED or is_whitespace(ch) or self._start_of_comment(ch):
+                break
+            buf.append(ch)
+            if len(buf) == 4:
+                word = "".join(buf)
+                if word == "true":
+                    token = Token(T_BOOL, "true", line)
+                    token.bool_value = True
+                    return token
+                if word == "null":
+                    return Token(T_NULL, "null", line)
+            elif len(buf) == 5 and "".join(buf) == "false":
+                return Token(T_BOOL, "false", line)
+        self._put_back()
+        return Token(T_UNQ, "".join(buf), line)
+
+    def _pull_number(self, first: str) -> Token:
+        buf = [first]
+        is_double = False
+        while True:
+            ch = self._next_char()
+            if ch == "" or ch not in _NUMBER_CHARS:
+                break
+            if ch in ".eE":
+                is_double = True
+            buf.append(ch)
+        self._put_back()
+        text = "".join(buf)
+        valid = False
+        if is_double:
+            valid = _DOUBLE_RE.fullmatch(text) is not None
+        elif _LONG_RE.fullmatch(text) is not None:
+            valid = _LONG_MIN <= int(text) <= _LONG_MAX
+        if valid:
+            token = Token(T_NUM, text, self.line)
+            token.is_double = is_double
+            return token
+        for ch in text:
+            if ch in _NOT_IN_UNQUOTED:
+                raise _Problem(ch, f"Reserved character '{ch}' is not allowed outside quotes", True)
+        return Token(T_UNQ, text, self.line)
+
+    def _pull_escape(self, buf: List[str]) -> None:
+        ch = self._next_char()
+        if ch == "":
+            raise _Problem("", "End of input but backslash in string had nothing after it")
+        simple = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+        if ch in simple:
+            buf.append(simple[ch])
+            return
+        if ch == "u":
+            digits = []
+            for _ in range(4):
+                d = self._next_char()
+                if d == "":
+                    raise _Problem("", "End of input but expecting 4 hex digits for \\uXXXX escape")
+                digits.append(d)
+            text = "".join(digits)
+            if re.fullmatch(r"\+?[0-9a-fA-F]+", text) is None:
+                raise _Problem(text, f"Malformed hex digits after \\u escape in string: '{text}'")
+            buf.append(chr(int(text, 16)))
+            return
+        raise _Problem(
+            _describe_char(ch),
+            f"backslash followed by '{_describe_char(ch)}', this is not a valid escape sequence "
+            "(quoted strings use JSON escaping, so use double-backslash \\\\ for literal backslash)",
+        )
+
+    def _pull_quoted_string(self) -> Token:
+        buf: List[str] = []
+        while True:
+            ch = self._next_char()
+            if ch == "":
+                raise _Problem("", "End of input but string quote was still open")
+            if ch == "\\":
+                self._pull_escape(buf)
+            elif ch == '"':
+                break
+            elif ord(ch) < 0x20:
+                raise _Problem(
+                    _describe_char(ch),
+                    f"JSON does not allow unescaped {_describe_char(ch)} in quoted strings, use a backslash escape",
+                )
+            else:
+                buf.append(ch)
+        if not buf:
+            third = self._next_char()
+            if third == '"':
+                self._append_triple_quoted(buf)
+            else:
+                self._put_back()
+        text = "".join(buf)
+        if any(0xD800 <= ord(c) <= 0xDFFF for c in text):
+            text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+        return Token(T_STR, text, self.line)
+
+    def _append_triple_quoted(self, buf: List[str]) -> None:
+        quotes = 0
+        while True:
+            ch = self._next_char()
+            if ch == '"':
+                quotes += 1
+            elif quotes >= 3:
+                del buf[-3:]
+                self._put_back()
+                return
+            else:
+                quotes = 0
+                if ch == "":
+                    raise _Problem("", "End of input but triple-quoted string was still open")
+                if ch == "\n":
+                    self.line += 1
+            buf.append(ch)
+
+    def _pull_substitution(self) -> Token:
+        line = self.line
+        ch = self._next_char()
+        if ch != "{":
+            raise _Problem(
+                _describe_char(ch), f"'$' not followed by {{, '{_describe_char(ch)}' not allowed after '$'", True
+            )
+        optional = False
+        ch = self._next_char()
+        if ch == "?":
+            optional = True
+        else:
+            self._put_back()
+        saver = _WhitespaceSaver()
+        expression: List[Token] = []
+        while True:
+            token = self._pull_next_token(saver)
+            if token.kind == T_RBRACE:
+                break
+            if token.kind == T_END:
+                raise _Problem("", "Substitution ${ was not closed with a }", line=line)
+            whitespace = saver.check(token, self.line)
+            if whitespace is not None:
+                expression.append(whitespace)
+            expression.append(token)
+        token = Token(T_SUBST, "", line)
+        token.optional = optional
+        token.expr = expression
+        return token
+
+
+def _problem_token(problem: _Problem, line: int) -> Token:
+    token = Token(T_PROBLEM, f"'{problem.what}' ({problem.message})", problem.line or line)
+    token.message = problem.message
+    return token
+
+
+def tokenize(text: str) -> List[Token]:
+    """Tokenize HOCON ``text`` (problems become ``T_PROBLEM`` tokens, the list ends with ``T_END``)."""
+    return _Tokenizer(text).tokens()
+
+
+# ----------------------------------------------------------------------------------------------------
+# Paths
+# ----------------------------------------------------------------------------------------------------
+
+
+class BadPath(ValueError):
+    """An invalid HOCON path expression (typesafe ``ConfigException.BadPath``)."""
+
+
+_FAST_PATH_RE = re.compile(r"[A-Za-z_][A-Za-z_\-]*(?:\.[A-Za-z_][A-Za-z_\-]*)*")
+
+
+def path_from_tokens(tokens: Sequence[Token], original: str) -> Tuple[str, ...]:
+    if not tokens:
+        raise BadPath("Expecting a field name or path here, but got nothing")
+    elements: List[List[str]] = [[]]
+    can_be_empty = [False]
+
+    def add_text(text: str, quoted: bool) -> None:
+        if quoted:
+            elements[-1].append(text)
+            if text == "" and not "".join(elements[-1]):
+                can_be_empty[-1] = True
+            return
+        parts = text.split(".")
+        elements[-1].append(parts[0])
+        for part in parts[1:]:
+            elements.append([part])
+            can_be_empty.append(False)
+
+    for token in tokens:
+        if token.kind == T_WS or token.kind == T_END:
+            continue
+        if token.kind == T_STR:
+            add_text(token.text, True)
+        elif token.kind in (T_NUM, T_BOOL, T_NULL, T_UNQ):
+            add_text(token.text, False)
+        elif token.kind == T_PROBLEM:
+            raise BadPath(f"{token.message} (you can double-quote the key if you really want it)")
+        else:
+            raise BadPath(
+                f"Token not allowed in path expression: {token.describe()} "
+                "(you can double-quote this token if you really want it here)"
+            )
+    result: List[str] = []
+    for parts, empty_ok in zip(elements, can_be_empty):
+        element = "".join(parts)
+        if element == "" and not empty_ok:
+            raise BadPath(
+                "path has a leading, trailing, or two adjacent period '.' "
+                '(use quoted "" empty string if you want an empty element)'
+            )
+        result.append(element)
+    return tuple(result)
+
+
+def parse_path_expression(text: str) -> Tuple[str, ...]:
+    """typesafe ``Path.newPath``: split a path expression into elements, raising :class:`BadPath`."""
+    trimmed = _unicode_trim(text)
+    if _FAST_PATH_RE.fullmatch(trimmed):
+        return tuple(trimmed.split("."))
+    tokens = tokenize(text)
+    return path_from_tokens([t for t in tokens if t.kind != T_END], text)
+
+
+def _has_funky_chars(element: str) -> bool:
+    for ch in element:
+        if ch in "-_":
+            continue
+        if ch.isalpha() or unicodedata.category(ch) == "Nd":
+            if len(ch.encode("utf-16-le")) == 2:  # Java works on UTF-16 units; surrogates are not letters
+                continue
+        return True
+    return False
+
+
+def render_json_string(text: str) -> str:
+    """typesafe ``ConfigImplUtil.renderJsonString``."""
+    out = ['"']
+    for ch in text:
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\b":
+            out.append("\\b")
+        elif ch == "\f":
+            out.append("\\f")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) < 0x20:
+            out.append("\\u%04x" % ord(ch))
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def render_path(path: Sequence[str]) -> str:
+    """typesafe ``Path.render``: elements joined with ``.``, quoted when they hold unusual characters."""
+    return ".".join(
+        render_json_string(element) if (element == "" or _has_funky_chars(element)) else element
+        for element in path
+    )
