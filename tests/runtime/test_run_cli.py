@@ -251,3 +251,48 @@ def test_quickstart_runs_as_a_subprocess_on_spark(tmp_path):
     assert second.returncode == 0 and "nothing new to pull" in second.stdout
     table = pq.read_table(tmp_path / "work" / "quickstart" / "published")
     assert table.num_rows == 750 and len(set(table.column("order_id").to_pylist())) == 750
+
+
+def test_each_subdirectory_is_a_dataset_committed_on_its_own(tmp_path):
+    job = Job(tmp_path, extra=(
+        "source.filebased.dataset.urn.level=subdirectory\n"
+        "converter.classes=gobblin_py.converters.cast.TypeCastConverter,tests.runtime.sample_plugins.FailOnMarker\n"
+        "test.fail.marker=BROKEN\n"
+    ))
+    write_csv(job.data / "eu" / "a.csv", 1)
+    write_csv(job.data / "us" / "a.csv", 101, note="BROKEN")
+    write_csv(job.data / "stray.csv", 901)  # not inside a dataset folder: ignored at this level
+    result = run_local(job)
+    assert result.returncode == 1  # the "us" dataset failed under full ...
+    assert job.published_ids() == list(range(1, 41))  # ... while "eu" was committed
+    assert sorted(p.name for p in (job.state / "Orders").glob("*current.jst")) == ["eu-current.jst"]
+    eu = job.state_json()["datasets"]
+    assert [d["urn"] for d in eu] == ["eu"]
+    write_csv(job.data / "us" / "a.csv", 101)
+    assert run_local(job).returncode == 0
+    assert job.published_ids() == list(range(1, 41)) + list(range(101, 141))
+    assert {d["urn"] for d in job.state_json()["datasets"]} == {"eu", "us"}
+    # the two datasets publish under their own folders
+    assert {p.parent.parent.name for p in job.final.rglob("*.parquet")} == {"eu", "us"}
+
+
+def test_hocon_job_file_runs(tmp_path):
+    data = tmp_path / "data"
+    write_csv(data / "a.csv", 1)
+    job_file = tmp_path / "orders.conf"
+    job_file.write_text(f"""
+root = "{tmp_path}"
+job.name = OrdersHocon
+source.class = gobblin_py.sources.filebased.FileBasedSource
+source.filebased.data.directory = ${{root}}/data
+extract {{ namespace = shop, table.name = orders }}
+writer.staging.dir = ${{root}}/staging
+writer.output.dir = ${{root}}/output
+data.publisher.final.dir = ${{root}}/published
+state.store.dir = ${{root}}/state
+task.maxretries = 0
+""")
+    result = run_gpy("run", str(job_file), "--engine", "local")
+    assert result.returncode == 0, result.stdout + result.stderr
+    table = pq.read_table(next((tmp_path / "published").rglob("*.parquet")))
+    assert table.num_rows == 40
