@@ -94,6 +94,10 @@ class State:
                 return value
         return default
 
+    def get(self, key: str, default: Any = None) -> Any:
+        """Same as :meth:`get_prop`, so a state can be passed where a ``Mapping`` is read with ``.get``."""
+        return self.get_prop(key, default)
+
     def contains(self, key: str) -> bool:
         return self.get_prop(key, _MISSING) is not _MISSING
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import posixpath
 
+from gobblin_py.config.branches import branch_key, get_branch_prop, path_for_branch
 from gobblin_py.errors import UsageError
 from gobblin_py.state import State
 
@@ -19,17 +20,9 @@ FORMAT_EXTENSIONS = {"AVRO": "avro", "PARQUET": "parquet", "PROTOBUF": "protobuf
                      "CSV": "csv", "TXT": "txt"}
 
 
-def branch_key(key: str, branches: int, branch: int) -> str:
-    """Gobblin's ``name(key, numBranches, branchId)``: the ``.i`` suffix only with more than one branch."""
-    return f"{key}.{branch}" if branches > 1 else key
-
-
 def branch_prop(state: State, key: str, branches: int, branch: int, default: str | None = None) -> str | None:
-    return state.get_prop(branch_key(key, branches, branch), default)
-
-
-def branch_name(state: State, branch: int) -> str:
-    return state.get_prop(f"fork.branch.name.{branch}") or f"fork_{branch}"
+    """A branch's value of ``key`` with Gobblin's writer/publisher suffix rule (``.i`` only with branches > 1)."""
+    return get_branch_prop(state, key, branches, branch, default)
 
 
 def writer_file_path(state: State, branches: int, branch: int) -> str:
@@ -48,9 +41,7 @@ def writer_file_path(state: State, branches: int, branch: int) -> str:
         raise UsageError(f"writer.file.pathType={path_type}: use DEFAULT, TABLENAME or NAMESPACE_TABLE")
     kind = "full" if state.get_prop_as_bool("extract.is.full") else "append"
     path = posixpath.join(*(p for p in (namespace, table, f"{state.get_prop('extract.extract.id', '')}_{kind}") if p))
-    if branches > 1:
-        path = posixpath.join(path, branch_name(state, branch))
-    return path
+    return path_for_branch(state, path, branches, branch)
 
 
 def output_format(state: State, branches: int, branch: int, default: str = "OTHER") -> tuple[str, str]:
