@@ -296,3 +296,19 @@ task.maxretries = 0
     assert result.returncode == 0, result.stdout + result.stderr
     table = pq.read_table(next((tmp_path / "published").rglob("*.parquet")))
     assert table.num_rows == 40
+
+
+def test_corrupt_state_stops_the_run_with_exit_2_and_changes_nothing(tmp_path):
+    job = Job(tmp_path)
+    write_csv(job.data / "a.csv", 1)
+    assert run_local(job).returncode == 0
+    current = job.state / "Orders" / "current.jst"
+    current.write_bytes(current.read_bytes()[:-3])
+    before = {p.name: p.read_bytes() for p in (job.state / "Orders").iterdir()}
+    write_csv(job.data / "b.csv", 101)
+    result = run_local(job)
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()[-1:]
+    assert str(current) in line and "truncated" in line and "Traceback" not in result.stderr
+    assert {p.name: p.read_bytes() for p in (job.state / "Orders").iterdir()} == before
+    assert job.published_ids() == list(range(1, 41))
