@@ -121,3 +121,80 @@ def plugin_name(obj: Any) -> str:
     """``module.Class`` of a plugin instance or class, for messages."""
     cls = obj if isinstance(obj, type) else type(obj)
     return f"{cls.__module__}.{cls.__qualname__}"
+
+
+class ForkBranchMismatchError(Exception):
+    """A fork operator answered with a different number of branches than it declared."""
+
+    def __init__(self, operator: object, what: str, got: int, expected: int) -> None:
+        super().__init__(
+            f"fork operator {plugin_name(operator)}: number of forked {what} [{got}] is not equal to "
+            f"number of branches [{expected}]"
+        )
+
+
+class ForkOperator(ABC):
+    """Routes a task's schema and records to branches (``fork.operator.class``).
+
+    The fast path is :meth:`fork_batch`: one boolean mask (or a plain bool for "all"/"none") per branch for a
+    whole batch. The default implementation calls :meth:`fork_data_record` once per record — the slow path.
+    The operator never copies data: Arrow batches are immutable and shared by the branches.
+    """
+
+    def init(self, state: "WorkUnitState") -> None:
+        """Read configuration."""
+
+    @abstractmethod
+    def get_branches(self, state: "WorkUnitState") -> int:
+        """How many branches the task has."""
+
+    def fork_schema(self, state: "WorkUnitState", schema: pa.Schema) -> list[bool]:
+        """Which branches get this schema (a branch without it gets no records and writes nothing)."""
+        return [True] * self.get_branches(state)
+
+    def fork_data_record(self, state: "WorkUnitState", record: dict) -> list[bool]:
+        """Which branches get one record (per-record form)."""
+        raise NotImplementedError(f"{plugin_name(self)} implements neither fork_batch nor fork_data_record")
+
+    def fork_batch(self, state: "WorkUnitState", batch: pa.RecordBatch) -> list["pa.BooleanArray | bool"]:
+        """One mask per branch for a whole batch (vectorised form)."""
+        branches = self.get_branches(state)
+        rows = [self.fork_data_record(state, record) for record in batch.to_pylist()]
+        for answer in rows:
+            if len(answer) != branches:
+                raise ForkBranchMismatchError(self, "data records", len(answer), branches)
+        return [pa.array([bool(r[i]) for r in rows], pa.bool_()) for i in range(branches)]
+
+    def close(self) -> None:
+        """Release resources."""
+
+
+class RowPolicy(ABC):
+    """A row-level quality policy (``qualitychecker.row.policies``): which rows of a batch pass."""
+
+    def init(self, state: "WorkUnitState") -> None:
+        """Read configuration."""
+
+    @abstractmethod
+    def check_batch(self, batch: pa.RecordBatch, state: "WorkUnitState") -> "pa.BooleanArray":
+        """True for each row that passes (vectorised)."""
+
+
+class TaskPolicyResult(str):
+    """PASSED, FAILED or NOT_EVALUATED."""
+
+
+PASSED = TaskPolicyResult("PASSED")
+FAILED = TaskPolicyResult("FAILED")
+NOT_EVALUATED = TaskPolicyResult("NOT_EVALUATED")
+
+
+class TaskPolicy(ABC):
+    """A task-level quality policy (``qualitychecker.task.policies``), evaluated on a branch when it commits."""
+
+    def init(self, state: "WorkUnitState") -> None:
+        """Read configuration."""
+
+    @abstractmethod
+    def evaluate(self, state: "WorkUnitState") -> TaskPolicyResult:
+        """PASSED, FAILED or NOT_EVALUATED for the branch whose counters ``state`` holds."""

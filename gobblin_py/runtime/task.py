@@ -1,32 +1,51 @@
-"""One task: extractor → converters → writer over Arrow batches, on an executor or a local thread.
+"""One task, on an executor or a local thread, over Arrow batches:
 
-The task builds its plugins from the work unit's properties (falling back to the job's), runs, commits its
-writer's staged file into the task output directory when it succeeded, and returns a TaskState holding
-Gobblin's counters, the working state and the actual high watermark the extractor set. A failed attempt is
-retried up to ``task.maxretries`` times with fresh plugins (``task.retry.intervalinsec`` × attempt seconds
-apart); staged output of a failed attempt is deleted.
+extractor → ``converter.classes`` → pre-fork row policies → fork operator ─┬▶ branch 0: ``converter.classes.0`` → row policies.0 → writer.0
+                                                                           └▶ branch 1: …
+
+The task builds its plugins from the work unit's properties (falling back to the job's). When every branch
+succeeded, each branch's task-level policies are evaluated and its writer commits its staged files into the
+task output directory; if any branch failed, no branch commits. The TaskState that comes back holds Gobblin's
+counters, the working state, the quality results and the actual high watermark the extractor set. A failed
+attempt is retried up to ``task.maxretries`` times with fresh plugins (``task.retry.intervalinsec`` × attempt
+seconds apart); staged output of a failed attempt is deleted.
 """
 
 from __future__ import annotations
 
+import json
 import time
 import traceback
 from collections.abc import Iterable, Mapping
 
 import pyarrow as pa
 
-from gobblin_py.api import Converter, DataWriter, DataWriterBuilder, Extractor, Source
+from gobblin_py.api import Converter, DataWriterBuilder, Extractor, ForkBranchMismatchError, ForkOperator, Source
+from gobblin_py.config.branches import branch_key, fork_key
 from gobblin_py.converters.record_adapter import RecordConverterAdapter
-from gobblin_py.errors import UsageError
+from gobblin_py.errors import GobblinPyError, UsageError
+from gobblin_py.forks.identity import IdentityForkOperator
 from gobblin_py.logs import get_logger
 from gobblin_py.plugins import instantiate
-from gobblin_py.state import State, TaskState, WorkingState, WorkUnit
+from gobblin_py.quality import task as task_quality
+from gobblin_py.quality.row import RowChecker
+from gobblin_py.runtime.fork import Branch
+from gobblin_py.state import State, TaskState, WorkingState, WorkUnit, WorkUnitState
 
 log = get_logger(__name__)
 
 DEFAULT_WRITER_BUILDER = "gobblin_py.writers.builder.FsDataWriterBuilder"
-# Gobblin's default builder writes Avro; until there is an Avro writer, its name means "the default builder"
+DEFAULT_FORK_OPERATOR = "gobblin_py.forks.identity.IdentityForkOperator"
+# Gobblin's default builder writes Avro; its name means "the default builder", which picks the format
 _GOBBLIN_DEFAULT_BUILDERS = {"org.apache.gobblin.writer.AvroDataWriterBuilder", "gobblin.writer.AvroDataWriterBuilder"}
+
+
+class BranchFailures(GobblinPyError):
+    """Several branches of a task failed."""
+
+
+class TaskPolicyFailure(GobblinPyError):
+    """A FAIL-type task policy failed and ``data.quality.enforce.failure`` is true."""
 
 
 def converter_chain(state: State, key: str) -> list[Converter]:
@@ -40,7 +59,8 @@ def converter_chain(state: State, key: str) -> list[Converter]:
     return converters
 
 
-def _apply(converters: list[Converter], batch: pa.RecordBatch, state: State) -> Iterable[pa.RecordBatch]:
+def apply_converters(converters: list[Converter], batch: pa.RecordBatch, state: State) -> Iterable[pa.RecordBatch]:
+    """Run ``batch`` through a chain; each converter may turn one batch into any number."""
     batches: Iterable[pa.RecordBatch] = (batch,)
     for converter in converters:
         produced: list[pa.RecordBatch] = []
@@ -54,48 +74,126 @@ def _apply(converters: list[Converter], batch: pa.RecordBatch, state: State) -> 
     return batches
 
 
-def _writer_builder(state: State) -> DataWriterBuilder:
-    name = state.get_prop("writer.builder.class") or DEFAULT_WRITER_BUILDER
+def _converted_schema(converters: list[Converter], schema: pa.Schema, state: State) -> pa.Schema:
+    for converter in converters:
+        schema = converter.convert_schema(schema, state)  # type: ignore[arg-type]
+    return schema
+
+
+def _writer_builder(state: State, branches: int, branch: int) -> DataWriterBuilder:
+    key = branch_key("writer.builder.class", branches, branch)
+    name = state.get_prop(key) or DEFAULT_WRITER_BUILDER
     if name in _GOBBLIN_DEFAULT_BUILDERS:
         name = DEFAULT_WRITER_BUILDER
-    builder = instantiate(name, "writer.builder.class", DataWriterBuilder)
-    return builder  # type: ignore[return-value]
+    return instantiate(name, key, DataWriterBuilder)  # type: ignore[return-value]
+
+
+def _fork_operator(task: TaskState) -> ForkOperator | IdentityForkOperator:
+    name = task.get_prop("fork.operator.class") or DEFAULT_FORK_OPERATOR
+    operator = instantiate(name, "fork.operator.class")
+    if not hasattr(operator, "get_branches"):
+        raise UsageError(f"fork.operator.class={name}: not a ForkOperator (it has no get_branches)")
+    operator.init(task)  # type: ignore[union-attr]
+    return operator  # type: ignore[return-value]
+
+
+def _masks(operator, task: TaskState, batch: pa.RecordBatch, branches: int) -> list:
+    if hasattr(operator, "fork_batch"):
+        masks = operator.fork_batch(task, batch)
+    else:  # a per-record operator without the ForkOperator base
+        rows = [operator.fork_data_record(task, r) for r in batch.to_pylist()]
+        for answer in rows:
+            if len(answer) != branches:
+                raise ForkBranchMismatchError(operator, "data records", len(answer), branches)
+        masks = [pa.array([bool(r[i]) for r in rows], pa.bool_()) for i in range(branches)]
+    if len(masks) != branches:
+        raise ForkBranchMismatchError(operator, "data records", len(masks), branches)
+    for mask in masks:
+        if not isinstance(mask, bool) and len(mask) != batch.num_rows:
+            raise ForkBranchMismatchError(operator, f"mask rows of a {batch.num_rows}-row batch", len(mask), batch.num_rows)
+    return masks
+
+
+def schema_json(schema: pa.Schema) -> str:
+    """A stable text form of a schema, stored as ``extract.schema`` for schema-compatibility checks."""
+    return json.dumps([{"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in schema],
+                      separators=(",", ":"))
+
+
+def _build_branches(task: TaskState, operator, schema: pa.Schema, branches: int) -> list[Branch | None]:
+    routes = operator.fork_schema(task, schema)
+    if len(routes) != branches:
+        raise ForkBranchMismatchError(operator, "schemas", len(routes), branches)
+    result: list[Branch | None] = []
+    for index in range(branches):
+        if not routes[index]:  # no schema, no branch: its records are dropped, it writes nothing
+            result.append(None)
+            continue
+        state = WorkUnitState(task.workunit, {"fork.branch.id": str(index)}, job_state=task, id=task.task_id)
+        converters = converter_chain(state, fork_key("converter.classes", index))
+        branch_schema = _converted_schema(converters, schema, state)
+        checker = RowChecker.build(state, task.task_id, index)
+        result.append(Branch(index, branches, state, converters, branch_schema, checker,
+                             _writer_builder(task, branches, index), f"{task.task_id}_0"))
+    return result
 
 
 def _attempt(task: TaskState) -> None:
-    """One attempt of the task; raises on failure. Counters and watermark land on ``task``."""
-    branches = task.get_prop_as_int("fork.branches", 1) or 1
-    if branches != 1:
-        raise UsageError(f"fork.branches={branches}: only single-branch jobs can run in this version")
-    task.set_prop("fork.branches", 1)
+    """One attempt of the task; raises on failure. Counters, results and watermark land on ``task``."""
     source: Source = instantiate(task.get_prop("source.class") or "", "source.class", Source)  # type: ignore[assignment]
     extractor: Extractor = source.get_extractor(task)
-    writer: DataWriter | None = None
     converters: list[Converter] = []
+    pre_checker: RowChecker | None = None
+    operator = None
+    branches: list[Branch | None] = []
     extracted = 0
     try:
-        # pre-fork chain, then branch 0's chain (Gobblin applies converter.classes.0 even with one branch)
-        converters = converter_chain(task, "converter.classes") + converter_chain(task, "converter.classes.0")
-        schema = extractor.get_schema()
-        for converter in converters:
-            schema = converter.convert_schema(schema, task)  # type: ignore[arg-type]
-        builder = _writer_builder(task)
-        writer_id = f"{task.task_id}_0"
-        for batch in extractor.read_batches():
-            extracted += batch.num_rows
-            for out in _apply(converters, batch, task):
-                if out.num_rows == 0:
-                    continue
-                if writer is None:  # lazily, like Gobblin: a task with no records writes no file
-                    schema = out.schema
-                    writer = builder.build(task, schema, 1, 0, writer_id)
-                writer.write(out if out.schema == schema else out.cast(schema))
+        converters = converter_chain(task, "converter.classes")
+        pre_checker = RowChecker.build(task, task.task_id, -1)
+        operator = _fork_operator(task)
+        count = operator.get_branches(task)
+        if count < 1:
+            raise UsageError(f"fork.operator.class: {count} branches; a task needs at least one")
+        task.set_prop("fork.branches", count)
+        schema = _converted_schema(converters, extractor.get_schema(), task)
+        branches = _build_branches(task, operator, schema, count)
+        live = [b for b in branches if b is not None]
+        if count > 1:
+            capacity = task.get_prop_as_int("fork.record.queue.capacity", 100) or 100
+            timeout_s = (task.get_prop_as_float("fork.record.queue.timeout", 1000.0) or 1000.0) / 1000
+            for branch in live:
+                branch.start(capacity, timeout_s)
+        try:
+            for batch in extractor.read_batches():
+                extracted += batch.num_rows
+                for out in apply_converters(converters, batch, task):
+                    if pre_checker is not None:
+                        out = pre_checker.apply(out)
+                    if out.num_rows == 0:
+                        continue
+                    masks = [True] if count == 1 and isinstance(operator, IdentityForkOperator) else _masks(operator, task, out, count)
+                    for branch, mask in zip(branches, masks):
+                        if branch is None or mask is False:
+                            continue
+                        routed = out if mask is True else out.filter(mask)
+                        if routed.num_rows:
+                            branch.feed(routed)
+        finally:
+            for branch in live:
+                branch.finish()
         task.set_prop("qualitychecker.rows.extracted", extracted)
         task.set_prop("qualitychecker.rows.expected", extractor.get_expected_record_count())
+        failures = [b for b in live if b.failure is not None]
+        if len(failures) == 1:
+            raise failures[0].failure  # type: ignore[misc]
+        if failures:
+            raise BranchFailures("; ".join(f"branch {b.name}: {type(b.failure).__name__}: {b.failure}" for b in failures))
+        _commit_branches(task, branches, count)
     except BaseException:
         task.set_prop("qualitychecker.rows.extracted", extracted)
-        if writer is not None:
-            writer.cleanup()
+        for branch in branches:
+            if branch is not None and branch.writer is not None:
+                branch.writer.cleanup()
         raise
     finally:
         try:
@@ -103,18 +201,67 @@ def _attempt(task: TaskState) -> None:
         finally:
             for converter in converters:
                 converter.close()
-    try:
-        outputs = writer.commit() if writer is not None else []
-    finally:
-        if writer is not None:
-            writer.cleanup()
-    written = writer.records_written if writer is not None else 0
-    task.set_prop("writer.records.written", written)
-    task.set_prop("qualitychecker.rows.written", written)
-    task.set_prop("writer.bytes.written", writer.bytes_written if writer is not None else 0)
-    if outputs:
-        task.set_prop("writer.final.output.file.paths", ",".join(outputs))
-    task.set_prop("fork.state", "SUCCEEDED")
+            if pre_checker is not None:
+                pre_checker.close()
+                task.set_prop("qualitychecker.row.policy.results", json.dumps(pre_checker.results()))
+            for branch in branches:
+                if branch is not None:
+                    branch.close()
+            if operator is not None and hasattr(operator, "close"):
+                operator.close()
+
+
+def _commit_branches(task: TaskState, branches: list[Branch | None], count: int) -> None:
+    """Evaluate each branch's task policies, then commit every writer (or none when a FAIL policy blocks)."""
+    expected = task.get_prop("qualitychecker.rows.expected")
+    statuses, blocked = [], []
+    for index, branch in enumerate(branches):
+        key = lambda k: branch_key(k, count, index)  # noqa: E731 - Gobblin's per-branch counter keys
+        written = branch.writer.records_written if branch is not None and branch.writer is not None else 0
+        task.set_prop(key("qualitychecker.rows.written"), written)
+        state = WorkUnitState(task.workunit, {"qualitychecker.rows.written": str(written),
+                                              "qualitychecker.rows.expected": str(expected)}, job_state=task)
+        if branch is not None:
+            task.set_prop(key("extract.schema"), schema_json(branch.schema))
+            state.set_prop("extract.schema", task.get_prop(key("extract.schema")))
+            previous = task.get_prop(key("previous.extract.schema"))
+            if previous:
+                state.set_prop("previous.extract.schema", previous)
+            if branch.row_checker is not None:
+                task.set_prop(fork_key("qualitychecker.row.policy.results", index), json.dumps(branch.row_checker.results()))
+        policies = task_quality.build_task_policies(task, count, index)
+        if policies:
+            status, results = task_quality.evaluate(policies, state)
+            task.set_prop(key("qualitychecker.task.policy.results"), json.dumps(results))
+            statuses.append(status)
+            if status == "FAILED":
+                blocked.append((index, results))
+    if statuses:
+        overall = "FAILED" if "FAILED" in statuses else "NOT_EVALUATED" if "NOT_EVALUATED" in statuses else "PASSED"
+        task.set_prop("gobblin.task.level.policy.result", overall)
+    if blocked and task_quality.enforce(task):
+        failed = "; ".join(
+            f"branch {i}: " + ", ".join(r["policy"] for r in results if r["result"] == "FAILED" and r["type"] == "FAIL")
+            for i, results in blocked
+        )
+        raise TaskPolicyFailure(f"task-level quality policy failed ({failed}); data.quality.enforce.failure=true")
+    total_records = total_bytes = 0
+    for index, branch in enumerate(branches):
+        key = lambda k: branch_key(k, count, index)  # noqa: E731
+        outputs: list[str] = []
+        if branch is not None and branch.writer is not None:
+            try:
+                outputs = branch.writer.commit()
+            finally:
+                branch.writer.cleanup()
+            total_records += branch.writer.records_written
+            total_bytes += branch.writer.bytes_written
+            task.set_prop(key("writer.records.written"), branch.writer.records_written)
+        if outputs:
+            task.set_prop(key("writer.final.output.file.paths"), ",".join(outputs))
+        task.set_prop(key("fork.state"), "COMMITTED" if branch is not None else "ABSENT")
+    task.set_prop("writer.records.written", total_records)
+    task.set_prop("writer.bytes.written", total_bytes)
 
 
 def run_task(job_props: Mapping[str, str], workunit: WorkUnit, job_id: str, task_id: str) -> TaskState:
