@@ -30,6 +30,10 @@ GOBBLIN_EQUIVALENTS: dict[str, str] = {
     "converter.IdentityConverter": "gobblin_py.converters.identity.IdentityConverter",
     "fork.IdentityForkOperator": "gobblin_py.forks.identity.IdentityForkOperator",
     "writer.ParquetDataWriterBuilder": "gobblin_py.writers.builder.ParquetDataWriterBuilder",
+    "policies.count.RowCountPolicy": "gobblin_py.quality.task.RowCountPolicy",
+    "policies.count.RowCountRangePolicy": "gobblin_py.quality.task.RowCountRangePolicy",
+    "policies.schema.SchemaCompatibilityPolicy": "gobblin_py.quality.task.SchemaCompatibilityPolicy",
+    "policies.schema.SchemaRowCheckPolicy": "gobblin_py.quality.row.SchemaRowCheckPolicy",
 }
 
 # Built-ins that have no Gobblin counterpart, listed so that suggestions can point at them.
@@ -43,6 +47,11 @@ BUILTINS: tuple[str, ...] = (
     "gobblin_py.publishers.base.BaseDataPublisher",
     "gobblin_py.publishers.noop.NoopPublisher",
     "gobblin_py.forks.identity.IdentityForkOperator",
+    "gobblin_py.quality.row.RequiredFieldsPolicy",
+    "gobblin_py.quality.row.SchemaRowCheckPolicy",
+    "gobblin_py.quality.task.RowCountPolicy",
+    "gobblin_py.quality.task.RowCountRangePolicy",
+    "gobblin_py.quality.task.SchemaCompatibilityPolicy",
 )
 
 # Keys whose values name classes: a single class, or a comma list of them.

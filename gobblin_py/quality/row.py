@@ -1,0 +1,186 @@
+"""Row-level policies (``qualitychecker.row.policies[.N]`` with ``qualitychecker.row.policy.types[.N]``).
+
+Policies run in order on each batch, vectorised; a row failing a policy is handled by that policy's type and
+not seen by later policies (Gobblin's "the first failing policy decides"):
+
+- ``FAIL``: the task fails, naming the policy and the first failing record;
+- ``OPTIONAL``: the row is dropped;
+- ``ERR_FILE``: the row is written to an error file under ``qualitychecker.row.err.file`` and dropped.
+
+Error files hold one JSON object per line, named ``<policy>-<task id>[.<branch>]-<millis>.err``; the first
+``qualitychecker.row.errFile.recordsPerTask`` failing rows of a task are written, then every k-th with k
+growing ×1.5 (Gobblin's sampling). Per-record policies (``check_record(record) -> bool``) work through an
+adapter, one Python call per row (the slow path).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+import time
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gobblin_py import fs as fsutil
+from gobblin_py.api import RowPolicy, plugin_name
+from gobblin_py.config.branches import fork_key, state_branch_key
+from gobblin_py.errors import GobblinPyError, UsageError
+from gobblin_py.plugins import instantiate
+from gobblin_py.state import State
+
+POLICIES_KEY = "qualitychecker.row.policies"
+TYPES_KEY = "qualitychecker.row.policy.types"
+ERR_DIR_KEY = "qualitychecker.row.err.file"
+ERR_BUDGET_KEY = "qualitychecker.row.errFile.recordsPerTask"
+TYPES = ("FAIL", "OPTIONAL", "ERR_FILE")
+
+
+class RowPolicyFailure(GobblinPyError):
+    """A FAIL-type row policy rejected a record."""
+
+
+class SchemaRowCheckPolicy(RowPolicy):
+    """Passes every row (Gobblin's SchemaRowCheckPolicy)."""
+
+    def check_batch(self, batch: pa.RecordBatch, state: State) -> pa.BooleanArray:
+        return pa.array([True] * batch.num_rows, pa.bool_())
+
+
+class RequiredFieldsPolicy(RowPolicy):
+    """Passes rows whose fields listed in ``qualitychecker.row.required.fields`` are all non-null."""
+
+    KEY = "qualitychecker.row.required.fields"
+
+    def init(self, state: State) -> None:
+        self.fields = state.get_prop_as_list(state_branch_key(state, self.KEY))
+        if not self.fields:
+            raise UsageError(f"{self.KEY} is not set: list the fields that must not be null")
+
+    def check_batch(self, batch: pa.RecordBatch, state: State) -> pa.BooleanArray:
+        mask = None
+        for name in self.fields:
+            index = batch.schema.get_field_index(name)
+            if index < 0:
+                raise UsageError(f"{self.KEY}: no field {name!r} in the records (they have {', '.join(batch.schema.names)})")
+            valid = pc.is_valid(batch.column(index))
+            mask = valid if mask is None else pc.and_(mask, valid)
+        return mask if mask is not None else pa.array([True] * batch.num_rows, pa.bool_())
+
+
+class RecordRowPolicyAdapter(RowPolicy):
+    """Runs a per-record policy (``check_record(record) -> bool``) on batches: one Python call per row."""
+
+    def __init__(self, plugin: object) -> None:
+        self.plugin = plugin
+
+    def init(self, state: State) -> None:
+        if hasattr(self.plugin, "init"):
+            self.plugin.init(state)
+
+    def check_batch(self, batch: pa.RecordBatch, state: State) -> pa.BooleanArray:
+        return pa.array([bool(self.plugin.check_record(r)) for r in batch.to_pylist()], pa.bool_())
+
+
+@dataclass
+class _Policy:
+    policy: RowPolicy
+    kind: str
+    name: str
+    failed: int = 0
+
+
+@dataclass
+class RowChecker:
+    """The row policies of the pre-fork stream (``branch`` -1) or of one branch, applied batch by batch."""
+
+    policies: list[_Policy]
+    state: State
+    task_id: str
+    branch: int
+    _err_files: dict = field(default_factory=dict)
+    _err_seen: int = 0
+    _err_next: float = 0.0
+    _err_gap: float = 1.0
+
+    @classmethod
+    def build(cls, state: State, task_id: str, branch: int) -> "RowChecker | None":
+        """The checker configured for ``branch`` (suffix ``.N`` whenever branch ≥ 0, as Gobblin); None if none."""
+        names = state.get_prop(fork_key(POLICIES_KEY, branch))
+        types = state.get_prop(fork_key(TYPES_KEY, branch))
+        if names is None and types is None:
+            return None
+        name_list = [n.strip() for n in (names or "").split(",") if n.strip()]
+        type_list = [t.strip() for t in (types or "").split(",") if t.strip()]
+        if len(name_list) != len(type_list):
+            raise UsageError(
+                f"{fork_key(POLICIES_KEY, branch)} lists {len(name_list)} policies but "
+                f"{fork_key(TYPES_KEY, branch)} lists {len(type_list)} types: give one type per policy"
+            )
+        policies = []
+        for name, kind in zip(name_list, type_list):
+            if kind not in TYPES:
+                raise UsageError(f"{fork_key(TYPES_KEY, branch)}: type {kind!r} is not one of {', '.join(TYPES)}")
+            plugin = instantiate(name, fork_key(POLICIES_KEY, branch))
+            policy = plugin if isinstance(plugin, RowPolicy) else None
+            if policy is None:
+                if not hasattr(plugin, "check_record"):
+                    raise UsageError(f"{fork_key(POLICIES_KEY, branch)}={name}: neither a RowPolicy nor has check_record")
+                policy = RecordRowPolicyAdapter(plugin)
+            policy.init(state)
+            policies.append(_Policy(policy, kind, plugin_name(plugin)))
+        return cls(policies, state, task_id, branch) if policies else None
+
+    def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """The rows of ``batch`` that pass every policy; FAIL policies raise instead."""
+        for entry in self.policies:
+            if batch.num_rows == 0:
+                return batch
+            mask = entry.policy.check_batch(batch, self.state)
+            if len(mask) != batch.num_rows:
+                raise GobblinPyError(f"row policy {entry.name} returned {len(mask)} results for {batch.num_rows} rows")
+            mask = pc.fill_null(mask, False)
+            failing = batch.num_rows - pc.sum(mask).as_py() if batch.num_rows else 0
+            if not failing:
+                continue
+            entry.failed += failing
+            if entry.kind == "FAIL":
+                first = batch.filter(pc.invert(mask)).slice(0, 1).to_pylist()[0]
+                raise RowPolicyFailure(f"row policy {entry.name} (FAIL) failed on record {json.dumps(first, default=str)}")
+            if entry.kind == "ERR_FILE":
+                self._write_errors(entry, batch.filter(pc.invert(mask)))
+            batch = batch.filter(mask)
+        return batch
+
+    def _write_errors(self, entry: _Policy, rows: pa.RecordBatch) -> None:
+        directory = self.state.get_prop(state_branch_key(self.state, ERR_DIR_KEY)) or self.state.get_prop(ERR_DIR_KEY)
+        if not directory:
+            raise UsageError(f"{ERR_DIR_KEY} is not set: an ERR_FILE row policy needs a directory for failing rows")
+        budget = self.state.get_prop_as_int(ERR_BUDGET_KEY, 1_000_000) or 0
+        handle = self._err_files.get(entry.name)
+        if handle is None:
+            fs, root = fsutil.open_fs(directory, self.state.get_prop("writer.fs.uri"))
+            fs.makedirs(root, exist_ok=True)
+            safe = re.sub(r"[^A-Za-z0-9._-]", "-", entry.name)
+            suffix = f".{self.branch}" if self.branch >= 0 else ""
+            stamp = "" if not self.state.get_prop_as_bool("allowSpeculativeExecutionWithErrFilePolicy", True) else f"-{int(time.time() * 1000)}"
+            path = posixpath.join(root, f"{safe}-{self.task_id}{suffix}{stamp}.err")
+            handle = self._err_files[entry.name] = fs.open(path, "ab" if not stamp and fsutil.is_local(fs) else "wb")
+        for record in rows.to_pylist():  # only failing rows cross into Python
+            self._err_seen += 1
+            if self._err_seen > budget:  # past the budget, sample with a gap growing x1.5
+                if self._err_seen < self._err_next:
+                    continue
+                self._err_gap *= 1.5
+                self._err_next = self._err_seen + self._err_gap
+            handle.write((json.dumps(record, default=str, ensure_ascii=False) + "\n").encode("utf-8"))
+
+    def results(self) -> list[dict]:
+        return [{"policy": p.name, "type": p.kind, "failed_rows": p.failed} for p in self.policies]
+
+    def close(self) -> None:
+        for handle in self._err_files.values():
+            handle.close()
+        self._err_files.clear()
