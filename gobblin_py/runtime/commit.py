@@ -12,6 +12,7 @@ Task states are grouped by ``dataset.urn``. For each dataset:
 
 from __future__ import annotations
 
+import json
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -50,6 +51,26 @@ class DatasetResult:
     error: str | None = None
     low_watermarks: list = field(default_factory=list)
     high_watermarks: list = field(default_factory=list)
+    quality: list[str] = field(default_factory=list)
+
+
+def quality_lines(tasks: list[TaskState]) -> list[str]:
+    """Task-policy outcomes and rows dropped by row policies, summed over the dataset's tasks."""
+    outcomes: dict[tuple[str, str, str], int] = {}
+    dropped: dict[tuple[str, str], int] = {}
+    for task in tasks:
+        for key, value in task.properties.items():
+            if key.startswith("qualitychecker.task.policy.results"):
+                for item in json.loads(value):
+                    name = (item["policy"].rsplit(".", 1)[-1], item["type"], item["result"])
+                    outcomes[name] = outcomes.get(name, 0) + 1
+            elif key.startswith("qualitychecker.row.policy.results"):
+                for item in json.loads(value):
+                    name = (item["policy"].rsplit(".", 1)[-1], item["type"])
+                    dropped[name] = dropped.get(name, 0) + item["failed_rows"]
+    lines = [f"task policy {p} ({t}): {r} in {n} task(s)" for (p, t, r), n in sorted(outcomes.items())]
+    lines += [f"row policy {p} ({t}): {n} row(s) failed" for (p, t), n in sorted(dropped.items()) if n]
+    return lines
 
 
 def _int(value: str | None) -> int:
@@ -95,6 +116,7 @@ def commit_dataset(
         sum(_int(t.get_prop("qualitychecker.rows.extracted")) for t in tasks),
         0,
     )
+    result.quality = quality_lines(tasks)
     if policy == "full" and failed:
         dataset.state = RunningState.FAILED
         dataset.job_failures = (previous.job_failures if previous else 0) + 1
@@ -126,6 +148,7 @@ def commit_dataset(
     result.state = dataset.state
     result.failed_tasks = len(not_committed)
     result.records_written = sum(_int(t.get_prop("writer.records.written")) for t in tasks if t.working_state is WorkingState.COMMITTED)
+    result.quality = quality_lines(tasks)
     result.low_watermarks = [t.workunit.low_watermark() for t in tasks]
     result.high_watermarks = [t.actual_high_watermark() for t in tasks]
     if store is not None:

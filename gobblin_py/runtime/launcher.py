@@ -7,6 +7,7 @@ tasks on the engine → commit per dataset → persist → clean up staging → 
 from __future__ import annotations
 
 import posixpath
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -21,6 +22,8 @@ from gobblin_py.runtime.engines import make_engine, task_groups
 from gobblin_py.state import FsDatasetStateStore, RunningState, SourceState, State, TaskState, WorkingState
 
 log = get_logger(__name__)
+
+BRANCH_DIR_KEY = re.compile(r"^writer\.(staging|output)\.dir(\.\d+)?$")
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -51,7 +54,8 @@ class JobResult:
 
 def rewrite_dirs(props: dict[str, str], job_name: str, job_id: str) -> None:
     """Per-run working directories under the configured roots (Gobblin's JobContext rewrite, §6.2)."""
-    for key in ("writer.staging.dir", "writer.output.dir"):
+    # branch-suffixed dirs too (Gobblin leaves them shared across runs, where a failed run's files could linger)
+    for key in [k for k in props if BRANCH_DIR_KEY.match(k)]:
         if props.get(key):
             props[key] = posixpath.join(props[key], job_name, job_id)
     root = props.get("task.data.root.dir")
@@ -109,6 +113,7 @@ class JobLauncher:
                 result.message = "nothing new to pull"
                 log.info("job_nothing_to_do", job=self.job_name, job_id=job_id)
                 return result
+            self._carry_previous_schemas(units, previous, props.get("dataset.urn", ""))
             groups = task_groups(units, self.job_name, millis)
             skipped, runnable = [], []
             for group in groups:
@@ -148,7 +153,20 @@ class JobLauncher:
     @staticmethod
     def _cleanup(props: Mapping[str, str]) -> None:
         """Delete this run's staging and task-output directories (published data has moved out already)."""
-        for key in ("writer.staging.dir", "writer.output.dir"):
-            fs, path = fsutil.open_fs(props[key], props.get("writer.fs.uri"))
+        for key in [k for k in props if BRANCH_DIR_KEY.match(k)]:
+            branch = key.rsplit(".", 1)[1] if key.count(".") == 3 else None
+            fs_uri = props.get(f"writer.fs.uri.{branch}") if branch else None
+            fs, path = fsutil.open_fs(props[key], fs_uri or props.get("writer.fs.uri"))
             if fs.exists(path):
                 fs.rm(path, recursive=True)
+
+    @staticmethod
+    def _carry_previous_schemas(units: list, previous: Mapping, default_urn: str) -> None:
+        """Give each work unit its dataset's last output schemas, for SchemaCompatibilityPolicy."""
+        for unit in units:
+            for member in getattr(unit, "work_units", None) or [unit]:
+                state = previous.get(member.get_prop("dataset.urn", default_urn))
+                tasks = state.all_task_states() if state is not None else []
+                for key, value in (tasks[0].properties.items() if tasks else ()):
+                    if key == "extract.schema" or key.startswith("extract.schema."):
+                        member.set_prop(f"previous.{key}", value)

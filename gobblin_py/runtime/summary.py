@@ -34,6 +34,8 @@ def render(result: JobResult) -> str:
         highs = sorted({_watermark(w) for w in d.high_watermarks} - {"-"})
         if lows or highs:
             lines.append(f"    watermarks low {', '.join(lows) or '-'} → actual high {', '.join(highs) or '-'}")
+        for line in d.quality:
+            lines.append(f"    quality: {line}")
         for path in d.published:
             lines.append(f"    published {path}")
         if d.error:

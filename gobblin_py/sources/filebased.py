@@ -243,7 +243,14 @@ class FileExtractor(Extractor):
         return self._schema
 
     def get_expected_record_count(self) -> int:
-        return -1
+        """Known for Parquet (from file footers); -1 for CSV and JSON, as Gobblin's file extractors say."""
+        if not self.paths or any(file_format(p, self.state.get_prop(FORMAT_KEY)) != "parquet" for p in self.paths):
+            return -1
+        total = 0
+        for path in self.paths:
+            with self.fs.open(path, "rb") as stream:
+                total += pq.ParquetFile(stream).metadata.num_rows
+        return total
 
     def read_batches(self) -> Iterator[pa.RecordBatch]:
         schema = self.get_schema()
