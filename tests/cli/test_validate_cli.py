@@ -38,8 +38,9 @@ def test_copy_pull_fails_on_its_line_without_separator(corpus_reports):
 
 def test_unported_classes_are_listed_per_key(corpus_reports):
     report = corpus_reports["gobblin-test/resource/job-conf/GobblinTest1.pull"]
-    assert "source.class=org.apache.gobblin.test.TestSource" in report["unsupported"]
-    assert "qualitychecker.task.policies=org.apache.gobblin.policies.count.RowCountPolicy" in report["unsupported"]
+    assert report["unsupported"] == [
+        "converter.classes=org.apache.gobblin.test.TestConverter", "source.class=org.apache.gobblin.test.TestSource"
+    ]  # its quality policies (RowCountPolicy, SchemaCompatibilityPolicy, SchemaRowCheckPolicy) have equivalents
     valid = sorted(p for p, r in corpus_reports.items() if r["ok"])
     assert len(valid) == 13, valid
 

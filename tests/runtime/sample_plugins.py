@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from gobblin_py.api import Converter
+from gobblin_py.api import Converter, ForkOperator
 
 
 class UpperCaseNames:
@@ -59,3 +61,52 @@ class FailFirstAttempt(Converter):
         if self.first:
             raise RuntimeError("first attempt fails on purpose")
         return batch
+
+
+class RouteByParity(ForkOperator):
+    """Vectorised routing: even order ids to branch 0, odd to branch 1."""
+
+    def get_branches(self, state):
+        return 2
+
+    def fork_batch(self, state, batch):
+        even = pc.equal(pc.bit_wise_and(batch.column("order_id"), 1), 0)
+        return [even, pc.invert(even)]
+
+
+class RouteByCustomerPerRecord(ForkOperator):
+    """Per-record routing (the slow path): customer id modulo 3 picks one of three branches."""
+
+    def get_branches(self, state):
+        return 3
+
+    def fork_data_record(self, state, record):
+        return [record["customer_id"] % 3 == i for i in range(3)]
+
+
+class WrongLengthFork(ForkOperator):
+    """Declares two branches, answers three masks."""
+
+    def get_branches(self, state):
+        return 2
+
+    def fork_batch(self, state, batch):
+        return [True, True, True]
+
+
+class SlowConverter(Converter):
+    """Passes batches through slowly, so that a branch queue fills up."""
+
+    def convert_schema(self, schema, state):
+        return schema
+
+    def convert_batch(self, batch, state):
+        time.sleep(0.02)
+        return batch
+
+
+class PositiveAmount:
+    """A per-record row policy: amount must be positive."""
+
+    def check_record(self, record):
+        return (record.get("amount") or 0) > 0

@@ -1,0 +1,70 @@
+"""The sensitive-data example of Gobblin's fork documentation, on Arrow batches.
+
+``SensitiveDataAwareForkOperator`` sends every record to exactly one of two branches: branch 0 when any of the
+fields listed in ``fork.sensitive.fields`` holds a value (the record carries sensitive data), branch 1
+otherwise. ``PurgingConverter`` (branch 0's converter in ``jobs/fork_by_classifier.pull``) blanks those fields.
+Both decide per batch with Arrow compute, not per record.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gobblin_py.api import Converter, ForkOperator
+from gobblin_py.converters.keys import converter_prop
+from gobblin_py.errors import UsageError
+from gobblin_py.state import State
+
+SENSITIVE_FIELDS_KEY = "fork.sensitive.fields"
+PURGE_FIELDS_KEY = "converter.purge.fields"
+
+
+def _fields(value: str | None, key: str) -> list[str]:
+    fields = [f.strip() for f in (value or "").split(",") if f.strip()]
+    if not fields:
+        raise UsageError(f"{key} is not set: list the sensitive fields")
+    return fields
+
+
+class SensitiveDataAwareForkOperator(ForkOperator):
+    """Two branches: 0 for records with sensitive data, 1 for the others."""
+
+    def init(self, state: State) -> None:
+        self.fields = _fields(state.get_prop(SENSITIVE_FIELDS_KEY), SENSITIVE_FIELDS_KEY)
+
+    def get_branches(self, state: State) -> int:
+        return 2
+
+    def fork_batch(self, state: State, batch: pa.RecordBatch) -> list[pa.BooleanArray]:
+        sensitive = pa.array([False] * batch.num_rows, pa.bool_())
+        for name in self.fields:
+            column = batch.column(name) if name in batch.schema.names else None
+            if column is None:
+                raise UsageError(f"{SENSITIVE_FIELDS_KEY}: no field {name!r} in the records")
+            has_value = pc.is_valid(column)
+            if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+                has_value = pc.and_(has_value, pc.not_equal(pc.utf8_length(pc.fill_null(column, "")), 0))
+            sensitive = pc.or_(sensitive, has_value)
+        return [sensitive, pc.invert(sensitive)]
+
+
+class PurgingConverter(Converter):
+    """Sets the fields of ``converter.purge.fields[.N]`` to null."""
+
+    def init(self, state: State) -> None:
+        self.fields = set(_fields(converter_prop(state, PURGE_FIELDS_KEY), PURGE_FIELDS_KEY))
+
+    def convert_schema(self, schema: pa.Schema, state: State) -> pa.Schema:
+        missing = self.fields - set(schema.names)
+        if missing:
+            raise UsageError(f"{PURGE_FIELDS_KEY}: no field {', '.join(sorted(missing))} in the records")
+        self.schema = pa.schema([f.with_nullable(True) if f.name in self.fields else f for f in schema])
+        return self.schema
+
+    def convert_batch(self, batch: pa.RecordBatch, state: State) -> pa.RecordBatch:
+        columns = [
+            pa.nulls(batch.num_rows, field.type) if field.name in self.fields else column
+            for field, column in zip(batch.schema, batch.columns)
+        ]
+        return pa.RecordBatch.from_arrays(columns, schema=self.schema)
