@@ -5,8 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import re
+
 from gobblin_py.config import load_jobs
 from gobblin_py.plugins import PluginError, check_plugins
+
+SECRET_KEY = re.compile(r"(password|passwd|secret|token|credential|private[._]?key)", re.IGNORECASE)
+MASK = "******"
+
+
+def mask_secrets(props: dict[str, str]) -> dict[str, str]:
+    """The properties with the values of password-like keys replaced by ``******``."""
+    return {k: (MASK if SECRET_KEY.search(k) and v else v) for k, v in props.items()}
 
 
 @dataclass
@@ -41,7 +51,7 @@ class JobReport:
             "unsupported": self.unsupported,
             "unresolved": self.unresolved,
             "warnings": self.warnings,
-            "properties": self.properties,
+            "properties": mask_secrets(self.properties) if self.properties is not None else None,
         }
 
 

@@ -67,3 +67,16 @@ def test_validate_goes_on_past_bad_files(tmp_path):
     assert "source.class=no.such.Source: no such plugin class" in result.stdout
     assert "c.pull:2" in result.stdout
     assert "3 job files, 1 valid, 2 with problems" in result.stdout
+
+
+def test_json_masks_secrets(tmp_path):
+    (tmp_path / "db.pull").write_text(
+        "job.name=Db\nsource.class=gobblin_py.sources.filebased.FileBasedSource\n"
+        "source.conn.password=hunter2\nsource.conn.username=app\napi.token=abc\n"
+    )
+    result = run_gpy("validate", str(tmp_path / "db.pull"), "--json")
+    assert result.returncode == 0, result.stdout
+    props = json.loads(result.stdout)[0]["properties"]
+    assert props["source.conn.password"] == "******" and props["api.token"] == "******"
+    assert props["source.conn.username"] == "app"
+    assert "hunter2" not in result.stdout
