@@ -1,8 +1,13 @@
-"""Regenerate the quickstart's sample orders (jobs/data/orders/*.csv); deterministic, so reruns match."""
+"""Regenerate the example jobs' sample data; deterministic, so reruns match.
+
+- jobs/data/orders/*.csv: orders for the quickstart and the dual-write fork example;
+- jobs/data/customers/*.jsonl: customers, some with sensitive fields, for the classifier fork example.
+"""
 
 from __future__ import annotations
 
 import csv
+import json
 import random
 import sys
 from datetime import datetime, timedelta, timezone
@@ -22,13 +27,29 @@ def write_day(directory: Path, day: datetime, rows: int, first_id: int, rng: ran
             ])
 
 
-def main(directory: str = "jobs/data/orders") -> None:
-    target = Path(directory)
-    target.mkdir(parents=True, exist_ok=True)
+def write_customers(path: Path, rows: int, rng: random.Random) -> None:
+    with path.open("w") as out:
+        for i in range(1, rows + 1):
+            record = {"customer_id": i, "name": f"customer {i}", "email": f"c{i}@example.com",
+                      "country": rng.choice(["DE", "FR", "US", "GB"]), "ssn": None, "card_number": None}
+            kind = rng.random()
+            if kind < 0.2:
+                record["ssn"] = f"{rng.randrange(100, 999)}-{rng.randrange(10, 99)}-{rng.randrange(1000, 9999)}"
+            elif kind < 0.35:
+                record["card_number"] = "4" + "".join(str(rng.randrange(10)) for _ in range(15))
+            out.write(json.dumps(record) + "\n")
+
+
+def main(root: str = "jobs/data") -> None:
+    orders = Path(root) / "orders"
+    orders.mkdir(parents=True, exist_ok=True)
     rng = random.Random(20261101)
     first = datetime(2026, 11, 1, tzinfo=timezone.utc)
     for n in range(3):
-        write_day(target, first + timedelta(days=n), 250, 1 + 250 * n, rng)
+        write_day(orders, first + timedelta(days=n), 250, 1 + 250 * n, rng)
+    customers = Path(root) / "customers"
+    customers.mkdir(parents=True, exist_ok=True)
+    write_customers(customers / "customers-2026-11-01.jsonl", 300, random.Random(7))
 
 
 if __name__ == "__main__":
