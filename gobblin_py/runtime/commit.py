@@ -21,6 +21,7 @@ from gobblin_py.api import DataPublisher
 from gobblin_py.errors import UsageError
 from gobblin_py.logs import get_logger
 from gobblin_py.plugins import instantiate
+from gobblin_py.runtime.commit_sequence import CommitSequence, CommitSequenceStore, CommitStep, DatasetStateStep, boundary
 from gobblin_py.state import DatasetState, FsDatasetStateStore, RunningState, TaskState, WorkingState
 
 log = get_logger(__name__)
@@ -105,8 +106,13 @@ def commit_dataset(
     end_time: int,
     store: FsDatasetStateStore | None,
     previous: DatasetState | None,
+    sequences: CommitSequenceStore | None = None,
 ) -> DatasetResult:
-    """Publish and persist one dataset according to the job commit policy."""
+    """Publish and persist one dataset according to the job commit policy.
+
+    With a commit-sequence store (EXACTLY_ONCE, the default) the moves and the new state are logged as one
+    commit sequence before any of them is made; otherwise data is published, then the state saved.
+    """
     policy = commit_policy(props)
     dataset = DatasetState(job_name, job_id, dataset_urn=urn, start_time=start_time, end_time=end_time,
                            duration=end_time - start_time, task_count=len(tasks), task_states=tasks)
@@ -127,9 +133,20 @@ def commit_dataset(
     dataset.state = RunningState.SUCCESSFUL
     dataset.job_failures = 0
     successful = [t for t in tasks if t.working_state is WorkingState.SUCCESSFUL]
+    steps: list[CommitStep] | None = None
     try:
         if successful:
-            result.published = _publisher(props).publish(successful)
+            publisher = _publisher(props)
+            if sequences is not None and store is not None and hasattr(publisher, "plan"):
+                steps = list(publisher.plan(successful))  # type: ignore[attr-defined]
+                result.published = list(getattr(publisher, "final_dirs", []))
+            else:
+                if sequences is not None:
+                    log.warning("publisher_not_exactly_once", dataset=urn, publisher=type(publisher).__name__,
+                                note="it has no plan(): data is published, then the state saved (at least once)")
+                result.published = publisher.publish(successful)
+        elif sequences is not None and store is not None:
+            steps = []
         for task in successful:
             task.working_state = WorkingState.COMMITTED
     except Exception as exc:  # noqa: BLE001 - a publisher failure fails the dataset, not the process
@@ -151,7 +168,22 @@ def commit_dataset(
     result.quality = quality_lines(tasks)
     result.low_watermarks = [t.workunit.low_watermark() for t in tasks]
     result.high_watermarks = [t.actual_high_watermark() for t in tasks]
-    if store is not None:
+    if store is not None and steps is not None and sequences is not None and not result.error:
+        sequence = CommitSequence(job_name, urn, job_id, [*steps, DatasetStateStep(store, urn, dataset)])
+        boundary(f"{urn}:before_log")
+        sequences.put(sequence)
+        boundary(f"{urn}:logged")
+        try:
+            sequence.execute()
+        except Exception as exc:  # noqa: BLE001 - the logged sequence is finished by the next run
+            result.state = RunningState.FAILED
+            result.error = f"commit interrupted ({exc}); the next run finishes it before pulling more"
+            log.error("commit_interrupted", dataset=urn, error=str(exc))
+            return result
+        sequences.delete(sequence)
+        boundary(f"{urn}:done")
+        result.persisted = True
+    elif store is not None:
         store.persist_dataset_state(dataset, urn)
         result.persisted = True
     log.info("dataset_committed", dataset=urn, state=dataset.state.value, committed_tasks=len(tasks) - len(not_committed),

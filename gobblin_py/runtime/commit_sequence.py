@@ -1,0 +1,244 @@
+"""Exactly-once commits: publishing a dataset's data and checking in its watermarks as one atomic step.
+
+Before anything is published, the driver writes the dataset's whole commit — every file rename and the new
+dataset state — as one JSON file (a write-ahead log). It then runs each step that is not already done and
+deletes the file. A run that dies anywhere in between leaves the file behind; the next run finishes it
+before it plans new work, so data is published once and its watermark is saved with it, whatever the
+instant of the crash. Every step is idempotent: ``is_completed()`` says whether it has taken effect.
+
+Store layout: ``<gobblin.runtime.commit.sequence.store.dir>/<job name>/<sanitised urn>.json`` (default
+directory ``<state.store.dir>/_commit_sequences``), each written atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from gobblin_py import fs as fsutil
+from gobblin_py.errors import GobblinPyError, UsageError
+from gobblin_py.state import DatasetState, FsDatasetStateStore
+from gobblin_py.state.writable import DATASET_STATE_CLASS, deserialize, serialize
+
+SEMANTICS_KEY = "gobblin.runtime.delivery.semantics"
+STORE_DIR_KEY = "gobblin.runtime.commit.sequence.store.dir"
+STORE_FS_URI_KEY = "gobblin.runtime.commit.sequence.store.fs.uri"
+MAX_RETRIES_KEY = "gobblin.runtime.commit.sequence.max.retries"
+EXACTLY_ONCE, AT_LEAST_ONCE = "EXACTLY_ONCE", "AT_LEAST_ONCE"
+FORMAT_VERSION = 1
+
+
+def delivery_semantics(props: dict[str, str]) -> str:
+    value = (props.get(SEMANTICS_KEY) or EXACTLY_ONCE).strip().upper()
+    if value not in (EXACTLY_ONCE, AT_LEAST_ONCE):
+        raise UsageError(f"{SEMANTICS_KEY}={value}: use EXACTLY_ONCE (default) or AT_LEAST_ONCE")
+    return value
+
+
+# ------------------------------------------------------------------ a test-only hook
+
+_BOUNDARY_ENV = "GPY_TEST_CRASH_AT_BOUNDARY"
+_boundaries_seen = 0
+
+
+def boundary(name: str) -> None:
+    """Mark a commit step boundary. Only the crash tests act on it: with ``GPY_TEST_CRASH_AT_BOUNDARY=n``
+    the process kills itself (SIGKILL) at the n-th boundary, exactly as a crash there would."""
+    global _boundaries_seen
+    target = os.environ.get(_BOUNDARY_ENV)
+    if not target:
+        return
+    _boundaries_seen += 1
+    if _boundaries_seen == int(target):
+        log_path = os.environ.get("GPY_TEST_BOUNDARY_LOG")
+        if log_path:
+            with open(log_path, "a") as out:
+                out.write(f"{_boundaries_seen} {name}\n")
+        os.kill(os.getpid(), 9)
+
+
+# ------------------------------------------------------------------ steps
+
+
+class CommitStep(ABC):
+    """One idempotent part of a commit."""
+
+    kind: str = ""
+
+    @abstractmethod
+    def is_completed(self) -> bool:
+        """Whether the step has already taken effect."""
+
+    @abstractmethod
+    def execute(self) -> None:
+        """Make the step take effect; safe to repeat."""
+
+    @abstractmethod
+    def to_json(self) -> dict[str, Any]:
+        """The step as JSON (with ``kind``)."""
+
+    def describe(self) -> str:
+        return self.kind
+
+
+@dataclass
+class FsRenameStep(CommitStep):
+    """Move one file from task output to its final place (rename, or copy and delete across filesystems).
+
+    Completed once the destination exists and the source is gone. A destination that exists while the source
+    is still there is the interrupted tail of a copy-and-delete move: the source is then just removed.
+    """
+
+    src: str
+    dst: str
+    src_fs_uri: str | None = None
+    dst_fs_uri: str | None = None
+    kind: str = "fs_rename"
+
+    def _fss(self):
+        src_fs, src = fsutil.open_fs(self.src, self.src_fs_uri)
+        dst_fs, dst = fsutil.open_fs(self.dst, self.dst_fs_uri)
+        return src_fs, src, dst_fs, dst
+
+    def is_completed(self) -> bool:
+        src_fs, src, dst_fs, dst = self._fss()
+        return dst_fs.exists(dst) and not src_fs.exists(src)
+
+    def execute(self) -> None:
+        src_fs, src, dst_fs, dst = self._fss()
+        if dst_fs.exists(dst):
+            if src_fs.exists(src):
+                fsutil.remove(src_fs, src)
+            return
+        if not src_fs.exists(src):
+            raise GobblinPyError(f"cannot publish {self.src}: it is gone and {self.dst} does not exist")
+        dst_fs.makedirs(posixpath.dirname(dst), exist_ok=True)
+        if fsutil.is_local(src_fs) and fsutil.is_local(dst_fs):
+            os.rename(src, dst)  # atomic; the destination was checked to be absent
+            return
+        tmp = posixpath.join(posixpath.dirname(dst), f"_tmp_{posixpath.basename(dst)}")
+        with src_fs.open(src, "rb") as reader, dst_fs.open(tmp, "wb") as writer:
+            while chunk := reader.read(8 << 20):
+                writer.write(chunk)
+        dst_fs.mv(tmp, dst)
+        src_fs.rm(src)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "src": self.src, "dst": self.dst, "src_fs_uri": self.src_fs_uri,
+                "dst_fs_uri": self.dst_fs_uri}
+
+    def describe(self) -> str:
+        return f"publish {self.src} -> {self.dst}"
+
+
+@dataclass
+class DatasetStateStep(CommitStep):
+    """Persist the dataset's new state (its watermarks) as the dataset's latest; completed once it is."""
+
+    store: FsDatasetStateStore
+    urn: str
+    state: DatasetState
+    kind: str = "dataset_state"
+
+    def is_completed(self) -> bool:
+        latest = self.store.get_latest_dataset_state(self.state.job_name, self.urn)
+        return latest is not None and latest.job_id == self.state.job_id
+
+    def execute(self) -> None:
+        self.store.persist_dataset_state(self.state, self.urn)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "urn": self.urn, "state": serialize(self.state).hex()}
+
+    def describe(self) -> str:
+        return f"save the state of dataset {self.urn!r} ({self.state.job_id})"
+
+
+@dataclass
+class CommitSequence:
+    """The ordered steps that commit one dataset of one run."""
+
+    job_name: str
+    urn: str
+    job_id: str
+    steps: list[CommitStep] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": FORMAT_VERSION, "job_name": self.job_name, "urn": self.urn, "job_id": self.job_id,
+                "steps": [step.to_json() for step in self.steps]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], store: FsDatasetStateStore, where: str) -> "CommitSequence":
+        try:
+            steps: list[CommitStep] = []
+            for item in data["steps"]:
+                if item["kind"] == "fs_rename":
+                    steps.append(FsRenameStep(item["src"], item["dst"], item.get("src_fs_uri"), item.get("dst_fs_uri")))
+                elif item["kind"] == "dataset_state":
+                    state = deserialize(DATASET_STATE_CLASS, bytes.fromhex(item["state"]), where)
+                    steps.append(DatasetStateStep(store, item["urn"], state))  # type: ignore[arg-type]
+                else:
+                    raise ValueError(f"unknown step kind {item['kind']!r}")
+            return cls(data["job_name"], data["urn"], data["job_id"], steps)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise GobblinPyError(f"{where}: not a readable commit sequence ({exc})") from None
+
+    def execute(self, on_step: Callable[[str], None] = boundary) -> None:
+        """Run every step that has not taken effect yet, in order."""
+        for index, step in enumerate(self.steps):
+            if not step.is_completed():
+                step.execute()
+            on_step(f"{self.urn}:step{index}:{step.kind}")
+
+
+class CommitSequenceStore:
+    """Commit sequences on any fsspec filesystem, one JSON file per (job, dataset), written atomically."""
+
+    def __init__(self, root: str, fs_uri: str | None, state_store: FsDatasetStateStore) -> None:
+        self.fs, self.root = fsutil.open_fs(root, fs_uri)
+        self.state_store = state_store
+
+    @classmethod
+    def for_job(cls, props: dict[str, str], state_store: FsDatasetStateStore) -> "CommitSequenceStore":
+        root = props.get(STORE_DIR_KEY) or posixpath.join(state_store.url.rstrip("/"), "_commit_sequences")
+        return cls(root, props.get(STORE_FS_URI_KEY) or props.get("state.store.fs.uri"), state_store)
+
+    @staticmethod
+    def file_name(urn: str) -> str:
+        # an empty URN has a name of its own; other unsafe characters are escaped reversibly
+        if not urn:
+            return "default_dataset_urn.json"
+        return re.sub(r"[^A-Za-z0-9._-]", lambda m: f"%{ord(m.group()):02X}", urn) + ".json"
+
+    def path(self, job_name: str, urn: str) -> str:
+        return posixpath.join(self.root, job_name, self.file_name(urn))
+
+    def put(self, sequence: CommitSequence) -> None:
+        data = json.dumps(sequence.to_json(), separators=(",", ":")).encode("utf-8")
+        fsutil.atomic_write(self.fs, self.path(sequence.job_name, sequence.urn), data)
+
+    def delete(self, sequence: CommitSequence) -> None:
+        path = self.path(sequence.job_name, sequence.urn)
+        if self.fs.exists(path):
+            fsutil.remove(self.fs, path)
+
+    def pending(self, job_name: str) -> Iterator[CommitSequence]:
+        """Every stored sequence of a job (left by a run that did not finish its commit)."""
+        directory = posixpath.join(self.root, job_name)
+        for name in fsutil.list_names(self.fs, directory):
+            if not name.endswith(".json"):
+                continue
+            path = posixpath.join(directory, name)
+            where = path if fsutil.is_local(self.fs) else self.fs.unstrip_protocol(path)
+            try:
+                data = json.loads(self.fs.cat_file(path).decode("utf-8"))
+            except ValueError as exc:
+                raise GobblinPyError(f"{where}: corrupt commit sequence ({exc}); "
+                                     "it records an unfinished commit: inspect it before deleting it") from None
+            yield CommitSequence.from_json(data, self.state_store, where)
