@@ -18,6 +18,9 @@ from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.logs import get_logger
 from gobblin_py.plugins import instantiate
 from gobblin_py.runtime.commit import DatasetResult, commit_dataset, commit_policy, group_by_urn
+from gobblin_py.runtime.commit_sequence import EXACTLY_ONCE, MAX_RETRIES_KEY, CommitSequenceStore, delivery_semantics
+from gobblin_py.runtime.locks import ENABLED_KEY as LOCK_ENABLED_KEY
+from gobblin_py.runtime.locks import JobLock
 from gobblin_py.runtime.engines import make_engine, task_groups
 from gobblin_py.state import FsDatasetStateStore, RunningState, SourceState, State, TaskState, WorkingState
 
@@ -68,6 +71,11 @@ def rewrite_dirs(props: dict[str, str], job_name: str, job_id: str) -> None:
         raise UsageError("writer.staging.dir and writer.output.dir are not set: set them, or task.data.root.dir")
 
 
+def _urns(unit, default_urn: str) -> list[str]:
+    members = getattr(unit, "work_units", None) or [unit]
+    return [member.get_prop("dataset.urn", default_urn) for member in members]
+
+
 class JobLauncher:
     """Runs one job: ``JobLauncher(props, engine="spark").run()``."""
 
@@ -92,10 +100,31 @@ class JobLauncher:
         job_id = self.props.get("job.id") or f"job_{self.job_name}_{millis}"
         props = dict(self.props)
         props["job.id"] = job_id
+        roots = {k: v for k, v in props.items() if BRANCH_DIR_KEY.match(k) and v}
         rewrite_dirs(props, self.job_name, job_id)
+        delivery_semantics(props)
         result = JobResult(self.job_name, job_id, RunningState.RUNNING, engine=self.engine.name)
-        log.info("job_started", job=self.job_name, job_id=job_id, engine=self.engine.name)
+        locked = (props.get(LOCK_ENABLED_KEY) or "true").strip().lower() != "false"
+        lock = JobLock(props, self.job_name, job_id) if locked else None
+        if lock is not None:
+            lock.acquire()
+        try:
+            log.info("job_started", job=self.job_name, job_id=job_id, engine=self.engine.name)
+            return self._run(props, job_id, millis, roots, result)
+        finally:
+            if lock is not None:
+                lock.release()
+            result.seconds = time.time() - started
+            log.info("job_finished", job=self.job_name, job_id=job_id, state=result.state.value,
+                     seconds=round(result.seconds, 3))
+
+    def _run(self, props: dict[str, str], job_id: str, millis: int, roots: dict[str, str], result: JobResult) -> JobResult:
         store = self._store()
+        sequences = None
+        if store is not None and delivery_semantics(props) == EXACTLY_ONCE:
+            sequences = CommitSequenceStore.for_job(props, store)
+        blocked = self._finish_pending_commits(props, sequences, result)
+        self._remove_old_runs(props, roots, job_id, keep={job for job in blocked.values()})
         previous = store.get_latest_dataset_states_by_urns(self.job_name) if store is not None else {}
         source: Source = instantiate(props["source.class"], "source.class", Source)  # type: ignore[assignment]
         source_state = SourceState(props, previous_dataset_states=previous)
@@ -107,13 +136,17 @@ class JobLauncher:
             raise GobblinPyError(f"source.class={props['source.class']}: planning work units failed: {exc}") from exc
         if units is None:
             raise GobblinPyError(f"source.class={props['source.class']}: returned no work units (failure)")
+        default_urn = props.get("dataset.urn", "")
+        if blocked:
+            units = [u for u in units if not (set(_urns(u, default_urn)) & set(blocked))]
         try:
             if not units:
-                result.state = RunningState.COMMITTED
+                failed = any(d.state is RunningState.FAILED for d in result.datasets)
+                result.state = RunningState.FAILED if failed else RunningState.COMMITTED
                 result.message = "nothing new to pull"
                 log.info("job_nothing_to_do", job=self.job_name, job_id=job_id)
                 return result
-            self._carry_previous_schemas(units, previous, props.get("dataset.urn", ""))
+            self._carry_previous_schemas(units, previous, default_urn)
             groups = task_groups(units, self.job_name, millis)
             skipped, runnable = [], []
             for group in groups:
@@ -135,9 +168,9 @@ class JobLauncher:
                 task.job_state = job_state
             ended = int(time.time() * 1000)
             for urn, tasks in sorted(group_by_urn(task_states + skipped).items()):
-                result.datasets.append(
-                    commit_dataset(props, self.job_name, job_id, urn, tasks, millis, ended, store, previous.get(urn))
-                )
+                result.datasets.append(commit_dataset(
+                    props, self.job_name, job_id, urn, tasks, millis, ended, store, previous.get(urn), sequences
+                ))
             failed = any(d.state is RunningState.FAILED for d in result.datasets)
             result.state = RunningState.FAILED if failed else RunningState.COMMITTED
             return result
@@ -146,9 +179,47 @@ class JobLauncher:
                 source.shutdown(source_state)
             finally:
                 self._cleanup(props)
-                result.seconds = time.time() - started
-                log.info("job_finished", job=self.job_name, job_id=job_id, state=result.state.value,
-                         seconds=round(result.seconds, 3))
+
+    def _finish_pending_commits(self, props: dict[str, str], sequences: CommitSequenceStore | None,
+                                result: JobResult) -> dict[str, str]:
+        """Finish the commits an earlier run logged but did not complete; returns {urn: job id} of those that
+        still fail after ``gobblin.runtime.commit.sequence.max.retries`` tries (their datasets sit this run out)."""
+        if sequences is None:
+            return {}
+        retries = int(props.get(MAX_RETRIES_KEY) or 3)
+        blocked: dict[str, str] = {}
+        for sequence in sequences.pending(self.job_name):
+            error = None
+            for attempt in range(max(1, retries)):
+                try:
+                    sequence.execute()
+                    sequences.delete(sequence)
+                    error = None
+                    break
+                except Exception as exc:  # noqa: BLE001 - reported below, per dataset
+                    error = exc
+                    time.sleep(min(2.0, 0.2 * (attempt + 1)))
+            if error is None:
+                log.info("pending_commit_finished", dataset=sequence.urn, job_id=sequence.job_id)
+                continue
+            blocked[sequence.urn] = sequence.job_id
+            message = (f"the commit of run {sequence.job_id} could not be finished after {retries} tries ({error}); "
+                       "this dataset is skipped until it can")
+            log.error("pending_commit_failed", dataset=sequence.urn, job_id=sequence.job_id, error=str(error))
+            result.datasets.append(DatasetResult(sequence.urn, RunningState.FAILED, 0, 0, 0, 0, error=message))
+        return blocked
+
+    def _remove_old_runs(self, props: dict[str, str], roots: dict[str, str], job_id: str, keep: set[str]) -> None:
+        """Delete staging and task output that crashed runs left behind (their commits are finished by now);
+        a run whose commit is still pending keeps its files."""
+        for key, root in roots.items():
+            branch = key.rsplit(".", 1)[1] if key.count(".") == 3 else None
+            fs_uri = props.get(f"writer.fs.uri.{branch}") if branch else None
+            fs, path = fsutil.open_fs(posixpath.join(root, self.job_name), fs_uri or props.get("writer.fs.uri"))
+            for name in fsutil.list_dirs(fs, path):
+                if name != job_id and name not in keep and name.startswith(f"job_{self.job_name}_"):
+                    log.info("old_run_files_removed", directory=posixpath.join(path, name))
+                    fs.rm(posixpath.join(path, name), recursive=True)
 
     @staticmethod
     def _cleanup(props: Mapping[str, str]) -> None:

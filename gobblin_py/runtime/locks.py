@@ -1,0 +1,182 @@
+"""One run per job at a time: a lock file next to the job's state.
+
+``<job.lock.dir>/<job.name>.lock`` (``job.lock.dir`` defaults to ``state.store.dir``) is created atomically
+(``O_CREAT|O_EXCL`` on local disk) and holds the holder's host, pid, job id, start time and last refresh; a
+background thread refreshes it every ``job.lock.refresh.seconds`` (default 30). A lock is stale — and taken
+over — when its holder is a process of this host that is gone, or when it has not been refreshed for
+``job.lock.timeout.seconds`` (default 300). A second run of a live job exits with code 75 (EX_TEMPFAIL:
+"try again later") naming the holder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import socket
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from gobblin_py import fs as fsutil
+from gobblin_py.errors import GobblinPyError, UsageError
+
+ENABLED_KEY = "job.lock.enabled"
+DIR_KEY = "job.lock.dir"
+TIMEOUT_KEY = "job.lock.timeout.seconds"
+REFRESH_KEY = "job.lock.refresh.seconds"
+EXIT_LOCKED = 75
+
+
+class JobLockedError(GobblinPyError):
+    """Another live run of the job holds its lock."""
+
+    exit_code = EXIT_LOCKED
+
+
+@dataclass
+class LockInfo:
+    """What a lock file says about its holder."""
+
+    host: str
+    pid: int
+    job_id: str
+    started: float
+    refreshed: float
+    token: str
+
+    @classmethod
+    def parse(cls, data: bytes, path: str) -> "LockInfo":
+        try:
+            raw = json.loads(data.decode("utf-8"))
+            return cls(raw["host"], int(raw["pid"]), raw.get("job_id", ""), float(raw["started"]),
+                       float(raw["refreshed"]), raw.get("token", ""))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise GobblinPyError(f"{path}: unreadable lock file ({exc}); remove it with `gpy lock break`") from None
+
+    def to_bytes(self) -> bytes:
+        return json.dumps(self.__dict__, separators=(",", ":")).encode("utf-8")
+
+    def describe(self) -> str:
+        started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started))
+        return f"{self.job_id or 'a run'} (pid {self.pid} on {self.host}, started {started}, refreshed {time.time() - self.refreshed:.0f} s ago)"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class JobLock:
+    """The lock of one job; use as a context manager around the run."""
+
+    def __init__(self, props: dict[str, str], job_name: str, job_id: str = "") -> None:
+        directory = props.get(DIR_KEY) or props.get("state.store.dir")
+        if not directory:
+            raise UsageError(f"{DIR_KEY} (or state.store.dir) is not set: name where the job's lock lives, "
+                             f"or set {ENABLED_KEY}=false")
+        self.fs, root = fsutil.open_fs(directory, props.get("fs.uri") or props.get("state.store.fs.uri"))
+        self.path = posixpath.join(root, f"{job_name}.lock")
+        self.display = self.path if fsutil.is_local(self.fs) else self.fs.unstrip_protocol(self.path)
+        self.job_id = job_id
+        self.timeout_s = float(props.get(TIMEOUT_KEY) or 300)
+        self.refresh_s = float(props.get(REFRESH_KEY) or 30)
+        self.info: LockInfo | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------ inspection
+    def holder(self) -> LockInfo | None:
+        try:
+            return LockInfo.parse(self.fs.cat_file(self.path), self.display)
+        except FileNotFoundError:
+            return None
+
+    def is_stale(self, info: LockInfo) -> bool:
+        if info.host == socket.gethostname() and not _pid_alive(info.pid):
+            return True
+        return time.time() - info.refreshed > self.timeout_s
+
+    # ------------------------------------------------------------ acquire / release
+    def _create(self, info: LockInfo) -> bool:
+        self.fs.makedirs(posixpath.dirname(self.path), exist_ok=True)
+        if fsutil.is_local(self.fs):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                return False
+            with os.fdopen(fd, "wb") as out:
+                out.write(info.to_bytes())
+                out.flush()
+                os.fsync(out.fileno())
+            return True
+        try:
+            with self.fs.open(self.path, "xb") as out:
+                out.write(info.to_bytes())
+            return True
+        except FileExistsError:
+            return False
+
+    def acquire(self) -> None:
+        now = time.time()
+        info = LockInfo(socket.gethostname(), os.getpid(), self.job_id, now, now, uuid.uuid4().hex)
+        for _ in range(5):
+            if self._create(info):
+                self.info = info
+                self._thread = threading.Thread(target=self._refresh_loop, name="gpy-lock-refresh", daemon=True)
+                self._thread.start()
+                return
+            holder = self.holder()
+            if holder is None:
+                continue  # released between our create and our read: try again
+            if not self.is_stale(holder):
+                raise JobLockedError(f"{self.display}: the job is already running: {holder.describe()}")
+            # a dead holder's lock: move it aside atomically so that only one taker wins, then retry
+            aside = f"{self.path}.stale-{info.token}"
+            try:
+                self.fs.mv(self.path, aside)
+                self.fs.rm(aside)
+            except FileNotFoundError:
+                pass
+        raise JobLockedError(f"{self.display}: could not take the job lock (contended)")
+
+    def _refresh_loop(self) -> None:
+        while not self._stop.wait(self.refresh_s):
+            assert self.info is not None
+            current = self.holder()
+            if current is None or current.token != self.info.token:
+                return  # broken or taken over: nothing of ours to refresh
+            self.info.refreshed = time.time()
+            fsutil.atomic_write(self.fs, self.path, self.info.to_bytes())
+
+    def release(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        if self.info is None:
+            return
+        current = self.holder()
+        if current is not None and current.token == self.info.token:
+            fsutil.remove(self.fs, self.path)
+        self.info = None
+
+    def break_lock(self) -> LockInfo | None:
+        """Remove the lock whoever holds it; returns what it said."""
+        holder = self.holder()
+        if holder is not None:
+            fsutil.remove(self.fs, self.path)
+        return holder
+
+    def __enter__(self) -> "JobLock":
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
