@@ -96,7 +96,8 @@ def main(log_level: str, log_format: str) -> None:
 def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str, master: str | None) -> None:
     """Run one job: pull what is new, publish it per the commit policy, save the watermarks.
 
-    Exit codes: 0 all committed, 3 committed with failed tasks, 1 failed, 2 bad configuration or usage.
+    Exit codes: 0 all committed, 3 committed with failed tasks, 1 failed, 2 bad configuration or usage,
+    75 another run of the job holds its lock.
     """
     from gobblin_py.runtime.launcher import JobLauncher
     from gobblin_py.runtime.summary import render
@@ -132,6 +133,57 @@ def validate(paths: tuple[str, ...], conf_root: str | None, sysconfig: str | Non
         bad = sum(1 for r in reports if not r.ok)
         click.echo(f"{len(reports)} job files, {len(reports) - bad} valid, {bad} with problems")
     sys.exit(2 if any(not r.ok for r in reports) else 0)
+
+
+# ------------------------------------------------------------------ lock
+
+
+@main.group(cls=_Group)
+def lock() -> None:
+    """Inspect or break a job's lock (one run per job at a time)."""
+
+
+def _job_lock(job_file: str, conf_root: str | None, sysconfig: str | None):
+    from gobblin_py.runtime.locks import JobLock
+
+    if not os.path.isfile(job_file):
+        raise UsageError(f"{job_file}: no such job file")
+    props = load_job_properties(job_file, conf_root, sysconfig)
+    if not props.get("job.name"):
+        raise UsageError(f"{job_file}: job.name is not set")
+    return JobLock(props, props["job.name"])
+
+
+@lock.command("show")
+@click.argument("job_file")
+@conf_options
+def lock_show(job_file: str, conf_root: str | None, sysconfig: str | None) -> None:
+    """Who holds the job's lock, if anyone (exit code 0 when free, 75 when held)."""
+    job_lock = _job_lock(job_file, conf_root, sysconfig)
+    holder = job_lock.holder()
+    if holder is None:
+        click.echo(f"{job_lock.display}: free")
+        return
+    stale = " (stale: the next run takes it over)" if job_lock.is_stale(holder) else ""
+    click.echo(f"{job_lock.display}: held by {holder.describe()}{stale}")
+    sys.exit(0 if stale else 75)
+
+
+@lock.command("break")
+@click.argument("job_file")
+@click.option("--force", is_flag=True, help="Break it even though its holder looks alive.")
+@conf_options
+def lock_break(job_file: str, force: bool, conf_root: str | None, sysconfig: str | None) -> None:
+    """Remove the job's lock. Refuses while its holder is alive unless --force."""
+    job_lock = _job_lock(job_file, conf_root, sysconfig)
+    holder = job_lock.holder()
+    if holder is None:
+        click.echo(f"{job_lock.display}: no lock to break")
+        return
+    if not job_lock.is_stale(holder) and not force:
+        raise UsageError(f"{job_lock.display}: held by a live run, {holder.describe()}; use --force to break it anyway")
+    job_lock.break_lock()
+    click.echo(f"{job_lock.display}: broken (was held by {holder.describe()})")
 
 
 # ------------------------------------------------------------------ state
