@@ -35,6 +35,9 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except GobblinPyError as exc:
             _fail(exc)
+        except OSError as exc:  # a filesystem that refuses: say which path, without a traceback
+            click.echo(f"gpy: error: {exc}", err=True)
+            sys.exit(1)
 
 
 def conf_options(func: Callable) -> Callable:

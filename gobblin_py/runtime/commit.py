@@ -89,6 +89,13 @@ def _publisher(props: Mapping[str, str]) -> DataPublisher:
     return publisher  # type: ignore[return-value]
 
 
+def failure_line(task: TaskState) -> str:
+    """The one-line cause of a failed task: its id and the last line of its recorded exception."""
+    trace = task.get_prop("task.failure.exception") or ""
+    lines = [line for line in trace.strip().splitlines() if line.strip()]
+    return f"{task.task_id}: {lines[-1].strip() if lines else task.working_state.value}"
+
+
 def group_by_urn(task_states: list[TaskState]) -> dict[str, list[TaskState]]:
     groups: dict[str, list[TaskState]] = {}
     for task in task_states:
@@ -127,7 +134,8 @@ def commit_dataset(
         dataset.state = RunningState.FAILED
         dataset.job_failures = (previous.job_failures if previous else 0) + 1
         result.state = RunningState.FAILED
-        result.error = f"{len(failed)} of {len(tasks)} tasks failed under job.commit.policy=full: nothing published, state kept"
+        result.error = (f"{len(failed)} of {len(tasks)} tasks failed under job.commit.policy=full: nothing published, "
+                        f"state kept; first: {failure_line(failed[0])}")
         log.error("dataset_not_committed", dataset=urn, failed_tasks=len(failed), policy=policy)
         return result
     dataset.state = RunningState.SUCCESSFUL

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gobblin_py import fs as fsutil
-from gobblin_py.errors import GobblinPyError, UsageError
+from gobblin_py.errors import CorruptFileError, GobblinPyError, UsageError
 from gobblin_py.state import DatasetState, FsDatasetStateStore
 from gobblin_py.state.writable import DATASET_STATE_CLASS, deserialize, serialize
 
@@ -187,7 +187,8 @@ class CommitSequence:
                     raise ValueError(f"unknown step kind {item['kind']!r}")
             return cls(data["job_name"], data["urn"], data["job_id"], steps)
         except (KeyError, TypeError, ValueError) as exc:
-            raise GobblinPyError(f"{where}: not a readable commit sequence ({exc})") from None
+            raise CorruptFileError(where, f"not a readable commit sequence ({exc}); it records an unfinished "
+                                          "commit: repair or remove it, knowing its data may be half published") from None
 
     def execute(self, on_step: Callable[[str], None] = boundary) -> None:
         """Run every step that has not taken effect yet, in order."""
@@ -239,6 +240,6 @@ class CommitSequenceStore:
             try:
                 data = json.loads(self.fs.cat_file(path).decode("utf-8"))
             except ValueError as exc:
-                raise GobblinPyError(f"{where}: corrupt commit sequence ({exc}); "
-                                     "it records an unfinished commit: inspect it before deleting it") from None
+                raise CorruptFileError(where, f"corrupt commit sequence ({exc}); it records an unfinished commit: "
+                                              "repair or remove it, knowing its data may be half published") from None
             yield CommitSequence.from_json(data, self.state_store, where)

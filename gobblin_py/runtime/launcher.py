@@ -16,7 +16,7 @@ from gobblin_py import fs as fsutil
 from gobblin_py.api import Source
 from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.logs import get_logger
-from gobblin_py.plugins import instantiate
+from gobblin_py.plugins import check_plugins, instantiate
 from gobblin_py.runtime.commit import DatasetResult, commit_dataset, commit_policy, group_by_urn
 from gobblin_py.runtime.commit_sequence import EXACTLY_ONCE, MAX_RETRIES_KEY, CommitSequenceStore, delivery_semantics
 from gobblin_py.runtime.locks import ENABLED_KEY as LOCK_ENABLED_KEY
@@ -88,6 +88,9 @@ class JobLauncher:
         if not self.props.get("source.class"):
             raise UsageError("source.class is not set: name the Source that plans this job's work")
         commit_policy(self.props)
+        problems = check_plugins(self.props)  # before any work: a wrong class name is a configuration error
+        if problems:
+            raise UsageError("; ".join(str(p) for p in problems))
 
     def _store(self) -> FsDatasetStateStore | None:
         if (self.props.get("state.store.enabled") or "true").strip().lower() == "false":
@@ -216,7 +219,12 @@ class JobLauncher:
             branch = key.rsplit(".", 1)[1] if key.count(".") == 3 else None
             fs_uri = props.get(f"writer.fs.uri.{branch}") if branch else None
             fs, path = fsutil.open_fs(posixpath.join(root, self.job_name), fs_uri or props.get("writer.fs.uri"))
-            for name in fsutil.list_dirs(fs, path):
+            try:
+                names = fsutil.list_dirs(fs, path)
+            except OSError as exc:  # e.g. not a directory: the tasks will report it properly
+                log.warning("old_run_files_unlisted", directory=path, error=str(exc))
+                continue
+            for name in names:
                 if name != job_id and name not in keep and name.startswith(f"job_{self.job_name}_"):
                     log.info("old_run_files_removed", directory=posixpath.join(path, name))
                     fs.rm(posixpath.join(path, name), recursive=True)
@@ -228,8 +236,11 @@ class JobLauncher:
             branch = key.rsplit(".", 1)[1] if key.count(".") == 3 else None
             fs_uri = props.get(f"writer.fs.uri.{branch}") if branch else None
             fs, path = fsutil.open_fs(props[key], fs_uri or props.get("writer.fs.uri"))
-            if fs.exists(path):
-                fs.rm(path, recursive=True)
+            try:
+                if fs.exists(path):
+                    fs.rm(path, recursive=True)
+            except OSError as exc:
+                log.warning("run_files_not_removed", directory=path, error=str(exc))
 
     @staticmethod
     def _carry_previous_schemas(units: list, previous: Mapping, default_urn: str) -> None:

@@ -1,0 +1,104 @@
+"""Commit sequences: idempotent steps, replay on the next run, datasets skipped when replay keeps failing."""
+
+import json
+import os
+
+import pytest
+
+from gobblin_py.runtime.commit_sequence import CommitSequence, CommitSequenceStore, DatasetStateStep, FsRenameStep
+from gobblin_py.state import DatasetState, FsDatasetStateStore
+from tests.runtime.test_run_cli import Job, run_local, write_csv
+
+
+def test_rename_step_is_idempotent_and_finishes_an_interrupted_copy(tmp_path):
+    src, dst = tmp_path / "out" / "a.parquet", tmp_path / "final" / "x" / "a.parquet"
+    src.parent.mkdir()
+    src.write_bytes(b"data")
+    step = FsRenameStep(str(src), str(dst))
+    assert not step.is_completed()
+    step.execute()
+    assert step.is_completed() and dst.read_bytes() == b"data" and not src.exists()
+    step.execute()  # again: nothing happens
+    assert dst.read_bytes() == b"data"
+    # a copy-and-delete move interrupted after the copy: destination there, source still there
+    src.write_bytes(b"data")
+    assert not step.is_completed()
+    step.execute()
+    assert step.is_completed() and not src.exists()
+
+
+def test_rename_step_with_neither_side_fails_loudly(tmp_path):
+    step = FsRenameStep(str(tmp_path / "gone"), str(tmp_path / "never"))
+    with pytest.raises(Exception, match="it is gone"):
+        step.execute()
+
+
+def test_sequence_round_trips_through_the_store(tmp_path):
+    store = FsDatasetStateStore(str(tmp_path / "state"))
+    sequences = CommitSequenceStore.for_job({}, store)
+    state = DatasetState("J", "job_J_1", dataset_urn="db:t 1/x")
+    sequence = CommitSequence("J", "db:t 1/x", "job_J_1", [FsRenameStep("/a", "/b"), DatasetStateStep(store, "db:t 1/x", state)])
+    sequences.put(sequence)
+    [path] = list((tmp_path / "state" / "_commit_sequences" / "J").iterdir())
+    assert path.name == "db%3At%201%2Fx.json"  # one flat file per dataset, whatever its URN
+    [back] = list(sequences.pending("J"))
+    assert back.to_json() == sequence.to_json()
+    assert isinstance(back.steps[1], DatasetStateStep) and back.steps[1].state == state
+    sequences.delete(back)
+    assert list(sequences.pending("J")) == []
+
+
+def test_at_least_once_writes_no_sequences(tmp_path):
+    job = Job(tmp_path, extra="gobblin.runtime.delivery.semantics=AT_LEAST_ONCE\n")
+    write_csv(job.data / "a.csv", 1)
+    assert run_local(job).returncode == 0
+    assert job.published_ids() == list(range(1, 41))
+    assert not (job.state / "_commit_sequences").exists()
+
+
+def test_unknown_delivery_semantics_is_a_usage_error(tmp_path):
+    job = Job(tmp_path, extra="gobblin.runtime.delivery.semantics=AT_MOST_ONCE\n")
+    write_csv(job.data / "a.csv", 1)
+    result = run_local(job)
+    assert result.returncode == 2 and "gobblin.runtime.delivery.semantics=AT_MOST_ONCE" in result.stderr
+
+
+def test_an_unfinishable_pending_commit_skips_its_dataset_loudly_while_others_proceed(tmp_path):
+    job = Job(tmp_path, extra="source.filebased.dataset.urn.level=subdirectory\ngobblin.runtime.commit.sequence.max.retries=2\n")
+    write_csv(job.data / "eu" / "a.csv", 1)
+    write_csv(job.data / "us" / "a.csv", 101)
+    # a commit logged by an earlier run whose file has since vanished from both sides
+    store = FsDatasetStateStore(str(job.state))
+    sequences = CommitSequenceStore.for_job({}, store)
+    state = DatasetState("Orders", "job_Orders_1", dataset_urn="us")
+    sequences.put(CommitSequence("Orders", "us", "job_Orders_1", [
+        FsRenameStep(str(tmp_path / "lost.parquet"), str(tmp_path / "nowhere.parquet")),
+        DatasetStateStep(store, "us", state),
+    ]))
+    result = run_local(job)
+    assert result.returncode == 1
+    assert "dataset us: FAILED" in result.stdout and "could not be finished after 2 tries" in result.stdout
+    assert "pending_commit_failed" in result.stderr
+    assert job.published_ids() == list(range(1, 41))  # eu went ahead
+    assert [s.urn for s in sequences.pending("Orders")] == ["us"]  # kept for the next run (or a person)
+    assert store.get_latest_dataset_state("Orders", "us") is None
+
+
+def test_a_commit_cut_short_is_finished_by_the_next_run(tmp_path):
+    job = Job(tmp_path)
+    write_csv(job.data / "a.csv", 1)
+    write_csv(job.data / "b.csv", 101)
+    # boundary 1: before logging; 2: logged; 3, 4: after each file moved; 5: after the state; 6: done
+    from tests.conftest import run_gpy
+
+    result = run_gpy("run", str(job.file), "--engine", "local", env={"GPY_TEST_CRASH_AT_BOUNDARY": "3"})
+    assert result.returncode == -9
+    assert len(list(job.final.rglob("*.parquet"))) == 1  # half published
+    assert FsDatasetStateStore(str(job.state)).get_latest_dataset_state("Orders", "") is None  # state not yet
+    [pending] = list((job.state / "_commit_sequences" / "Orders").iterdir())
+    assert json.loads(pending.read_text())["urn"] == ""
+    again = run_local(job)
+    assert again.returncode == 0, again.stderr
+    assert "pending_commit_finished" in again.stderr and "nothing new to pull" in again.stdout
+    assert job.published_ids() == list(range(1, 41)) + list(range(101, 141))
+    assert not list((job.state / "_commit_sequences").rglob("*.json"))

@@ -1,0 +1,101 @@
+"""The job lock: one run at a time, stale locks taken over, `gpy lock show/break`."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+from tests.conftest import run_gpy
+from tests.runtime.test_run_cli import Job, run_local, write_csv
+
+
+def lock_file(job: Job):
+    return job.state / "Orders.lock"
+
+
+def write_lock(job: Job, pid: int, host: str | None = None, refreshed: float | None = None) -> None:
+    now = time.time()
+    lock_file(job).parent.mkdir(parents=True, exist_ok=True)
+    lock_file(job).write_text(json.dumps({
+        "host": host or socket.gethostname(), "pid": pid, "job_id": "job_Orders_1", "started": now - 10,
+        "refreshed": refreshed if refreshed is not None else now, "token": "other",
+    }))
+
+
+def test_a_second_run_exits_75_naming_the_holder_and_changes_nothing(tmp_path):
+    job = Job(tmp_path)
+    write_csv(job.data / "a.csv", 1)
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        write_lock(job, holder.pid)
+        result = run_local(job)
+        assert result.returncode == 75
+        [line] = result.stderr.strip().splitlines()[-1:]
+        assert "already running" in line and f"pid {holder.pid}" in line and str(lock_file(job)) in line
+        assert job.published_ids() == [] and not list(job.state.rglob("*.jst"))
+        shown = run_gpy("lock", "show", str(job.file))
+        assert shown.returncode == 75 and f"pid {holder.pid}" in shown.stdout
+        refused = run_gpy("lock", "break", str(job.file))
+        assert refused.returncode == 2 and "--force" in refused.stderr
+        assert run_gpy("lock", "break", str(job.file), "--force").returncode == 0
+        assert not lock_file(job).exists()
+    finally:
+        holder.kill()
+
+
+def test_lock_of_a_dead_process_on_this_host_is_taken_over(tmp_path):
+    job = Job(tmp_path)
+    write_csv(job.data / "a.csv", 1)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    write_lock(job, dead.pid)
+    assert run_gpy("lock", "show", str(job.file)).returncode == 0  # stale
+    result = run_local(job)
+    assert result.returncode == 0, result.stderr
+    assert job.published_ids() == list(range(1, 41))
+    assert not lock_file(job).exists()  # released at the end
+
+
+def test_lock_not_refreshed_for_the_timeout_is_taken_over(tmp_path):
+    job = Job(tmp_path, extra="job.lock.timeout.seconds=60\n")
+    write_csv(job.data / "a.csv", 1)
+    write_lock(job, 1, host="another-host", refreshed=time.time() - 3600)
+    assert run_local(job).returncode == 0
+    write_lock(job, 1, host="another-host", refreshed=time.time())
+    assert run_local(job).returncode == 75
+
+
+def test_the_lock_is_held_and_refreshed_during_a_run(tmp_path):
+    job = Job(tmp_path, extra=(
+        "job.lock.refresh.seconds=0.2\nconverter.classes=tests.runtime.sample_plugins.SlowConverter\n"
+        "source.filebased.file.pattern=*.parquet\nsource.filebased.batch.size=5\n"
+    ))
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"order_id": pa.array(range(200), pa.int64())}), job.data / "a.parquet")
+    proc = subprocess.Popen([sys.executable, "-m", "gobblin_py.cli", "run", str(job.file), "--engine", "local"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    seen = []
+    deadline = time.time() + 30
+    while proc.poll() is None and time.time() < deadline:
+        if lock_file(job).exists():
+            try:
+                seen.append(json.loads(lock_file(job).read_text()))
+            except ValueError:
+                pass
+        time.sleep(0.05)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    assert seen and all(s["pid"] == proc.pid for s in seen)
+    assert len({s["refreshed"] for s in seen}) > 1  # refreshed while running
+    assert not lock_file(job).exists()
+
+
+def test_lock_can_be_disabled(tmp_path):
+    job = Job(tmp_path, extra="job.lock.enabled=false\n")
+    write_csv(job.data / "a.csv", 1)
+    write_lock(job, os.getpid())
+    assert run_local(job).returncode == 0
