@@ -182,7 +182,7 @@ def commit_dataset(
         sequences.put(sequence)
         boundary(f"{urn}:logged")
         try:
-            sequence.execute()
+            sequence.execute(fresh=True)
         except Exception as exc:  # noqa: BLE001 - the logged sequence is finished by the next run
             result.state = RunningState.FAILED
             result.error = f"commit interrupted ({exc}); the next run finishes it before pulling more"

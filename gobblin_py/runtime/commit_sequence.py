@@ -190,10 +190,14 @@ class CommitSequence:
             raise CorruptFileError(where, f"not a readable commit sequence ({exc}); it records an unfinished "
                                           "commit: repair or remove it, knowing its data may be half published") from None
 
-    def execute(self, on_step: Callable[[str], None] = boundary) -> None:
-        """Run every step that has not taken effect yet, in order."""
+    def execute(self, on_step: Callable[[str], None] = boundary, fresh: bool = False) -> None:
+        """Run every step that has not taken effect yet, in order.
+
+        ``fresh``: the sequence was just logged by this process, so no step can have run; verifying is only
+        needed when finishing a sequence an earlier run left behind (steps are idempotent either way).
+        """
         for index, step in enumerate(self.steps):
-            if not step.is_completed():
+            if fresh or not step.is_completed():
                 step.execute()
             on_step(f"{self.urn}:step{index}:{step.kind}")
 

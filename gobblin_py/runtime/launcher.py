@@ -9,6 +9,7 @@ from __future__ import annotations
 import posixpath
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -170,10 +171,18 @@ class JobLauncher:
             for task in task_states + skipped:  # lookups fall through to the job's properties, as in Gobblin
                 task.job_state = job_state
             ended = int(time.time() * 1000)
-            for urn, tasks in sorted(group_by_urn(task_states + skipped).items()):
-                result.datasets.append(commit_dataset(
-                    props, self.job_name, job_id, urn, tasks, millis, ended, store, previous.get(urn), sequences
-                ))
+            datasets = sorted(group_by_urn(task_states + skipped).items())
+
+            def commit(item: tuple[str, list[TaskState]]) -> DatasetResult:
+                urn, tasks = item
+                return commit_dataset(props, self.job_name, job_id, urn, tasks, millis, ended, store,
+                                      previous.get(urn), sequences)
+
+            # datasets commit independently: in parallel unless job.commit.parallelize=false
+            parallel = (props.get("job.commit.parallelize") or "true").strip().lower() == "true"
+            workers = int(props.get("job.commit.parallelCommits") or 20) if parallel and len(datasets) > 1 else 1
+            with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="gpy-commit") as pool:
+                result.datasets.extend(pool.map(commit, datasets))
             failed = any(d.state is RunningState.FAILED for d in result.datasets)
             result.state = RunningState.FAILED if failed else RunningState.COMMITTED
             return result
