@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import posixpath
 
-from gobblin_py.config.branches import branch_key, get_branch_prop, path_for_branch
+from gobblin_py.config.branches import branch_key, branch_name, get_branch_prop, path_for_branch
 from gobblin_py.errors import UsageError
 from gobblin_py.state import State
 
+ATTEMPTS_DIR = "_attempts"
 FORMAT_EXTENSIONS = {"AVRO": "avro", "PARQUET": "parquet", "PROTOBUF": "protobuf", "JSON": "json", "ORC": "orc",
                      "CSV": "csv", "TXT": "txt"}
 
@@ -53,14 +54,27 @@ def output_format(state: State, branches: int, branch: int, default: str = "OTHE
     return "OTHER", raw.strip()
 
 
+def _branch_dir(state: State, key: str, branches: int, branch: int) -> str | None:
+    """``key.i``, or with several branches and no ``key.i``: ``<key>/<branch name>`` (Gobblin would fail)."""
+    value = branch_prop(state, key, branches, branch)
+    if value or branches <= 1:
+        return value
+    shared = state.get_prop(key)
+    return posixpath.join(shared, branch_name(state, branch)) if shared else None
+
+
 def writer_dirs(state: State, branches: int, branch: int) -> tuple[str, str]:
     """``(staging dir, output dir)`` of a branch; both must be configured (the launcher derives the defaults)."""
-    staging = branch_prop(state, "writer.staging.dir", branches, branch)
-    output = branch_prop(state, "writer.output.dir", branches, branch)
+    staging = _branch_dir(state, "writer.staging.dir", branches, branch)
+    output = _branch_dir(state, "writer.output.dir", branches, branch)
     for key, value in ((branch_key("writer.staging.dir", branches, branch), staging),
                        (branch_key("writer.output.dir", branches, branch), output)):
         if not value:
             raise UsageError(f"{key} is not set: set it, or task.data.root.dir to derive it")
+    attempt = state.get_prop("task.attempt.id")
+    if attempt:  # each task attempt writes apart; the driver publishes the one whose state it received
+        staging = posixpath.join(staging, ATTEMPTS_DIR, attempt)
+        output = posixpath.join(output, ATTEMPTS_DIR, attempt)
     return staging, output
 
 
@@ -73,7 +87,7 @@ def file_name(state: State, branches: int, branch: int, writer_id: str, extensio
 
 def final_dir(state: State, branches: int, branch: int) -> str:
     """The publisher's destination ``F(i)`` for a branch."""
-    root = branch_prop(state, "data.publisher.final.dir", branches, branch)
+    root = _branch_dir(state, "data.publisher.final.dir", branches, branch)
     if not root:
         raise UsageError(f"{branch_key('data.publisher.final.dir', branches, branch)} is not set: name where data is published")
     if (state.get_prop("data.publisher.appendExtractToFinalDir") or "true").strip().lower() == "true":
