@@ -22,7 +22,8 @@ OBJECT_STORE_PROTOCOLS = {"s3", "s3a", "s3n", "gs", "gcs", "abfs", "abfss", "az"
 def open_fs(url: str, fs_uri: str | None = None, storage_options: dict[str, Any] | None = None) -> tuple[AbstractFileSystem, str]:
     """The filesystem and path for ``url``; a bare path is taken on ``fs_uri`` (default: local disk)."""
     if "://" not in url and fs_uri and not fs_uri.startswith("file:"):
-        url = fs_uri.rstrip("/") + "/" + url.lstrip("/")
+        base = fs_uri if fs_uri.endswith("://") else fs_uri.rstrip("/") + "/"
+        url = base + url.lstrip("/")
     if "://" not in url:
         url = os.path.abspath(url)
     fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import time
 import traceback
+import uuid
 from collections.abc import Iterable, Mapping
 
 import pyarrow as pa
@@ -36,8 +37,6 @@ log = get_logger(__name__)
 
 DEFAULT_WRITER_BUILDER = "gobblin_py.writers.builder.FsDataWriterBuilder"
 DEFAULT_FORK_OPERATOR = "gobblin_py.forks.identity.IdentityForkOperator"
-# Gobblin's default builder writes Avro; its name means "the default builder", which picks the format
-_GOBBLIN_DEFAULT_BUILDERS = {"org.apache.gobblin.writer.AvroDataWriterBuilder", "gobblin.writer.AvroDataWriterBuilder"}
 
 
 class BranchFailures(GobblinPyError):
@@ -83,8 +82,6 @@ def _converted_schema(converters: list[Converter], schema: pa.Schema, state: Sta
 def _writer_builder(state: State, branches: int, branch: int) -> DataWriterBuilder:
     key = branch_key("writer.builder.class", branches, branch)
     name = state.get_prop(key) or DEFAULT_WRITER_BUILDER
-    if name in _GOBBLIN_DEFAULT_BUILDERS:
-        name = DEFAULT_WRITER_BUILDER
     return instantiate(name, key, DataWriterBuilder)  # type: ignore[return-value]
 
 
@@ -264,6 +261,17 @@ def _commit_branches(task: TaskState, branches: list[Branch | None], count: int)
     task.set_prop("writer.bytes.written", total_bytes)
 
 
+def _attempt_id(retry: int) -> str:
+    try:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+    except ImportError:  # pragma: no cover - pyspark is a dependency
+        context = None
+    prefix = f"s{context.stageId()}p{context.partitionId()}a{context.attemptNumber()}_" if context is not None else ""
+    return f"{prefix}r{retry}_{uuid.uuid4().hex[:8]}"
+
+
 def run_task(job_props: Mapping[str, str], workunit: WorkUnit, job_id: str, task_id: str) -> TaskState:
     """Run one work unit to completion (with retries) and return its TaskState."""
     job_state = State(job_props)
@@ -275,6 +283,9 @@ def run_task(job_props: Mapping[str, str], workunit: WorkUnit, job_id: str, task
         task = TaskState(job_id, task_id, workunit, job_state=job_state, start_time=started)
         task.set_prop("job.id", job_id)
         task.set_prop("task.id", task_id)
+        # every attempt (a Spark retry or speculative copy, or a retry here) stages and outputs under its own
+        # folder; only the attempt whose TaskState reaches the driver is published
+        task.set_prop("task.attempt.id", _attempt_id(attempt))
         task.working_state = WorkingState.RUNNING
         try:
             _attempt(task)
