@@ -110,3 +110,34 @@ class PositiveAmount:
 
     def check_record(self, record):
         return (record.get("amount") or 0) > 0
+
+
+class KillExecutorOnce(Converter):
+    """On its second batch, the first time any task gets there, SIGKILLs the Spark executor it runs in.
+
+    The Python worker's parent is PySpark's daemon, whose parent is the executor JVM. A marker file in
+    ``test.kill.marker.dir`` makes it happen once per job run.
+    """
+
+    def init(self, state):
+        self.marker = os.path.join(state.get_prop("test.kill.marker.dir"), "killed")
+        self.batches = 0
+
+    def convert_schema(self, schema, state):
+        return schema
+
+    def convert_batch(self, batch, state):
+        self.batches += 1
+        if self.batches == 2:
+            try:
+                fd = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                return batch
+            os.write(fd, state.get_prop("task.attempt.id").encode())
+            os.close(fd)
+            daemon = os.getppid()
+            with open(f"/proc/{daemon}/stat") as stat:
+                jvm = int(stat.read().rsplit(")", 1)[1].split()[1])
+            os.kill(jvm, 9)
+            time.sleep(30)  # the executor is gone; this worker dies with it
+        return batch
