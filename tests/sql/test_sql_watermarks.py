@@ -1,0 +1,252 @@
+"""The watermark algebra, the previous-state rules, connection settings and MultiWorkUnit packing, without runs."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gobblin_py.errors import UsageError
+from gobblin_py.sources.sql import delta as deltas
+from gobblin_py.sources.sql.connection import ConnectionConfig
+from gobblin_py.sources.sql.source import SINGLE, QueryBasedSource, previous_watermarks
+from gobblin_py.sources.sql.watermarks import (
+    MICROS_PER_DAY,
+    MICROS_PER_HOUR,
+    STEP,
+    TimestampWatermark,
+    WatermarkCodec,
+    exclusive_high,
+    interval_units,
+    micros_from_datetime,
+    parse_value,
+    split_range,
+)
+from gobblin_py.state import (
+    LongWatermark,
+    MultiWorkUnit,
+    SourceState,
+    State,
+    WatermarkInterval,
+    WorkingState,
+    WorkUnit,
+    WorkUnitState,
+)
+from tests.sql.helpers import SqlJob, add_orders, create_shop
+
+UTC = dt.timezone.utc
+TIMES = st.integers(min_value=0, max_value=micros_from_datetime(dt.datetime(2200, 1, 1)))
+
+
+@given(low=st.integers(-10**12, 10**12), span=st.integers(0, 10**12), interval=st.one_of(st.none(), st.integers(1, 10**11)),
+       max_parts=st.integers(1, 50), wtype=st.sampled_from(["simple", "timestamp", "hour", "date"]))
+def test_ranges_are_adjacent_half_open_and_cover_the_span(low, span, interval, max_parts, wtype):
+    high = low + span
+    pieces = split_range(low, high, interval, max_parts, wtype)
+    if span == 0:
+        assert pieces == []
+        return
+    assert pieces[0][0] == low and pieces[-1][1] == high
+    assert all(lo < hi for lo, hi in pieces)
+    assert all(a[1] == b[0] for a, b in zip(pieces, pieces[1:]))  # no gap, no overlap
+    assert len(pieces) <= max_parts
+
+
+@given(value=st.integers(-10**15, 10**15), wtype=st.sampled_from(["simple", "timestamp", "hour", "date"]))
+def test_the_exclusive_high_bound_includes_the_max_and_is_aligned(value, wtype):
+    high = exclusive_high(value, wtype)
+    assert value < high <= value + STEP[wtype] and high % STEP[wtype] == 0
+
+
+def test_interval_units():
+    assert interval_units(0.5, "simple") == 1 and interval_units(3, "simple") == 3
+    assert interval_units(0.5, "timestamp") == MICROS_PER_HOUR // 2
+    assert interval_units(1.5, "hour") == 2 * MICROS_PER_HOUR
+    assert interval_units(1, "date") == MICROS_PER_DAY and interval_units(30, "date") == 2 * MICROS_PER_DAY
+
+
+@given(a=TIMES, b=TIMES, kind=st.sampled_from(["text| |", "text|T|"]))
+def test_sqlite_text_bounds_round_trip_and_sort_like_the_times(a, b, kind):
+    ta, tb = deltas.to_param(a, kind), deltas.to_param(b, kind)
+    assert deltas.to_long(ta, kind) == a
+    assert (ta < tb) == (a < b) and (ta == tb) == (a == b)
+
+
+@given(row=TIMES, bound=TIMES, sep=st.sampled_from([" ", "T"]))
+def test_a_stored_text_time_is_on_one_side_of_every_bound(row, bound, sep):
+    stored = dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=row)
+    text = stored.isoformat(sep=sep, timespec="microseconds")  # trailing zeros kept, as applications write
+    kind = deltas.infer_kind(text, "c")
+    param = deltas.to_param(bound, kind)
+    assert (text < param) != (text >= param)
+    if row < bound:  # what the text compare says agrees with the times (up to equal-time spellings)
+        assert text < param
+
+
+@given(row_ms=st.integers(0, 7 * 10**12), bound=TIMES)
+def test_zoned_text_is_compared_by_the_millisecond_with_bounds_rounded_up(row_ms, bound):
+    row = row_ms * 1000
+    text = (dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=row)).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    param = deltas.to_param(bound, deltas.TEXTZONE)
+    assert (text < param) == (row < bound)  # what strftime() yields, against the bound
+
+
+def test_delta_kinds():
+    assert deltas.infer_kind(5, "c") == deltas.NUMBER
+    assert deltas.infer_kind(dt.datetime(2024, 1, 1), "c") == deltas.TIMESTAMP
+    assert deltas.infer_kind(dt.datetime(2024, 1, 1, tzinfo=UTC), "c") == deltas.TIMESTAMPTZ
+    assert deltas.infer_kind(dt.date(2024, 1, 1), "c") == deltas.DATE
+    assert deltas.infer_kind("2024-01-01", "c") == deltas.TEXTDATE
+    assert deltas.infer_kind("2024-01-01T10:00:00.5", "c") == "text|T|"
+    assert deltas.infer_kind("2024-01-01T10:00:00.5Z", "c") == deltas.TEXTZONE
+    assert deltas.infer_kind("2024-01-01 10:00:00+02:00", "c") == deltas.TEXTZONE
+    assert deltas.sql_expression(deltas.TEXTZONE, '"at"', "sqlite") == """strftime('%Y-%m-%d %H:%M:%f', "at")"""
+    with pytest.raises(UsageError, match="only be compared on SQLite"):
+        deltas.sql_expression(deltas.TEXTZONE, '"at"', "postgresql")
+    with pytest.raises(UsageError, match="booleans"):
+        deltas.infer_kind(True, "c")
+    # a date column is compared with whole days: bounds round up, so adjacent ranges stay adjacent
+    assert deltas.to_param(micros_from_datetime(dt.datetime(2024, 1, 1, 0, 0, 0, 1)), deltas.DATE) == dt.date(2024, 1, 2)
+    assert deltas.to_param(micros_from_datetime(dt.datetime(2024, 1, 1)), deltas.DATE) == dt.date(2024, 1, 1)
+    assert deltas.to_long(7.9, deltas.NUMBER) == 7
+    assert deltas.check_kind(deltas.DATE, "timestamp", "c") == "date"
+    with pytest.raises(UsageError, match="use simple"):
+        deltas.check_kind(deltas.NUMBER, "timestamp", "c")
+
+
+def test_user_written_values():
+    utc = dt.timezone.utc
+    assert parse_value("20240115103000", "timestamp", "k", utc) == micros_from_datetime(dt.datetime(2024, 1, 15, 10, 30))
+    assert parse_value("20240115", "date", "k", utc) == micros_from_datetime(dt.datetime(2024, 1, 15))
+    assert parse_value("2024-01-15T10:30:00.25", "timestamp", "k", utc) == micros_from_datetime(
+        dt.datetime(2024, 1, 15, 10, 30, 0, 250000))
+    today = dt.datetime.now(utc).replace(tzinfo=None, hour=0, minute=0, second=0, microsecond=0)
+    assert parse_value("CURRENTDAY-2", "timestamp", "k", utc) == micros_from_datetime(today - dt.timedelta(days=2))
+    assert parse_value("42", "simple", "k", utc) == 42
+    with pytest.raises(UsageError, match="k=yesterday"):
+        parse_value("yesterday", "timestamp", "k", utc)
+
+
+def test_timestamp_watermark_is_a_readable_long_watermark():
+    mark = TimestampWatermark(micros_from_datetime(dt.datetime(2024, 1, 15, 10, 30)))
+    assert mark.to_json() == {"value": 1705314600000000, "time": "2024-01-15T10:30:00"}
+    assert LongWatermark.from_json(mark.to_json()).value == mark.value  # what a LongWatermark reader sees
+    assert TimestampWatermark.from_json({"value": 5}) == TimestampWatermark(5)
+
+
+# ---------------------------------------------------------------- previous state
+
+
+def unit_state(low: int, high: int, actual: int, state: WorkingState, legacy: bool = False, wtype="simple") -> WorkUnitState:
+    unit = WorkUnit.create(interval=WatermarkInterval.of(LongWatermark(low), LongWatermark(high)))
+    unit.set_prop("source.querybased.watermark.type", wtype)
+    if not legacy:
+        unit.set_prop("source.querybased.watermark.range", "half-open")
+    wus = WorkUnitState(unit)
+    wus.working_state = state
+    wus.set_actual_high_watermark(LongWatermark(actual))
+    return wus
+
+
+def simulate(outcomes: list[list[bool]], retry_policy: str) -> list[tuple[int, int]]:
+    """Runs of a dataset whose source grows by 100 per run; each work unit fails or not as ``outcomes`` say.
+
+    Returns the ranges committed by all runs (what was published), under ``job.commit.policy=successful``.
+    """
+    state = SourceState({"job.commit.policy": "successful", "workunit.retry.policy": retry_policy})
+    codec = WatermarkCodec("simple")
+    previous: list[WorkUnitState] = []
+    published = []
+    source_max = 0
+    for run in outcomes:
+        source_max += 100
+        prev = previous_watermarks(state, previous, codec)
+        ranges = [(r.low[SINGLE], r.high[SINGLE]) for r in prev.retries]
+        low = prev.frontier.get(SINGLE, 0)
+        ranges += split_range(low, source_max, 30, 20, "simple")
+        if not ranges:
+            continue
+        if prev.retries and low >= source_max:
+            ranges.append((low, low))  # the carry unit the planner adds
+        previous = []
+        for index, (lo, hi) in enumerate(ranges):
+            ok = run[index % len(run)] if run else True
+            if ok:
+                published.append((lo, hi))
+            previous.append(unit_state(lo, hi, hi if ok else lo, WorkingState.COMMITTED if ok else WorkingState.FAILED))
+    return published
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.booleans(), min_size=1, max_size=6), min_size=1, max_size=6))
+def test_with_retries_every_value_is_published_exactly_once(outcomes):
+    published = simulate(outcomes + [[True]], "always")  # a last clean run
+    covered = sorted(v for lo, hi in published for v in range(lo, hi))
+    assert covered == list(range(0, 100 * (len(outcomes) + 1)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.booleans(), min_size=1, max_size=6), min_size=1, max_size=6))
+def test_without_retries_nothing_is_lost_though_some_ranges_come_twice(outcomes):
+    published = simulate(outcomes + [[True]], "never")
+    covered = {v for lo, hi in published for v in range(lo, hi)}
+    assert covered == set(range(0, 100 * (len(outcomes) + 1)))
+
+
+def test_state_written_by_gobblin_is_read_with_inclusive_bounds():
+    state = SourceState({})
+    # Gobblin: timestamps as yyyyMMddHHmmss, inclusive; actual high = the last value read
+    units = [unit_state(20240101000000, 20240101120000, 20240101115959, WorkingState.COMMITTED, legacy=True,
+                        wtype="timestamp")]
+    prev = previous_watermarks(state, units, WatermarkCodec("timestamp"))
+    assert prev.frontier[SINGLE] == micros_from_datetime(dt.datetime(2024, 1, 1, 12, 0, 0))
+    units = [unit_state(100, 200, 150, WorkingState.COMMITTED, legacy=True)]
+    assert previous_watermarks(state, units, WatermarkCodec("simple")).frontier[SINGLE] == 151
+
+
+def test_a_changed_watermark_class_is_a_clear_error():
+    unit = WorkUnit.create(interval=WatermarkInterval({"hex": "0x1"}, {"hex": "0x2"}))
+    unit.set_prop("source.querybased.watermark.range", "half-open")
+    with pytest.raises(UsageError, match="cannot read the previous run's watermark"):
+        previous_watermarks(SourceState({}), [WorkUnitState(unit)], WatermarkCodec("simple"))
+
+
+# ---------------------------------------------------------------- connection settings
+
+
+def test_connection_settings_and_password_scrubbing():
+    cfg = ConnectionConfig.from_state(State({"source.conn.url": "jdbc:postgresql://db.example:6543/shop",
+                                             "source.conn.username": "u", "source.conn.password": "s3cr3t!"}))
+    assert (cfg.driver, cfg.host, cfg.port, cfg.database) == ("postgresql", "db.example", 6543, "shop")
+    assert "s3cr3t" not in repr(cfg) and cfg.describe() == "postgresql://u@db.example:6543/shop"
+    assert cfg.scrub("failed for s3cr3t! at postgresql://u:other@h/db") == "failed for *** at postgresql://u:***@h/db"
+    cfg = ConnectionConfig.from_state(State({"source.conn.url": "postgresql://me:pw%40x@h/db"}))
+    assert (cfg.username, cfg.password, cfg.database) == ("me", "pw@x", "db")
+    cfg = ConnectionConfig.from_state(State({"source.conn.url": "jdbc:sqlite:/tmp/x.db"}))
+    assert cfg.driver == "sqlite" and cfg.sqlite_path() == "/tmp/x.db"
+    assert ConnectionConfig.from_state(State({"source.conn.driver": "org.postgresql.Driver"})).driver == "postgresql"
+    with pytest.raises(UsageError, match="source.conn.driver=oracle"):
+        ConnectionConfig.from_state(State({"source.conn.driver": "oracle"}))
+
+
+# ---------------------------------------------------------------- packing
+
+
+def test_more_work_units_than_mappers_are_packed_by_estimated_rows(sqlite_db, tmp_path):
+    create_shop(sqlite_db, orders=120, customers=2)
+    add_orders(sqlite_db, 121, 240, at=dt.datetime(2024, 3, 1, 9, 0))  # dense: a heavy range
+    job = SqlJob(tmp_path, sqlite_db, tables="orders", source__querybased__partition__interval="0.25",
+                 mr__job__max__mappers="3")
+    units = QueryBasedSource().get_workunits(SourceState(job.props))
+    assert len(units) == 3 and all(isinstance(u, MultiWorkUnit) for u in units)
+    members = [w for u in units for w in u.work_units]
+    assert len(members) == 8  # 2 hours in 15-minute ranges
+    loads = sorted(sum(w.get_prop_as_int("source.querybased.estimated.rows") for w in u.work_units) for u in units)
+    assert loads[-1] - loads[0] <= max(w.get_prop_as_int("source.querybased.estimated.rows") for w in members)
+    result = job.run()
+    assert result.returncode == 0, result.output
+    assert job.ids() == list(range(1, 361))
+    assert json.dumps(job.state()["orders"]["tasks"][0]["low_watermark"])
