@@ -30,6 +30,8 @@ GOBBLIN_EQUIVALENTS: dict[str, str] = {
     "converter.IdentityConverter": "gobblin_py.converters.identity.IdentityConverter",
     "fork.IdentityForkOperator": "gobblin_py.forks.identity.IdentityForkOperator",
     "writer.ParquetDataWriterBuilder": "gobblin_py.writers.builder.ParquetDataWriterBuilder",
+    "source.extractor.extract.jdbc.PostgresqlSource": "gobblin_py.sources.sql.PostgresqlSource",
+    "source.extractor.extract.jdbc.MysqlSource": "gobblin_py.sources.sql.MysqlSource",
     "writer.AvroDataWriterBuilder": "gobblin_py.writers.builder.AvroDataWriterBuilder",
     "writer.GobblinOrcWriterBuilder": "gobblin_py.writers.builder.OrcDataWriterBuilder",
     "writer.partitioner.TimeBasedAvroWriterPartitioner": "gobblin_py.writers.partitioners.TimeBasedWriterPartitioner",
@@ -42,6 +44,10 @@ GOBBLIN_EQUIVALENTS: dict[str, str] = {
 # Built-ins that have no Gobblin counterpart, listed so that suggestions can point at them.
 BUILTINS: tuple[str, ...] = (
     "gobblin_py.sources.filebased.FileBasedSource",
+    "gobblin_py.sources.sql.QueryBasedSource",
+    "gobblin_py.sources.sql.SqliteSource",
+    "gobblin_py.sources.sql.PostgresqlSource",
+    "gobblin_py.sources.sql.MysqlSource",
     "gobblin_py.converters.projection.FieldProjectionConverter",
     "gobblin_py.converters.cast.TypeCastConverter",
     "gobblin_py.converters.identity.IdentityConverter",

@@ -118,6 +118,8 @@ class JobLauncher:
         finally:
             if lock is not None:
                 lock.release()
+            if result.state is RunningState.RUNNING:  # an exception ended the run
+                result.state = RunningState.FAILED
             result.seconds = time.time() - started
             log.info("job_finished", job=self.job_name, job_id=job_id, state=result.state.value,
                      seconds=round(result.seconds, 3))

@@ -10,6 +10,8 @@ from gobblin_py.runtime.launcher import JobResult
 def _watermark(value: Any) -> str:
     if value is None:
         return "-"
+    if isinstance(value, dict) and "value" in value and isinstance(value.get("time"), str):
+        return value["time"]  # a time watermark that carries its readable form
     if isinstance(value, dict) and set(value) == {"value"}:
         return str(value["value"])
     return str(value)

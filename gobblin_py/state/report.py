@@ -101,6 +101,8 @@ def history(store: FsDatasetStateStore, job_names: list[str], urn: str) -> list[
 def _watermark_text(value: Any) -> str:
     if value is None:
         return "-"
+    if isinstance(value, dict) and "value" in value and isinstance(value.get("time"), str):
+        return value["time"]  # a time watermark that carries its readable form
     if isinstance(value, dict) and set(value) == {"value"}:
         return str(value["value"])
     if isinstance(value, dict) and set(value) == {"values"}:
