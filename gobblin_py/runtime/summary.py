@@ -2,19 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from gobblin_py.runtime.launcher import JobResult
-
-
-def _watermark(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, dict) and "value" in value and isinstance(value.get("time"), str):
-        return value["time"]  # a time watermark that carries its readable form
-    if isinstance(value, dict) and set(value) == {"value"}:
-        return str(value["value"])
-    return str(value)
+from gobblin_py.state.report import watermark_text
 
 
 def render(result: JobResult) -> str:
@@ -32,8 +21,8 @@ def render(result: JobResult) -> str:
             f"records extracted {d.records_extracted}  written {d.records_written}"
             f"  state {'saved' if d.persisted else 'unchanged'}"
         )
-        lows = sorted({_watermark(w) for w in d.low_watermarks} - {"-"})
-        highs = sorted({_watermark(w) for w in d.high_watermarks} - {"-"})
+        lows = sorted({watermark_text(w) for w in d.low_watermarks} - {"-"})
+        highs = sorted({watermark_text(w) for w in d.high_watermarks} - {"-"})
         if lows or highs:
             lines.append(f"    watermarks low {', '.join(lows) or '-'} → actual high {', '.join(highs) or '-'}")
         for line in d.quality:

@@ -98,7 +98,8 @@ def history(store: FsDatasetStateStore, job_names: list[str], urn: str) -> list[
     return rows
 
 
-def _watermark_text(value: Any) -> str:
+def watermark_text(value: Any) -> str:
+    """A watermark's JSON value as people read it: the number, the time, or compact JSON."""
     if value is None:
         return "-"
     if isinstance(value, dict) and "value" in value and isinstance(value.get("time"), str):
@@ -135,9 +136,9 @@ def render_show(rows: list[dict[str, Any]], store_url: str) -> str:
             [
                 t["task_id"],
                 t["working_state"],
-                _watermark_text(t["low_watermark"]),
-                _watermark_text(t["expected_high_watermark"]),
-                _watermark_text(t["actual_high_watermark"]),
+                watermark_text(t["low_watermark"]),
+                watermark_text(t["expected_high_watermark"]),
+                watermark_text(t["actual_high_watermark"]),
                 "-" if t["records_extracted"] is None else str(t["records_extracted"]),
                 "-" if t["records_written"] is None else str(t["records_written"]),
             ]

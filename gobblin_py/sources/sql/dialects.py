@@ -109,6 +109,21 @@ def _column_array(values: Sequence[Any], spec: ColumnSpec) -> pa.Array:
     raise ValueError(f"unknown conversion {spec.convert}")
 
 
+
+def fetch_batches(cur: Any, sql: str, params: Sequence[Any], columns: list[ColumnSpec], schema: pa.Schema,
+                  fetch_size: int) -> Iterator[pa.RecordBatch]:
+    """Run ``sql`` on a DB-API cursor and stream its rows as Arrow batches of ``fetch_size`` rows; closes it."""
+    try:
+        cur.execute(sql, tuple(params))
+        while True:
+            rows = cur.fetchmany(fetch_size)
+            if not rows:
+                break
+            yield rows_to_batch(rows, columns, schema)
+    finally:
+        cur.close()
+
+
 class Dialect:
     """What differs between databases. One instance per connection config; ``connect()`` opens a connection."""
 
@@ -184,15 +199,7 @@ class Dialect:
     def stream(self, conn: Any, sql: str, params: Sequence[Any], columns: list[ColumnSpec], schema: pa.Schema,
                fetch_size: int, method: str) -> Iterator[pa.RecordBatch]:
         cur = conn.cursor()
-        try:
-            cur.execute(sql, tuple(params))
-            while True:
-                rows = cur.fetchmany(fetch_size)
-                if not rows:
-                    break
-                yield rows_to_batch(rows, columns, schema)
-        finally:
-            cur.close()
+        yield from fetch_batches(cur, sql, params, columns, schema, fetch_size)
 
     def close(self, conn: Any) -> None:
         try:
@@ -574,15 +581,7 @@ class MysqlDialect(Dialect):
         driver = self._driver()
         cursor_class = getattr(getattr(driver, "cursors", None), "SSCursor", None)
         cur = conn.cursor(cursor_class) if cursor_class is not None else conn.cursor()
-        try:
-            cur.execute(sql, tuple(params))
-            while True:
-                rows = cur.fetchmany(fetch_size)
-                if not rows:
-                    break
-                yield rows_to_batch(rows, columns, schema)
-        finally:
-            cur.close()
+        yield from fetch_batches(cur, sql, params, columns, schema, fetch_size)
 
 
 DIALECTS: dict[str, type[Dialect]] = {"sqlite": SqliteDialect, "postgresql": PostgresDialect, "mysql": MysqlDialect}
