@@ -104,8 +104,9 @@ def test_failing_branch_under_full_commits_no_branch(tmp_path):
     assert not list(job.state.rglob("*.jst"))
 
 
-def test_failing_branch_under_successful_drops_that_task_entirely(tmp_path):
-    job = failing_branch_job(tmp_path, "successful")
+@pytest.mark.parametrize("policy", ["successful", "partial"])
+def test_failing_branch_under_successful_and_partial_drops_that_task_entirely(tmp_path, policy):
+    job = failing_branch_job(tmp_path, policy)
     result = run_local(job)
     assert result.returncode == 3, result.stdout
     assert ids(job.final / "fork_0") == list(range(1, 41))  # branch 0 of the bad task is not published either
