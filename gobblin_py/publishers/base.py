@@ -73,7 +73,8 @@ class BaseDataPublisher(DataPublisher):
                     to_replace.append((dst_fs, target))
                 src_display = source if fsutil.is_local(src_fs) else src_fs.unstrip_protocol(source)
                 dst_display = target if fsutil.is_local(dst_fs) else dst_fs.unstrip_protocol(target)
-                self.final_dirs.append(dst_display)
+                if dst_display not in self.final_dirs:
+                    self.final_dirs.append(dst_display)
                 for path in sorted(src_fs.find(source)):
                     relative = posixpath.relpath(path, source)
                     destination = posixpath.join(target, relative)
