@@ -121,7 +121,10 @@ def fetch_batches(cur: Any, sql: str, params: Sequence[Any], columns: list[Colum
                 break
             yield rows_to_batch(rows, columns, schema)
     finally:
-        cur.close()
+        try:
+            cur.close()
+        except Exception:  # noqa: BLE001 - the connection may be gone; the error that got us here matters
+            pass
 
 
 class Dialect:
@@ -431,18 +434,7 @@ class PostgresDialect(Dialect):
             return
         cur = conn.cursor(name="gpy_extract")
         cur.itersize = fetch_size
-        try:
-            cur.execute(sql, tuple(params))
-            while True:
-                rows = cur.fetchmany(fetch_size)
-                if not rows:
-                    break
-                yield rows_to_batch(rows, columns, schema)
-        finally:
-            try:
-                cur.close()
-            except Exception:  # noqa: BLE001 - the connection may be gone
-                pass
+        yield from fetch_batches(cur, sql, params, columns, schema, fetch_size)
 
     def _stream_copy(self, conn: Any, sql: str, params: Sequence[Any], columns: list[ColumnSpec],
                      schema: pa.Schema, fetch_size: int) -> Iterator[pa.RecordBatch]:
