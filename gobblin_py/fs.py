@@ -55,7 +55,8 @@ def _drop_crc(fs: AbstractFileSystem, path: str) -> None:
             pass
 
 
-def _fsync_dir(path: str) -> None:
+def fsync_dir(path: str) -> None:
+    """Make a rename or link in ``path`` durable (local disk; a no-op where directories cannot be opened)."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
@@ -90,7 +91,7 @@ def atomic_write(fs: AbstractFileSystem, path: str, data: bytes) -> None:
             except FileNotFoundError:
                 pass
             raise
-        _fsync_dir(parent)
+        fsync_dir(parent)
         return
     with fs.open(tmp, "wb") as out:
         out.write(data)

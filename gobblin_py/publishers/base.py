@@ -18,17 +18,13 @@ from collections.abc import Sequence
 
 from gobblin_py import fs as fsutil
 from gobblin_py.api import DataPublisher
-from gobblin_py.errors import GobblinPyError, UsageError
+from gobblin_py.errors import UsageError
 from gobblin_py.logs import get_logger
-from gobblin_py.runtime.commit_sequence import FsRenameStep
+from gobblin_py.runtime.commit_sequence import FsRenameStep, PublishConflictError
 from gobblin_py.state import TaskState, WorkingState
 from gobblin_py.writers import paths
 
 log = get_logger(__name__)
-
-
-class PublishConflictError(GobblinPyError):
-    """A file to publish already exists in the final directory."""
 
 
 class BaseDataPublisher(DataPublisher):
@@ -46,6 +42,7 @@ class BaseDataPublisher(DataPublisher):
         """The file moves that publish ``task_states`` (successful ones), checked for conflicts, not yet made."""
         steps: list[FsRenameStep] = []
         seen_sources: set[str] = set()
+        planned: dict[str, str] = {}  # destination -> source: two files may not land on one name
         self.final_dirs = []
         to_replace: list[tuple[object, str]] = []
         for task in task_states:
@@ -82,8 +79,14 @@ class BaseDataPublisher(DataPublisher):
                         raise PublishConflictError(
                             f"cannot publish {path}: {destination} already exists (gpy never overwrites published data)"
                         )
-                    steps.append(FsRenameStep(posixpath.join(src_display, relative), posixpath.join(dst_display, relative),
-                                              writer_fs_uri, publisher_fs_uri))
+                    final = posixpath.join(dst_display, relative)
+                    if final in planned:
+                        raise PublishConflictError(
+                            f"cannot publish {path}: {planned[final]} is published to the same {final} "
+                            "(give the files different names, e.g. drop writer.file.name)"
+                        )
+                    planned[final] = path
+                    steps.append(FsRenameStep(posixpath.join(src_display, relative), final, writer_fs_uri, publisher_fs_uri))
         self._to_replace = to_replace
         return steps
 
@@ -93,5 +96,5 @@ class BaseDataPublisher(DataPublisher):
             if dst_fs.exists(target):
                 dst_fs.rm(target, recursive=True)
         for step in steps:
-            step.execute()
+            step.execute(fresh=True)
         return list(self.final_dirs)

@@ -53,6 +53,7 @@ class DatasetResult:
     low_watermarks: list = field(default_factory=list)
     high_watermarks: list = field(default_factory=list)
     quality: list[str] = field(default_factory=list)
+    commit_pending: bool = False  # its commit log is left for the next run: keep this run's output files
 
 
 def quality_lines(tasks: list[TaskState]) -> list[str]:
@@ -123,13 +124,22 @@ def commit_dataset(
     policy = commit_policy(props)
     dataset = DatasetState(job_name, job_id, dataset_urn=urn, start_time=start_time, end_time=end_time,
                            duration=end_time - start_time, task_count=len(tasks), task_states=tasks)
-    failed = [t for t in tasks if t.working_state is not WorkingState.SUCCESSFUL]
+    # skipped work units (workunit.skip) are kept in the state but neither fail nor commit (Gobblin's filter)
+    failed = [t for t in tasks if t.working_state not in (WorkingState.SUCCESSFUL, WorkingState.SKIPPED)]
     result = DatasetResult(
         urn, RunningState.RUNNING, len(tasks), len(failed),
         sum(_int(t.get_prop("qualitychecker.rows.extracted")) for t in tasks),
         0,
     )
     result.quality = quality_lines(tasks)
+    if sequences is not None and sequences.exists(job_name, urn):
+        # an earlier run's commit of this dataset is still unfinished: committing over it could lose it
+        dataset.state = result.state = RunningState.FAILED
+        result.error = "an earlier run's commit of this dataset is still pending: nothing published, state kept"
+        for task in tasks:
+            task.backoff_actual_high_watermark()
+        log.error("dataset_blocked_by_pending_commit", dataset=urn)
+        return result
     if policy == "full" and failed:
         dataset.state = RunningState.FAILED
         dataset.job_failures = (previous.job_failures if previous else 0) + 1
@@ -164,7 +174,7 @@ def commit_dataset(
         result.error = f"publishing failed: {exc}"
         log.error("publish_failed", dataset=urn, error=str(exc))
     dataset.state = RunningState.COMMITTED
-    not_committed = [t for t in tasks if t.working_state is not WorkingState.COMMITTED]
+    not_committed = [t for t in tasks if t.working_state not in (WorkingState.COMMITTED, WorkingState.SKIPPED)]
     for task in not_committed:
         task.backoff_actual_high_watermark()
     partial_fails = (props.get("job.commit.partial.fail.task.fails.job.commit") or "false").lower() == "true"
@@ -184,6 +194,7 @@ def commit_dataset(
         try:
             sequence.execute(fresh=True)
         except Exception as exc:  # noqa: BLE001 - the logged sequence is finished by the next run
+            result.commit_pending = True
             result.state = RunningState.FAILED
             result.error = f"commit interrupted ({exc}); the next run finishes it before pulling more"
             log.error("commit_interrupted", dataset=urn, error=str(exc))

@@ -12,10 +12,12 @@ directory ``<state.store.dir>/_commit_sequences``), each written atomically.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import posixpath
-import re
+import uuid
+from urllib.parse import quote
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -76,8 +78,8 @@ class CommitStep(ABC):
         """Whether the step has already taken effect."""
 
     @abstractmethod
-    def execute(self) -> None:
-        """Make the step take effect; safe to repeat."""
+    def execute(self, fresh: bool = False) -> None:
+        """Make the step take effect; safe to repeat. ``fresh``: the commit was just logged by this run."""
 
     @abstractmethod
     def to_json(self) -> dict[str, Any]:
@@ -87,12 +89,19 @@ class CommitStep(ABC):
         return self.kind
 
 
+class PublishConflictError(GobblinPyError):
+    """A file to publish already exists at its destination (gpy never overwrites published data)."""
+
+
 @dataclass
 class FsRenameStep(CommitStep):
     """Move one file from task output to its final place (rename, or copy and delete across filesystems).
 
-    Completed once the destination exists and the source is gone. A destination that exists while the source
-    is still there is the interrupted tail of a copy-and-delete move: the source is then just removed.
+    Never replaces a file: on local disk the move is a hard link then an unlink (``link`` fails if the
+    destination exists), elsewhere a copy to a temporary name checked before the final move. Completed once
+    the destination exists and the source is gone. When finishing an earlier run's commit, a destination that
+    exists beside its source is the interrupted tail of a copy-and-delete move only if the two match in size;
+    then the source is removed. In a fresh commit an existing destination is always a conflict.
     """
 
     src: str
@@ -110,23 +119,51 @@ class FsRenameStep(CommitStep):
         src_fs, src, dst_fs, dst = self._fss()
         return dst_fs.exists(dst) and not src_fs.exists(src)
 
-    def execute(self) -> None:
+    def _conflict(self) -> PublishConflictError:
+        return PublishConflictError(f"cannot publish {self.src}: {self.dst} already exists "
+                                    "(gpy never overwrites published data)")
+
+    def execute(self, fresh: bool = False) -> None:
         src_fs, src, dst_fs, dst = self._fss()
         if dst_fs.exists(dst):
-            if src_fs.exists(src):
-                fsutil.remove(src_fs, src)
+            if not src_fs.exists(src):
+                return  # done before
+            if fresh or src_fs.size(src) != dst_fs.size(dst):
+                raise self._conflict()
+            fsutil.remove(src_fs, src)  # an interrupted copy-and-delete: the copy is complete
             return
         if not src_fs.exists(src):
             raise GobblinPyError(f"cannot publish {self.src}: it is gone and {self.dst} does not exist")
         dst_fs.makedirs(posixpath.dirname(dst), exist_ok=True)
         if fsutil.is_local(src_fs) and fsutil.is_local(dst_fs):
-            os.rename(src, dst)  # atomic; the destination was checked to be absent
-            return
-        tmp = posixpath.join(posixpath.dirname(dst), f"_tmp_{posixpath.basename(dst)}")
+            try:
+                os.link(src, dst)  # atomic, and refuses to replace an existing file
+            except FileExistsError:
+                raise self._conflict() from None
+            except OSError as exc:
+                if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK):
+                    raise
+            else:
+                fsutil.fsync_dir(posixpath.dirname(dst))
+                os.unlink(src)
+                return
+        tmp = posixpath.join(posixpath.dirname(dst), f"_tmp_{posixpath.basename(dst)}.{uuid.uuid4().hex[:8]}")
         with src_fs.open(src, "rb") as reader, dst_fs.open(tmp, "wb") as writer:
             while chunk := reader.read(8 << 20):
                 writer.write(chunk)
-        dst_fs.mv(tmp, dst)
+        if fsutil.is_local(dst_fs):
+            try:
+                os.link(tmp, dst)
+            except FileExistsError:
+                os.unlink(tmp)
+                raise self._conflict() from None
+            os.unlink(tmp)
+            fsutil.fsync_dir(posixpath.dirname(dst))
+        else:
+            if dst_fs.exists(dst):
+                dst_fs.rm(tmp)
+                raise self._conflict()
+            dst_fs.mv(tmp, dst)
         src_fs.rm(src)
 
     def to_json(self) -> dict[str, Any]:
@@ -150,7 +187,7 @@ class DatasetStateStep(CommitStep):
         latest = self.store.get_latest_dataset_state(self.state.job_name, self.urn)
         return latest is not None and latest.job_id == self.state.job_id
 
-    def execute(self) -> None:
+    def execute(self, fresh: bool = False) -> None:
         self.store.persist_dataset_state(self.state, self.urn)
 
     def to_json(self) -> dict[str, Any]:
@@ -198,7 +235,7 @@ class CommitSequence:
         """
         for index, step in enumerate(self.steps):
             if fresh or not step.is_completed():
-                step.execute()
+                step.execute(fresh=fresh)
             on_step(f"{self.urn}:step{index}:{step.kind}")
 
 
@@ -216,17 +253,24 @@ class CommitSequenceStore:
 
     @staticmethod
     def file_name(urn: str) -> str:
-        # an empty URN has a name of its own; other unsafe characters are escaped reversibly
+        # an empty URN has a name of its own; others are percent-encoded UTF-8, which is unambiguous
         if not urn:
             return "default_dataset_urn.json"
-        return re.sub(r"[^A-Za-z0-9._-]", lambda m: f"%{ord(m.group()):02X}", urn) + ".json"
+        return quote(urn, safe="._-") + ".json"
 
     def path(self, job_name: str, urn: str) -> str:
         return posixpath.join(self.root, job_name, self.file_name(urn))
 
+    def exists(self, job_name: str, urn: str) -> bool:
+        return self.fs.exists(self.path(job_name, urn))
+
     def put(self, sequence: CommitSequence) -> None:
+        """Log a sequence; never over another run's unfinished one."""
+        path = self.path(sequence.job_name, sequence.urn)
+        if self.fs.exists(path):
+            raise GobblinPyError(f"{path}: an unfinished commit of dataset {sequence.urn!r} is already logged")
         data = json.dumps(sequence.to_json(), separators=(",", ":")).encode("utf-8")
-        fsutil.atomic_write(self.fs, self.path(sequence.job_name, sequence.urn), data)
+        fsutil.atomic_write(self.fs, path, data)
 
     def delete(self, sequence: CommitSequence) -> None:
         path = self.path(sequence.job_name, sequence.urn)

@@ -72,6 +72,13 @@ def rewrite_dirs(props: dict[str, str], job_name: str, job_id: str) -> None:
         raise UsageError("writer.staging.dir and writer.output.dir are not set: set them, or task.data.root.dir")
 
 
+def _writer_fs_uri(props: Mapping[str, str], key: str) -> str | None:
+    """The filesystem of a directory key: ``writer.fs.uri.N`` for a branch's ``writer.*.dir.N``."""
+    match = BRANCH_DIR_KEY.match(key)
+    branch = match.group(2)[1:] if match and match.group(2) else None
+    return (props.get(f"writer.fs.uri.{branch}") if branch else None) or props.get("writer.fs.uri")
+
+
 def _urns(unit, default_urn: str) -> list[str]:
     members = getattr(unit, "work_units", None) or [unit]
     return [member.get_prop("dataset.urn", default_urn) for member in members]
@@ -101,10 +108,13 @@ class JobLauncher:
     def run(self) -> JobResult:
         started = time.time()
         millis = int(started * 1000)
+        if self.props.get("job.id") and delivery_semantics(self.props) == EXACTLY_ONCE:
+            raise UsageError("job.id is set: with exactly-once commits every run needs its own id "
+                             "(job_<name>_<millis>); remove job.id, or use AT_LEAST_ONCE delivery")
         job_id = self.props.get("job.id") or f"job_{self.job_name}_{millis}"
         props = dict(self.props)
         props["job.id"] = job_id
-        roots = {k: v for k, v in props.items() if BRANCH_DIR_KEY.match(k) and v}
+        roots = {k: v for k, v in props.items() if (BRANCH_DIR_KEY.match(k) or k == "task.data.root.dir") and v}
         rewrite_dirs(props, self.job_name, job_id)
         delivery_semantics(props)
         result = JobResult(self.job_name, job_id, RunningState.RUNNING, engine=self.engine.name)
@@ -129,6 +139,12 @@ class JobLauncher:
         sequences = None
         if store is not None and delivery_semantics(props) == EXACTLY_ONCE:
             sequences = CommitSequenceStore.for_job(props, store)
+        elif store is not None:
+            left = list(CommitSequenceStore.for_job(props, store).pending(self.job_name))
+            if left:
+                raise UsageError(f"{len(left)} exactly-once commit(s) of earlier runs are unfinished "
+                                 f"(dataset {left[0].urn!r}, run {left[0].job_id}): run once with "
+                                 "gobblin.runtime.delivery.semantics=EXACTLY_ONCE to finish them first")
         blocked = self._finish_pending_commits(props, sequences, result)
         self._remove_old_runs(props, roots, job_id, keep={job for job in blocked.values()})
         previous = store.get_latest_dataset_states_by_urns(self.job_name) if store is not None else {}
@@ -192,7 +208,8 @@ class JobLauncher:
             try:
                 source.shutdown(source_state)
             finally:
-                self._cleanup(props)
+                # a commit left for the next run still needs this run's task output
+                self._cleanup(props, keep_output=any(d.commit_pending for d in result.datasets))
 
     def _finish_pending_commits(self, props: dict[str, str], sequences: CommitSequenceStore | None,
                                 result: JobResult) -> dict[str, str]:
@@ -205,6 +222,8 @@ class JobLauncher:
         for sequence in sequences.pending(self.job_name):
             error = None
             for attempt in range(max(1, retries)):
+                if attempt:
+                    time.sleep(min(2.0, 0.2 * attempt))
                 try:
                     sequence.execute()
                     sequences.delete(sequence)
@@ -212,7 +231,6 @@ class JobLauncher:
                     break
                 except Exception as exc:  # noqa: BLE001 - reported below, per dataset
                     error = exc
-                    time.sleep(min(2.0, 0.2 * (attempt + 1)))
             if error is None:
                 log.info("pending_commit_finished", dataset=sequence.urn, job_id=sequence.job_id)
                 continue
@@ -227,9 +245,7 @@ class JobLauncher:
         """Delete staging and task output that crashed runs left behind (their commits are finished by now);
         a run whose commit is still pending keeps its files."""
         for key, root in roots.items():
-            branch = key.rsplit(".", 1)[1] if key.count(".") == 3 else None
-            fs_uri = props.get(f"writer.fs.uri.{branch}") if branch else None
-            fs, path = fsutil.open_fs(posixpath.join(root, self.job_name), fs_uri or props.get("writer.fs.uri"))
+            fs, path = fsutil.open_fs(posixpath.join(root, self.job_name), _writer_fs_uri(props, key))
             try:
                 names = fsutil.list_dirs(fs, path)
             except OSError as exc:  # e.g. not a directory: the tasks will report it properly
@@ -241,12 +257,12 @@ class JobLauncher:
                     fs.rm(posixpath.join(path, name), recursive=True)
 
     @staticmethod
-    def _cleanup(props: Mapping[str, str]) -> None:
+    def _cleanup(props: Mapping[str, str], keep_output: bool = False) -> None:
         """Delete this run's staging and task-output directories (published data has moved out already)."""
         for key in [k for k in props if BRANCH_DIR_KEY.match(k)]:
-            branch = key.rsplit(".", 1)[1] if key.count(".") == 3 else None
-            fs_uri = props.get(f"writer.fs.uri.{branch}") if branch else None
-            fs, path = fsutil.open_fs(props[key], fs_uri or props.get("writer.fs.uri"))
+            if keep_output and key.startswith("writer.output.dir"):
+                continue
+            fs, path = fsutil.open_fs(props[key], _writer_fs_uri(props, key))
             try:
                 if fs.exists(path):
                     fs.rm(path, recursive=True)

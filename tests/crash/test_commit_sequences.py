@@ -102,3 +102,57 @@ def test_a_commit_cut_short_is_finished_by_the_next_run(tmp_path):
     assert "pending_commit_finished" in again.stderr and "nothing new to pull" in again.stdout
     assert job.published_ids() == list(range(1, 41)) + list(range(101, 141))
     assert not list((job.state / "_commit_sequences").rglob("*.json"))
+
+
+def test_a_commit_failing_without_a_crash_keeps_its_files_for_the_next_run(tmp_path):
+    marker = tmp_path / "marker"
+    marker.mkdir()
+    job = Job(tmp_path / "job", extra=f"data.publisher.type=tests.runtime.sample_plugins.FlakyPublisher\ntest.flaky.marker.dir={marker}\n")
+    for k in range(3):
+        write_csv(job.data / f"f{k}.csv", 1 + 100 * k)
+    first = run_local(job)
+    assert first.returncode == 1 and "commit interrupted" in first.stdout
+    assert len(job.published_ids()) == 40  # one file made it before the injected error
+    second = run_local(job)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "pending_commit_finished" in second.stderr
+    assert job.published_ids() == sorted(i for k in range(3) for i in range(1 + 100 * k, 41 + 100 * k))
+
+
+def test_two_files_planned_onto_one_name_are_refused_before_anything_moves(tmp_path):
+    job = Job(tmp_path, extra="writer.file.pathType=TABLENAME\nwriter.file.name=orders.parquet\n")
+    write_csv(job.data / "a.csv", 1)
+    write_csv(job.data / "b.csv", 101)
+    result = run_local(job)
+    assert result.returncode == 1 and "is published to the same" in result.stdout
+    assert job.published_ids() == []
+    assert not list((job.state / "_commit_sequences").rglob("*.json"))
+
+
+def test_fresh_rename_never_replaces_an_existing_file(tmp_path):
+    src, dst = tmp_path / "a", tmp_path / "b"
+    src.write_bytes(b"new")
+    dst.write_bytes(b"old")
+    with pytest.raises(Exception, match="already exists"):
+        FsRenameStep(str(src), str(dst)).execute(fresh=True)
+    assert dst.read_bytes() == b"old" and src.read_bytes() == b"new"
+    dst.write_bytes(b"xyz")  # same size: on replay this is an interrupted copy's complete tail
+    FsRenameStep(str(src), str(dst)).execute()
+    assert not src.exists()
+
+
+def test_skipped_work_units_do_not_fail_a_dataset_under_full(tmp_path):
+    from gobblin_py.runtime.commit import commit_dataset
+    from gobblin_py.state import TaskState, WorkingState, WorkUnit
+
+    done = TaskState("job_J_1", "task_J_1_0", WorkUnit())
+    done.working_state = WorkingState.SUCCESSFUL
+    skipped = TaskState("job_J_1", "task_J_1_1", WorkUnit({"workunit.skip": "true"}))
+    skipped.working_state = WorkingState.SKIPPED
+    store = FsDatasetStateStore(str(tmp_path / "state"))
+    props = {"job.commit.policy": "full", "data.publisher.type": "gobblin_py.publishers.noop.NoopPublisher"}
+    result = commit_dataset(props, "J", "job_J_1", "", [done, skipped], 0, 1, store, None,
+                            CommitSequenceStore.for_job({}, store))
+    assert result.state.value == "COMMITTED" and result.failed_tasks == 0
+    saved = store.get_latest_dataset_state("J", "")
+    assert [t.working_state.value for t in saved.all_task_states()] == ["COMMITTED", "SKIPPED"]

@@ -9,6 +9,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gobblin_py.api import Converter, ForkOperator
+from gobblin_py.publishers.base import BaseDataPublisher
 
 
 class UpperCaseNames:
@@ -141,3 +142,18 @@ class KillExecutorOnce(Converter):
             os.kill(jvm, 9)
             time.sleep(30)  # the executor is gone; this worker dies with it
         return batch
+
+
+class FlakyPublisher(BaseDataPublisher):
+    """BaseDataPublisher whose second move fails once per marker directory (a transient storage error)."""
+
+    def plan(self, task_states, allow_replace=False):
+        steps = super().plan(task_states, allow_replace)
+        marker = os.path.join(self.job_props["test.flaky.marker.dir"], "failed-once")
+        if len(steps) > 1 and not os.path.exists(marker):
+            def flaky(fresh=False):
+                open(marker, "w").close()
+                raise OSError(5, "Input/output error (injected)")
+
+            steps[1].execute = flaky
+        return steps
