@@ -124,6 +124,7 @@ class JobLauncher:
             lock.acquire()
         try:
             log.info("job_started", job=self.job_name, job_id=job_id, engine=self.engine.name)
+            self._lock = lock
             return self._run(props, job_id, millis, roots, result)
         finally:
             if lock is not None:
@@ -145,6 +146,7 @@ class JobLauncher:
                 raise UsageError(f"{len(left)} exactly-once commit(s) of earlier runs are unfinished "
                                  f"(dataset {left[0].urn!r}, run {left[0].job_id}): run once with "
                                  "gobblin.runtime.delivery.semantics=EXACTLY_ONCE to finish them first")
+        self._ensure_lock()
         blocked = self._finish_pending_commits(props, sequences, result)
         self._remove_old_runs(props, roots, job_id, keep={job for job in blocked.values()})
         previous = store.get_latest_dataset_states_by_urns(self.job_name) if store is not None else {}
@@ -191,6 +193,8 @@ class JobLauncher:
             ended = int(time.time() * 1000)
             datasets = sorted(group_by_urn(task_states + skipped).items())
 
+            self._ensure_lock()  # a run that lost its lock commits nothing
+
             def commit(item: tuple[str, list[TaskState]]) -> DatasetResult:
                 urn, tasks = item
                 return commit_dataset(props, self.job_name, job_id, urn, tasks, millis, ended, store,
@@ -210,6 +214,11 @@ class JobLauncher:
             finally:
                 # a commit left for the next run still needs this run's task output
                 self._cleanup(props, keep_output=any(d.commit_pending for d in result.datasets))
+
+    def _ensure_lock(self) -> None:
+        lock = getattr(self, "_lock", None)
+        if lock is not None:
+            lock.ensure_held()
 
     def _finish_pending_commits(self, props: dict[str, str], sequences: CommitSequenceStore | None,
                                 result: JobResult) -> dict[str, str]:

@@ -89,15 +89,24 @@ class JobLock:
         self.timeout_s = float(props.get(TIMEOUT_KEY) or 300)
         self.refresh_s = float(props.get(REFRESH_KEY) or 30)
         self.info: LockInfo | None = None
+        self.lost: str | None = None  # why the lock was lost while running, if it was
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------ inspection
     def holder(self) -> LockInfo | None:
         try:
-            return LockInfo.parse(self.fs.cat_file(self.path), self.display)
+            data = self.fs.cat_file(self.path)
         except FileNotFoundError:
             return None
+        try:
+            return LockInfo.parse(data, self.display)
+        except GobblinPyError:
+            # unreadable (an older gpy crashed mid-write?): a stale holder once the timeout has passed
+            age = time.time() - self.fs.modified(self.path).timestamp()
+            if age > self.timeout_s:
+                return LockInfo("?", -1, "", 0.0, 0.0, "unreadable")
+            raise
 
     def is_stale(self, info: LockInfo) -> bool:
         if info.host == socket.gethostname() and not _pid_alive(info.pid):
@@ -106,23 +115,27 @@ class JobLock:
 
     # ------------------------------------------------------------ acquire / release
     def _create(self, info: LockInfo) -> bool:
+        """Create the lock file with its content in one step (a crash never leaves an empty lock)."""
         self.fs.makedirs(posixpath.dirname(self.path), exist_ok=True)
         if fsutil.is_local(self.fs):
-            try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                return False
-            with os.fdopen(fd, "wb") as out:
+            tmp = f"{self.path}.{info.token}.tmp"
+            with open(tmp, "wb") as out:
                 out.write(info.to_bytes())
                 out.flush()
                 os.fsync(out.fileno())
-            return True
-        try:
-            with self.fs.open(self.path, "xb") as out:
-                out.write(info.to_bytes())
-            return True
-        except FileExistsError:
+            try:
+                os.link(tmp, self.path)  # fails if the lock exists: atomic create-if-absent
+                fsutil.fsync_dir(posixpath.dirname(self.path))
+                return True
+            except FileExistsError:
+                return False
+            finally:
+                os.unlink(tmp)
+        # other filesystems: best effort (object stores have no create-if-absent through fsspec)
+        if self.fs.exists(self.path):
             return False
+        self.fs.pipe_file(self.path, info.to_bytes())
+        return True
 
     def acquire(self) -> None:
         now = time.time()
@@ -138,28 +151,62 @@ class JobLock:
                 continue  # released between our create and our read: try again
             if not self.is_stale(holder):
                 raise JobLockedError(f"{self.display}: the job is already running: {holder.describe()}")
-            # a dead holder's lock: move it aside atomically so that only one taker wins, then retry
+            # a dead holder's lock: move it aside atomically, check it was that lock (not a fresh one another
+            # taker just created), then retry the create
             aside = f"{self.path}.stale-{info.token}"
             try:
                 self.fs.mv(self.path, aside)
-                self.fs.rm(aside)
             except FileNotFoundError:
-                pass
+                continue
+            try:
+                moved_token = LockInfo.parse(self.fs.cat_file(aside), aside).token
+            except GobblinPyError:
+                moved_token = "unreadable"
+            if moved_token != holder.token:
+                try:  # someone else's fresh lock: put it back unless yet another lock is there now
+                    if fsutil.is_local(self.fs):
+                        os.link(aside, self.path)
+                    else:
+                        self.fs.mv(aside, self.path)
+                except FileExistsError:
+                    pass
+                finally:
+                    if self.fs.exists(aside):
+                        self.fs.rm(aside)
+                raise JobLockedError(f"{self.display}: another run took the stale lock first")
+            self.fs.rm(aside)
         raise JobLockedError(f"{self.display}: could not take the job lock (contended)")
 
     def _refresh_loop(self) -> None:
         while not self._stop.wait(self.refresh_s):
             assert self.info is not None
+            try:
+                current = self.holder()
+                if current is None or current.token != self.info.token:
+                    self.lost = "the lock was broken or taken over by another run"
+                    return
+                self.info.refreshed = time.time()
+                fsutil.atomic_write(self.fs, self.path, self.info.to_bytes())
+            except Exception as exc:  # noqa: BLE001 - keep trying until the timeout; report if it passes
+                if time.time() - self.info.refreshed > self.timeout_s:
+                    self.lost = f"the lock could not be refreshed for {self.timeout_s:.0f} s ({exc})"
+                    return
+
+    def ensure_held(self) -> None:
+        """Raise unless this run still holds the lock (checked before anything is committed)."""
+        if self.info is None:
+            return
+        if self.lost is None:
             current = self.holder()
             if current is None or current.token != self.info.token:
-                return  # broken or taken over: nothing of ours to refresh
-            self.info.refreshed = time.time()
-            fsutil.atomic_write(self.fs, self.path, self.info.to_bytes())
+                self.lost = "the lock was broken or taken over by another run"
+        if self.lost is not None:
+            raise JobLockedError(f"{self.display}: {self.lost}; nothing more is committed by this run")
 
     def release(self) -> None:
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(timeout=5)
+            self._thread.join()  # a refresh in flight must not bring the removed lock back
         if self.info is None:
             return
         current = self.holder()

@@ -20,6 +20,7 @@ import hashlib
 import io
 import posixpath
 import re
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -82,6 +83,7 @@ class GuidUrnNameParser:
     """The file stem is the SHA-1 of the URN; ``datasetUrnNameMapV1`` maps stems back to URNs."""
 
     MAP_FILE = "datasetUrnNameMapV1"
+    _lock = threading.Lock()  # datasets commit in parallel threads; the map is read, changed and rewritten
 
     def stem(self, sanitized_urn: str) -> str:
         return hashlib.sha1(sanitized_urn.encode("utf-8")).hexdigest() if sanitized_urn else ""
@@ -94,6 +96,10 @@ class GuidUrnNameParser:
         return {lines[i]: lines[i + 1] for i in range(0, len(lines) - 1, 2)}
 
     def record(self, fs: Any, job_dir: str, sanitized_urn: str) -> None:
+        with self._lock:
+            self._record(fs, job_dir, sanitized_urn)
+
+    def _record(self, fs: Any, job_dir: str, sanitized_urn: str) -> None:
         mapping = self.read_map(fs, job_dir)
         stem = self.stem(sanitized_urn)
         if not stem or mapping.get(stem) == sanitized_urn:

@@ -99,3 +99,37 @@ def test_lock_can_be_disabled(tmp_path):
     write_csv(job.data / "a.csv", 1)
     write_lock(job, os.getpid())
     assert run_local(job).returncode == 0
+
+
+def test_an_unreadable_lock_is_stale_only_after_the_timeout(tmp_path):
+    job = Job(tmp_path, extra="job.lock.timeout.seconds=60\n")
+    write_csv(job.data / "a.csv", 1)
+    lock_file(job).parent.mkdir(parents=True, exist_ok=True)
+    lock_file(job).write_bytes(b"")  # e.g. left by a crash of an older writer
+    refused = run_local(job)
+    assert refused.returncode == 1 and "unreadable lock file" in refused.stderr
+    old = time.time() - 3600
+    os.utime(lock_file(job), (old, old))
+    assert run_local(job).returncode == 0
+    assert job.published_ids() == list(range(1, 41))
+
+
+def test_a_run_whose_lock_is_broken_commits_nothing(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    job = Job(tmp_path, extra=(
+        "converter.classes=tests.runtime.sample_plugins.SlowConverter\n"
+        "source.filebased.file.pattern=*.parquet\nsource.filebased.batch.size=5\n"
+    ))
+    pq.write_table(pa.table({"order_id": pa.array(range(300), pa.int64())}), job.data / "a.parquet")
+    proc = subprocess.Popen([sys.executable, "-m", "gobblin_py.cli", "run", str(job.file), "--engine", "local"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 30
+    while not lock_file(job).exists() and time.time() < deadline:
+        time.sleep(0.05)
+    assert run_gpy("lock", "break", str(job.file), "--force").returncode == 0
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 75, out + err
+    assert "the lock was broken or taken over" in err
+    assert job.published_ids() == [] and not list(job.state.rglob("*.jst"))
