@@ -350,7 +350,9 @@ def test_include_is_not_stored_and_not_split_when_disabled(tmp_path: Path):
 
 
 # --- property-based ---------------------------------------------------------------------------------------
-_ESCAPE_AS_UNICODE = {chr(c) for c in range(0x21)} | {"\x7f", "\x85", "\u2028", "\u2029"}
+# U+FEFF too: at the start of a file it reads as a byte-order mark and is dropped, as a Java reader of a
+# UTF-8 file with a BOM would need; written as \ufeff it stays part of the key or value
+_ESCAPE_AS_UNICODE = {chr(c) for c in range(0x21)} | {"\x7f", "\x85", "\u2028", "\u2029", "\ufeff"}
 
 
 def escape_key(key: str) -> str:
@@ -380,7 +382,7 @@ def escape_value(value: str) -> str:
     return "".join(out)
 
 
-_interesting = st.sampled_from(list("=:\\,#! $\t{}\n\r\"'u") + ["${", "é", "ключ", "\U0001F600", "\u2028", "\x85"])
+_interesting = st.sampled_from(list("=:\\,#! $\t{}\n\r\"'u") + ["${", "é", "ключ", "\U0001F600", "\u2028", "\x85", "\ufeff"])
 _text = st.lists(st.one_of(st.text(st.characters(blacklist_characters="\x00"), max_size=3), _interesting), max_size=8).map("".join)
 _keys = _text.filter(lambda k: k != "" and k.lower() != "include")
 
