@@ -11,12 +11,15 @@ named in a job file by dotted path (or by its Gobblin Java name) can be construc
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import pyarrow as pa
 
 if TYPE_CHECKING:
+    from gobblin_py.config.errors import ConfigError
+    from gobblin_py.config.settings import Settings
+    from gobblin_py.runtime.commit_sequence import CommitStep
     from gobblin_py.state import SourceState, TaskState, WorkUnit, WorkUnitState
 
 
@@ -198,3 +201,91 @@ class TaskPolicy(ABC):
     @abstractmethod
     def evaluate(self, state: "WorkUnitState") -> TaskPolicyResult:
         """PASSED, FAILED or NOT_EVALUATED for the branch whose counters ``state`` holds."""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Optional abilities. A plugin has one when it defines the members below; the runtime asks with ``isinstance``
+# (the protocols are runtime-checkable), so a plugin need not subclass them.
+
+
+@runtime_checkable
+class Configurable(Protocol):
+    """Declares its keys: ``settings_class`` is a :class:`gobblin_py.config.settings.Settings` dataclass.
+
+    The runtime checks those keys before any work starts, and ``gpy plugins`` / ``gpy validate --explain`` and
+    the README's key tables are generated from the declaration.
+    """
+
+    settings_class: ClassVar[type["Settings"]]
+
+
+@runtime_checkable
+class Validating(Protocol):
+    """Checks what its declared settings cannot say alone (keys that depend on each other, a reachable path).
+
+    ``validate`` is a class method, called on the driver before any work with the job's properties; it returns
+    every problem found (an empty list when there is none).
+    """
+
+    @classmethod
+    def validate(cls, props: Mapping[str, str]) -> list["ConfigError"]: ...
+
+
+@runtime_checkable
+class Initializable(Protocol):
+    """Reads its configuration from a state once built (``init(state)``)."""
+
+    def init(self, state: Any) -> None: ...
+
+
+@runtime_checkable
+class Closeable(Protocol):
+    """Holds resources to release at the end of the task (``close()``)."""
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class ExactlyOncePublisher(Protocol):
+    """Publishes exactly once: ``plan`` returns the commit steps without making them, and ``final_dirs`` names
+    where they land. The runtime logs the steps with the dataset's new state as one commit sequence, then runs
+    them. A publisher without ``plan`` publishes at least once."""
+
+    final_dirs: list[str]
+
+    def plan(self, task_states: Sequence["TaskState"]) -> list["CommitStep"]: ...
+
+
+@runtime_checkable
+class BatchForkOperator(Protocol):
+    """Routes whole batches: one boolean mask (or a plain bool) per branch (the fast path)."""
+
+    def fork_batch(self, state: "WorkUnitState", batch: pa.RecordBatch) -> list["pa.BooleanArray | bool"]: ...
+
+
+@runtime_checkable
+class RecordForkOperator(Protocol):
+    """Routes one record at a time (Gobblin's per-record form; the slow path)."""
+
+    def get_branches(self, state: "WorkUnitState") -> int: ...
+
+    def fork_data_record(self, state: "WorkUnitState", record: dict) -> list[bool]: ...
+
+
+@runtime_checkable
+class RecordConverter(Protocol):
+    """A Gobblin-style per-record converter, run through an adapter (the slow path)."""
+
+    def convert_record(self, schema: Any, record: dict, *state: Any) -> Any: ...
+
+
+@runtime_checkable
+class RecordRowPolicy(Protocol):
+    """A per-record row policy, run through an adapter (the slow path)."""
+
+    def check_record(self, record: dict) -> bool: ...
+
+
+def supports(plugin: object, ability: type) -> bool:
+    """Whether a plugin (an instance or its class) has an optional ability (one of the protocols above)."""
+    return isinstance(plugin, ability)

@@ -2,11 +2,13 @@
 
 A name resolves, in this order, as:
 
-1. the Gobblin Java class name of a built-in equivalent (``org.apache.gobblin.…`` or the older ``gobblin.…``);
-2. an entry point of group ``gobblin_py.plugins`` (installed packages register plugins by short name);
-3. a dotted Python path, ``pkg.mod.Class`` or ``pkg.mod:Class``.
+1. an entry point of group ``gobblin_py.plugins``: gpy's built-ins are registered there (in ``pyproject.toml``)
+   under their short name and under the Gobblin Java class names they stand in for, and installed packages
+   add their own the same way; a Gobblin name may use the older ``gobblin.`` prefix for ``org.apache.gobblin.``;
+2. a dotted Python path, ``pkg.mod.Class`` or ``pkg.mod:Class``.
 
-A name that resolves nowhere fails with every place tried and the closest known names.
+A name that resolves nowhere fails with every place tried and the closest known names; a Gobblin class with no
+gpy equivalent says so, with the nearest built-in when there is one.
 """
 
 from __future__ import annotations
@@ -15,59 +17,15 @@ import difflib
 import importlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.metadata import entry_points
 
 from gobblin_py.errors import UsageError
 
 ENTRY_POINT_GROUP = "gobblin_py.plugins"
-
-# Gobblin Java class (after the "org.apache.gobblin." / "gobblin." prefix) -> our built-in equivalent.
-GOBBLIN_EQUIVALENTS: dict[str, str] = {
-    "publisher.BaseDataPublisher": "gobblin_py.publishers.base.BaseDataPublisher",
-    "publisher.NoopPublisher": "gobblin_py.publishers.noop.NoopPublisher",
-    "converter.IdentityConverter": "gobblin_py.converters.identity.IdentityConverter",
-    "fork.IdentityForkOperator": "gobblin_py.forks.identity.IdentityForkOperator",
-    "writer.ParquetDataWriterBuilder": "gobblin_py.writers.builder.ParquetDataWriterBuilder",
-    "source.extractor.extract.jdbc.PostgresqlSource": "gobblin_py.sources.sql.PostgresqlSource",
-    "source.extractor.extract.jdbc.MysqlSource": "gobblin_py.sources.sql.MysqlSource",
-    "writer.AvroDataWriterBuilder": "gobblin_py.writers.builder.AvroDataWriterBuilder",
-    "writer.GobblinOrcWriterBuilder": "gobblin_py.writers.builder.OrcDataWriterBuilder",
-    "writer.partitioner.TimeBasedAvroWriterPartitioner": "gobblin_py.writers.partitioners.TimeBasedWriterPartitioner",
-    "policies.count.RowCountPolicy": "gobblin_py.quality.task.RowCountPolicy",
-    "policies.count.RowCountRangePolicy": "gobblin_py.quality.task.RowCountRangePolicy",
-    "policies.schema.SchemaCompatibilityPolicy": "gobblin_py.quality.task.SchemaCompatibilityPolicy",
-    "policies.schema.SchemaRowCheckPolicy": "gobblin_py.quality.row.SchemaRowCheckPolicy",
-}
-
-# Built-ins that have no Gobblin counterpart, listed so that suggestions can point at them.
-BUILTINS: tuple[str, ...] = (
-    "gobblin_py.sources.filebased.FileBasedSource",
-    "gobblin_py.sources.sql.QueryBasedSource",
-    "gobblin_py.sources.sql.SqliteSource",
-    "gobblin_py.sources.sql.PostgresqlSource",
-    "gobblin_py.sources.sql.MysqlSource",
-    "gobblin_py.converters.projection.FieldProjectionConverter",
-    "gobblin_py.converters.cast.TypeCastConverter",
-    "gobblin_py.converters.identity.IdentityConverter",
-    "gobblin_py.writers.builder.FsDataWriterBuilder",
-    "gobblin_py.writers.builder.ParquetDataWriterBuilder",
-    "gobblin_py.writers.builder.AvroDataWriterBuilder",
-    "gobblin_py.writers.builder.OrcDataWriterBuilder",
-    "gobblin_py.writers.builder.JsonDataWriterBuilder",
-    "gobblin_py.writers.builder.CsvDataWriterBuilder",
-    "gobblin_py.writers.partitioners.TimeBasedWriterPartitioner",
-    "gobblin_py.writers.partitioners.ColumnValueWriterPartitioner",
-    "gobblin_py.publishers.base.BaseDataPublisher",
-    "gobblin_py.publishers.noop.NoopPublisher",
-    "gobblin_py.forks.identity.IdentityForkOperator",
-    "gobblin_py.quality.row.RequiredFieldsPolicy",
-    "gobblin_py.quality.row.SchemaRowCheckPolicy",
-    "gobblin_py.quality.task.RowCountPolicy",
-    "gobblin_py.quality.task.RowCountRangePolicy",
-    "gobblin_py.quality.task.SchemaCompatibilityPolicy",
-)
+GOBBLIN_PREFIX = "org.apache.gobblin."
+LEGACY_GOBBLIN_PREFIX = "gobblin."
 
 # Keys whose values name classes: a single class, or a comma list of them.
 SINGLE_CLASS_KEYS = (
@@ -86,22 +44,28 @@ _BRANCH_SUFFIX = re.compile(r"^(?P<base>.+?)(?:\.(?P<branch>\d+))?$")
 class PluginError(UsageError):
     """A plugin name that does not resolve, with what was tried and what is close."""
 
-    def __init__(self, name: str, key: str | None, tried: list[str], suggestions: list[str], unsupported: bool = False) -> None:
+    def __init__(self, name: str, key: str | None, tried: list[str], suggestions: list[str], unsupported: bool = False,
+                 hint: str | None = None) -> None:
         self.name, self.key, self.tried, self.suggestions, self.unsupported = name, key, tried, suggestions, unsupported
+        self.hint = hint
         where = f"{key}={name}" if key else name
         if unsupported:
             message = f"{where}: Gobblin class with no gobblin_py equivalent yet"
         else:
             message = f"{where}: no such plugin class (tried {'; '.join(tried)})"
+        if hint:
+            message += f" ({hint})"
         if suggestions:
             message += f"; closest: {', '.join(suggestions)}"
         super().__init__(message)
 
 
-def _gobblin_suffix(name: str) -> str | None:
-    for prefix in ("org.apache.gobblin.", "gobblin."):
-        if name.startswith(prefix):
-            return name[len(prefix) :]
+def gobblin_name(name: str) -> str | None:
+    """``org.apache.gobblin.X`` for a Gobblin class name in either spelling; None for any other name."""
+    if name.startswith(GOBBLIN_PREFIX):
+        return name
+    if name.startswith(LEGACY_GOBBLIN_PREFIX):
+        return GOBBLIN_PREFIX + name[len(LEGACY_GOBBLIN_PREFIX):]
     return None
 
 
@@ -122,10 +86,13 @@ def _import(path: str) -> object:
     return obj
 
 
+def dotted(target: str) -> str:
+    """``pkg.mod.Class`` for an entry point's ``pkg.mod:Class``."""
+    return target.replace(":", ".")
+
+
 def _known_names() -> list[str]:
-    names = set(BUILTINS) | set(_entry_points())
-    for suffix in GOBBLIN_EQUIVALENTS:
-        names.add("org.apache.gobblin." + suffix)
+    names = set(_entry_points()) | {dotted(v) for v in _entry_points().values()}
     return sorted(names)
 
 
@@ -137,40 +104,57 @@ def _closest(name: str) -> list[str]:
     return list(dict.fromkeys(by_whole + by_short))[:3]
 
 
+def _unported_hint(name: str) -> str | None:
+    # imported lazily: the table of Gobblin classes gpy does not port is only needed to explain a failure
+    from gobblin_py.unported import hint_for
+
+    return hint_for(name)
+
+
 def resolve_class(name: str, key: str | None = None) -> type:
     """The class a plugin name denotes; PluginError (exit code 2) naming the key if it does not resolve."""
     name = name.strip()
     tried: list[str] = []
-    suffix = _gobblin_suffix(name)
-    if suffix is not None:
-        target = GOBBLIN_EQUIVALENTS.get(suffix)
-        if target is not None:
-            return _import(target)  # type: ignore[return-value]
-        tried.append("Gobblin class names with a built-in equivalent")
-    if name in _entry_points():
+    registered = _entry_points()
+    gobblin = gobblin_name(name)
+    for candidate in dict.fromkeys(n for n in (name, gobblin) if n):
+        target = registered.get(candidate)
+        if target is None:
+            continue
         try:
-            return _import(_entry_points()[name])  # type: ignore[return-value]
+            obj = _import(target)
         except (ImportError, AttributeError) as exc:
-            raise UsageError(f"{key or 'plugin'}={name}: entry point {_entry_points()[name]} fails to load: {exc}") from None
+            raise UsageError(f"{key or 'plugin'}={name}: entry point {target} fails to load: {exc}") from None
+        return _as_class(obj, name, key)
     tried.append(f"entry points of group {ENTRY_POINT_GROUP}")
-    try:
-        obj = _import(name)
-    except ImportError as exc:
-        tried.append(f"dotted path ({exc})")
-    except AttributeError as exc:
-        tried.append(f"dotted path ({exc})")
+    if gobblin is None:
+        try:
+            obj = _import(name)
+        except (ImportError, AttributeError) as exc:
+            tried.append(f"dotted path ({exc})")
+        else:
+            return _as_class(obj, name, key)
     else:
-        if not isinstance(obj, type):
-            raise UsageError(f"{key or 'plugin'}={name}: names a {type(obj).__name__}, not a class")
-        return obj
-    # a Gobblin name that is not importable as Python either is a Gobblin class we have not ported
-    raise PluginError(name, key, tried, _closest(name), unsupported=suffix is not None)
+        tried.append("Gobblin class names with a gpy equivalent")
+    raise PluginError(name, key, tried, _closest(name), unsupported=gobblin is not None,
+                      hint=_unported_hint(gobblin) if gobblin else None)
+
+
+def _as_class(obj: object, name: str, key: str | None) -> type:
+    if not isinstance(obj, type):
+        raise UsageError(f"{key or 'plugin'}={name}: names a {type(obj).__name__}, not a class")
+    return obj
+
+
+def canonical_name(cls: type) -> str:
+    """``module:Class`` of a plugin class: what executors import, with no registry needed."""
+    return f"{cls.__module__}:{cls.__qualname__}"
 
 
 def instantiate(name: str, key: str | None = None, base: type | None = None) -> object:
     """Resolve and construct a plugin with no arguments, checking it implements ``base`` when given."""
     cls = resolve_class(name, key)
-    if base is not None and not issubclass(cls, base) and not _duck_types(cls, base):
+    if base is not None and not issubclass(cls, base) and not _adaptable(cls, base):
         raise UsageError(f"{key or 'plugin'}={name}: {cls.__module__}.{cls.__qualname__} is not a {base.__name__}")
     try:
         return cls()
@@ -178,9 +162,11 @@ def instantiate(name: str, key: str | None = None, base: type | None = None) -> 
         raise UsageError(f"{key or 'plugin'}={name}: cannot be constructed: {exc}") from exc
 
 
-def _duck_types(cls: type, base: type) -> bool:
+def _adaptable(cls: type, base: type) -> bool:
     # Gobblin-style per-record converters are accepted without subclassing (they get an adapter)
-    return base.__name__ == "Converter" and hasattr(cls, "convert_record")
+    from gobblin_py.api import Converter, RecordConverter
+
+    return base is Converter and isinstance(cls, RecordConverter)
 
 
 @dataclass(frozen=True)
@@ -216,3 +202,40 @@ def check_plugins(props: Mapping[str, str]) -> list[PluginError | UsageError]:
         except UsageError as exc:
             problems.append(exc)
     return problems
+
+
+def canonical_plugin_props(props: Mapping[str, str]) -> dict[str, str]:
+    """``props`` with every plugin name replaced by ``module:Class``, so executors need no registry."""
+    out = dict(props)
+    for ref in plugin_refs(props):
+        names = [item.strip() for item in out[ref.key].split(",")]
+        names = [canonical_name(resolve_class(n, ref.key)) if n == ref.name else n for n in names]
+        out[ref.key] = ",".join(names)
+    return out
+
+
+@dataclass
+class PluginInfo:
+    """A registered plugin: its class target and every name it is registered under."""
+
+    target: str
+    names: list[str] = field(default_factory=list)
+
+    @property
+    def gobblin_names(self) -> list[str]:
+        return [n for n in self.names if n.startswith(GOBBLIN_PREFIX)]
+
+    @property
+    def short_names(self) -> list[str]:
+        return [n for n in self.names if not n.startswith(GOBBLIN_PREFIX)]
+
+    def load(self) -> type:
+        return _import(self.target)  # type: ignore[return-value]
+
+
+def registered_plugins() -> list[PluginInfo]:
+    """Every plugin registered as an entry point, one entry per class, in class order."""
+    by_target: dict[str, PluginInfo] = {}
+    for name, target in sorted(_entry_points().items()):
+        by_target.setdefault(target, PluginInfo(target)).names.append(name)
+    return [by_target[t] for t in sorted(by_target)]

@@ -6,20 +6,7 @@ pulls each listed file that is not in it — a new file, or one whose modificati
 never compared by time against a watermark, so files with equal modification times are neither skipped nor
 pulled twice. Work units of a previous run that did not commit are retried (``workunit.retry.policy``).
 
-Keys:
-
-| key | default | meaning |
-|---|---|---|
-| ``source.filebased.data.directory`` | required | directory to list (recursively) |
-| ``source.filebased.fs.uri`` | ``file:///`` | filesystem of a bare directory path |
-| ``source.filebased.file.pattern`` | ``*`` | glob the file *name* must match |
-| ``source.filebased.format`` | by extension | ``csv``, ``json`` (JSON lines) or ``parquet`` |
-| ``source.filebased.dataset.urn.level`` | ``directory`` | ``directory``: one dataset (``dataset.urn``, default ""); ``subdirectory``: each first-level sub-directory is a dataset named after it |
-| ``source.filebased.maxFilesPerRun`` | unlimited | at most this many new files per dataset and run (oldest names first) |
-| ``source.max.number.of.partitions`` | one work unit per file | cap on work units per dataset |
-| ``source.filebased.csv.delimiter`` | ``,`` | CSV field delimiter |
-| ``source.filebased.csv.header`` | ``true`` | the first CSV row holds the column names; else ``source.filebased.csv.column.names`` |
-| ``source.filebased.batch.size`` | ``65536`` | rows per Parquet/JSON batch |
+Its keys are declared in :class:`FileSourceSettings` (``gpy plugins`` and the README list them).
 """
 
 from __future__ import annotations
@@ -34,8 +21,12 @@ import pyarrow.csv as pa_csv
 import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
+from dataclasses import dataclass
+
 from gobblin_py import fs as fsutil
 from gobblin_py.api import Extractor, Source
+from gobblin_py.config.errors import ConfigError
+from gobblin_py.config.settings import Kind, Settings, setting
 from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.logs import get_logger
 from gobblin_py.sources.retry import workunits_to_retry
@@ -44,18 +35,50 @@ from gobblin_py.state import Extract, LongWatermark, SourceState, WatermarkInter
 log = get_logger(__name__)
 
 DATA_DIRECTORY_KEY = "source.filebased.data.directory"
-FS_URI_KEY = "source.filebased.fs.uri"
-PATTERN_KEY = "source.filebased.file.pattern"
 FORMAT_KEY = "source.filebased.format"
-URN_LEVEL_KEY = "source.filebased.dataset.urn.level"
-MAX_FILES_KEY = "source.filebased.maxFilesPerRun"
 SNAPSHOT_KEY = "source.filebased.fs.snapshot"
 FILES_TO_PULL_KEY = "source.filebased.files.to.pull"
-MAX_PARTITIONS_KEY = "source.max.number.of.partitions"
-BATCH_SIZE_KEY = "source.filebased.batch.size"
 SNAPSHOT_SEPARATOR = ":::"
 
 FORMATS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json", ".parquet": "parquet"}
+
+
+@dataclass(frozen=True)
+class FileSourceSettings(Settings):
+    """The keys of :class:`FileBasedSource`."""
+
+    directory: str = setting(DATA_DIRECTORY_KEY, required=True, doc="folder to list, recursively (a path or URL)")
+    fs_uri: str | None = setting("source.filebased.fs.uri", default_doc="file:///",
+                                 doc="filesystem of a bare directory path")
+    pattern: str = setting("source.filebased.file.pattern", default="*", doc="glob the file name must match")
+    format: str | None = setting(FORMAT_KEY, choices=("csv", "json", "jsonl", "parquet"), default_doc="by extension",
+                                 doc="file format (jsonl = json: JSON lines)")
+    urn_level: str = setting("source.filebased.dataset.urn.level", default="directory",
+                             choices=("directory", "subdirectory"),
+                             doc="directory: one dataset; subdirectory: each first-level sub-folder is a dataset")
+    max_files: int | None = setting("source.filebased.maxFilesPerRun", minimum=1, default_doc="unlimited",
+                                    doc="at most this many new files per dataset and run (oldest names first)")
+    max_units: int | None = setting("source.max.number.of.partitions", minimum=1, default_doc="one per file",
+                                    doc="at most this many work units per dataset")
+    csv_delimiter: str = setting("source.filebased.csv.delimiter", default=",", doc="CSV field delimiter (one character)")
+    csv_header: bool = setting("source.filebased.csv.header", default=True,
+                               doc="the first CSV row holds the column names")
+    csv_columns: tuple[str, ...] = setting("source.filebased.csv.column.names", default=(),
+                                           doc="column names when the CSV has no header")
+    csv_block_size: int = setting("source.filebased.csv.block.size", kind=Kind.SIZE, default=16 << 20, minimum=1 << 16,
+                                  default_doc="16MB", doc="bytes of CSV parsed at a time; a row must fit in one block")
+    batch_size: int = setting("source.filebased.batch.size", default=65536, minimum=1,
+                              doc="rows per batch read from Parquet files")
+
+    @property
+    def delimiter(self) -> str:
+        return "\t" if self.csv_delimiter in ("\\t", "tab") else self.csv_delimiter
+
+    def check(self) -> list[ConfigError]:
+        if len(self.delimiter) != 1:
+            return [ConfigError(f"{self.csv_delimiter!r} is not one character", key="source.filebased.csv.delimiter",
+                                hint="use one character, or \\t or tab for a tab")]
+        return []
 
 
 def snapshot_entry(path: str, mtime_ms: int) -> str:
@@ -69,17 +92,15 @@ def parse_snapshot(text: str | None) -> set[str]:
 class FileBasedSource(Source):
     """Lists data files, diffs them against each dataset's snapshot and makes one work unit per new file."""
 
+    settings_class = FileSourceSettings
+
     def get_workunits(self, state: SourceState) -> list[WorkUnit]:
-        directory = state.get_prop(DATA_DIRECTORY_KEY)
-        if not directory:
-            raise UsageError(f"{DATA_DIRECTORY_KEY} is not set: name the directory to pull files from")
-        fs, root = fsutil.open_fs(directory, state.get_prop(FS_URI_KEY))
+        settings = FileSourceSettings.load(state)
+        fs, root = fsutil.open_fs(settings.directory, settings.fs_uri)
         if not fs.isdir(root):
-            raise GobblinPyError(f"{DATA_DIRECTORY_KEY}={directory}: no such directory")
-        level = (state.get_prop(URN_LEVEL_KEY) or "directory").strip().lower()
-        if level not in ("directory", "subdirectory"):
-            raise UsageError(f"{URN_LEVEL_KEY}={level}: use 'directory' or 'subdirectory'")
-        listing = self._list(fs, root, state.get_prop(PATTERN_KEY) or "*")
+            raise GobblinPyError(f"{DATA_DIRECTORY_KEY}={settings.directory}: no such directory")
+        level = settings.urn_level
+        listing = self._list(fs, root, settings.pattern)
         by_urn: dict[str, list[tuple[str, int]]] = {}
         default_urn = state.get_prop("dataset.urn", "")
         for path, mtime in listing:
@@ -94,7 +115,7 @@ class FileBasedSource(Source):
         previous = state.previous_workunit_states_by_urn()
         units: list[WorkUnit] = []
         for urn in sorted(set(by_urn) | set(previous)):
-            units.extend(self._dataset_workunits(state, fs, urn, by_urn.get(urn, []), previous.get(urn, []), level))
+            units.extend(self._dataset_workunits(state, settings, urn, by_urn.get(urn, []), previous.get(urn, [])))
         return units
 
     @staticmethod
@@ -109,8 +130,9 @@ class FileBasedSource(Source):
                 found.append((path, _mtime_ms(info, fs, path)))
         return found
 
-    def _dataset_workunits(self, state: SourceState, fs, urn: str, files: list[tuple[str, int]],
-                           previous: list[WorkUnitState], level: str) -> list[WorkUnit]:
+    def _dataset_workunits(self, state: SourceState, settings: FileSourceSettings, urn: str,
+                           files: list[tuple[str, int]], previous: list[WorkUnitState]) -> list[WorkUnit]:
+        level = settings.urn_level
         seen: set[str] = set()
         for wus in previous:
             seen |= parse_snapshot(wus.get_prop(SNAPSHOT_KEY))
@@ -127,15 +149,14 @@ class FileBasedSource(Source):
                 retry_paths.update(paths)
                 retry_units.append(paths)
         new = [(p, m) for p, m in files if snapshot_entry(p, m) not in seen and p not in retry_paths]
-        max_files = state.get_prop_as_int(MAX_FILES_KEY)
-        if max_files is not None and len(new) > max_files:
-            new = sorted(new)[:max_files]
+        if settings.max_files is not None and len(new) > settings.max_files:
+            new = sorted(new)[:settings.max_files]
         if not new and not retry_units:
             return []
         snapshot = seen | {snapshot_entry(p, m) for p, m in new} | {
             snapshot_entry(p, current[p]) for p in retry_paths
         }
-        groups = retry_units + self._group([p for p, _ in new], state.get_prop_as_int(MAX_PARTITIONS_KEY))
+        groups = retry_units + self._group([p for p, _ in new], settings.max_units)
         table = urn if level == "subdirectory" else (
             state.get_prop("extract.table.name") or state.get_prop("source.entity") or state.get_prop("job.name", "files")
         )
@@ -163,7 +184,7 @@ class FileBasedSource(Source):
     def _group(paths: list[str], max_units: int | None) -> list[list[str]]:
         if not paths:
             return []
-        count = len(paths) if not max_units or max_units <= 0 else min(max_units, len(paths))
+        count = len(paths) if max_units is None else min(max_units, len(paths))
         per_unit = -(-len(paths) // count)
         return [paths[i : i + per_unit] for i in range(0, len(paths), per_unit)]
 
@@ -187,13 +208,9 @@ def _mtime_ms(info: dict, fs, path: str) -> int:
 
 
 def file_format(path: str, configured: str | None) -> str:
+    """The format of ``path``: the configured one (``jsonl`` read as ``json``), else by its extension."""
     if configured:
-        fmt = configured.strip().lower()
-        if fmt == "jsonl":
-            fmt = "json"
-        if fmt not in ("csv", "json", "parquet"):
-            raise UsageError(f"{FORMAT_KEY}={configured}: use csv, json or parquet")
-        return fmt
+        return "json" if configured == "jsonl" else configured
     ext = os.path.splitext(path)[1].lower()
     if ext not in FORMATS:
         raise UsageError(f"{path}: cannot tell the file format from its extension; set {FORMAT_KEY}")
@@ -205,30 +222,31 @@ class FileExtractor(Extractor):
 
     def __init__(self, state: WorkUnitState) -> None:
         self.state = state
+        self.settings = FileSourceSettings.load(state)
         self.paths = state.get_prop_as_list(FILES_TO_PULL_KEY)
-        self.fs, _ = fsutil.open_fs(state.get_prop(DATA_DIRECTORY_KEY), state.get_prop(FS_URI_KEY))
-        self.batch_size = state.get_prop_as_int(BATCH_SIZE_KEY, 65536)
+        self.fs, _ = fsutil.open_fs(self.settings.directory, self.settings.fs_uri)
         self._schema: pa.Schema | None = None
         self._open: list = []
+        self._complete = False
 
     def _reader(self, path: str):
-        fmt = file_format(path, self.state.get_prop(FORMAT_KEY))
+        fmt = file_format(path, self.settings.format)
         stream = self.fs.open(path, "rb")
         self._open.append(stream)
         try:
             if fmt == "parquet":
                 parquet = pq.ParquetFile(stream)
-                return parquet.schema_arrow, parquet.iter_batches(batch_size=self.batch_size), parquet.metadata.num_rows
+                return (parquet.schema_arrow, parquet.iter_batches(batch_size=self.settings.batch_size),
+                        parquet.metadata.num_rows)
             if fmt == "json":
                 reader = pa_json.open_json(stream)
                 return reader.schema, iter(reader), -1
-            header = self.state.get_prop_as_bool("source.filebased.csv.header", True)
-            names = self.state.get_prop_as_list("source.filebased.csv.column.names") or None
-            delimiter = self.state.get_prop("source.filebased.csv.delimiter", ",")
+            header, names = self.settings.csv_header, list(self.settings.csv_columns) or None
             reader = pa_csv.open_csv(
                 stream,
-                read_options=pa_csv.ReadOptions(autogenerate_column_names=not header and not names, column_names=names),
-                parse_options=pa_csv.ParseOptions(delimiter=delimiter),
+                read_options=pa_csv.ReadOptions(autogenerate_column_names=not header and not names, column_names=names,
+                                                block_size=self.settings.csv_block_size),
+                parse_options=pa_csv.ParseOptions(delimiter=self.settings.delimiter),
             )
             return reader.schema, iter(reader), -1
         except (pa.ArrowException, OSError) as exc:
@@ -244,7 +262,7 @@ class FileExtractor(Extractor):
 
     def get_expected_record_count(self) -> int:
         """Known for Parquet (from file footers); -1 for CSV and JSON, as Gobblin's file extractors say."""
-        if not self.paths or any(file_format(p, self.state.get_prop(FORMAT_KEY)) != "parquet" for p in self.paths):
+        if not self.paths or any(file_format(p, self.settings.format) != "parquet" for p in self.paths):
             return -1
         total = 0
         for path in self.paths:
@@ -263,11 +281,14 @@ class FileExtractor(Extractor):
                         batch = _conform(batch, schema, path)
                     yield batch
             except pa.ArrowException as exc:
+                if "straddling" in str(exc) or "block size" in str(exc):
+                    raise GobblinPyError(f"{path}: a CSV row is larger than source.filebased.csv.block.size "
+                                         f"({self.settings.csv_block_size} bytes): raise it") from exc
                 raise GobblinPyError(f"{path}: {exc}") from exc
         self._complete = True
 
     def close(self) -> None:
-        if getattr(self, "_complete", False):
+        if self._complete:
             expected = self.state.workunit.expected_high_watermark(LongWatermark)
             if expected is not None:
                 self.state.set_actual_high_watermark(expected)
