@@ -35,14 +35,14 @@ class ConfigError(UsageError):
         super().__init__(self._render())
 
     def _render(self) -> str:
-        location = self.path if self.path is not None else "<config>"
-        if self.line is not None:
-            location = f"{location}:{self.line}"
-        parts = [location + ":"]
+        parts = []
+        if self.path is not None or self.line is not None:
+            location = self.path if self.path is not None else "<config>"
+            parts.append(f"{location}:{self.line}:" if self.line is not None else f"{location}:")
         if self.key is not None:
-            parts.append(f" key '{self.key}':")
-        parts.append(f" {self.problem}")
-        text = "".join(parts)
+            parts.append(f"key '{self.key}':")
+        parts.append(self.problem)
+        text = " ".join(parts)
         if self.hint:
             text = f"{text}; {self.hint}"
         return text

@@ -78,10 +78,26 @@ class JobConfig(Mapping[str, str]):
     The typed getters follow Gobblin's ``State`` accessors and raise :class:`ConfigError` naming the key.
     """
 
-    def __init__(self, path: str, properties: Mapping[str, str], warnings: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        path: str,
+        properties: Mapping[str, str],
+        warnings: Iterable[str] = (),
+        locator: Optional[KeyLocator] = None,
+    ) -> None:
         self.path = str(path)
         self.properties: Dict[str, str] = dict(properties)
         self.warnings: List[str] = list(warnings)
+        self._locator = locator
+
+    def locate(self, key: str) -> Tuple[Optional[str], Optional[int]]:
+        """``(file, line)`` where ``key`` was set: the job file, a global file or the system configuration (the
+        line is None where it is not known, e.g. in HOCON); the job file when no file sets it (a template)."""
+        if self._locator is not None:
+            file, line = self._locator(key)
+            if file is not None:
+                return file, line
+        return self.path, None
 
     def __getitem__(self, key: str) -> str:
         return self.properties[key]
@@ -268,6 +284,7 @@ class _SysConfig:
     props: Dict[str, str]
     tree: HObj
     origin: Optional[str]
+    locate: KeyLocator = lambda key: (None, None)
 
 
 def load_sysconfig(
@@ -319,7 +336,7 @@ def _load_sys(sysconfig: SysConfig, env: Mapping[str, str], system_properties: M
         return origin, None
 
     tree = properties_to_config(props, locate=locate, path=origin)
-    return _SysConfig(props, tree, origin)
+    return _SysConfig(props, tree, origin, locate)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -468,7 +485,17 @@ class _Session:
         key_order = [level.keys] + [lvl.keys for lvl in chain.levels] + [list(self.sys.props)]
         props = ordered(props, *key_order)
         props = self.templates.apply(props, path, root, level.locate)
-        return JobConfig(path, props, warnings)
+        levels = [level] + chain.levels
+
+        def locate(key: str) -> Tuple[Optional[str], Optional[int]]:
+            for candidate in levels:
+                if key in candidate.keys:
+                    return candidate.locate(key)
+            if key in self.sys.props:
+                return self.sys.locate(key)
+            return None, None
+
+        return JobConfig(path, props, warnings, locate)
 
 
 def _config_path_object(path: str) -> HObj:

@@ -401,3 +401,11 @@ def unresolved_substitutions(props: Mapping[str, str]) -> list[tuple[str, str]]:
         if match:
             found.append((key, match.group(0)))
     return found
+
+
+def same_as(settings_class: type[Settings], field_name: str) -> Any:
+    """A field that reads the key another settings class declares (the key keeps its one declaration)."""
+    for f in dataclasses.fields(settings_class):
+        if f.name == field_name and _SETTING in f.metadata:
+            return dataclasses.field(default=f.default, metadata={**f.metadata, "gpy.declared_by": settings_class})
+    raise AttributeError(f"{settings_class.__qualname__} declares no setting {field_name!r}")

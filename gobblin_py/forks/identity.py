@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pyarrow as pa
 
 from gobblin_py.api import ForkOperator
-from gobblin_py.errors import UsageError
+from gobblin_py.config.settings import Settings, setting
 from gobblin_py.state import State
+
+MAX_BRANCHES = 64
+
+
+@dataclass(frozen=True)
+class ForkSettings(Settings):
+    """The keys of the identity fork."""
+
+    branches: int = setting("fork.branches", default=1, minimum=1, maximum=MAX_BRANCHES,
+                            doc="how many branches every record goes to")
 
 
 class IdentityForkOperator(ForkOperator):
     """Sends the schema and every batch, whole, to all ``fork.branches`` branches."""
 
+    settings_class = ForkSettings
+
     def init(self, state: State) -> None:
-        self.branches = state.get_prop_as_int("fork.branches", 1) or 1
-        if self.branches < 1:
-            raise UsageError(f"fork.branches={self.branches}: a job needs at least one branch")
+        self.branches = ForkSettings.load(state).branches
 
     def get_branches(self, state: State) -> int:
         return self.branches

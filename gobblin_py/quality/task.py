@@ -13,10 +13,12 @@ default to false in 2025 (the result is only recorded); set the key to false for
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from gobblin_py.api import FAILED, NOT_EVALUATED, PASSED, TaskPolicy, TaskPolicyResult, plugin_name
 from gobblin_py.config.branches import branch_key
 from gobblin_py.errors import UsageError
+from gobblin_py.config.settings import Settings, setting
 from gobblin_py.plugins import instantiate
 from gobblin_py.state import State
 
@@ -24,6 +26,14 @@ POLICIES_KEY = "qualitychecker.task.policies"
 TYPES_KEY = "qualitychecker.task.policy.types"
 ENFORCE_KEY = "data.quality.enforce.failure"
 TYPES = ("FAIL", "OPTIONAL")
+
+
+@dataclass(frozen=True)
+class QualitySettings(Settings):
+    """Whether a failed task policy blocks the commit."""
+
+    enforce: bool = setting(ENFORCE_KEY, default=True, doc="a failing FAIL task policy fails the task "
+                            "(Gobblin's default since 2025 is false: only recorded)")
 
 
 def _long(state: State, key: str) -> int | None:
@@ -108,4 +118,4 @@ def evaluate(policies: list[tuple[TaskPolicy, str, str]], state: State) -> tuple
 
 
 def enforce(state: State) -> bool:
-    return (state.get_prop(ENFORCE_KEY) or "true").strip().lower() == "true"
+    return QualitySettings.load(state).enforce

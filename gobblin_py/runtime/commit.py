@@ -17,24 +17,22 @@ import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gobblin_py.api import DataPublisher
-from gobblin_py.errors import UsageError
+from gobblin_py.api import DataPublisher, ExactlyOncePublisher, Initializable
 from gobblin_py.logs import get_logger
 from gobblin_py.plugins import instantiate
 from gobblin_py.runtime.commit_sequence import CommitSequence, CommitSequenceStore, CommitStep, DatasetStateStep, boundary
+from gobblin_py.runtime.job_settings import COMMIT_POLICIES, CommitSettings
 from gobblin_py.state import DatasetState, FsDatasetStateStore, RunningState, TaskState, WorkingState
 
 log = get_logger(__name__)
 
-COMMIT_POLICIES = ("full", "successful", "partial")
 DEFAULT_PUBLISHER = "gobblin_py.publishers.base.BaseDataPublisher"
+__all__ = ["COMMIT_POLICIES", "DatasetResult", "commit_dataset", "commit_policy", "group_by_urn"]
 
 
 def commit_policy(props: Mapping[str, str]) -> str:
-    value = (props.get("job.commit.policy") or "full").strip().lower()
-    if value not in COMMIT_POLICIES:
-        raise UsageError(f"job.commit.policy={value}: use full, successful or partial")
-    return value
+    """``full``, ``successful`` or ``partial``."""
+    return CommitSettings.load(props).commit_policy
 
 
 @dataclass
@@ -83,10 +81,12 @@ def _int(value: str | None) -> int:
 
 
 def _publisher(props: Mapping[str, str]) -> DataPublisher:
-    name = props.get("data.publisher.job.type") or props.get("data.publisher.type") or DEFAULT_PUBLISHER
-    key = "data.publisher.job.type" if props.get("data.publisher.job.type") else "data.publisher.type"
+    settings = CommitSettings.load(props)
+    name = settings.job_publisher or settings.publisher or DEFAULT_PUBLISHER
+    key = "data.publisher.job.type" if settings.job_publisher else "data.publisher.type"
     publisher = instantiate(name, key, DataPublisher)
-    publisher.init(dict(props))  # type: ignore[union-attr]
+    if isinstance(publisher, Initializable):
+        publisher.init(dict(props))
     return publisher  # type: ignore[return-value]
 
 
@@ -155,9 +155,9 @@ def commit_dataset(
     try:
         if successful:
             publisher = _publisher(props)
-            if sequences is not None and store is not None and hasattr(publisher, "plan"):
-                steps = list(publisher.plan(successful))  # type: ignore[attr-defined]
-                result.published = list(getattr(publisher, "final_dirs", []))
+            if sequences is not None and store is not None and isinstance(publisher, ExactlyOncePublisher):
+                steps = list(publisher.plan(successful))
+                result.published = list(publisher.final_dirs)
             else:
                 if sequences is not None:
                     log.warning("publisher_not_exactly_once", dataset=urn, publisher=type(publisher).__name__,
@@ -177,7 +177,7 @@ def commit_dataset(
     not_committed = [t for t in tasks if t.working_state not in (WorkingState.COMMITTED, WorkingState.SKIPPED)]
     for task in not_committed:
         task.backoff_actual_high_watermark()
-    partial_fails = (props.get("job.commit.partial.fail.task.fails.job.commit") or "false").lower() == "true"
+    partial_fails = CommitSettings.load(props).partial_fails_job
     if not_committed and (policy == "full" or partial_fails or result.error):
         dataset.state = RunningState.FAILED
     result.state = dataset.state

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gobblin_py import fs as fsutil
-from gobblin_py.errors import CorruptFileError, GobblinPyError, UsageError
+from gobblin_py.config.settings import Settings, setting
+from gobblin_py.errors import CorruptFileError, GobblinPyError
 from gobblin_py.state import DatasetState, FsDatasetStateStore
 from gobblin_py.state.writable import DATASET_STATE_CLASS, deserialize, serialize
 
@@ -36,11 +37,23 @@ EXACTLY_ONCE, AT_LEAST_ONCE = "EXACTLY_ONCE", "AT_LEAST_ONCE"
 FORMAT_VERSION = 1
 
 
-def delivery_semantics(props: dict[str, str]) -> str:
-    value = (props.get(SEMANTICS_KEY) or EXACTLY_ONCE).strip().upper()
-    if value not in (EXACTLY_ONCE, AT_LEAST_ONCE):
-        raise UsageError(f"{SEMANTICS_KEY}={value}: use EXACTLY_ONCE (default) or AT_LEAST_ONCE")
-    return value
+@dataclass(frozen=True)
+class DeliverySettings(Settings):
+    """The keys of exactly-once commits."""
+
+    semantics: str = setting(SEMANTICS_KEY, default=EXACTLY_ONCE, choices=(EXACTLY_ONCE, AT_LEAST_ONCE),
+                             doc="EXACTLY_ONCE: a dataset's data and state commit as one logged sequence")
+    store_dir: str | None = setting(STORE_DIR_KEY, default_doc="<state.store.dir>/_commit_sequences",
+                                    doc="where unfinished commits are logged")
+    store_fs_uri: str | None = setting(STORE_FS_URI_KEY, default_doc="state.store.fs.uri",
+                                       doc="filesystem of a bare commit sequence store dir")
+    max_retries: int = setting(MAX_RETRIES_KEY, default=3, minimum=1, maximum=100,
+                               doc="tries to finish an earlier run's commit before its dataset is skipped")
+
+
+def delivery_semantics(props) -> str:
+    """``EXACTLY_ONCE`` or ``AT_LEAST_ONCE``."""
+    return DeliverySettings.load(props).semantics
 
 
 # ------------------------------------------------------------------ a test-only hook
@@ -248,8 +261,9 @@ class CommitSequenceStore:
 
     @classmethod
     def for_job(cls, props: dict[str, str], state_store: FsDatasetStateStore) -> "CommitSequenceStore":
-        root = props.get(STORE_DIR_KEY) or posixpath.join(state_store.url.rstrip("/"), "_commit_sequences")
-        return cls(root, props.get(STORE_FS_URI_KEY) or props.get("state.store.fs.uri"), state_store)
+        settings = DeliverySettings.load(props)
+        root = settings.store_dir or posixpath.join(state_store.url.rstrip("/"), "_commit_sequences")
+        return cls(root, settings.store_fs_uri or props.get("state.store.fs.uri"), state_store)
 
     @staticmethod
     def file_name(urn: str) -> str:

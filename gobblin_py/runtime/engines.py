@@ -11,12 +11,22 @@ from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from gobblin_py.config.settings import Settings, setting
 from gobblin_py.logs import get_logger
 from gobblin_py.runtime.task import run_task
 from gobblin_py.state import MultiWorkUnit, TaskState, WorkUnit
 from gobblin_py.state.writable import TASK_STATE_CLASS, WORK_UNIT_CLASS, deserialize, serialize
 
 log = get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class EngineSettings(Settings):
+    """The keys of the engines."""
+
+    threads: int = setting("taskexecutor.threadpool.size", default=2, minimum=1, maximum=1024,
+                           doc="tasks run at once by --engine local")
+    master: str | None = setting("spark.master", default_doc="local[*]", doc="Spark master of --engine spark")
 
 
 @dataclass
@@ -45,8 +55,8 @@ class LocalEngine:
     name = "local"
 
     def run(self, job_props: Mapping[str, str], job_id: str, groups: list[TaskGroup]) -> list[TaskState]:
-        threads = int(job_props.get("taskexecutor.threadpool.size", "2") or 2)
-        with ThreadPoolExecutor(max_workers=max(1, threads), thread_name_prefix="gpy-task") as pool:
+        threads = EngineSettings.load(job_props).threads
+        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gpy-task") as pool:
             futures = [
                 pool.submit(_run_group, dict(job_props), job_id, group.tasks) for group in groups
             ]

@@ -17,12 +17,14 @@ from gobblin_py import fs as fsutil
 from gobblin_py.api import Source
 from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.logs import get_logger
-from gobblin_py.plugins import check_plugins, instantiate
-from gobblin_py.runtime.commit import DatasetResult, commit_dataset, commit_policy, group_by_urn
-from gobblin_py.runtime.commit_sequence import EXACTLY_ONCE, MAX_RETRIES_KEY, CommitSequenceStore, delivery_semantics
-from gobblin_py.runtime.locks import ENABLED_KEY as LOCK_ENABLED_KEY
-from gobblin_py.runtime.locks import JobLock
+from gobblin_py.plugins import canonical_plugin_props, instantiate
+from gobblin_py.runtime.commit import DatasetResult, commit_dataset, group_by_urn
+from gobblin_py.runtime.commit_sequence import EXACTLY_ONCE, CommitSequenceStore, DeliverySettings
 from gobblin_py.runtime.engines import make_engine, task_groups
+from gobblin_py.runtime.job_settings import CommitSettings, JobSettings
+from gobblin_py.runtime.locks import JobLock, LockSettings
+from gobblin_py.runtime.validation import check_job
+from gobblin_py.state.store import StateStoreSettings
 from gobblin_py.state import FsDatasetStateStore, RunningState, SourceState, State, TaskState, WorkingState
 
 log = get_logger(__name__)
@@ -87,39 +89,37 @@ def _urns(unit, default_urn: str) -> list[str]:
 class JobLauncher:
     """Runs one job: ``JobLauncher(props, engine="spark").run()``."""
 
-    def __init__(self, props: Mapping[str, str], engine: str = "spark", master: str | None = None) -> None:
-        self.props = dict(props)
+    def __init__(self, props: Mapping[str, str], engine: str = "spark", master: str | None = None,
+                 strict: bool = False) -> None:
+        check = check_job(props, strict=strict)  # before any work: every configuration problem at once
+        for warning in check.warnings:
+            log.warning("config_warning", problem=warning)
+        check.raise_for_errors()
+        # executors import plugins by module path: they need no registry of names
+        self.props = canonical_plugin_props(props)
+        self.settings = JobSettings.load(self.props)
         self.engine = make_engine(engine, master)
-        self.job_name = self.props.get("job.name", "").strip()
-        if not self.job_name:
-            raise UsageError("job.name is not set: a job needs a name (it names its state and lock)")
-        if not self.props.get("source.class"):
-            raise UsageError("source.class is not set: name the Source that plans this job's work")
-        commit_policy(self.props)
-        problems = check_plugins(self.props)  # before any work: a wrong class name is a configuration error
-        if problems:
-            raise UsageError("; ".join(str(p) for p in problems))
+        self.job_name = self.settings.name
 
     def _store(self) -> FsDatasetStateStore | None:
-        if (self.props.get("state.store.enabled") or "true").strip().lower() == "false":
+        if not StateStoreSettings.load(self.props).enabled:
             return None
         return FsDatasetStateStore.from_properties(self.props)
 
     def run(self) -> JobResult:
         started = time.time()
         millis = int(started * 1000)
-        if self.props.get("job.id") and delivery_semantics(self.props) == EXACTLY_ONCE:
+        delivery = DeliverySettings.load(self.props)
+        if self.settings.job_id and delivery.semantics == EXACTLY_ONCE:
             raise UsageError("job.id is set: with exactly-once commits every run needs its own id "
                              "(job_<name>_<millis>); remove job.id, or use AT_LEAST_ONCE delivery")
-        job_id = self.props.get("job.id") or f"job_{self.job_name}_{millis}"
+        job_id = self.settings.job_id or f"job_{self.job_name}_{millis}"
         props = dict(self.props)
         props["job.id"] = job_id
         roots = {k: v for k, v in props.items() if (BRANCH_DIR_KEY.match(k) or k == "task.data.root.dir") and v}
         rewrite_dirs(props, self.job_name, job_id)
-        delivery_semantics(props)
         result = JobResult(self.job_name, job_id, RunningState.RUNNING, engine=self.engine.name)
-        locked = (props.get(LOCK_ENABLED_KEY) or "true").strip().lower() != "false"
-        lock = JobLock(props, self.job_name, job_id) if locked else None
+        lock = JobLock(props, self.job_name, job_id) if LockSettings.load(props).enabled else None
         if lock is not None:
             lock.acquire()
         try:
@@ -138,7 +138,7 @@ class JobLauncher:
     def _run(self, props: dict[str, str], job_id: str, millis: int, roots: dict[str, str], result: JobResult) -> JobResult:
         store = self._store()
         sequences = None
-        if store is not None and delivery_semantics(props) == EXACTLY_ONCE:
+        if store is not None and DeliverySettings.load(props).semantics == EXACTLY_ONCE:
             sequences = CommitSequenceStore.for_job(props, store)
         elif store is not None:
             left = list(CommitSequenceStore.for_job(props, store).pending(self.job_name))
@@ -201,9 +201,9 @@ class JobLauncher:
                                       previous.get(urn), sequences)
 
             # datasets commit independently: in parallel unless job.commit.parallelize=false
-            parallel = (props.get("job.commit.parallelize") or "true").strip().lower() == "true"
-            workers = int(props.get("job.commit.parallelCommits") or 20) if parallel and len(datasets) > 1 else 1
-            with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="gpy-commit") as pool:
+            commits = CommitSettings.load(props)
+            workers = commits.commit_threads if commits.parallel_commit and len(datasets) > 1 else 1
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpy-commit") as pool:
                 result.datasets.extend(pool.map(commit, datasets))
             failed = any(d.state is RunningState.FAILED for d in result.datasets)
             result.state = RunningState.FAILED if failed else RunningState.COMMITTED
@@ -226,7 +226,7 @@ class JobLauncher:
         still fail after ``gobblin.runtime.commit.sequence.max.retries`` tries (their datasets sit this run out)."""
         if sequences is None:
             return {}
-        retries = int(props.get(MAX_RETRIES_KEY) or 3)
+        retries = DeliverySettings.load(props).max_retries
         blocked: dict[str, str] = {}
         for sequence in sequences.pending(self.job_name):
             error = None

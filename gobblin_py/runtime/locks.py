@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gobblin_py import fs as fsutil
+from gobblin_py.config.errors import ConfigError
+from gobblin_py.config.settings import Settings, setting
 from gobblin_py.errors import GobblinPyError, UsageError
 
 ENABLED_KEY = "job.lock.enabled"
@@ -28,6 +30,29 @@ DIR_KEY = "job.lock.dir"
 TIMEOUT_KEY = "job.lock.timeout.seconds"
 REFRESH_KEY = "job.lock.refresh.seconds"
 EXIT_LOCKED = 75
+
+
+@dataclass(frozen=True)
+class LockSettings(Settings):
+    """The keys of the job lock."""
+
+    enabled: bool = setting(ENABLED_KEY, default=True, doc="false: runs of the job may overlap")
+    directory: str | None = setting(DIR_KEY, default_doc="state.store.dir", doc="folder of <job.name>.lock")
+    state_dir: str | None = setting("state.store.dir", doc="(the default lock folder)")
+    fs_uri: str | None = setting("fs.uri", doc="filesystem of a bare job.lock.dir")
+    state_fs_uri: str | None = setting("state.store.fs.uri", doc="(the default lock filesystem)")
+    timeout_s: float = setting(TIMEOUT_KEY, default=300.0, minimum=1, doc="a lock not refreshed this long is stale")
+    refresh_s: float = setting(REFRESH_KEY, default=30.0, minimum=0.05, doc="seconds between refreshes of a held lock")
+
+    def check(self) -> list[ConfigError]:
+        problems = []
+        if self.enabled and not (self.directory or self.state_dir):
+            problems.append(ConfigError("is not set", key=DIR_KEY, hint="name where the job's lock lives "
+                                        f"(or set state.store.dir), or set {ENABLED_KEY}=false"))
+        if self.refresh_s >= self.timeout_s:
+            problems.append(ConfigError(f"{self.refresh_s:g} s is not shorter than {TIMEOUT_KEY} ({self.timeout_s:g} s)",
+                                        key=REFRESH_KEY, hint="refresh the lock more often than it times out"))
+        return problems
 
 
 class JobLockedError(GobblinPyError):
@@ -78,16 +103,14 @@ class JobLock:
     """The lock of one job; use as a context manager around the run."""
 
     def __init__(self, props: dict[str, str], job_name: str, job_id: str = "") -> None:
-        directory = props.get(DIR_KEY) or props.get("state.store.dir")
-        if not directory:
-            raise UsageError(f"{DIR_KEY} (or state.store.dir) is not set: name where the job's lock lives, "
-                             f"or set {ENABLED_KEY}=false")
-        self.fs, root = fsutil.open_fs(directory, props.get("fs.uri") or props.get("state.store.fs.uri"))
+        settings = LockSettings.load({**props, ENABLED_KEY: "true"})
+        directory = settings.directory or settings.state_dir
+        self.fs, root = fsutil.open_fs(directory, settings.fs_uri or settings.state_fs_uri)
         self.path = posixpath.join(root, f"{job_name}.lock")
         self.display = self.path if fsutil.is_local(self.fs) else self.fs.unstrip_protocol(self.path)
         self.job_id = job_id
-        self.timeout_s = float(props.get(TIMEOUT_KEY) or 300)
-        self.refresh_s = float(props.get(REFRESH_KEY) or 30)
+        self.timeout_s = settings.timeout_s
+        self.refresh_s = settings.refresh_s
         self.info: LockInfo | None = None
         self.lost: str | None = None  # why the lock was lost while running, if it was
         self._stop = threading.Event()

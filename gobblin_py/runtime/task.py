@@ -18,14 +18,27 @@ import time
 import traceback
 import uuid
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 import pyarrow as pa
 
-from gobblin_py.api import Converter, DataWriterBuilder, Extractor, ForkBranchMismatchError, ForkOperator, Source
+from gobblin_py.api import (
+    BatchForkOperator,
+    Closeable,
+    Converter,
+    DataWriterBuilder,
+    Extractor,
+    ForkBranchMismatchError,
+    ForkOperator,
+    Initializable,
+    RecordForkOperator,
+    Source,
+)
 from gobblin_py.config.branches import branch_key, fork_key
+from gobblin_py.config.settings import Scope, Settings, setting
 from gobblin_py.converters.record_adapter import RecordConverterAdapter
 from gobblin_py.errors import GobblinPyError, UsageError
-from gobblin_py.forks.identity import IdentityForkOperator
+from gobblin_py.forks.identity import MAX_BRANCHES, IdentityForkOperator
 from gobblin_py.logs import get_logger
 from gobblin_py.plugins import instantiate
 from gobblin_py.quality import task as task_quality
@@ -37,6 +50,24 @@ log = get_logger(__name__)
 
 DEFAULT_WRITER_BUILDER = "gobblin_py.writers.builder.FsDataWriterBuilder"
 DEFAULT_FORK_OPERATOR = "gobblin_py.forks.identity.IdentityForkOperator"
+
+
+@dataclass(frozen=True)
+class TaskSettings(Settings):
+    """The keys of a task: retries, the fork and its queues, the writer of each branch."""
+
+    max_retries: int = setting("task.maxretries", default=5, minimum=0, maximum=100,
+                               doc="retries of a failed task, each with fresh plugins (Gobblin's default)")
+    retry_interval_s: float = setting("task.retry.intervalinsec", default=300.0, minimum=0, maximum=86400,
+                                      doc="the k-th retry waits (k-1) times this many seconds")
+    fork_operator: str = setting("fork.operator.class", default=DEFAULT_FORK_OPERATOR,
+                                 default_doc="IdentityForkOperator", doc="routes records to the branches")
+    queue_capacity: int = setting("fork.record.queue.capacity", default=100, minimum=1, maximum=100000,
+                                  doc="batches queued per branch when a task has several (back pressure)")
+    queue_timeout_ms: float = setting("fork.record.queue.timeout", default=1000.0, minimum=1,
+                                      doc="milliseconds a put or get waits before checking the branch is alive")
+    writer_builder: str = setting("writer.builder.class", default=DEFAULT_WRITER_BUILDER, scope=Scope.BRANCH,
+                                  default_doc="FsDataWriterBuilder", doc="builds each branch's writer")
 
 
 class BranchFailures(GobblinPyError):
@@ -80,22 +111,22 @@ def _converted_schema(converters: list[Converter], schema: pa.Schema, state: Sta
 
 
 def _writer_builder(state: State, branches: int, branch: int) -> DataWriterBuilder:
-    key = branch_key("writer.builder.class", branches, branch)
-    name = state.get_prop(key) or DEFAULT_WRITER_BUILDER
-    return instantiate(name, key, DataWriterBuilder)  # type: ignore[return-value]
+    name = TaskSettings.load(state, branches=branches, branch=branch).writer_builder
+    return instantiate(name, branch_key("writer.builder.class", branches, branch), DataWriterBuilder)  # type: ignore[return-value]
 
 
 def _fork_operator(task: TaskState) -> ForkOperator | IdentityForkOperator:
-    name = task.get_prop("fork.operator.class") or DEFAULT_FORK_OPERATOR
+    name = TaskSettings.load(task).fork_operator
     operator = instantiate(name, "fork.operator.class")
-    if not hasattr(operator, "get_branches"):
+    if not isinstance(operator, (ForkOperator, RecordForkOperator)):
         raise UsageError(f"fork.operator.class={name}: not a ForkOperator (it has no get_branches)")
-    operator.init(task)  # type: ignore[union-attr]
+    if isinstance(operator, Initializable):
+        operator.init(task)
     return operator  # type: ignore[return-value]
 
 
 def _masks(operator, task: TaskState, batch: pa.RecordBatch, branches: int) -> list:
-    if hasattr(operator, "fork_batch"):
+    if isinstance(operator, BatchForkOperator):
         masks = operator.fork_batch(task, batch)
     else:  # a per-record operator without the ForkOperator base
         rows = [operator.fork_data_record(task, r) for r in batch.to_pylist()]
@@ -149,17 +180,16 @@ def _attempt(task: TaskState) -> None:
         pre_checker = RowChecker.build(task, task.task_id, -1)
         operator = _fork_operator(task)
         count = operator.get_branches(task)
-        if count < 1:
-            raise UsageError(f"fork.operator.class: {count} branches; a task needs at least one")
+        if not 1 <= count <= MAX_BRANCHES:
+            raise UsageError(f"fork.operator.class: {count} branches; a task has 1 to {MAX_BRANCHES}")
         task.set_prop("fork.branches", count)
         schema = _converted_schema(converters, extractor.get_schema(), task)
         branches = _build_branches(task, operator, schema, count)
         live = [b for b in branches if b is not None]
         if count > 1:
-            capacity = task.get_prop_as_int("fork.record.queue.capacity", 100) or 100
-            timeout_s = (task.get_prop_as_float("fork.record.queue.timeout", 1000.0) or 1000.0) / 1000
+            settings = TaskSettings.load(task)
             for branch in live:
-                branch.start(capacity, timeout_s)
+                branch.start(settings.queue_capacity, settings.queue_timeout_ms / 1000)
         try:
             for batch in extractor.read_batches():
                 extracted += batch.num_rows
@@ -204,7 +234,7 @@ def _attempt(task: TaskState) -> None:
             for branch in branches:
                 if branch is not None:
                     branch.close()
-            if operator is not None and hasattr(operator, "close"):
+            if isinstance(operator, Closeable):
                 operator.close()
 
 
@@ -275,8 +305,8 @@ def _attempt_id(retry: int) -> str:
 def run_task(job_props: Mapping[str, str], workunit: WorkUnit, job_id: str, task_id: str) -> TaskState:
     """Run one work unit to completion (with retries) and return its TaskState."""
     job_state = State(job_props)
-    max_retries = job_state.get_prop_as_int("task.maxretries", 5) or 0
-    interval = job_state.get_prop_as_float("task.retry.intervalinsec", 300.0) or 0.0
+    settings = TaskSettings.load(job_state)
+    max_retries, interval = settings.max_retries, settings.retry_interval_s
     started = int(time.time() * 1000)
     attempt = 0
     while True:

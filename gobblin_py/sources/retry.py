@@ -8,27 +8,36 @@ none.
 
 from __future__ import annotations
 
-from gobblin_py.errors import UsageError
+from dataclasses import dataclass
+
+from gobblin_py.config.settings import Settings, same_as, setting
+from gobblin_py.runtime.job_settings import CommitSettings
 from gobblin_py.state import State, WorkingState, WorkUnitState
 
 POLICY_KEY = "workunit.retry.policy"
 ENABLED_KEY = "workunit.retry.enabled"
 
 
+@dataclass(frozen=True)
+class RetrySettings(Settings):
+    """Which of the previous run's work units a source runs again."""
+
+    policy: str | None = setting(POLICY_KEY, choices=("always", "onpartial", "onfull", "never"),
+                                 default_doc="always (never with workunit.retry.enabled=false)",
+                                 doc="retry the previous run's uncommitted work units")
+    enabled: bool = setting(ENABLED_KEY, default=True, doc="false: the default policy is never")
+    commit_policy: str = same_as(CommitSettings, "commit_policy")
+
+
 def retry_policy(state: State) -> str:
-    policy = state.get_prop(POLICY_KEY)
-    if policy is None:
-        return "always" if state.get_prop_as_bool(ENABLED_KEY, True) else "never"
-    policy = policy.strip().lower()
-    if policy not in ("always", "onpartial", "onfull", "never"):
-        raise UsageError(f"{POLICY_KEY}={policy}: use always, onpartial, onfull or never")
-    return policy
+    settings = RetrySettings.load(state)
+    return settings.policy or ("always" if settings.enabled else "never")
 
 
 def workunits_to_retry(state: State, previous: list[WorkUnitState]) -> list[WorkUnitState]:
     """The previous work-unit states to re-queue in this run."""
     policy = retry_policy(state)
-    commit_policy = (state.get_prop("job.commit.policy") or "full").strip().lower()
+    commit_policy = RetrySettings.load(state).commit_policy
     if policy == "never" or (policy == "onpartial" and commit_policy != "partial") or (
         policy == "onfull" and commit_policy != "full"
     ):

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gobblin_py import fs as fsutil
+from gobblin_py.config.settings import Settings, SettingsError, setting
 from gobblin_py.errors import CorruptFileError, StateStoreError
 from gobblin_py.state.hadoop_io import DataInput
 from gobblin_py.state.sequencefile import TEXT_CLASS, Compression, SequenceFileReader, SequenceFileWriter
@@ -59,6 +60,34 @@ _TIME_UNITS = {
     "HOURS": 3600,
     "DAYS": 86400,
 }
+
+
+@dataclass(frozen=True)
+class StateStoreSettings(Settings):
+    """The keys of the dataset state store."""
+
+    enabled: bool = setting(STATE_STORE_ENABLED_KEY, default=True, doc="false: the job keeps no state")
+    root: str | None = setting(STATE_STORE_DIR_KEY, default_doc="required while enabled",
+                               doc="root directory of the store (a path or URL)")
+    fs_uri: str | None = setting(STATE_STORE_FS_URI_KEY, default_doc="file:///", doc="filesystem for a bare state.store.dir")
+    name_parser: str | None = setting(NAME_PARSER_KEY, default_doc="Simple",
+                                      doc="GuidDatasetUrnStateStoreNameParser names files by the SHA-1 of the URN")
+    retention: float | None = setting(RETENTION_KEY, minimum=0, doc="delete run files older than this as new runs "
+                                      "are stored (a dataset's latest state is kept)")
+    retention_unit: str = setting(RETENTION_UNIT_KEY, default="DAYS", choices=tuple(_TIME_UNITS),
+                                  doc="unit of state.store.retention")
+
+    def check(self) -> list:
+        from gobblin_py.config.errors import ConfigError
+
+        problems = []
+        if self.enabled and not self.root:
+            problems.append(ConfigError("is not set", key=STATE_STORE_DIR_KEY,
+                                        hint="name the directory that keeps job state, or set state.store.enabled=false"))
+        if self.name_parser and self.name_parser.rsplit(".", 1)[-1] not in _NAME_PARSERS:
+            problems.append(ConfigError(f"{self.name_parser!r} is not a name parser", key=NAME_PARSER_KEY,
+                                        hint=f"use one of {', '.join(sorted(_NAME_PARSERS))}"))
+        return problems
 
 
 def sanitize_urn(urn: str) -> str:
@@ -197,24 +226,13 @@ class FsDatasetStateStore:
     @classmethod
     def from_properties(cls, props: Mapping[str, str]) -> "FsDatasetStateStore":
         """The store a job configures with ``state.store.dir``, ``state.store.fs.uri`` and friends."""
-        root = props.get(STATE_STORE_DIR_KEY)
-        if not root:
-            raise StateStoreError(f"{STATE_STORE_DIR_KEY} is not set: name the directory that keeps job state")
-        retention = None
-        if props.get(RETENTION_KEY):
-            unit = props.get(RETENTION_UNIT_KEY, "DAYS").strip().upper()
-            if unit not in _TIME_UNITS:
-                raise StateStoreError(f"{RETENTION_UNIT_KEY}={unit}: use one of {', '.join(_TIME_UNITS)}")
-            try:
-                retention = float(props[RETENTION_KEY]) * _TIME_UNITS[unit]
-            except ValueError:
-                raise StateStoreError(f"{RETENTION_KEY}={props[RETENTION_KEY]}: not a number") from None
-        return cls(
-            root,
-            props.get(STATE_STORE_FS_URI_KEY),
-            name_parser=name_parser_for(props.get(NAME_PARSER_KEY)),
-            retention_seconds=retention,
-        )
+        try:
+            settings = StateStoreSettings.load({**props, STATE_STORE_ENABLED_KEY: "true"})
+        except SettingsError as exc:
+            raise StateStoreError(str(exc)) from None
+        retention = None if settings.retention is None else settings.retention * _TIME_UNITS[settings.retention_unit]
+        return cls(settings.root, settings.fs_uri, name_parser=name_parser_for(settings.name_parser),
+                   retention_seconds=retention)
 
     # ------------------------------------------------------------ naming
 

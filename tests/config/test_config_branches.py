@@ -15,7 +15,6 @@ from gobblin_py.config import (
     path_for_branch,
     state_branch_key,
 )
-from gobblin_py.config import keys as K
 
 
 @pytest.mark.parametrize(
@@ -39,8 +38,8 @@ def test_fork_key_suffixes_whenever_in_a_fork(branch, expected):
 
 def test_single_branch_converters_still_use_the_suffix():
     # In-fork converters and row policies use fork_key: converter.classes.0 even with one branch.
-    assert fork_key(K.CONVERTER_CLASSES_KEY, 0) == "converter.classes.0"
-    assert branch_key(K.WRITER_OUTPUT_DIR_KEY, 1, 0) == "writer.output.dir"
+    assert fork_key("converter.classes", 0) == "converter.classes.0"
+    assert branch_key("writer.output.dir", 1, 0) == "writer.output.dir"
 
 
 def test_state_branch_key_uses_fork_branch_id():
@@ -69,15 +68,3 @@ def test_get_branch_prop():
 
 def test_fork_id():
     assert fork_id("task_x_1_0", 1) == "task_x_1_0.1"
-
-
-def test_key_defaults():
-    assert K.DEFAULTS[K.JOB_COMMIT_POLICY_KEY] == "full"
-    assert K.DEFAULTS[K.STATE_STORE_ENABLED_KEY] == "true"
-    assert K.DEFAULTS[K.MAX_TASK_RETRIES_KEY] == "5"
-    assert K.DEFAULTS[K.FORK_OPERATOR_CLASS_KEY] == "org.apache.gobblin.fork.IdentityForkOperator"
-    assert K.DEFAULTS[K.WRITER_BUILDER_CLASS_KEY] == "org.apache.gobblin.writer.AvroDataWriterBuilder"
-    assert K.DEFAULTS[K.DATA_PUBLISHER_TYPE_KEY] == "org.apache.gobblin.publisher.BaseDataPublisher"
-    assert K.DEFAULTS[K.JOB_CONFIG_FILE_EXTENSIONS_KEY] == "pull,job"
-    assert K.JOB_NAME_KEY not in K.DEFAULTS  # required, no default
-    assert all(isinstance(v, str) for v in K.DEFAULTS.values())

@@ -60,7 +60,7 @@ def test_unknown_delivery_semantics_is_a_usage_error(tmp_path):
     job = Job(tmp_path, extra="gobblin.runtime.delivery.semantics=AT_MOST_ONCE\n")
     write_csv(job.data / "a.csv", 1)
     result = run_local(job)
-    assert result.returncode == 2 and "gobblin.runtime.delivery.semantics=AT_MOST_ONCE" in result.stderr
+    assert result.returncode == 2 and "key 'gobblin.runtime.delivery.semantics': 'AT_MOST_ONCE'" in result.stderr
 
 
 def test_an_unfinishable_pending_commit_skips_its_dataset_loudly_while_others_proceed(tmp_path):

@@ -126,13 +126,13 @@ def test_retention_from_job_properties_applies_on_persist(tmp_path):
 
 
 def test_from_properties_errors_name_the_key(tmp_path):
-    with pytest.raises(StateStoreError, match="state.store.dir is not set"):
+    with pytest.raises(StateStoreError, match="key 'state.store.dir': is not set"):
         FsDatasetStateStore.from_properties({})
-    with pytest.raises(StateStoreError, match="state.store.retention.timeunit=FORTNIGHTS"):
+    with pytest.raises(StateStoreError, match="key 'state.store.retention.timeunit': 'fortnights'"):
         FsDatasetStateStore.from_properties(
             {"state.store.dir": str(tmp_path), "state.store.retention": "2", "state.store.retention.timeunit": "fortnights"}
         )
-    with pytest.raises(StateStoreError, match="unknown name parser"):
+    with pytest.raises(StateStoreError, match="'x.Y' is not a name parser"):
         FsDatasetStateStore.from_properties(
             {"state.store.dir": str(tmp_path), "state.store.datasetUrnStateStoreNameParser": "x.Y"}
         )

@@ -1,0 +1,222 @@
+"""A job's configuration checked before any work starts: every problem at once, each naming file, line and key.
+
+What is checked (``gpy validate`` and the start of ``gpy run`` share it):
+
+- no value still holds an unresolved ``${…}`` substitution;
+- every plugin class named resolves;
+- the runtime's own keys and the keys every plugin of the job declares (its ``settings_class``) parse, in each
+  scope they are read in (a writer's keys once per branch, say), with bounds and enumerations;
+- each plugin's own cross-key checks (``Settings.check`` and the :class:`~gobblin_py.api.Validating` protocol);
+- keys in namespaces gpy owns that nothing declares — most often a typo — are reported with the nearest known
+  key ("did you mean"): warnings, or errors with ``strict``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from gobblin_py.api import Configurable, Validating
+from gobblin_py.config.errors import ConfigError
+from gobblin_py.config.gobblin_keys import GOBBLIN_KEYS
+from gobblin_py.config.settings import Context, Key, Settings, SettingsError, unresolved_substitutions
+from gobblin_py.errors import UsageError
+from gobblin_py.forks.identity import MAX_BRANCHES, ForkSettings
+from gobblin_py.plugins import PluginRef, plugin_refs, registered_plugins, resolve_class
+from gobblin_py.quality.task import QualitySettings
+from gobblin_py.runtime.commit_sequence import DeliverySettings
+from gobblin_py.runtime.engines import EngineSettings
+from gobblin_py.runtime.job_settings import CommitSettings, JobSettings
+from gobblin_py.runtime.locks import LockSettings
+from gobblin_py.runtime.task import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER, TaskSettings
+from gobblin_py.sources.retry import RetrySettings
+from gobblin_py.state.store import StateStoreSettings
+
+CORE_SETTINGS: tuple[type[Settings], ...] = (
+    JobSettings, CommitSettings, DeliverySettings, TaskSettings, EngineSettings, LockSettings,
+    StateStoreSettings, RetrySettings, QualitySettings, ForkSettings,
+)
+DEFAULT_PUBLISHER = "gobblin_py.publishers.base.BaseDataPublisher"
+_BRANCH_SUFFIX = re.compile(r"^(?P<base>.+)\.(?P<branch>\d+)$")
+_ENTITY = re.compile(r"^source\.querybased\.entity\.[^.]+\.(?P<key>.+)$")
+# key families passed through to other systems, or named per branch by design
+_PASS_THROUGH = ("spark.", "fork.branch.name.", "previous.extract.schema", "hadoop.", "fs.")
+# per-branch keys: which plugin keys apply to which branch (Gobblin's rules, spec §3.1)
+_PER_BRANCH_PLUGIN_KEYS = ("writer.builder.class", "writer.partitioner.class", "data.publisher.type",
+                           "qualitychecker.task.policies")
+
+
+@dataclass
+class JobCheck:
+    """Everything wrong with a job's configuration (``errors``) and what looks suspicious (``warnings``)."""
+
+    errors: list[ConfigError] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def raise_for_errors(self) -> None:
+        """SettingsError (exit code 2) listing every error, if there is any."""
+        if self.errors:
+            raise SettingsError(self.errors)
+
+
+def branch_count(props: Mapping[str, str]) -> int:
+    """How many branches the job's tasks have: ``fork.branches``, else one more than the highest branch suffix
+    of a per-branch key, else 1."""
+    raw = (props.get("fork.branches") or "").strip()
+    if raw.isdigit() and 1 <= int(raw) <= MAX_BRANCHES:
+        return int(raw)
+    highest = -1
+    for key in props:
+        match = _BRANCH_SUFFIX.match(key)
+        if match and match.group("base") in ("writer.builder.class", "writer.output.format", "converter.classes",
+                                              "data.publisher.final.dir", "writer.output.dir", "writer.staging.dir"):
+            highest = max(highest, int(match.group("branch")))
+    return min(max(1, highest + 1), MAX_BRANCHES)
+
+
+def _located(props: object, exc: UsageError, key: str) -> ConfigError:
+    if isinstance(exc, ConfigError):
+        return exc
+    locate = getattr(props, "locate", None)
+    path, line = locate(key) if callable(locate) else (None, None)
+    return ConfigError(str(exc), path=path, line=line)
+
+
+def _plugin_uses(props: Mapping[str, str], branches: int) -> list[tuple[PluginRef, Context]]:
+    """Every plugin the job uses (named or by default) with each context its keys are read in."""
+    uses: list[tuple[PluginRef, Context]] = []
+    named = plugin_refs(props)
+    for ref in named:
+        match = _BRANCH_SUFFIX.match(ref.key)
+        base = match.group("base") if match else ref.key
+        if match:
+            uses.append((ref, Context(branches, int(match.group("branch")))))
+        elif base in _PER_BRANCH_PLUGIN_KEYS:
+            uses.extend((ref, Context(branches, b)) for b in range(branches))
+        else:
+            uses.append((ref, Context(branches, None)))
+    keys = {ref.key for ref in named}
+    if "fork.operator.class" not in keys:
+        uses.append((PluginRef("fork.operator.class", DEFAULT_FORK_OPERATOR), Context(branches, None)))
+    if "data.publisher.type" not in keys and "data.publisher.job.type" not in keys:
+        uses.append((PluginRef("data.publisher.type", DEFAULT_PUBLISHER), Context(branches, None)))
+    for branch in range(branches):
+        suffixed = f"writer.builder.class.{branch}" if branches > 1 else "writer.builder.class"
+        if suffixed not in keys and "writer.builder.class" not in keys:
+            uses.append((PluginRef(suffixed, DEFAULT_WRITER_BUILDER), Context(branches, branch)))
+    return uses
+
+
+def check_job(props: Mapping[str, str], *, strict: bool = False) -> JobCheck:
+    """Check a job's properties (a :class:`~gobblin_py.config.JobConfig` gives file and line)."""
+    check = JobCheck()
+    seen: set[str] = set()
+
+    def add(problems: Iterable[ConfigError]) -> None:
+        for problem in problems:
+            if str(problem) not in seen:
+                seen.add(str(problem))
+                check.errors.append(problem)
+
+    locate = getattr(props, "locate", None)
+    for key, text in unresolved_substitutions(props):
+        path, line = locate(key) if callable(locate) else (None, None)
+        add([ConfigError(f"holds {text}, which nothing resolved", path=path, line=line, key=key,
+                         hint="define it in the job or its .properties files, or export the environment variable")])
+    for settings_class in CORE_SETTINGS:
+        add(settings_class.problems(props))
+    branches = branch_count(props)
+    declared = set(_declared_names(CORE_SETTINGS))
+    for ref, context in _plugin_uses(props, branches):
+        try:
+            cls = resolve_class(ref.name, ref.key)
+        except UsageError as exc:
+            add([_located(props, exc, ref.key)])
+            continue
+        if isinstance(cls, Configurable):
+            add(cls.settings_class.problems(props, context))
+            declared.update(_declared_names([cls.settings_class]))
+        if isinstance(cls, Validating):
+            add(cls.validate(props))
+    for key, suggestion in unknown_keys(props, declared | all_declared_names()):
+        path, line = locate(key) if callable(locate) else (None, None)
+        where = f"{path}:{line}: " if path and line else f"{path}: " if path else ""
+        hint = f"did you mean {suggestion}?" if suggestion else "no plugin of gpy or Gobblin reads it"
+        if strict:
+            add([ConfigError("unknown key", path=path, line=line, key=key, hint=hint)])
+        else:
+            check.warnings.append(f"{where}key '{key}': unknown key; {hint}")
+    return check
+
+
+def _declared_names(classes: Iterable[type[Settings]]) -> list[str]:
+    names = []
+    for settings_class in classes:
+        for key in settings_class.keys():
+            names.extend((key.name, *key.aliases))
+    return names
+
+
+@lru_cache(maxsize=1)
+def declared_keys() -> tuple[tuple[Key, str], ...]:
+    """Every key gpy declares, with who declares it: the runtime, then each registered plugin."""
+    out: list[tuple[Key, str]] = []
+    for settings_class in CORE_SETTINGS:
+        out.extend((key, f"gpy runtime ({settings_class.__name__})") for key in settings_class.keys())
+    for info in registered_plugins():
+        try:
+            cls = info.load()
+        except Exception:  # noqa: BLE001 - an optional plugin whose library is not installed declares nothing here
+            continue
+        if isinstance(cls, Configurable):
+            owner = (info.short_names or [info.target])[0]
+            out.extend((key, owner) for key in cls.settings_class.keys())
+    return tuple(out)
+
+
+def all_declared_names() -> set[str]:
+    return {name for key, _ in declared_keys() for name in (key.name, *key.aliases)}
+
+
+def _known(base: str, declared: set[str]) -> bool:
+    if base in declared or base in GOBBLIN_KEYS or base.startswith(_PASS_THROUGH):
+        return True
+    return any(name.endswith(".*") and base.startswith(name[:-1]) for name in declared)
+
+
+def _owned_namespaces(declared: set[str]) -> tuple[set[str], set[str]]:
+    spaces, roots = set(), set()
+    for name in declared:
+        if name.endswith(".*") or "." not in name:
+            continue
+        spaces.add(name.rsplit(".", 1)[0] + ".")
+        if name.count(".") >= 2:
+            roots.add(name.split(".", 1)[0] + ".")
+    return spaces, roots
+
+
+def unknown_keys(props: Mapping[str, str], declared: set[str]) -> list[tuple[str, str | None]]:
+    """``(key, nearest known key or None)`` for each key in a namespace gpy owns that nothing declares."""
+    spaces, roots = _owned_namespaces(declared)
+    candidates = sorted(declared | GOBBLIN_KEYS)
+    found = []
+    for key in props:
+        base = key
+        match = _BRANCH_SUFFIX.match(base)
+        if match:
+            base = match.group("base")
+        entity = _ENTITY.match(base)
+        if entity:
+            base = entity.group("key")
+        if _known(base, declared) or not base.startswith(tuple(spaces | roots)):
+            continue
+        close = difflib.get_close_matches(base, candidates, n=1, cutoff=0.75)
+        found.append((key, close[0] if close else None))
+    return found
