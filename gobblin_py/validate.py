@@ -1,14 +1,12 @@
-"""``gpy validate``: load job files and check the plugin classes they name, one report per file."""
+"""``gpy validate``: load job files and check each as ``gpy run`` would before any work, one report per file."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import re
-
 from gobblin_py.config import load_jobs
-from gobblin_py.plugins import PluginError, check_plugins
 
 SECRET_KEY = re.compile(r"(password|passwd|secret|token|credential|private[._]?key)", re.IGNORECASE)
 MASK = "******"
@@ -25,14 +23,15 @@ class JobReport:
 
     path: str
     properties: dict[str, str] | None = None
-    error: str | None = None
+    error: str | None = None  # the file does not load
+    problems: list[str] = field(default_factory=list)  # keys whose values are wrong
     unsupported: list[str] = field(default_factory=list)  # Gobblin classes without a gobblin_py equivalent
     unresolved: list[str] = field(default_factory=list)  # names that resolve nowhere
     warnings: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return self.error is None and not self.unsupported and not self.unresolved
+        return self.error is None and not self.problems and not self.unsupported and not self.unresolved
 
     def render(self) -> str:
         if self.error is not None:
@@ -40,6 +39,7 @@ class JobReport:
         lines = [f"{'ok  ' if self.ok else 'FAIL'} {self.path}"]
         lines += [f"     unsupported: {item}" for item in self.unsupported]
         lines += [f"     unresolved:  {item}" for item in self.unresolved]
+        lines += [f"     error:       {item}" for item in self.problems]
         lines += [f"     warning:     {item}" for item in self.warnings]
         return "\n".join(lines)
 
@@ -48,6 +48,7 @@ class JobReport:
             "path": self.path,
             "ok": self.ok,
             "error": self.error,
+            "problems": self.problems,
             "unsupported": self.unsupported,
             "unresolved": self.unresolved,
             "warnings": self.warnings,
@@ -55,19 +56,19 @@ class JobReport:
         }
 
 
-def validate_paths(paths: list[str], conf_root: str | None, sysconfig: str | None) -> list[JobReport]:
-    """Load every job file under ``paths`` and check its plugins; never stops at the first bad file."""
+def validate_paths(paths: list[str], conf_root: str | None, sysconfig: str | None, strict: bool = False) -> list[JobReport]:
+    """Load every job file under ``paths`` and check it; never stops at the first bad file."""
+    from gobblin_py.runtime.validation import check_job
+
     reports = []
     for result in load_jobs(paths, conf_root=conf_root, sysconfig=sysconfig):
         if result.error is not None or result.config is None:
             reports.append(JobReport(result.path, error=str(result.error)))
             continue
-        props = dict(result.config)
-        report = JobReport(result.path, properties=props, warnings=list(getattr(result.config, "warnings", ())))
-        for problem in check_plugins(props):
-            if isinstance(problem, PluginError) and problem.unsupported:
-                report.unsupported.append(f"{problem.key}={problem.name}")
-            else:
-                report.unresolved.append(str(problem))
-        reports.append(report)
+        check = check_job(result.config, strict=strict)
+        reports.append(JobReport(
+            result.path, properties=dict(result.config), problems=[str(e) for e in check.settings_errors],
+            unsupported=check.unsupported, unresolved=check.unresolved,
+            warnings=list(result.config.warnings) + check.warnings,
+        ))
     return reports
