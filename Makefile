@@ -7,7 +7,7 @@ GPY := $(VENV)/bin/gpy
 STAMP := $(VENV)/.installed
 WORK := work
 
-.PHONY: run test install clean
+.PHONY: run test install clean docs
 
 install: $(STAMP)
 
@@ -25,6 +25,10 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# The README's key tables, regenerated from the keys' declarations (a test fails while they are stale).
+docs: $(STAMP)
+	$(PY) scripts/update_readme_keys.py
 
 clean:
 	rm -rf $(VENV) $(WORK) .pytest_cache .hypothesis
