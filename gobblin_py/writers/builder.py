@@ -88,12 +88,17 @@ class FsDataWriterBuilder(DataWriterBuilder):
 
     default_format = "PARQUET"
 
-    def build(self, state: WorkUnitState, schema: pa.Schema, branches: int, branch: int, writer_id: str) -> DataWriter:
-        fmt, extension = paths.output_format(state, branches, branch, self.default_format)
+    def writer_class(self, fmt: str, branches: int, branch: int) -> type[StagedFileWriter]:
+        """The file writer of ``writer.output.format`` (a builder of one writer overrides this)."""
         writer_cls = FORMAT_WRITERS.get(fmt)
         if writer_cls is None:
             raise UsageError(f"{paths.branch_key('writer.output.format', branches, branch)}={fmt}: no file writer "
                              f"for this format (use {', '.join(FORMAT_WRITERS)})")
+        return writer_cls
+
+    def build(self, state: WorkUnitState, schema: pa.Schema, branches: int, branch: int, writer_id: str) -> DataWriter:
+        fmt, extension = paths.output_format(state, branches, branch, self.default_format)
+        writer_cls = self.writer_class(fmt, branches, branch)
         options: dict[str, Any] = writer_cls.options(state, branches, branch, schema)  # type: ignore[attr-defined]
         options["include_record_count"] = _flag(state, RECORD_COUNT_KEY, branches, branch)
         target = parse_size(paths.branch_key(TARGET_FILE_SIZE_KEY, branches, branch),
