@@ -9,6 +9,7 @@ records by their timestamps within seconds).
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import signal
@@ -23,6 +24,9 @@ from pathlib import Path
 import pytest
 
 from tests.sql.conftest import free_port
+
+QUIET = logging.getLogger("tests.librdkafka")  # the clients' connection chatter when the broker stops
+QUIET.setLevel(logging.CRITICAL)
 
 
 def broker_binary() -> str | None:
@@ -56,7 +60,7 @@ class Broker:
         if not hasattr(self, "_admin"):
             from confluent_kafka.admin import AdminClient
 
-            self._admin = AdminClient({"bootstrap.servers": self.bootstrap})
+            self._admin = AdminClient({"bootstrap.servers": self.bootstrap, "logger": QUIET})
         return self._admin
 
     def create_topic(self, name: str | None = None, partitions: int = 3, **config: str) -> str:
@@ -83,7 +87,7 @@ class Broker:
     def producer(self, **config):
         from confluent_kafka import Producer
 
-        return Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 20, **config})
+        return Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 20, "logger": QUIET, **config})
 
     def produce(self, topic: str, values, partition: int | None = None, keys=None, timestamp_ms: int | None = None) -> int:
         """Produce ``values`` (bytes or str), round-robin over partitions unless one is named; returns the count."""
@@ -106,7 +110,7 @@ class Broker:
     def end_offsets(self, topic: str) -> dict[int, int]:
         from confluent_kafka import Consumer, TopicPartition
 
-        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": "gpy-tests"})
+        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": "gpy-tests", "logger": QUIET})
         try:
             return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
                     for p in self.partitions(topic)}
@@ -119,7 +123,7 @@ class Broker:
 
         consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": "gpy-tests",
                              "isolation.level": "read_committed" if committed_only else "read_uncommitted",
-                             "enable.auto.commit": False})
+                             "enable.auto.commit": False, "logger": QUIET})
         found = []
         try:
             for p in self.partitions(topic):

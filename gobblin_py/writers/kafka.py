@@ -1,0 +1,263 @@
+"""Records to a Kafka topic (Gobblin's ``KafkaDataWriterBuilder``), at least once — or exactly once.
+
+Which record is which message: a batch of one binary or string column (or with a ``value`` column) sends that
+column's values; ``writer.kafka.valueField`` names another column; with ``*`` (the default) and several
+columns each row is sent as a JSON object. ``writer.kafka.keyed=true`` with ``writer.kafka.keyField`` keys
+each message by that column (bytes, UTF-8 text, or the value's JSON text); otherwise messages have no key.
+Keys and values are computed per batch with Arrow kernels; producing is one librdkafka call per message.
+
+Two ways to deliver, chosen by the publisher:
+
+- any publisher but the one below (Gobblin recommends ``NoopPublisher``): the task produces as it goes with an
+  idempotent producer (``enable.idempotence=true``, ``acks=all``) and flushes before it commits; a failed
+  delivery fails the task. **At least once**: a run that dies after producing and before saving its offsets
+  produces those records again next run.
+- ``data.publisher.type=gobblin_py.writers.kafka_commit.KafkaTransactionPublisher``: the task stages its
+  records in a file; the publisher produces a dataset's files inside one Kafka transaction, in the dataset's
+  exactly-once commit sequence, with a marker committed in the same transaction (see
+  :mod:`gobblin_py.writers.kafka_commit`). **Exactly once** for consumers reading committed messages
+  (``isolation.level=read_committed``, librdkafka's default).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.ipc as ipc
+
+from gobblin_py.api import DataWriter
+from gobblin_py.config.settings import Context, Scope, Settings, setting
+from gobblin_py.errors import GobblinPyError, UsageError
+from gobblin_py.logs import get_logger
+from gobblin_py.state import State
+from gobblin_py.writers.base import StagedFileWriter
+from gobblin_py.writers.builder import FsDataWriterBuilder
+from gobblin_py.writers.jsonl import json_lines, json_texts
+
+log = get_logger(__name__)
+
+TOPIC_KEY = "writer.kafka.topic"
+PRODUCER_PREFIX = "writer.kafka.producerConfig."
+# Java client settings that mean nothing to librdkafka
+JAVA_ONLY = ("key.serializer", "value.serializer", "kafka.schemaRegistry.switchName", "schema.registry.url")
+STAGED = pa.schema([("key", pa.binary()), ("value", pa.binary())])
+
+
+@dataclass(frozen=True)
+class KafkaWriterSettings(Settings):
+    """The keys of :class:`KafkaDataWriterBuilder` (``.N`` suffixed per branch when a job has several)."""
+
+    topic: str = setting(TOPIC_KEY, required=True, scope=Scope.BRANCH, doc="the topic every record goes to")
+    producer_config: dict = setting("writer.kafka.producerConfig.*", scope=Scope.BRANCH,
+                                    doc="passed to the producer (librdkafka's names); bootstrap.servers is needed")
+    shared_config: dict = setting("gobblin.kafka.sharedConfig.*",
+                                  doc="producer settings not given under writer.kafka.producerConfig")
+    keyed: bool = setting("writer.kafka.keyed", default=False, scope=Scope.BRANCH,
+                          doc="key each message by writer.kafka.keyField")
+    key_field: str | None = setting("writer.kafka.keyField", scope=Scope.BRANCH, doc="the column holding the key")
+    value_field: str = setting("writer.kafka.valueField", default="*", scope=Scope.BRANCH,
+                               doc="the column holding the value; * the whole record")
+    commit_timeout_ms: int = setting("writer.kafka.commitTimeoutMillis", default=60000, minimum=1, scope=Scope.BRANCH,
+                                     doc="how long a commit waits for outstanding messages to be acknowledged")
+    failure_allowance: float = setting("writer.kafka.failureAllowancePercentage", default=0.0, minimum=0,
+                                       maximum=100, scope=Scope.BRANCH,
+                                       doc="percent of messages whose delivery may fail before the task fails")
+
+    def check(self) -> list:
+        from gobblin_py.config.errors import ConfigError
+
+        problems = []
+        if self.keyed and not self.key_field:
+            problems.append(ConfigError("writer.kafka.keyed=true needs a key column", key="writer.kafka.keyField",
+                                        hint="name the column holding the message key"))
+        if "bootstrap.servers" not in {**(self.shared_config or {}), **(self.producer_config or {})}:
+            problems.append(ConfigError("is not set", key=PRODUCER_PREFIX + "bootstrap.servers",
+                                        hint="name the brokers to produce to (kafka.brokers is the source's)"))
+        return problems
+
+    def producer_settings(self) -> dict[str, Any]:
+        """librdkafka producer settings: idempotent, all replicas; the job's settings win."""
+        config: dict[str, Any] = {"client.id": "gobblin", "enable.idempotence": True, "acks": "all",
+                                  "linger.ms": 20}
+        for extra in (self.shared_config or {}, self.producer_config or {}):
+            config.update({k: v for k, v in extra.items() if k not in JAVA_ONLY})
+        return config
+
+
+def load_settings(state: Any, branches: int = 1, branch: int = 0) -> KafkaWriterSettings:
+    return KafkaWriterSettings.load(state, Context(branches=branches, branch=branch))
+
+
+def _as_bytes(column: pa.Array) -> pa.Array:
+    kind = column.type
+    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+        return column.cast(pa.binary())
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return column.cast(pa.binary())
+    return pc.if_else(pc.is_valid(column), json_texts(column), pa.scalar(None, pa.large_string())).cast(pa.binary())
+
+
+def messages(batch: pa.RecordBatch, settings: KafkaWriterSettings) -> tuple[pa.Array | None, pa.Array]:
+    """``(keys or None, values)`` of a batch as binary arrays."""
+    names = batch.schema.names
+    if settings.value_field != "*":
+        if settings.value_field not in names:
+            raise UsageError(f"writer.kafka.valueField={settings.value_field}: no such column ({', '.join(names)})")
+        values = _as_bytes(batch.column(names.index(settings.value_field)))
+    elif len(names) == 1 and _is_bytes_like(batch.schema.field(0).type):
+        values = _as_bytes(batch.column(0))
+    elif "value" in names and _is_bytes_like(batch.schema.field("value").type):
+        values = _as_bytes(batch.column(names.index("value")))
+    else:
+        values = pc.utf8_rtrim(json_lines(batch), characters="\n").cast(pa.binary())
+    keys = None
+    if settings.keyed:
+        if settings.key_field not in names:
+            raise UsageError(f"writer.kafka.keyField={settings.key_field}: no such column ({', '.join(names)})")
+        keys = _as_bytes(batch.column(names.index(settings.key_field)))
+    return keys, values
+
+
+def _is_bytes_like(kind: pa.DataType) -> bool:
+    return pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_string(kind) \
+        or pa.types.is_large_string(kind)
+
+
+def kafka_module() -> Any:
+    try:
+        import confluent_kafka
+    except ImportError:
+        raise UsageError("the Kafka writer needs confluent-kafka: pip install 'gobblin_py[kafka]'") from None
+    return confluent_kafka
+
+
+def produce_all(producer: Any, topic: str, keys: list | None, values: list) -> None:
+    """Hand every message to the producer, waiting for room when its queue is full."""
+    produce, poll = producer.produce, producer.poll
+    for index, value in enumerate(values):
+        key = keys[index] if keys is not None else None
+        while True:
+            try:
+                produce(topic, value=value, key=key)
+                break
+            except BufferError:
+                poll(0.05)
+    poll(0)
+
+
+class KafkaDataWriter(DataWriter):
+    """Produces during the task; commit flushes and fails on failed deliveries (at least once)."""
+
+    def __init__(self, settings: KafkaWriterSettings) -> None:
+        kafka = kafka_module()
+        self.settings = settings
+        config = settings.producer_settings()
+        config["on_delivery"] = self._delivered
+        try:
+            self.producer = kafka.Producer(config)
+        except (kafka.KafkaException, ValueError, TypeError) as exc:
+            raise UsageError(f"{PRODUCER_PREFIX}*: {exc}") from None
+        self.sent = self.acked = self.failed = 0
+        self.first_error: str | None = None
+
+    def _delivered(self, error: Any, message: Any) -> None:
+        if error is None:
+            self.acked += 1
+        else:
+            self.failed += 1
+            self.first_error = self.first_error or str(error)
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        keys, values = messages(batch, self.settings)
+        produce_all(self.producer, self.settings.topic, keys.to_pylist() if keys is not None else None,
+                    values.to_pylist())
+        self.sent += batch.num_rows
+        self._check()
+
+    def _check(self) -> None:
+        if self.failed and self.failed * 100.0 > self.settings.failure_allowance * max(self.sent, 1):
+            raise GobblinPyError(f"{TOPIC_KEY}={self.settings.topic}: {self.failed} of {self.sent} messages were not "
+                                 f"delivered (first: {self.first_error}); writer.kafka.failureAllowancePercentage="
+                                 f"{self.settings.failure_allowance:g}")
+
+    def commit(self) -> list[str]:
+        left = self.producer.flush(self.settings.commit_timeout_ms / 1000)
+        if left:
+            self.failed += left
+            self.first_error = self.first_error or f"{left} still unacknowledged after writer.kafka.commitTimeoutMillis"
+        self._check()
+        if self.failed:
+            log.warning("kafka_deliveries_failed", topic=self.settings.topic, failed=self.failed, sent=self.sent,
+                        first=self.first_error)
+        return []
+
+    def cleanup(self) -> None:
+        self.producer.flush(1)
+
+    @property
+    def records_written(self) -> int:
+        return self.acked
+
+    @property
+    def bytes_written(self) -> int:
+        return 0
+
+
+class KafkaStagedWriter(StagedFileWriter):
+    """Stages a task's messages (key, value) in an Arrow IPC file for the transactional publisher."""
+
+    codecs = {"none": "none"}
+
+    def __init__(self, fs, staging_path: str, output_path: str, schema: pa.Schema,
+                 settings: KafkaWriterSettings | None = None, **kwargs: Any) -> None:
+        self.settings = settings
+        super().__init__(fs, staging_path, output_path, schema, **kwargs)
+
+    @classmethod
+    def options(cls, state: State, branches: int, branch: int, schema: pa.Schema) -> dict[str, Any]:
+        return {"settings": load_settings(state, branches, branch)}
+
+    def _open(self, sink) -> None:
+        self._writer = ipc.new_stream(sink, STAGED)
+
+    def _write(self, batch: pa.RecordBatch) -> None:
+        assert self.settings is not None
+        keys, values = messages(batch, self.settings)
+        if keys is None:
+            keys = pa.nulls(len(values), pa.binary())
+        self._writer.write_batch(pa.RecordBatch.from_arrays([keys, values], schema=STAGED))
+
+    def _finish(self) -> None:
+        self._writer.close()
+
+
+def transactional(state: State) -> bool:
+    """Whether the job's publisher produces staged records in transactions (exactly once)."""
+    from gobblin_py.plugins import resolve_class
+
+    name = state.get_prop("data.publisher.job.type") or state.get_prop("data.publisher.type")
+    if not name:
+        return False
+    from gobblin_py.writers.kafka_commit import KafkaTransactionPublisher
+
+    cls = resolve_class(name, "data.publisher.type")
+    return isinstance(cls, type) and issubclass(cls, KafkaTransactionPublisher)
+
+
+class KafkaDataWriterBuilder(FsDataWriterBuilder):
+    """Gobblin's KafkaDataWriterBuilder: produces to ``writer.kafka.topic`` (see the module for delivery)."""
+
+    default_format = "arrows"
+    settings_class = KafkaWriterSettings
+
+    def writer_class(self, fmt: str, branches: int, branch: int) -> type[StagedFileWriter]:
+        return KafkaStagedWriter
+
+    def build(self, state, schema: pa.Schema, branches: int, branch: int, writer_id: str) -> DataWriter:
+        settings = load_settings(state, branches, branch)
+        if transactional(state):
+            return super().build(state, schema, branches, branch, writer_id)
+        return KafkaDataWriter(settings)
