@@ -17,11 +17,14 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 # The quickstart job, twice on embedded Spark: the first run pulls the sample orders, the second pulls nothing.
+# Then the Kafka example: a local broker, 10,000 sample events, jobs/kafka_to_parquet.pull twice.
 run: $(STAMP)
 	@rm -rf $(WORK)/quickstart
 	$(GPY) run jobs/quickstart.pull
 	$(GPY) run jobs/quickstart.pull
 	$(GPY) state show jobs/quickstart.pull
+	@rm -rf $(WORK)/kafka_to_parquet $(WORK)/kafka-broker
+	$(PY) scripts/kafka_sample.py demo
 
 test: $(STAMP)
 	$(PY) -m pytest
