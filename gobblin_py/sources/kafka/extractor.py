@@ -19,9 +19,12 @@ records per partition Gobblin's fetch times and ``<topic>.<id>.avg.record.millis
 
 from __future__ import annotations
 
+import gc
 import operator
+import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -41,7 +44,7 @@ from gobblin_py.state import MultiLongWatermark, WorkUnitState
 
 log = get_logger(__name__)
 
-CONSUME_MAX = 2000  # messages per consume call: small calls keep librdkafka's message objects in cache
+CONSUME_MAX = 1000  # messages per consume call: small calls keep librdkafka's message objects in cache
 POLL_SECONDS = 0.1
 METADATA_TYPES = {"key": pa.binary(), "partition": pa.int32(), "offset": pa.int64(),
                   "timestamp": pa.timestamp("ms", "UTC"), "topic": pa.string()}
@@ -175,22 +178,25 @@ class KafkaExtractor(Extractor):
         stall = self.settings.socket_timeout_ms / 1000
         try:
             while self.next[index] < high:
-                messages = consumer.consume(min(CONSUME_MAX, high - self.next[index]), timeout=POLL_SECONDS)
-                if messages:
-                    if any(map(message.error, messages)):
-                        messages = self._handle_errors(consumer, index, messages)
-                    if messages and messages[-1].offset() >= high:
-                        messages = messages[:_first_at_or_after(messages, high)]
+                with gc_paused():
+                    messages = consumer.consume(min(CONSUME_MAX, high - self.next[index]), timeout=POLL_SECONDS)
                     if messages:
-                        idle_since = time.monotonic()
-                        chunk = list(map(message.value, messages))
-                        values += chunk
-                        offsets += map(message.offset, messages)
-                        stamps += map(_TIMESTAMP, map(message.timestamp, messages))
-                        if "key" in self.columns:
-                            keys += map(message.key, messages)
-                        self.next[index] = offsets[-1] + 1
-                        size += sum(map(len, filter(None, chunk)))
+                        if any(map(message.error, messages)):
+                            messages = self._handle_errors(consumer, index, messages)
+                        if messages and messages[-1].offset() >= high:
+                            messages = messages[:_first_at_or_after(messages, high)]
+                        if messages:
+                            idle_since = time.monotonic()
+                            chunk = list(map(message.value, messages))
+                            values += chunk
+                            offsets += map(message.offset, messages)
+                            stamps += map(_TIMESTAMP, map(message.timestamp, messages))
+                            if "key" in self.columns:
+                                keys += map(message.key, messages)
+                            self.next[index] = offsets[-1] + 1
+                            size += sum(map(len, filter(None, chunk)))
+                    got = bool(messages)
+                    messages = chunk = []  # the messages go now, by reference counting, not later by the collector
                 # transaction markers and compacted gaps: the consumer's position steps over them
                 position = consumer.position([kafka.TopicPartition(self.topic, pid)])[0].offset
                 if position > self.next[index]:
@@ -199,7 +205,7 @@ class KafkaExtractor(Extractor):
                                or self.next[index] >= high):
                     yield self._raw(index, values, offsets, stamps, keys)
                     values, offsets, stamps, keys, size = [], [], [], [], 0
-                if not messages and time.monotonic() - idle_since > stall:
+                if not got and time.monotonic() - idle_since > stall:
                     log.warning("kafka_partition_stalled", topic=self.topic, partition=pid, offset=self.next[index],
                                 expected_high=high, seconds=round(stall, 1),
                                 note="nothing arrived: the partition ends for this run; the next run resumes here")
@@ -213,6 +219,10 @@ class KafkaExtractor(Extractor):
             stats.stop = int(time.time() * 1000)
 
     def _raw(self, index: int, values: list, offsets: list, stamps: list, keys: list) -> RawBatch:
+        with gc_paused():
+            return self._arrays(index, values, offsets, stamps, keys)
+
+    def _arrays(self, index: int, values: list, offsets: list, stamps: list, keys: list) -> RawBatch:
         stats = self.stats[index]
         raw = RawBatch(index, pa.array(values, pa.binary()), pa.array(offsets, pa.int64()),
                        pa.array(stamps, pa.int64()), pa.array(keys, pa.binary()) if "key" in self.columns else None)
@@ -292,6 +302,32 @@ class KafkaExtractor(Extractor):
             if self._consumer is not None:
                 consumer, self._consumer = self._consumer, None
                 consumer.close()
+
+
+_gc_lock = threading.Lock()
+_gc_users = 0
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while a batch of messages is turned into lists.
+
+    confluent-kafka's messages are garbage-collected objects: thousands of them alive at once set the collector
+    off again and again (a third of the time of a pull, measured), though they form no cycles and go with
+    their last reference. Collection is process-wide, so tasks in parallel threads share one pause (counted).
+    """
+    global _gc_users
+    with _gc_lock:
+        _gc_users += 1
+        if _gc_users == 1:
+            gc.disable()
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_users -= 1
+            if _gc_users == 0:
+                gc.enable()
 
 
 def _first_at_or_after(messages: list, offset: int) -> int:
