@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from gobblin_py import fs as fsutil
@@ -33,7 +32,7 @@ from gobblin_py.errors import GobblinPyError
 from gobblin_py.logs import get_logger
 from gobblin_py.runtime.commit_sequence import CommitStep
 from gobblin_py.state import State, TaskState, WorkingState
-from gobblin_py.writers.kafka import kafka_module, load_settings, produce_all
+from gobblin_py.writers.kafka_settings import kafka_module, load_settings, produce_all
 
 log = get_logger(__name__)
 

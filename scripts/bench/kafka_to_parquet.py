@@ -35,17 +35,22 @@ import pyarrow.parquet as pq
 REPO = Path(__file__).resolve().parents[2]
 TOPIC = "bench"
 
-BARE_LOOP = """
+# noida-db answers a fetch with everything from the offset to the partition's end, whatever the fetch size
+# limits say: both contenders accept responses of up to 1 GB (librdkafka's default refuses more than 100 MB)
+RECEIVE_MAX = 1_000_000_000
+
+BARE_LOOP = f"""
 import sys, pathlib, pyarrow as pa, pyarrow.parquet as pq
 from confluent_kafka import Consumer, TopicPartition, Message
 brokers, topic, out = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3]); out.mkdir(parents=True)
-consumer = Consumer({"bootstrap.servers": brokers, "group.id": "bench", "enable.auto.commit": False})
+consumer = Consumer({{"bootstrap.servers": brokers, "group.id": "bench", "enable.auto.commit": False,
+                     "receive.message.max.bytes": {RECEIVE_MAX}}})
 partitions = sorted(consumer.list_topics(topic, timeout=10).topics[topic].partitions)
 schema = pa.schema([("value", pa.binary())])
 for p in partitions:
     low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
     consumer.assign([TopicPartition(topic, p, low)])
-    writer = pq.ParquetWriter(out / f"part-{p}.parquet", schema, compression="snappy")
+    writer = pq.ParquetWriter(out / f"part-{{p}}.parquet", schema, compression="snappy")
     values, position = [], low
     while position < high:
         messages = consumer.consume(min(2000, high - position), timeout=1.0)
@@ -123,6 +128,7 @@ def gpy_job(root: Path, brokers: str) -> Path:
         data.publisher.final.dir={root}/published
         state.store.dir={root}/state
         task.maxretries=0
+        source.kafka.consumerConfig.receive.message.max.bytes={RECEIVE_MAX}
         """))
     return job
 
@@ -181,7 +187,10 @@ def main() -> None:
             print(f"| {name} | {median:.2f} s | {args.messages / median / 1e6:.2f} M | {median / bare:.2f} |")
     finally:
         broker.send_signal(signal.SIGTERM)
-        broker.wait(10)
+        try:
+            broker.wait(60)  # it saves its data first
+        except subprocess.TimeoutExpired:
+            broker.kill()
         shutil.rmtree(root, ignore_errors=True)
 
 

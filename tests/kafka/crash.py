@@ -6,11 +6,9 @@ the Kafka writer and the transaction publisher. Messages carry unique ids; new o
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pyarrow.parquet as pq
 
@@ -122,9 +120,3 @@ class KafkaToKafkaCrashJob(KafkaCrashJob):
         assert stored == len(copied), "the stored offsets and the produced messages disagree"
         assert not list((self.state / "_commit_sequences").rglob("*.json")), "a commit sequence was left behind"
 
-
-def json_lines(text: str) -> list[dict]:
-    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
-
-
-__all__ = ["KafkaCrashJob", "KafkaToKafkaCrashJob", "Path"]

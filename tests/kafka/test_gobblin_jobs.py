@@ -14,7 +14,6 @@ import io
 import json
 import re
 import struct
-from pathlib import Path
 
 from tests.conftest import GOBBLIN_DATA, run_gpy
 

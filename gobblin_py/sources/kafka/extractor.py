@@ -141,9 +141,9 @@ class KafkaExtractor(Extractor):
                 column = pc.if_else(pc.less(raw.timestamps, 0), pa.scalar(None, pa.int64()), raw.timestamps)
                 column = column.cast(pa.timestamp("ms")).cast(METADATA_TYPES["timestamp"])
             elif name == "partition":
-                column = pa.array([self.partitions[raw.index]] * len(raw.values), pa.int32())
+                column = pa.repeat(pa.scalar(self.partitions[raw.index], pa.int32()), len(raw.values))
             else:
-                column = pa.array([self.topic] * len(raw.values), pa.string())
+                column = pa.repeat(pa.scalar(self.topic, pa.string()), len(raw.values))
             columns.append(column.filter(keep) if keep is not None else column)
         return pa.RecordBatch.from_arrays(columns, schema=schema)
 

@@ -33,7 +33,7 @@ class Spool:
         rows = len(raw.values)
         self._keys = self._keys or raw.keys is not None
         keys = raw.keys if raw.keys is not None else pa.nulls(rows, pa.binary())
-        index = pa.array([raw.index] * rows, pa.int32()) if rows else pa.array([], pa.int32())
+        index = pa.repeat(pa.scalar(raw.index, pa.int32()), rows)
         self._writer.write_batch(pa.RecordBatch.from_arrays([index, raw.values, raw.offsets, raw.timestamps, keys],
                                                             schema=SCHEMA))
 
