@@ -53,6 +53,8 @@ _TIMESTAMP = operator.itemgetter(1)
 
 @dataclass
 class PartitionStats:
+    """What one partition's reading came to: messages, undecodable ones, bytes, newest timestamp, offsets lost."""
+
     records: int = 0
     undecodable: int = 0
     bytes: int = 0
