@@ -13,6 +13,7 @@ directory ``<state.store.dir>/_commit_sequences``), each written atomically.
 from __future__ import annotations
 
 import errno
+import importlib
 import json
 import os
 import posixpath
@@ -225,11 +226,14 @@ class CommitSequence:
                 "steps": [step.to_json() for step in self.steps]}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], store: FsDatasetStateStore, where: str) -> "CommitSequence":
+    def from_json(cls, data: dict[str, Any], store: FsDatasetStateStore, where: str,
+                  props: dict[str, str] | None = None) -> "CommitSequence":
         try:
             steps: list[CommitStep] = []
             for item in data["steps"]:
-                if item["kind"] == "fs_rename":
+                if "class" in item:  # a plugin's step (e.g. a Kafka transaction), rebuilt by its own class
+                    steps.append(plugin_step(item, props or {}))
+                elif item["kind"] == "fs_rename":
                     steps.append(FsRenameStep(item["src"], item["dst"], item.get("src_fs_uri"), item.get("dst_fs_uri")))
                 elif item["kind"] == "dataset_state":
                     state = deserialize(DATASET_STATE_CLASS, bytes.fromhex(item["state"]), where)
@@ -253,18 +257,33 @@ class CommitSequence:
             on_step(f"{self.urn}:step{index}:{step.kind}")
 
 
+def plugin_step(item: dict[str, Any], props: dict[str, str]) -> CommitStep:
+    """A step whose JSON names its class (``module:Class``, a CommitStep with ``from_json(item, props)``): plugins
+    log their own kinds of step; the job's properties give them what a log must not hold (credentials)."""
+    module_name, _, name = str(item["class"]).partition(":")
+    try:
+        step_cls = getattr(importlib.import_module(module_name), name)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"step class {item['class']} cannot be loaded ({exc})") from None
+    if not (isinstance(step_cls, type) and issubclass(step_cls, CommitStep)):
+        raise ValueError(f"{item['class']} is not a CommitStep")
+    return step_cls.from_json(item, props)  # type: ignore[attr-defined]
+
+
 class CommitSequenceStore:
     """Commit sequences on any fsspec filesystem, one JSON file per (job, dataset), written atomically."""
 
-    def __init__(self, root: str, fs_uri: str | None, state_store: FsDatasetStateStore) -> None:
+    def __init__(self, root: str, fs_uri: str | None, state_store: FsDatasetStateStore,
+                 props: dict[str, str] | None = None) -> None:
         self.fs, self.root = fsutil.open_fs(root, fs_uri)
         self.state_store = state_store
+        self.props = props or {}
 
     @classmethod
     def for_job(cls, props: dict[str, str], state_store: FsDatasetStateStore) -> "CommitSequenceStore":
         settings = DeliverySettings.load(props)
         root = settings.store_dir or posixpath.join(state_store.url.rstrip("/"), "_commit_sequences")
-        return cls(root, settings.store_fs_uri or props.get("state.store.fs.uri"), state_store)
+        return cls(root, settings.store_fs_uri or props.get("state.store.fs.uri"), state_store, dict(props))
 
     @staticmethod
     def file_name(urn: str) -> str:
@@ -305,4 +324,4 @@ class CommitSequenceStore:
             except ValueError as exc:
                 raise CorruptFileError(where, f"corrupt commit sequence ({exc}); it records an unfinished commit: "
                                               "repair or remove it, knowing its data may be half published") from None
-            yield CommitSequence.from_json(data, self.state_store, where)
+            yield CommitSequence.from_json(data, self.state_store, where, self.props)

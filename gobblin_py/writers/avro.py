@@ -407,7 +407,8 @@ class AvroDataWriter(StagedFileWriter):
     def options(cls, settings: WriterSettings, state: State, schema: pa.Schema) -> dict[str, Any]:
         codec, level = avro_codec(settings.codec, settings.deflate_level)
         record_name = state.get_prop("extract.table.name") or "Record"
-        arrow_to_avro(schema, record_name)  # fail the build, not the first write, on a type Avro cannot hold
+        if schema is not None:
+            arrow_to_avro(schema, record_name)  # fail the build, not the first write, on a type Avro cannot hold
         return {"codec": codec, "compression_level": level, "record_name": record_name,
                 "namespace": state.get_prop("extract.namespace") or None}
 
