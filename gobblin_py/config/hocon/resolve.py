@@ -13,11 +13,13 @@ from __future__ import annotations
 import os
 from typing import Dict, Mapping, Optional, Sequence, Tuple
 
-from .errors import ConfigError
-from .hocon_syntax import render_path
-from .hocon_values import HConcat, HList, HMerge, HObj, HRef, HStr, HValue, WrongType, consolidate
+from ..errors import ConfigError
+from .concat import WrongType, consolidate
+from .paths import render_path
+from .values import HConcat, HList, HMerge, HObj, HRef, HStr, HValue
 
 __all__ = ["resolve", "lookup_resolved"]
+
 
 class _Cycle(Exception):
     pass
