@@ -18,11 +18,11 @@ pyhocon is not used: version 0.3.63 turns ``10 seconds`` into a ``timedelta``, `
 from Gobblin (``tests/config/test_pyhocon_divergence.py``).
 """
 
-from .document import parse_hocon, parse_hocon_file
+from .document import parse_hocon, parse_hocon_file, parse_hocon_value
 from .paths import BadPath, parse_path_expression, render_path
 from .render import java_double_to_string
 from .resolve import lookup_resolved, resolve
-from .tree import empty_object, iter_leaves, object_from_path_map
+from .tree import empty_object, iter_leaves, object_from_path_map, unwrap
 from .values import HBool, HConcat, HList, HMerge, HMergeObj, HNull, HNum, HObj, HRef, HStr, HValue
 
 __all__ = [
@@ -42,10 +42,12 @@ __all__ = [
     "render_path",
     "parse_hocon",
     "parse_hocon_file",
+    "parse_hocon_value",
     "resolve",
     "lookup_resolved",
     "empty_object",
     "object_from_path_map",
     "iter_leaves",
+    "unwrap",
     "java_double_to_string",
 ]

@@ -6,9 +6,9 @@ import os
 from typing import Optional, Tuple
 
 from .includes import Includer
-from .values import HObj
+from .values import HObj, HValue
 
-__all__ = ["parse_hocon", "parse_hocon_file"]
+__all__ = ["parse_hocon", "parse_hocon_file", "parse_hocon_value"]
 
 
 def parse_hocon(
@@ -34,3 +34,13 @@ def parse_hocon_file(path: str, *, cwd: Optional[str] = None, _stack: Tuple[str,
     if not _stack:
         _stack = (os.path.abspath(path),)
     return Includer(_stack, cwd).parse_file(path)
+
+
+def parse_hocon_value(text: str, *, path: Optional[str] = None, cwd: Optional[str] = None) -> HValue:
+    """typesafe ``Parseable.parseValue``: like :func:`parse_hocon`, but the root may also be a list.
+
+    Job files must hold an object; this is for checking the parser against typesafe's own test strings, many of
+    which are lists.
+    """
+    stack = (os.path.abspath(path),) if path is not None else ()
+    return Includer(stack, cwd).parse_value(text, path)

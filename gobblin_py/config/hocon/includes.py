@@ -2,7 +2,8 @@
 
 Deliberately different from typesafe: ``include "x"`` and ``include file("x")`` are looked up relative to the
 including file's folder, then the working directory (typesafe: the classpath, resp. the working directory);
-``classpath(...)`` and non-``file:`` URLs find nothing. As in typesafe, a name without a known extension reads
+``classpath(...)`` and non-``file:`` URLs find nothing; an included ``.json`` file is read as HOCON, like every job
+file (typesafe reads it as strict JSON). As in typesafe, a name without a known extension reads
 ``x.conf``, ``x.json`` and ``x.properties`` (merged in that order of priority), a ``.properties`` file becomes
 an object of strings, a missing file is an empty object unless ``required(...)``, and includes may not loop.
 """
@@ -17,7 +18,7 @@ from ..errors import ConfigError
 from ..properties import load_properties, read_text_file
 from .parser import parse_document
 from .tree import object_from_path_map
-from .values import HObj, HStr
+from .values import HObj, HStr, HValue
 
 __all__ = ["Includer"]
 
@@ -91,7 +92,13 @@ class Includer:
 
     def parse_text(self, text: str, path: Optional[str]) -> HObj:
         """Parse ``text`` read from ``path``, its includes resolved by this includer."""
-        return parse_document(text, path, self)
+        result = parse_document(text, path, self)
+        assert isinstance(result, HObj)
+        return result
+
+    def parse_value(self, text: str, path: Optional[str]) -> HValue:
+        """Like :meth:`parse_text`, but the root may also be a list."""
+        return parse_document(text, path, self, allow_list_root=True)
 
     def parse_file(self, path: str) -> HObj:
         """Read (UTF-8) and parse the HOCON file at ``path``."""

@@ -385,7 +385,7 @@ class _Parser:
         raise self._error(f"include keyword is not followed by a quoted string, but by: {token.describe()}", token)
 
     # -- document -------------------------------------------------------------------------------
-    def parse_document(self) -> HObj:
+    def parse_document(self, allow_list_root: bool = False) -> HValue:
         token = self._next_collecting_ws()
         if token.kind in (T_LBRACE, T_LBRACKET):
             result = self._parse_value(token, ())
@@ -395,16 +395,19 @@ class _Parser:
         token = self._next_collecting_ws()
         if token.kind != T_END:
             raise self._error(f"Document has trailing tokens after first object or array: {token.describe()}", token)
-        if not isinstance(result, HObj):
+        if not isinstance(result, HObj) and not allow_list_root:
             raise _ParseError("the file must contain an object at its root, not a list", 1, self.path)
         return result
 
 
-def parse_document(text: str, path: Optional[str], includer: IncludeResolver) -> HObj:
-    """Parse HOCON ``text`` (from ``path``, for messages) into an unresolved object; raises :class:`ConfigError`."""
+def parse_document(text: str, path: Optional[str], includer: IncludeResolver, allow_list_root: bool = False) -> HValue:
+    """Parse HOCON ``text`` (from ``path``, for messages) into an unresolved object (or, if allowed, a list).
+
+    Raises :class:`ConfigError`.
+    """
     parser = _Parser(tokenize(text), path, includer)
     try:
-        return parser.parse_document()
+        return parser.parse_document(allow_list_root)
     except _ParseError as exc:
         where = exc.path if exc.path is not None else "<string>"
         raise ConfigError(

@@ -32,7 +32,9 @@ T_RBRACKET = "']'"
 T_PLUSEQ = "'+='"
 T_PROBLEM = "PROBLEM"
 
-PUNCTUATION = {":": T_COLON, ",": T_COMMA, "=": T_EQUALS, "{": T_LBRACE, "}": T_RBRACE, "[": T_LBRACKET, "]": T_RBRACKET}
+PUNCTUATION = {
+    ":": T_COLON, ",": T_COMMA, "=": T_EQUALS, "{": T_LBRACE, "}": T_RBRACE, "[": T_LBRACKET, "]": T_RBRACKET
+}
 # Tokens that are a value by themselves, and those that may also take part in a value concatenation.
 VALUE_KINDS = (T_STR, T_NUM, T_BOOL, T_NULL)
 SIMPLE_KINDS = (T_STR, T_NUM, T_BOOL, T_NULL, T_UNQ, T_SUBST)

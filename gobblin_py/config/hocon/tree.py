@@ -1,12 +1,12 @@
-"""Building and walking object trees: objects from paths, and the leaves of a resolved tree."""
+"""Building and walking object trees: objects from paths, the leaves of a resolved tree, plain Python values."""
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, Sequence, Tuple
+from typing import Any, Dict, Iterator, Sequence, Tuple
 
-from .values import HObj, HValue
+from .values import HBool, HList, HNull, HNum, HObj, HStr, HValue
 
-__all__ = ["empty_object", "create_value_under_path", "object_from_path_map", "iter_leaves"]
+__all__ = ["empty_object", "create_value_under_path", "object_from_path_map", "iter_leaves", "unwrap"]
 
 
 def empty_object() -> HObj:
@@ -50,3 +50,20 @@ def iter_leaves(obj: HObj, prefix: Tuple[str, ...] = ()) -> Iterator[Tuple[Tuple
             yield from iter_leaves(value, path)
         else:
             yield path, value
+
+
+def unwrap(value: HValue) -> Any:
+    """typesafe ``ConfigValue.unwrapped()`` of a resolved value: str, int/float, bool, None, list or dict."""
+    if isinstance(value, HStr):
+        return value.text
+    if isinstance(value, HNum):
+        return value.unwrapped()
+    if isinstance(value, HBool):
+        return value.value
+    if isinstance(value, HNull):
+        return None
+    if isinstance(value, HList):
+        return [unwrap(item) for item in value.items]
+    if isinstance(value, HObj):
+        return {key: unwrap(child) for key, child in value.fields.items()}
+    raise TypeError(f"unresolved value {value!r}")
