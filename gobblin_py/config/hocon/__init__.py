@@ -7,15 +7,16 @@ is a port of the parts of typesafe config that do that:
 * :mod:`.chars`, :mod:`.tokens`, :mod:`.tokenizer` -- characters and tokens (``Tokenizer``);
 * :mod:`.paths` -- path expressions (``PathParser``, ``Path.render``);
 * :mod:`.values`, :mod:`.concat`, :mod:`.tree` -- the value model with its ``withFallback`` rules, value
-  concatenation, and building/walking object trees;
+  concatenation, and building/walking object trees (down to plain Python values, ``unwrapped()``);
 * :mod:`.parser`, :mod:`.includes`, :mod:`.document` -- parsing text and files, with ``include``;
-* :mod:`.resolve` -- substitutions (``Config.resolve()``);
+* :mod:`.resolve`, :mod:`.env` -- substitutions (``Config.resolve()``), environment variables as a fallback;
 * :mod:`.render` -- JSON strings and Java ``Double.toString``.
 
 pyhocon is not used: version 0.3.63 turns ``10 seconds`` into a ``timedelta``, ``True`` into a boolean and
 ``1.50`` into ``1.5``, accepts ``key=foo:122`` and unquoted backslashes, rejects ``a=1`` followed by
 ``a.b=2`` and non-Latin keys, and concatenates ``+=`` strings with a space -- all observable differences
-from Gobblin (``tests/config/test_pyhocon_divergence.py``).
+from Gobblin (``tests/config/test_pyhocon_divergence.py``). The port is tested against typesafe's own
+conformance resources (``tests/data/typesafe``).
 """
 
 from .document import parse_hocon, parse_hocon_file, parse_hocon_value

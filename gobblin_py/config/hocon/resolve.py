@@ -10,12 +10,15 @@ A value that is part of a delayed merge sees, for its own path, only the part of
 (self-references such as ``path = ${path}"/sub"`` or ``a = ${a} { y = 2 }``). ``${?path}`` that finds nothing
 drops the assignment (in a concatenation: the piece); unresolved names fall back to environment variables.
 A cycle is a substitution met again while it is being resolved (typesafe's cycle markers); the error names
-the file, line and key of the substitution and lists the cycle.
+the file, line and key of the substitution and lists the cycle. Results are memoised as typesafe memoises
+them (per value, whatever the self-reference being resolved; never a dropped result; not what was computed on
+the way to a cycle).
 
-One deliberate difference: typesafe 1.4.1 cannot look a key up through an object that hides a non-object
-below it while that object is itself being resolved (``x = 1``, ``ints = 12``, ``ints { a = ${x}, b =
-${ints.a} }`` fails there, or not, depending on hash order); here the earlier non-object is simply overridden
-and ``ints.b`` is 1.
+Deliberate differences: typesafe 1.4.1 cannot look a key up through an object that hides a non-object below
+it while that object is itself being resolved (``x = 1``, ``ints = 12``, ``ints { a = ${x}, b = ${ints.a} }``
+fails there, or not, depending on hash order); here the earlier non-object is simply overridden and
+``ints.b`` is 1. And typesafe resolves the fields of an object in hash order, this port in file order: where
+substitutions reach each other by several routes, whether one of them meets a cycle can differ.
 """
 
 from __future__ import annotations
