@@ -24,7 +24,6 @@ from .hocon import (
     HBool,
     HList,
     HNull,
-    HNum,
     HObj,
     HStr,
     HValue,
@@ -35,6 +34,7 @@ from .hocon import (
     parse_path_expression,
     render_path,
     resolve,
+    unwrap,
 )
 
 __all__ = [
@@ -192,22 +192,6 @@ def desanitize_key(rendered: str) -> str:
     return rendered.replace('"', "")
 
 
-def _unwrap(value: HValue):
-    if isinstance(value, HStr):
-        return value.text
-    if isinstance(value, HNum):
-        return value.unwrapped()
-    if isinstance(value, HBool):
-        return value.value
-    if isinstance(value, HNull):
-        return None
-    if isinstance(value, HList):
-        return [_unwrap(item) for item in value.items]
-    if isinstance(value, HObj):
-        return {key: _unwrap(child) for key, child in value.fields.items()}
-    raise TypeError(f"unresolved value {value!r}")  # pragma: no cover
-
-
 _GSON_ESCAPES = {
     '"': '\\"',
     "\\": "\\\\",
@@ -274,7 +258,7 @@ def config_to_properties(
         if isinstance(value, HNull):
             continue
         if isinstance(value, HList):
-            text = gson_json(_unwrap(value))
+            text = gson_json(unwrap(value))
         else:
             text = value.transform_to_string()  # type: ignore[assignment]
         props[desanitize_key(rendered)] = text  # type: ignore[assignment]

@@ -1,148 +1,41 @@
-"""HOCON syntax as typesafe config 1.4.1 reads it: characters, tokens and path expressions.
+"""The HOCON tokenizer, a port of typesafe config 1.4.1's ``Tokenizer``.
 
-The tokenizer mirrors typesafe's ``Tokenizer``: numbers keep their original text, ``true``/``false``/
-``null`` are case-sensitive keywords recognised at the start of unquoted text, whitespace between two
-simple values is kept as unquoted text (so ``a b`` is one value) and reserved characters outside quotes
-(``$ " { } [ ] : = , + # ` ^ ? ! @ * & \\``) become problem tokens that the parser reports. Path
-expressions follow ``PathParser`` (``Path.newPath``), which is also how Gobblin validates property keys.
+Numbers keep their original text, ``true``/``false``/``null`` are case-sensitive keywords recognised at the
+start of unquoted text, whitespace between two simple values is kept as unquoted text (so ``a b`` is one
+value) and reserved characters outside quotes (``$ " { } [ ] : = , + # ` ^ ? ! @ * & \\``) become problem
+tokens that the parser reports.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional
 
-__all__ = [
-    "Token",
-    "tokenize",
-    "is_whitespace",
-    "BadPath",
-    "parse_path_expression",
-    "path_from_tokens",
-    "render_path",
-    "render_json_string",
-]
+from .chars import FIRST_NUMBER_CHARS, NOT_IN_UNQUOTED, NUMBER_CHARS, describe_char, is_whitespace
+from .tokens import (
+    PUNCTUATION,
+    SIMPLE_KINDS,
+    T_BOOL,
+    T_COMMENT,
+    T_END,
+    T_NEWLINE,
+    T_NULL,
+    T_NUM,
+    T_PLUSEQ,
+    T_PROBLEM,
+    T_RBRACE,
+    T_STR,
+    T_SUBST,
+    T_UNQ,
+    T_WS,
+    Token,
+)
 
-# ----------------------------------------------------------------------------------------------------
-# Character classes
-# ----------------------------------------------------------------------------------------------------
+__all__ = ["tokenize"]
 
-_JAVA_WS_CONTROLS = frozenset("\t\n\x0b\f\r\x1c\x1d\x1e\x1f")
-_TYPESAFE_EXTRA_WS = frozenset(" \n\u00a0\u2007\u202f\ufeff")
-
-
-def _java_is_whitespace(ch: str) -> bool:
-    """``Character.isWhitespace``."""
-    if ch in _JAVA_WS_CONTROLS:
-        return True
-    if ch in "\u00a0\u2007\u202f":
-        return False
-    return unicodedata.category(ch) in ("Zs", "Zl", "Zp")
-
-
-def is_whitespace(ch: str) -> bool:
-    """typesafe ``ConfigImplUtil.isWhitespace`` (Java whitespace plus the no-break spaces and the BOM)."""
-    return ch in _TYPESAFE_EXTRA_WS or _java_is_whitespace(ch)
-
-
-def _unicode_trim(text: str) -> str:
-    start, end = 0, len(text)
-    while start < end and is_whitespace(text[start]):
-        start += 1
-    while end > start and is_whitespace(text[end - 1]):
-        end -= 1
-    return text[start:end]
-
-
-_FIRST_NUMBER_CHARS = "0123456789-"
-_NUMBER_CHARS = "0123456789eE+-."
-_NOT_IN_UNQUOTED = '$"{}[]:=,+#`^?!@*&\\'
 _DOUBLE_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _LONG_RE = re.compile(r"[+-]?\d+")
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
-
-
-def _describe_char(ch: str) -> str:
-    if ch == "\n":
-        return "newline"
-    if ch == "\t":
-        return "tab"
-    if ch == "":
-        return "end of file"
-    if ord(ch) < 0x20:
-        return "control character 0x%x" % ord(ch)
-    return ch
-
-
-# ----------------------------------------------------------------------------------------------------
-# Tokens
-# ----------------------------------------------------------------------------------------------------
-
-# Token kinds
-T_END = "END"
-T_NEWLINE = "NEWLINE"
-T_WS = "IGNORED_WHITESPACE"
-T_UNQ = "UNQUOTED_TEXT"
-T_STR = "STRING"
-T_NUM = "NUMBER"
-T_BOOL = "BOOLEAN"
-T_NULL = "NULL"
-T_SUBST = "SUBSTITUTION"
-T_COMMENT = "COMMENT"
-T_COLON = "':'"
-T_COMMA = "','"
-T_EQUALS = "'='"
-T_LBRACE = "'{'"
-T_RBRACE = "'}'"
-T_LBRACKET = "'['"
-T_RBRACKET = "']'"
-T_PLUSEQ = "'+='"
-T_PROBLEM = "PROBLEM"
-
-_PUNCT = {":": T_COLON, ",": T_COMMA, "=": T_EQUALS, "{": T_LBRACE, "}": T_RBRACE, "[": T_LBRACKET, "]": T_RBRACKET}
-_VALUE_KINDS = (T_STR, T_NUM, T_BOOL, T_NULL)
-_SIMPLE_KINDS = (T_STR, T_NUM, T_BOOL, T_NULL, T_UNQ, T_SUBST)
-
-
-class Token:
-    """One HOCON token (``kind`` is one of the ``T_*`` constants)."""
-
-    __slots__ = ("kind", "text", "line", "is_double", "optional", "expr", "bool_value", "message")
-
-    def __init__(self, kind: str, text: str = "", line: int = 0) -> None:
-        self.kind = kind
-        self.text = text
-        self.line = line
-        self.is_double = False
-        self.optional = False
-        self.expr: List["Token"] = []
-        self.bool_value = False
-        self.message = ""  # problem tokens: what is wrong
-
-    def describe(self) -> str:
-        if self.kind in (T_UNQ, T_STR):
-            return "'" + self.text + "'"
-        if self.kind == T_NUM:
-            return "'" + self.text + "'"
-        if self.kind == T_BOOL:
-            return "'true'" if self.bool_value else "'false'"
-        if self.kind == T_NULL:
-            return "'null'"
-        if self.kind == T_SUBST:
-            return "'${" + ("?" if self.optional else "") + "".join(t.text for t in self.expr) + "}'"
-        if self.kind == T_PROBLEM:
-            return self.text
-        if self.kind == T_END:
-            return "end of file"
-        if self.kind == T_NEWLINE:
-            return "newline"
-        if self.kind == T_COMMENT:
-            return "comment"
-        return self.kind
-
-    def is_unquoted_whitespace(self) -> bool:
-        return self.kind == T_UNQ and all(is_whitespace(c) for c in self.text)
 
 
 class _Problem(Exception):
@@ -162,7 +55,7 @@ class _WhitespaceSaver:
         self.last_simple = False
 
     def check(self, token: Token, line: int) -> Optional[Token]:
-        if token.kind in _SIMPLE_KINDS:
+        if token.kind in SIMPLE_KINDS:
             saved = self._create(line)
             self.last_simple = True
             return saved
@@ -245,20 +138,20 @@ class _Tokenizer:
             return self._pull_quoted_string()
         if ch == "$":
             return self._pull_substitution()
-        if ch in _PUNCT:
-            return Token(_PUNCT[ch], ch, self.line)
+        if ch in PUNCTUATION:
+            return Token(PUNCTUATION[ch], ch, self.line)
         if ch == "+":
             nxt = self._next_char()
             if nxt != "=":
                 raise _Problem(
-                    _describe_char(nxt),
-                    f"'+' not followed by =, '{_describe_char(nxt)}' not allowed after '+'",
+                    describe_char(nxt),
+                    f"'+' not followed by =, '{describe_char(nxt)}' not allowed after '+'",
                     True,
                 )
             return Token(T_PLUSEQ, "+=", self.line)
-        if ch in _FIRST_NUMBER_CHARS:
+        if ch in FIRST_NUMBER_CHARS:
             return self._pull_number(ch)
-        if ch in _NOT_IN_UNQUOTED:
+        if ch in NOT_IN_UNQUOTED:
             raise _Problem(ch, f"Reserved character '{ch}' is not allowed outside quotes", True)
         self._put_back()
         return self._pull_unquoted_text()
@@ -278,7 +171,7 @@ class _Tokenizer:
         buf: List[str] = []
         while True:
             ch = self._next_char()
-            if ch == "" or ch in _NOT_IN_UNQUOTED or is_whitespace(ch) or self._start_of_comment(ch):
+            if ch == "" or ch in NOT_IN_UNQUOTED or is_whitespace(ch) or self._start_of_comment(ch):
                 break
             buf.append(ch)
             if len(buf) == 4:
@@ -299,7 +192,7 @@ class _Tokenizer:
         is_double = False
         while True:
             ch = self._next_char()
-            if ch == "" or ch not in _NUMBER_CHARS:
+            if ch == "" or ch not in NUMBER_CHARS:
                 break
             if ch in ".eE":
                 is_double = True
@@ -316,7 +209,7 @@ class _Tokenizer:
             token.is_double = is_double
             return token
         for ch in text:
-            if ch in _NOT_IN_UNQUOTED:
+            if ch in NOT_IN_UNQUOTED:
                 raise _Problem(ch, f"Reserved character '{ch}' is not allowed outside quotes", True)
         return Token(T_UNQ, text, self.line)
 
@@ -341,8 +234,8 @@ class _Tokenizer:
             buf.append(chr(int(text, 16)))
             return
         raise _Problem(
-            _describe_char(ch),
-            f"backslash followed by '{_describe_char(ch)}', this is not a valid escape sequence "
+            describe_char(ch),
+            f"backslash followed by '{describe_char(ch)}', this is not a valid escape sequence "
             "(quoted strings use JSON escaping, so use double-backslash \\\\ for literal backslash)",
         )
 
@@ -358,8 +251,8 @@ class _Tokenizer:
                 break
             elif ord(ch) < 0x20:
                 raise _Problem(
-                    _describe_char(ch),
-                    f"JSON does not allow unescaped {_describe_char(ch)} in quoted strings, use a backslash escape",
+                    describe_char(ch),
+                    f"JSON does not allow unescaped {describe_char(ch)} in quoted strings, use a backslash escape",
                 )
             else:
                 buf.append(ch)
@@ -397,7 +290,7 @@ class _Tokenizer:
         ch = self._next_char()
         if ch != "{":
             raise _Problem(
-                _describe_char(ch), f"'$' not followed by {{, '{_describe_char(ch)}' not allowed after '$'", True
+                describe_char(ch), f"'$' not followed by {{, '{describe_char(ch)}' not allowed after '$'", True
             )
         optional = False
         ch = self._next_char()
@@ -433,112 +326,3 @@ def tokenize(text: str) -> List[Token]:
     """Tokenize HOCON ``text`` (problems become ``T_PROBLEM`` tokens, the list ends with ``T_END``)."""
     return _Tokenizer(text).tokens()
 
-
-# ----------------------------------------------------------------------------------------------------
-# Paths
-# ----------------------------------------------------------------------------------------------------
-
-
-class BadPath(ValueError):
-    """An invalid HOCON path expression (typesafe ``ConfigException.BadPath``)."""
-
-
-_FAST_PATH_RE = re.compile(r"[A-Za-z_][A-Za-z_\-]*(?:\.[A-Za-z_][A-Za-z_\-]*)*")
-
-
-def path_from_tokens(tokens: Sequence[Token], original: str) -> Tuple[str, ...]:
-    if not tokens:
-        raise BadPath("Expecting a field name or path here, but got nothing")
-    elements: List[List[str]] = [[]]
-    can_be_empty = [False]
-
-    def add_text(text: str, quoted: bool) -> None:
-        if quoted:
-            elements[-1].append(text)
-            if text == "" and not "".join(elements[-1]):
-                can_be_empty[-1] = True
-            return
-        parts = text.split(".")
-        elements[-1].append(parts[0])
-        for part in parts[1:]:
-            elements.append([part])
-            can_be_empty.append(False)
-
-    for token in tokens:
-        if token.kind == T_WS or token.kind == T_END:
-            continue
-        if token.kind == T_STR:
-            add_text(token.text, True)
-        elif token.kind in (T_NUM, T_BOOL, T_NULL, T_UNQ):
-            add_text(token.text, False)
-        elif token.kind == T_PROBLEM:
-            raise BadPath(f"{token.message} (you can double-quote the key if you really want it)")
-        else:
-            raise BadPath(
-                f"Token not allowed in path expression: {token.describe()} "
-                "(you can double-quote this token if you really want it here)"
-            )
-    result: List[str] = []
-    for parts, empty_ok in zip(elements, can_be_empty):
-        element = "".join(parts)
-        if element == "" and not empty_ok:
-            raise BadPath(
-                "path has a leading, trailing, or two adjacent period '.' "
-                '(use quoted "" empty string if you want an empty element)'
-            )
-        result.append(element)
-    return tuple(result)
-
-
-def parse_path_expression(text: str) -> Tuple[str, ...]:
-    """typesafe ``Path.newPath``: split a path expression into elements, raising :class:`BadPath`."""
-    trimmed = _unicode_trim(text)
-    if _FAST_PATH_RE.fullmatch(trimmed):
-        return tuple(trimmed.split("."))
-    tokens = tokenize(text)
-    return path_from_tokens([t for t in tokens if t.kind != T_END], text)
-
-
-def _has_funky_chars(element: str) -> bool:
-    for ch in element:
-        if ch in "-_":
-            continue
-        if ch.isalpha() or unicodedata.category(ch) == "Nd":
-            if len(ch.encode("utf-16-le")) == 2:  # Java works on UTF-16 units; surrogates are not letters
-                continue
-        return True
-    return False
-
-
-def render_json_string(text: str) -> str:
-    """typesafe ``ConfigImplUtil.renderJsonString``."""
-    out = ['"']
-    for ch in text:
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\b":
-            out.append("\\b")
-        elif ch == "\f":
-            out.append("\\f")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20:
-            out.append("\\u%04x" % ord(ch))
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
-def render_path(path: Sequence[str]) -> str:
-    """typesafe ``Path.render``: elements joined with ``.``, quoted when they hold unusual characters."""
-    return ".".join(
-        render_json_string(element) if (element == "" or _has_funky_chars(element)) else element
-        for element in path
-    )

@@ -11,10 +11,9 @@ unresolved becomes a delayed merge.
 from __future__ import annotations
 
 import math
-from decimal import Decimal
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Tuple
 
-from .hocon_syntax import render_path
+from .paths import render_path
 
 __all__ = [
     "Origin",
@@ -29,23 +28,11 @@ __all__ = [
     "HConcat",
     "HMerge",
     "HMergeObj",
-    "WrongType",
-    "concatenate",
-    "consolidate",
-    "empty_object",
-    "create_value_under_path",
-    "object_from_path_map",
-    "iter_leaves",
-    "java_double_to_string",
 ]
 
 Origin = Tuple[Optional[str], Optional[int]]
 _NO_ORIGIN: Origin = (None, None)
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
-
-# ----------------------------------------------------------------------------------------------------
-# Values
-# ----------------------------------------------------------------------------------------------------
 
 
 class HValue:
@@ -326,141 +313,3 @@ class HMergeObj(HMerge):
     """A delayed merge whose top is an object (typesafe ``ConfigDelayedMergeObject``)."""
 
     __slots__ = ()
-
-
-def empty_object() -> HObj:
-    """A new empty object."""
-    return HObj({})
-
-
-def create_value_under_path(path: Sequence[str], value: HValue) -> HObj:
-    result: HValue = value
-    for element in reversed(path):
-        result = HObj({element: result}, value.origin)
-    assert isinstance(result, HObj)
-    return result
-
-
-def object_from_path_map(entries: Sequence[Tuple[Tuple[str, ...], HValue]]) -> HObj:
-    """Build an object from ``(path, value)`` pairs whose paths never prefix each other."""
-    root: Dict[str, object] = {}
-    for path, value in entries:
-        node = root
-        for element in path[:-1]:
-            child = node.get(element)
-            if not isinstance(child, dict):
-                child = {}
-                node[element] = child
-            node = child
-        node[path[-1]] = value
-
-    def build(node: Dict[str, object]) -> HObj:
-        return HObj({k: (build(v) if isinstance(v, dict) else v) for k, v in node.items()})  # type: ignore[misc]
-
-    return build(root)
-
-
-class WrongType(Exception):
-    def __init__(self, message: str, origin: Origin) -> None:
-        super().__init__(message)
-        self.origin = origin
-
-
-def _join(builder: List[HValue], right: HValue) -> None:
-    left = builder[-1]
-    joined: Optional[HValue]
-    if isinstance(left, (HObj, HMergeObj)) and isinstance(right, (HObj, HMergeObj)):
-        joined = right.with_fallback(left)
-    elif isinstance(left, HList) and isinstance(right, HList):
-        joined = HList(left.items + right.items, left.origin)
-    elif isinstance(left, (HList, HObj)) and isinstance(right, HStr) and not right.quoted:
-        joined = left
-    elif left.unmergeable or right.unmergeable:
-        joined = None
-    else:
-        s1 = left.transform_to_string()
-        s2 = right.transform_to_string()
-        if s1 is None or s2 is None:
-            raise WrongType(
-                "Cannot concatenate object or list with a non-object-or-list, "
-                f"{_describe_value(left)} and {_describe_value(right)} are not compatible",
-                left.origin,
-            )
-        joined = HStr(s1 + s2, True, left.origin)
-    if joined is None:
-        builder.append(right)
-    else:
-        builder[-1] = joined
-
-
-def _describe_value(value: HValue) -> str:
-    if isinstance(value, HObj):
-        return "an object"
-    if isinstance(value, HList):
-        return "a list"
-    text = value.transform_to_string()
-    return repr(text) if text is not None else type(value).__name__
-
-
-def consolidate(pieces: List[HValue]) -> List[HValue]:
-    if len(pieces) < 2:
-        return pieces
-    flattened: List[HValue] = []
-    for piece in pieces:
-        if isinstance(piece, HConcat):
-            flattened.extend(piece.pieces)
-        else:
-            flattened.append(piece)
-    consolidated: List[HValue] = []
-    for piece in flattened:
-        if not consolidated:
-            consolidated.append(piece)
-        else:
-            _join(consolidated, piece)
-    return consolidated
-
-
-def concatenate(pieces: List[HValue], origin: Origin) -> Optional[HValue]:
-    consolidated = consolidate(pieces)
-    if not consolidated:
-        return None
-    if len(consolidated) == 1:
-        return consolidated[0]
-    return HConcat(consolidated, origin)
-
-
-def iter_leaves(obj: HObj, prefix: Tuple[str, ...] = ()) -> Iterator[Tuple[Tuple[str, ...], HValue]]:
-    """Depth-first ``(path, value)`` for every non-object value of a resolved object (``Config.entrySet``)."""
-    for key, value in obj.fields.items():
-        path = prefix + (key,)
-        if isinstance(value, HObj):
-            yield from iter_leaves(value, path)
-        else:
-            yield path, value
-
-
-def java_double_to_string(value: float) -> str:
-    """Java ``Double.toString`` (shortest round-trip digits)."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    sign = "-" if value < 0 else ""
-    magnitude = abs(value)
-    digits_tuple = Decimal(repr(magnitude)).as_tuple()
-    digits = "".join(str(d) for d in digits_tuple.digits).rstrip("0") or "0"
-    # decimal exponent of the first digit: magnitude = 0.d1d2... * 10^(point)
-    point = len(digits_tuple.digits) + digits_tuple.exponent  # type: ignore[operator]
-    if 1e-3 <= magnitude < 1e7:
-        if point <= 0:
-            text = "0." + "0" * (-point) + digits
-        elif point >= len(digits):
-            text = digits + "0" * (point - len(digits)) + ".0"
-        else:
-            text = digits[:point] + "." + digits[point:]
-        return sign + text
-    exponent = point - 1
-    mantissa = digits[0] + "." + (digits[1:] or "0")
-    return f"{sign}{mantissa}E{exponent}"

@@ -1,35 +1,22 @@
-"""HOCON with the semantics of typesafe config 1.4.1, as Gobblin uses it: the parser and the public API.
+"""The HOCON parser: typesafe config 1.4.1's ``ConfigDocumentParser`` and ``ConfigParser`` in one pass.
 
-Gobblin parses ``.conf``/``.json`` job files, ``.configuration`` globals and job templates with typesafe
-config, merges every level with ``withFallback`` and calls ``resolve()`` once on the merged tree. The
-pieces live in four modules: ``hocon_syntax`` (tokenizer, path expressions), ``hocon_values`` (value model,
-``withFallback`` rules, concatenation), ``hocon_resolve`` (substitution resolution) and this one (the
-parser -- typesafe's ``ConfigDocumentParser`` and ``ConfigParser`` in one pass -- includes, and
-re-exports of what callers need).
-
-Parser behaviour reproduced: value concatenation on one line (``${num}" items"``, ``The "x" job``),
-``+=`` (``${?self}`` plus a one-element list), duplicate keys merged through ``withFallback`` (so ``a=1`` then
-``a.b=2`` keeps only ``a.b``), newlines allowed around separators, ``{`` without separator, includes, and
-typesafe's error messages; every error is a :class:`ConfigError` reading
+Reproduced: value concatenation on one line (``${num}" items"``, ``The "x" job``), ``+=`` (``${?self}`` plus a
+one-element list), duplicate keys merged through ``withFallback`` (so ``a=1`` then ``a.b=2`` keeps only
+``a.b``), newlines allowed around separators, ``{`` without separator, ``include`` statements (resolved by an
+:class:`IncludeResolver`), and typesafe's error messages; every error is a :class:`ConfigError` reading
 ``Failed to parse config file <path> at lineNo:<n>: ...`` (Gobblin's wording) with the typesafe line.
-
-pyhocon is not used: version 0.3.63 turns ``10 seconds`` into a ``timedelta``, ``True`` into a boolean and
-``1.50`` into ``1.5``, accepts ``key=foo:122`` and unquoted backslashes, rejects ``a=1`` followed by
-``a.b=2`` and non-Latin keys, and concatenates ``+=`` strings with a space -- all observable differences
-from Gobblin. Includes differ from typesafe on purpose: ``include "x"`` and ``include file("x")`` are looked
-up relative to the including file's folder, then the working directory (typesafe: the classpath, resp.
-the working directory); ``classpath(...)`` and non-``file:`` URLs find nothing.
 """
 
 from __future__ import annotations
 
-import os
-from typing import Dict, List, Mapping, Optional, Tuple
-from urllib.parse import unquote, urlparse
+from typing import Dict, List, Optional, Protocol, Tuple
 
-from .errors import ConfigError
-from .hocon_resolve import lookup_resolved, resolve
-from .hocon_syntax import (
+from ..errors import ConfigError
+from .concat import WrongType, concatenate
+from .paths import BadPath, path_from_tokens, render_path
+from .tokenizer import tokenize
+from .tokens import (
+    SIMPLE_KINDS,
     T_BOOL,
     T_COLON,
     T_COMMA,
@@ -45,65 +32,23 @@ from .hocon_syntax import (
     T_RBRACE,
     T_RBRACKET,
     T_STR,
-    T_SUBST,
     T_UNQ,
     T_WS,
-    BadPath,
+    VALUE_KINDS,
     Token,
-    parse_path_expression,
-    path_from_tokens,
-    render_path,
-    tokenize,
 )
-from .hocon_values import (
-    HBool,
-    HConcat,
-    HList,
-    HMerge,
-    HMergeObj,
-    HNull,
-    HNum,
-    HObj,
-    HRef,
-    HStr,
-    HValue,
-    Origin,
-    WrongType,
-    concatenate,
-    create_value_under_path,
-    empty_object,
-    iter_leaves,
-    java_double_to_string,
-    object_from_path_map,
-)
+from .tree import create_value_under_path
+from .values import HBool, HList, HNull, HNum, HObj, HRef, HStr, HValue, Origin
 
-__all__ = [
-    "HValue",
-    "HStr",
-    "HNum",
-    "HBool",
-    "HNull",
-    "HList",
-    "HObj",
-    "HRef",
-    "HConcat",
-    "HMerge",
-    "HMergeObj",
-    "BadPath",
-    "parse_path_expression",
-    "render_path",
-    "parse_hocon",
-    "parse_hocon_file",
-    "resolve",
-    "lookup_resolved",
-    "empty_object",
-    "object_from_path_map",
-    "iter_leaves",
-    "java_double_to_string",
-]
+__all__ = ["IncludeResolver", "parse_document"]
 
-_SIMPLE_KINDS = (T_STR, T_NUM, T_BOOL, T_NULL, T_UNQ, T_SUBST)
-_VALUE_KINDS = (T_STR, T_NUM, T_BOOL, T_NULL)
+
+class IncludeResolver(Protocol):
+    """What the parser asks to read an ``include`` statement's target."""
+
+    def include(self, kind: str, name: str, required: bool, including: Optional[str], line: int) -> HObj:
+        """The included object (empty when an optional include finds nothing)."""
+        ...
 
 
 class _ParseError(Exception):
@@ -123,7 +68,7 @@ _PARSE_HINT = (
 class _Parser:
     """typesafe ``ConfigDocumentParser`` + ``ConfigParser`` in one pass."""
 
-    def __init__(self, tokens: List[Token], path: Optional[str], includer: "_Includer") -> None:
+    def __init__(self, tokens: List[Token], path: Optional[str], includer: IncludeResolver) -> None:
         self.tokens = tokens
         self.index = 0
         self.buffer: List[Token] = []
@@ -203,7 +148,7 @@ class _Parser:
         return HRef(path, token.optional, origin)
 
     def _parse_value(self, token: Token, prefix: Tuple[str, ...]) -> HValue:
-        if token.kind in _SIMPLE_KINDS:
+        if token.kind in SIMPLE_KINDS:
             return self._simple_value(token)
         if token.kind == T_LBRACE:
             return self._parse_object(True, prefix, token)
@@ -221,7 +166,7 @@ class _Parser:
                 nodes.append((False, token))
                 token = self._next()
                 continue
-            if token.kind in _SIMPLE_KINDS or token.kind in (T_LBRACE, T_LBRACKET):
+            if token.kind in SIMPLE_KINDS or token.kind in (T_LBRACE, T_LBRACKET):
                 value = self._parse_value(token, prefix)
                 value_count += 1
                 nodes.append((True, value))
@@ -248,7 +193,7 @@ class _Parser:
     def _parse_key(self, token: Token) -> Tuple[str, ...]:
         expression: List[Token] = []
         first = token
-        while token.kind in _VALUE_KINDS or token.kind == T_UNQ:
+        while token.kind in VALUE_KINDS or token.kind == T_UNQ:
             expression.append(token)
             token = self._next()
         if not expression:
@@ -340,7 +285,7 @@ class _Parser:
             if token.kind == T_RBRACKET:
                 self.array_count -= 1
                 return HList(items, origin)
-            if token.kind in _SIMPLE_KINDS or token.kind in (T_LBRACE, T_LBRACKET):
+            if token.kind in SIMPLE_KINDS or token.kind in (T_LBRACE, T_LBRACKET):
                 items.append(self._parse_value(token, prefix))
             else:
                 raise self._error(
@@ -364,7 +309,7 @@ class _Parser:
                 items.append(value)
                 continue
             token = self._next_collecting_ws()
-            if token.kind in _SIMPLE_KINDS or token.kind in (T_LBRACE, T_LBRACKET):
+            if token.kind in SIMPLE_KINDS or token.kind in (T_LBRACE, T_LBRACKET):
                 items.append(self._parse_value(token, prefix))
             elif token.kind == T_RBRACKET:
                 self._put_back(token)
@@ -440,7 +385,7 @@ class _Parser:
         raise self._error(f"include keyword is not followed by a quoted string, but by: {token.describe()}", token)
 
     # -- document -------------------------------------------------------------------------------
-    def parse_document(self) -> HObj:
+    def parse_document(self, allow_list_root: bool = False) -> HValue:
         token = self._next_collecting_ws()
         if token.kind in (T_LBRACE, T_LBRACKET):
             result = self._parse_value(token, ())
@@ -450,105 +395,19 @@ class _Parser:
         token = self._next_collecting_ws()
         if token.kind != T_END:
             raise self._error(f"Document has trailing tokens after first object or array: {token.describe()}", token)
-        if not isinstance(result, HObj):
+        if not isinstance(result, HObj) and not allow_list_root:
             raise _ParseError("the file must contain an object at its root, not a list", 1, self.path)
         return result
 
 
-class _Includer:
-    """Resolves ``include`` statements (relative to the including file, then the working directory)."""
+def parse_document(text: str, path: Optional[str], includer: IncludeResolver, allow_list_root: bool = False) -> HValue:
+    """Parse HOCON ``text`` (from ``path``, for messages) into an unresolved object (or, if allowed, a list).
 
-    def __init__(self, stack: Tuple[str, ...], cwd: Optional[str]) -> None:
-        self.stack = stack
-        self.cwd = cwd
-
-    def _candidates(self, name: str, including: Optional[str]) -> List[str]:
-        if os.path.isabs(name):
-            return [name]
-        out = []
-        if including is not None:
-            out.append(os.path.join(os.path.dirname(os.path.abspath(including)), name))
-        out.append(os.path.join(self.cwd or os.getcwd(), name))
-        return list(dict.fromkeys(out))
-
-    def include(self, kind: str, name: str, required: bool, including: Optional[str], line: int) -> HObj:
-        paths: List[str] = []
-        if kind == "url":
-            parsed = urlparse(name)
-            if parsed.scheme == "file":
-                paths = [unquote(parsed.path)]
-        elif kind in ("file", "heuristic"):
-            base, ext = os.path.splitext(name)
-            if kind == "heuristic" and ext.lower() not in (".conf", ".json", ".properties"):
-                names = [name + ".conf", name + ".json", name + ".properties"]
-            else:
-                names = [name]
-            for candidate in names:
-                found = next((c for c in self._candidates(candidate, including) if os.path.isfile(c)), None)
-                if found is not None:
-                    paths.append(found)
-        # "classpath" includes find nothing: there is no classpath.
-        if not paths:
-            if required:
-                raise ConfigError(
-                    f"required include '{name}' was not found",
-                    path=including,
-                    line=line,
-                    key="include",
-                    hint="relative include names are looked up next to the including file, then in the working "
-                    "directory; fix the name or drop required(...)",
-                )
-            return HObj({})
-        result: Optional[HObj] = None
-        for found in paths:
-            loaded = self._load(found, including, line)
-            result = loaded if result is None else result.with_fallback(loaded)  # type: ignore[assignment]
-        assert result is not None
-        return result
-
-    def _load(self, found: str, including: Optional[str], line: int) -> HObj:
-        absolute = os.path.abspath(found)
-        if absolute in self.stack:
-            raise ConfigError(
-                "include cycle: " + " -> ".join(self.stack + (absolute,)),
-                path=including,
-                line=line,
-                key="include",
-                hint="remove one of the include statements",
-            )
-        if found.lower().endswith(".properties"):
-            from .properties import load_properties  # local import: properties has no HOCON dependency
-
-            parsed = load_properties(found, delimiter_parsing_disabled=True, env={})
-            raw = {key: values[-1] for key, values in parsed.entries.items() if values}
-            return _from_java_properties(raw)
-        return parse_hocon_file(found, _stack=self.stack + (absolute,), cwd=self.cwd)
-
-
-def _from_java_properties(props: Mapping[str, str]) -> HObj:
-    """typesafe ``PropertiesParser.fromProperties``: keys split on dots, objects win over strings."""
-    paths = {tuple(key.split(".")): HStr(value) for key, value in props.items()}
-    scopes = {path[:i] for path in paths for i in range(1, len(path))}
-    return object_from_path_map([(path, value) for path, value in paths.items() if path not in scopes])
-
-
-def parse_hocon(
-    text: str,
-    *,
-    path: Optional[str] = None,
-    cwd: Optional[str] = None,
-    _stack: Tuple[str, ...] = (),
-) -> HObj:
-    """Parse HOCON ``text`` into an unresolved :class:`HObj`.
-
-    Errors raise :class:`ConfigError` with the message ``Failed to parse config file <path> at lineNo:<n>``
-    (Gobblin's wording) followed by typesafe's explanation.
+    Raises :class:`ConfigError`.
     """
-    if path is not None and not _stack:
-        _stack = (os.path.abspath(path),)
-    parser = _Parser(tokenize(text), path, _Includer(_stack, cwd))
+    parser = _Parser(tokenize(text), path, includer)
     try:
-        return parser.parse_document()
+        return parser.parse_document(allow_list_root)
     except _ParseError as exc:
         where = exc.path if exc.path is not None else "<string>"
         raise ConfigError(
@@ -563,10 +422,3 @@ def parse_hocon(
             path=path,
             hint="flatten the nested objects or lists",
         ) from None
-
-
-def parse_hocon_file(path: str, *, cwd: Optional[str] = None, _stack: Tuple[str, ...] = ()) -> HObj:
-    """Read (UTF-8) and parse the HOCON file at ``path``; see :func:`parse_hocon`."""
-    from .properties import read_text_file
-
-    return parse_hocon(read_text_file(path), path=str(path), cwd=cwd, _stack=_stack)

@@ -1,0 +1,218 @@
+"""Reading Java-properties files (and their ``include`` lines) into a :class:`PropertiesFile`."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterator, List, Mapping, Optional, Tuple
+from urllib.parse import unquote, urlparse
+
+from ..errors import ConfigError
+from .model import LineProblem, PropertiesFile
+from .syntax import (
+    DISABLED_DELIMITER,
+    INCLUDE_KEY_RE,
+    LIST_DELIMITER,
+    PROPERTY_RE,
+    UnicodeEscapeError,
+    count_trailing_backslashes,
+    is_comment_line,
+    java_trim,
+    physical_lines,
+    split_list,
+    split_omit_empty,
+    unescape_java,
+)
+
+__all__ = ["parse_properties", "load_properties", "read_text_file"]
+
+
+class _Reader:
+    """Loads one file (and its includes) into a :class:`PropertiesFile`."""
+
+    def __init__(self, target: PropertiesFile, cwd: Optional[str]) -> None:
+        self.target = target
+        self.cwd = cwd
+        self.include_stack: List[str] = []
+
+    def _add_property(self, key: str, value: str, origin: Tuple[Optional[str], int]) -> None:
+        delimiter = DISABLED_DELIMITER if self.target.delimiter_parsing_disabled else LIST_DELIMITER
+        if value.find(delimiter) > 0:
+            elements = split_list(value, delimiter, True)
+        else:
+            elements = [value]
+        self.target.entries.setdefault(key, []).extend(elements)
+        self.target.origins.setdefault(key, []).append(origin)
+
+    def read_text(self, text: str, path: Optional[str]) -> None:
+        if text.startswith("\ufeff"):
+            text = text[1:]
+        for line_no, logical in self._logical_lines(text, path):
+            self._handle_line(logical, line_no, path)
+
+    def _logical_lines(self, text: str, path: Optional[str]) -> Iterator[Tuple[int, str]]:
+        buffer: List[str] = []
+        start_line = 0
+        for index, line in enumerate(physical_lines(text), start=1):
+            if is_comment_line(line):
+                continue
+            line = java_trim(line)
+            if not buffer:
+                start_line = index
+            if count_trailing_backslashes(line) % 2 != 0:
+                buffer.append(line[:-1])
+                continue
+            buffer.append(line)
+            yield start_line, "".join(buffer)
+            buffer = []
+        if buffer:
+            # commons-configuration drops a property whose continuation runs into the end of the file.
+            self.target.problems.append(
+                LineProblem(path, start_line, "dangling-continuation", "".join(buffer))
+            )
+
+    def _handle_line(self, logical: str, line_no: int, path: Optional[str]) -> None:
+        match = PROPERTY_RE.fullmatch(logical)
+        if match is None:
+            raw_key, raw_value = "", ""
+            self.target.problems.append(LineProblem(path, line_no, "no-separator", logical))
+        else:
+            raw_key = java_trim(match.group(1))
+            raw_value = java_trim(match.group(3))
+            if raw_key == "":
+                self.target.problems.append(LineProblem(path, line_no, "empty-key", logical))
+        try:
+            key = unescape_java(raw_key, None)
+        except UnicodeEscapeError as exc:
+            raise ConfigError(
+                f"unable to parse unicode value '{exc}' in the key of `{logical}`",
+                path=path,
+                line=line_no,
+                hint="a \\u escape needs exactly four hex digits",
+            ) from None
+        try:
+            value = unescape_java(raw_value, LIST_DELIMITER)
+        except UnicodeEscapeError as exc:
+            raise ConfigError(
+                f"unable to parse unicode value '{exc}'",
+                path=path,
+                line=line_no,
+                key=key,
+                hint="a \\u escape needs exactly four hex digits",
+            ) from None
+        if INCLUDE_KEY_RE.fullmatch(key):
+            if self.target.delimiter_parsing_disabled:
+                names = [value]
+            else:
+                names = split_omit_empty(value, LIST_DELIMITER)
+            for name in names:
+                resolved = self.target.interpolate(java_trim(name), key=None)
+                self._include(resolved, path, line_no, key)
+            return
+        self._add_property(key, value, (path, line_no))
+
+    def _include(self, name: str, including: Optional[str], line_no: int, key: str) -> None:
+        candidates: List[str] = []
+        location = name
+        if name.startswith("file:"):
+            location = unquote(urlparse(name).path)
+        if location and os.path.isabs(location):
+            candidates.append(location)
+        elif location:
+            if including is not None:
+                candidates.append(os.path.join(os.path.dirname(os.path.abspath(including)), location))
+            candidates.append(os.path.join(self.cwd or os.getcwd(), location))
+        candidates = list(dict.fromkeys(candidates))
+        found = next((c for c in candidates if os.path.isfile(c)), None)
+        if found is None:
+            looked = ", ".join(candidates) if candidates else "nowhere (empty name)"
+            raise ConfigError(
+                f"cannot resolve include file '{name}' (looked at {looked})",
+                path=including,
+                line=line_no,
+                key=key,
+                hint="fix the file name (relative names are resolved against the including file's folder, "
+                "then the working directory) or remove the include line",
+            )
+        absolute = os.path.abspath(found)
+        if absolute in self.include_stack:
+            chain = " -> ".join(self.include_stack + [absolute])
+            raise ConfigError(
+                f"include cycle: {chain}",
+                path=including,
+                line=line_no,
+                key=key,
+                hint="remove one of the include lines",
+            )
+        self.include_stack.append(absolute)
+        try:
+            self.read_text(_read_text_file(found, including, line_no), found)
+        finally:
+            self.include_stack.pop()
+
+
+def _read_text_file(path: str, referrer: Optional[str] = None, line: Optional[int] = None) -> str:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read '{path}': {exc.strerror or exc}",
+            path=referrer if referrer is not None else path,
+            line=line,
+            hint="check that the file exists and is readable",
+        ) from None
+    # Java's InputStreamReader replaces malformed input instead of failing.
+    return data.decode("utf-8", errors="replace")
+
+
+def parse_properties(
+    text: str,
+    *,
+    path: Optional[str] = None,
+    delimiter_parsing_disabled: bool = False,
+    env: Optional[Mapping[str, str]] = None,
+    system_properties: Optional[Mapping[str, str]] = None,
+    cwd: Optional[str] = None,
+) -> PropertiesFile:
+    """Parse Java-properties ``text`` the way commons-configuration 1.10 loads it from a reader.
+
+    ``path`` is used for error messages and to resolve relative ``include`` names; ``env`` (default:
+    ``os.environ``) serves ``${env:X}`` and ``system_properties`` (default: empty) serves ``${sys:x}``.
+    Raises :class:`ConfigError` for malformed ``\\u`` escapes, unresolvable or cyclic includes.
+    """
+    result = PropertiesFile(
+        path=None if path is None else str(path),
+        delimiter_parsing_disabled=delimiter_parsing_disabled,
+        env=os.environ if env is None else env,
+        system_properties={} if system_properties is None else system_properties,
+    )
+    reader = _Reader(result, cwd)
+    if path is not None:
+        reader.include_stack.append(os.path.abspath(str(path)))
+    reader.read_text(text, result.path)
+    return result
+
+
+def load_properties(
+    path: "str | os.PathLike[str]",
+    *,
+    delimiter_parsing_disabled: bool = False,
+    env: Optional[Mapping[str, str]] = None,
+    system_properties: Optional[Mapping[str, str]] = None,
+    cwd: Optional[str] = None,
+) -> PropertiesFile:
+    """Read and parse the Java-properties file at ``path`` (UTF-8); see :func:`parse_properties`."""
+    name = os.fspath(path)
+    return parse_properties(
+        _read_text_file(name),
+        path=name,
+        delimiter_parsing_disabled=delimiter_parsing_disabled,
+        env=env,
+        system_properties=system_properties,
+        cwd=cwd,
+    )
+
+
+def read_text_file(path: "str | os.PathLike[str]") -> str:
+    """Read a config file as Gobblin does (UTF-8, malformed bytes replaced); ConfigError if unreadable."""
+    return _read_text_file(os.fspath(path))
