@@ -27,7 +27,7 @@ from gobblin_py.runtime.commit_sequence import EXACTLY_ONCE, DeliverySettings
 from gobblin_py.logs import get_logger
 from gobblin_py.runtime.commit_sequence import FsRenameStep, PublishConflictError
 from gobblin_py.state import TaskState, WorkingState
-from gobblin_py.writers import paths
+from gobblin_py.writers.paths import BranchScope
 
 log = get_logger(__name__)
 
@@ -83,12 +83,13 @@ class BaseDataPublisher(DataPublisher):
                 continue
             branches = task.get_prop_as_int("fork.branches", 1) or 1
             for branch in range(branches):
-                _, output = paths.writer_dirs(task, branches, branch)
-                writer_fs_uri = paths.branch_prop(task, "writer.fs.uri", branches, branch)
+                scope = BranchScope(task, branches, branch)
+                _, output = scope.writer_dirs()
+                writer_fs_uri = scope.prop("writer.fs.uri")
                 src_fs, src_root = fsutil.open_fs(output, writer_fs_uri)
-                source = posixpath.join(src_root, paths.writer_file_path(task, branches, branch))
-                publisher_fs_uri = paths.branch_prop(task, "data.publisher.fs.uri", branches, branch) or writer_fs_uri
-                dst_fs, target = fsutil.open_fs(paths.final_dir(task, branches, branch), publisher_fs_uri)
+                source = posixpath.join(src_root, scope.file_path())
+                publisher_fs_uri = scope.prop("data.publisher.fs.uri") or writer_fs_uri
+                dst_fs, target = fsutil.open_fs(scope.final_dir(), publisher_fs_uri)
                 if source in seen_sources:
                     continue  # tasks of one extract may share an output directory: it is published once
                 seen_sources.add(source)

@@ -20,9 +20,12 @@ from dataclasses import dataclass, field
 from gobblin_py.api import DataPublisher, ExactlyOncePublisher, Initializable
 from gobblin_py.logs import get_logger
 from gobblin_py.plugins import instantiate
-from gobblin_py.runtime.commit_sequence import CommitSequence, CommitSequenceStore, CommitStep, DatasetStateStep, boundary
+from gobblin_py.errors import GobblinPyError
+from gobblin_py.runtime.boundary import plugin_boundary
+from gobblin_py.runtime.commit_sequence import CommitSequence, CommitStep, DatasetStateStep, boundary
+from gobblin_py.runtime.job_run import JobRun
 from gobblin_py.runtime.job_settings import COMMIT_POLICIES, CommitSettings
-from gobblin_py.state import DatasetState, FsDatasetStateStore, RunningState, TaskState, WorkingState
+from gobblin_py.state import DatasetState, RunningState, TaskState, WorkingState
 
 log = get_logger(__name__)
 
@@ -104,26 +107,18 @@ def group_by_urn(task_states: list[TaskState]) -> dict[str, list[TaskState]]:
     return groups
 
 
-def commit_dataset(
-    props: Mapping[str, str],
-    job_name: str,
-    job_id: str,
-    urn: str,
-    tasks: list[TaskState],
-    start_time: int,
-    end_time: int,
-    store: FsDatasetStateStore | None,
-    previous: DatasetState | None,
-    sequences: CommitSequenceStore | None = None,
-) -> DatasetResult:
-    """Publish and persist one dataset according to the job commit policy.
+def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int) -> DatasetResult:
+    """Publish and persist one dataset of ``run`` according to the job commit policy.
 
     With a commit-sequence store (EXACTLY_ONCE, the default) the moves and the new state are logged as one
     commit sequence before any of them is made; otherwise data is published, then the state saved.
     """
-    policy = commit_policy(props)
-    dataset = DatasetState(job_name, job_id, dataset_urn=urn, start_time=start_time, end_time=end_time,
-                           duration=end_time - start_time, task_count=len(tasks), task_states=tasks)
+    props, job_name, job_id, store, sequences = run.props, run.job_name, run.job_id, run.store, run.sequences
+    previous = run.previous.get(urn)
+    settings = CommitSettings.load(props)
+    policy = settings.commit_policy
+    dataset = DatasetState(job_name, job_id, dataset_urn=urn, start_time=run.started_ms, end_time=end_time,
+                           duration=end_time - run.started_ms, task_count=len(tasks), task_states=tasks)
     # skipped work units (workunit.skip) are kept in the state but neither fail nor commit (Gobblin's filter)
     failed = [t for t in tasks if t.working_state not in (WorkingState.SUCCESSFUL, WorkingState.SKIPPED)]
     result = DatasetResult(
@@ -154,20 +149,21 @@ def commit_dataset(
     steps: list[CommitStep] | None = None
     try:
         if successful:
-            publisher = _publisher(props)
-            if sequences is not None and store is not None and isinstance(publisher, ExactlyOncePublisher):
-                steps = list(publisher.plan(successful))
-                result.published = list(publisher.final_dirs)
-            else:
-                if sequences is not None:
-                    log.warning("publisher_not_exactly_once", dataset=urn, publisher=type(publisher).__name__,
-                                note="it has no plan(): data is published, then the state saved (at least once)")
-                result.published = publisher.publish(successful)
+            with plugin_boundary("the publisher"):
+                publisher = _publisher(props)
+                if sequences is not None and store is not None and isinstance(publisher, ExactlyOncePublisher):
+                    steps = list(publisher.plan(successful))
+                    result.published = list(publisher.final_dirs)
+                else:
+                    if sequences is not None:
+                        log.warning("publisher_not_exactly_once", dataset=urn, publisher=type(publisher).__name__,
+                                    note="it has no plan(): data is published, then the state saved (at least once)")
+                    result.published = publisher.publish(successful)
         elif sequences is not None and store is not None:
             steps = []
         for task in successful:
             task.working_state = WorkingState.COMMITTED
-    except Exception as exc:  # noqa: BLE001 - a publisher failure fails the dataset, not the process
+    except GobblinPyError as exc:  # a publisher failure fails the dataset, not the process
         trace = "".join(traceback.format_exception(exc))
         for task in successful:
             task.set_prop("task.failure.exception", trace)
@@ -177,7 +173,7 @@ def commit_dataset(
     not_committed = [t for t in tasks if t.working_state not in (WorkingState.COMMITTED, WorkingState.SKIPPED)]
     for task in not_committed:
         task.backoff_actual_high_watermark()
-    partial_fails = CommitSettings.load(props).partial_fails_job
+    partial_fails = settings.partial_fails_job
     if not_committed and (policy == "full" or partial_fails or result.error):
         dataset.state = RunningState.FAILED
     result.state = dataset.state

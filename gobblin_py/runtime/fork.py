@@ -18,8 +18,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.api import Converter, DataWriter, DataWriterBuilder
+from gobblin_py.api import BatchForkOperator, DataWriter, DataWriterBuilder, ForkBranchMismatchError
 from gobblin_py.config.branches import branch_name
+from gobblin_py.converters.chain import ConverterChain
 from gobblin_py.logs import get_logger
 from gobblin_py.quality.row import RowChecker
 from gobblin_py.state import WorkUnitState
@@ -92,7 +93,7 @@ class BoundedBatchQueue:
 class Branch:
     """One branch of a task: converters → row policies → writer, fed batch by batch."""
 
-    def __init__(self, index: int, branches: int, state: WorkUnitState, converters: list[Converter],
+    def __init__(self, index: int, branches: int, state: WorkUnitState, converters: ConverterChain,
                  schema: pa.Schema, row_checker: RowChecker | None, builder: DataWriterBuilder, writer_id: str) -> None:
         self.index = index
         self.branches = branches
@@ -110,9 +111,7 @@ class Branch:
 
     # -- processing
     def process(self, batch: pa.RecordBatch) -> None:
-        from gobblin_py.runtime.task import apply_converters
-
-        for out in apply_converters(self.converters, batch, self.state):
+        for out in self.converters.apply(batch):
             if self.row_checker is not None:
                 out = self.row_checker.apply(out)
             if out.num_rows == 0:
@@ -170,7 +169,25 @@ class Branch:
         return self._queue.stats() if self._queue is not None else None
 
     def close(self) -> None:
-        for converter in self.converters:
-            converter.close()
+        """Release the branch's converters and row checker (its writer is committed or cleaned up apart)."""
+        self.converters.close()
         if self.row_checker is not None:
             self.row_checker.close()
+
+
+def fork_masks(operator: Any, state: WorkUnitState, batch: pa.RecordBatch, branches: int) -> list:
+    """One mask (or a plain bool) per branch from the fork operator, checked against the batch and branches."""
+    if isinstance(operator, BatchForkOperator):
+        masks = operator.fork_batch(state, batch)
+    else:  # a per-record operator without the ForkOperator base
+        rows = [operator.fork_data_record(state, r) for r in batch.to_pylist()]
+        for answer in rows:
+            if len(answer) != branches:
+                raise ForkBranchMismatchError(operator, "data records", len(answer), branches)
+        masks = [pa.array([bool(r[i]) for r in rows], pa.bool_()) for i in range(branches)]
+    if len(masks) != branches:
+        raise ForkBranchMismatchError(operator, "data records", len(masks), branches)
+    for mask in masks:
+        if not isinstance(mask, bool) and len(mask) != batch.num_rows:
+            raise ForkBranchMismatchError(operator, f"mask rows of a {batch.num_rows}-row batch", len(mask), batch.num_rows)
+    return masks

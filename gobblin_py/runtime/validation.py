@@ -49,7 +49,7 @@ from gobblin_py.runtime.commit_sequence import DeliverySettings
 from gobblin_py.runtime.engines import EngineSettings
 from gobblin_py.runtime.job_settings import CommitSettings, JobSettings
 from gobblin_py.runtime.locks import LockSettings
-from gobblin_py.runtime.task import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER, TaskSettings
+from gobblin_py.runtime.task_settings import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER, TaskSettings
 from gobblin_py.sources.retry import RetrySettings
 from gobblin_py.state.store import StateStoreSettings
 from gobblin_py.writers.partitioners import WriterPartitioner

@@ -27,7 +27,7 @@ from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import Settings, problem_at
 from gobblin_py.errors import UsageError
 from gobblin_py.state import State, WorkUnitState
-from gobblin_py.writers import paths
+from gobblin_py.writers.paths import FORMAT_EXTENSIONS, BranchScope
 from gobblin_py.writers.avro import AvroDataWriter
 from gobblin_py.writers.base import StagedFileWriter
 from gobblin_py.writers.csv import CsvDataWriter
@@ -86,7 +86,7 @@ class FsDataWriterBuilder(DataWriterBuilder):
     def writer_for(cls, settings: Any) -> tuple[type[StagedFileWriter], str]:
         """``(file writer class, file extension)`` of a branch (a builder of one writer overrides this)."""
         fmt = settings.format or cls.default_format
-        return FORMAT_WRITERS[fmt], paths.FORMAT_EXTENSIONS[fmt]
+        return FORMAT_WRITERS[fmt], FORMAT_EXTENSIONS[fmt]
 
     @classmethod
     def validate(cls, props) -> list[ConfigError]:
@@ -121,10 +121,11 @@ class FsDataWriterBuilder(DataWriterBuilder):
         if isinstance(partitioner, WriterPartitioner):
             partitioner.check_schema(schema)
 
-        staging, output = paths.writer_dirs(state, branches, branch)
+        scope = BranchScope(state, branches, branch)
+        staging, output = scope.writer_dirs()
         fs, staging_root = fsutil.open_fs(staging, files.fs_uri)
         _, output_root = fsutil.open_fs(output, files.fs_uri)
-        relative = paths.writer_file_path(state, branches, branch)
+        relative = scope.file_path()
         explicit_name = files.file_name
         ids = WriterIds(writer_id)
 
@@ -133,7 +134,7 @@ class FsDataWriterBuilder(DataWriterBuilder):
             if explicit_name:
                 name = numbered_name(explicit_name, sequence, extension + suffix)
             else:
-                name = paths.file_name(state, branches, branch, file_id, extension) + suffix
+                name = scope.file_name(file_id, extension) + suffix
             where = posixpath.join(relative, partition, name) if partition else posixpath.join(relative, name)
             return writer_cls(fs, posixpath.join(staging_root, where), posixpath.join(output_root, where), schema,
                               **options)

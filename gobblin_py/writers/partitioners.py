@@ -35,7 +35,7 @@ from gobblin_py.config.settings import Scope, Settings, setting
 from gobblin_py.errors import UsageError
 from gobblin_py.logs import get_logger
 from gobblin_py.state import State
-from gobblin_py.writers import paths
+from gobblin_py.config.branches import branch_key
 
 log = get_logger(__name__)
 
@@ -57,7 +57,7 @@ class WriterPartitioner(ABC):
     """Partition fields of a batch; see the module notes."""
 
     def init(self, state: State, branches: int, branch: int) -> None:
-        """Read configuration (``paths.branch_prop`` gives Gobblin's writer suffix rule)."""
+        """Read configuration (its keys take Gobblin's writer suffix rule: ``.i`` with several branches)."""
 
     def check_schema(self, schema: pa.Schema) -> None:
         """Fail (UsageError) before anything is written if the partitioner cannot work on ``schema``."""
@@ -194,7 +194,7 @@ class TimeBasedWriterPartitioner(WriterPartitioner):
 
     def init(self, state: State, branches: int, branch: int) -> None:
         def key(name: str) -> str:
-            return paths.branch_key(name, branches, branch)
+            return branch_key(name, branches, branch)
 
         settings = TimePartitionSettings.load(state, branches=branches, branch=branch)
         self.columns = list(settings.columns)
@@ -296,7 +296,7 @@ class ColumnValueWriterPartitioner(WriterPartitioner):
     settings_class = ColumnPartitionSettings
 
     def init(self, state: State, branches: int, branch: int) -> None:
-        self.key = paths.branch_key("writer.partition.columns", branches, branch)
+        self.key = branch_key("writer.partition.columns", branches, branch)
         self.columns = list(ColumnPartitionSettings.load(state, branches=branches, branch=branch).columns)
 
     def check_schema(self, schema: pa.Schema) -> None:

@@ -1,5 +1,8 @@
 """Where a task branch writes: Gobblin's staging / output / final directory and file-name rules (§6.2, §6.5).
 
+A :class:`BranchScope` is one branch of a task's output — the state its keys are read from, how many branches
+the task has and which one this is — and answers every "where" question of that branch:
+
 - writer file path ``P(i)``: ``writer.file.path[.i]``, else by ``writer.file.pathType``:
   ``NAMESPACE_TABLE`` → ``<namespace as folders>/<table>``; ``TABLENAME`` → ``<table>``; ``DEFAULT`` →
   ``<namespace as folders>/<table>/<extract id>_<full|append>`` (+ ``/<branch name>`` with several branches);
@@ -11,8 +14,9 @@
 from __future__ import annotations
 
 import posixpath
+from dataclasses import dataclass
 
-from gobblin_py.config.branches import branch_key, branch_name, get_branch_prop, path_for_branch
+from gobblin_py.config.branches import branch_key, branch_name, path_for_branch
 from gobblin_py.errors import UsageError
 from gobblin_py.state import State
 
@@ -21,75 +25,78 @@ FORMAT_EXTENSIONS = {"AVRO": "avro", "PARQUET": "parquet", "PROTOBUF": "protobuf
                      "CSV": "csv", "TXT": "txt"}
 
 
-def branch_prop(state: State, key: str, branches: int, branch: int, default: str | None = None) -> str | None:
-    """A branch's value of ``key`` with Gobblin's writer/publisher suffix rule (``.i`` only with branches > 1)."""
-    return get_branch_prop(state, key, branches, branch, default)
+@dataclass(frozen=True)
+class BranchScope:
+    """Branch ``branch`` of a task with ``branches`` branches, its keys read from ``state``."""
 
+    state: State
+    branches: int = 1
+    branch: int = 0
 
-def writer_file_path(state: State, branches: int, branch: int) -> str:
-    """The relative path ``P(i)`` of a branch's files under the staging, output and final directories."""
-    explicit = branch_prop(state, "writer.file.path", branches, branch)
-    if explicit:
-        return explicit.strip("/")
-    path_type = (state.get_prop("writer.file.pathType") or state.get_prop("writer.file.path.type") or "DEFAULT").upper()
-    namespace = (state.get_prop("extract.namespace") or "").replace(".", "/")
-    table = state.get_prop("extract.table.name") or ""
-    if path_type == "TABLENAME":
-        return table
-    if path_type == "NAMESPACE_TABLE":
-        return posixpath.join(namespace, table) if namespace else table
-    if path_type != "DEFAULT":
-        raise UsageError(f"writer.file.pathType={path_type}: use DEFAULT, TABLENAME or NAMESPACE_TABLE")
-    kind = "full" if state.get_prop_as_bool("extract.is.full") else "append"
-    path = posixpath.join(*(p for p in (namespace, table, f"{state.get_prop('extract.extract.id', '')}_{kind}") if p))
-    return path_for_branch(state, path, branches, branch)
+    def key(self, name: str) -> str:
+        """``name`` with Gobblin's writer/publisher suffix: ``.i`` only when the task has several branches."""
+        return branch_key(name, self.branches, self.branch)
 
+    def prop(self, name: str, default: str | None = None) -> str | None:
+        """The branch's value of ``name`` (see :meth:`key`)."""
+        return self.state.get_prop(self.key(name), default)
 
-def output_format(state: State, branches: int, branch: int, default: str = "OTHER") -> tuple[str, str]:
-    """``(FORMAT, extension)`` from ``writer.output.format[.i]``; for OTHER the raw text is the extension."""
-    raw = branch_prop(state, "writer.output.format", branches, branch) or default
-    upper = raw.strip().upper()
-    if upper in FORMAT_EXTENSIONS:
-        return upper, FORMAT_EXTENSIONS[upper]
-    return "OTHER", raw.strip()
+    @property
+    def name(self) -> str:
+        """``fork.branch.name.i`` or ``fork_i``."""
+        return branch_name(self.state, self.branch)
 
+    def file_path(self) -> str:
+        """The relative path ``P(i)`` of the branch's files under the staging, output and final directories."""
+        explicit = self.prop("writer.file.path")
+        if explicit:
+            return explicit.strip("/")
+        state = self.state
+        path_type = (state.get_prop("writer.file.pathType") or state.get_prop("writer.file.path.type") or "DEFAULT").upper()
+        namespace = (state.get_prop("extract.namespace") or "").replace(".", "/")
+        table = state.get_prop("extract.table.name") or ""
+        if path_type == "TABLENAME":
+            return table
+        if path_type == "NAMESPACE_TABLE":
+            return posixpath.join(namespace, table) if namespace else table
+        if path_type != "DEFAULT":
+            raise UsageError(f"writer.file.pathType={path_type}: use DEFAULT, TABLENAME or NAMESPACE_TABLE")
+        kind = "full" if state.get_prop_as_bool("extract.is.full") else "append"
+        path = posixpath.join(*(p for p in (namespace, table, f"{state.get_prop('extract.extract.id', '')}_{kind}") if p))
+        return path_for_branch(state, path, self.branches, self.branch)
 
-def _branch_dir(state: State, key: str, branches: int, branch: int) -> str | None:
-    """``key.i``, or with several branches and no ``key.i``: ``<key>/<branch name>`` (Gobblin would fail)."""
-    value = branch_prop(state, key, branches, branch)
-    if value or branches <= 1:
-        return value
-    shared = state.get_prop(key)
-    return posixpath.join(shared, branch_name(state, branch)) if shared else None
+    def _dir(self, name: str) -> str | None:
+        """``name.i``, or with several branches and no ``name.i``: ``<name>/<branch name>`` (Gobblin would fail)."""
+        value = self.prop(name)
+        if value or self.branches <= 1:
+            return value
+        shared = self.state.get_prop(name)
+        return posixpath.join(shared, self.name) if shared else None
 
+    def writer_dirs(self) -> tuple[str, str]:
+        """``(staging dir, output dir)`` of the branch; both must be configured (the launcher derives the defaults)."""
+        staging, output = self._dir("writer.staging.dir"), self._dir("writer.output.dir")
+        for key, value in ((self.key("writer.staging.dir"), staging), (self.key("writer.output.dir"), output)):
+            if not value:
+                raise UsageError(f"{key} is not set: set it, or task.data.root.dir to derive it")
+        attempt = self.state.get_prop("task.attempt.id")
+        if attempt:  # each task attempt writes apart; the driver publishes the one whose state it received
+            staging = posixpath.join(staging, ATTEMPTS_DIR, attempt)
+            output = posixpath.join(output, ATTEMPTS_DIR, attempt)
+        return staging, output
 
-def writer_dirs(state: State, branches: int, branch: int) -> tuple[str, str]:
-    """``(staging dir, output dir)`` of a branch; both must be configured (the launcher derives the defaults)."""
-    staging = _branch_dir(state, "writer.staging.dir", branches, branch)
-    output = _branch_dir(state, "writer.output.dir", branches, branch)
-    for key, value in ((branch_key("writer.staging.dir", branches, branch), staging),
-                       (branch_key("writer.output.dir", branches, branch), output)):
-        if not value:
-            raise UsageError(f"{key} is not set: set it, or task.data.root.dir to derive it")
-    attempt = state.get_prop("task.attempt.id")
-    if attempt:  # each task attempt writes apart; the driver publishes the one whose state it received
-        staging = posixpath.join(staging, ATTEMPTS_DIR, attempt)
-        output = posixpath.join(output, ATTEMPTS_DIR, attempt)
-    return staging, output
+    def file_name(self, writer_id: str, extension: str) -> str:
+        """``writer.file.name[.i]``, else ``part.<writer id>.<ext>``."""
+        name = self.prop("writer.file.name")
+        if name:
+            return name
+        return f"part.{writer_id}.{extension}" if extension else f"part.{writer_id}"
 
-
-def file_name(state: State, branches: int, branch: int, writer_id: str, extension: str) -> str:
-    name = branch_prop(state, "writer.file.name", branches, branch)
-    if name:
-        return name
-    return f"part.{writer_id}.{extension}" if extension else f"part.{writer_id}"
-
-
-def final_dir(state: State, branches: int, branch: int) -> str:
-    """The publisher's destination ``F(i)`` for a branch."""
-    root = _branch_dir(state, "data.publisher.final.dir", branches, branch)
-    if not root:
-        raise UsageError(f"{branch_key('data.publisher.final.dir', branches, branch)} is not set: name where data is published")
-    if state.get_prop_as_bool("data.publisher.appendExtractToFinalDir", True):
-        return posixpath.join(root, writer_file_path(state, branches, branch))
-    return root
+    def final_dir(self) -> str:
+        """The publisher's destination ``F(i)`` of the branch."""
+        root = self._dir("data.publisher.final.dir")
+        if not root:
+            raise UsageError(f"{self.key('data.publisher.final.dir')} is not set: name where data is published")
+        if self.state.get_prop_as_bool("data.publisher.appendExtractToFinalDir", True):
+            return posixpath.join(root, self.file_path())
+        return root

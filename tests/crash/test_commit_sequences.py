@@ -143,6 +143,7 @@ def test_fresh_rename_never_replaces_an_existing_file(tmp_path):
 
 def test_skipped_work_units_do_not_fail_a_dataset_under_full(tmp_path):
     from gobblin_py.runtime.commit import commit_dataset
+    from gobblin_py.runtime.job_run import JobRun
     from gobblin_py.state import TaskState, WorkingState, WorkUnit
 
     done = TaskState("job_J_1", "task_J_1_0", WorkUnit())
@@ -151,8 +152,8 @@ def test_skipped_work_units_do_not_fail_a_dataset_under_full(tmp_path):
     skipped.working_state = WorkingState.SKIPPED
     store = FsDatasetStateStore(str(tmp_path / "state"))
     props = {"job.commit.policy": "full", "data.publisher.type": "gobblin_py.publishers.noop.NoopPublisher"}
-    result = commit_dataset(props, "J", "job_J_1", "", [done, skipped], 0, 1, store, None,
-                            CommitSequenceStore.for_job({}, store))
+    run = JobRun(props, "J", "job_J_1", 0, store, CommitSequenceStore.for_job({}, store))
+    result = commit_dataset(run, "", [done, skipped], 1)
     assert result.state.value == "COMMITTED" and result.failed_tasks == 0
     saved = store.get_latest_dataset_state("J", "")
     assert [t.working_state.value for t in saved.all_task_states()] == ["COMMITTED", "SKIPPED"]

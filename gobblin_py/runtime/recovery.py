@@ -1,0 +1,47 @@
+"""Finishing, at the start of a run, the commits earlier runs logged and did not complete (exactly-once)."""
+
+from __future__ import annotations
+
+import time
+
+from gobblin_py.logs import get_logger
+from gobblin_py.runtime.commit import DatasetResult
+from gobblin_py.runtime.commit_sequence import DeliverySettings
+from gobblin_py.runtime.job_run import JobRun
+from gobblin_py.state import RunningState
+
+log = get_logger(__name__)
+
+
+def finish_pending_commits(run: JobRun) -> tuple[dict[str, str], list[DatasetResult]]:
+    """Replay every logged, unfinished commit of the job.
+
+    Returns ``{urn: job id}`` of those that still fail after ``gobblin.runtime.commit.sequence.max.retries``
+    tries — their datasets sit this run out, loudly — and a failed result for each of them.
+    """
+    if run.sequences is None:
+        return {}, []
+    retries = DeliverySettings.load(run.props).max_retries
+    blocked: dict[str, str] = {}
+    failed: list[DatasetResult] = []
+    for sequence in run.sequences.pending(run.job_name):
+        error: Exception | None = None
+        for attempt in range(retries):
+            if attempt:
+                time.sleep(min(2.0, 0.2 * attempt))
+            try:
+                sequence.execute()
+                run.sequences.delete(sequence)
+                error = None
+                break
+            except Exception as exc:  # noqa: BLE001 - reported below, per dataset
+                error = exc
+        if error is None:
+            log.info("pending_commit_finished", dataset=sequence.urn, job_id=sequence.job_id)
+            continue
+        blocked[sequence.urn] = sequence.job_id
+        message = (f"the commit of run {sequence.job_id} could not be finished after {retries} tries ({error}); "
+                   "this dataset is skipped until it can")
+        log.error("pending_commit_failed", dataset=sequence.urn, job_id=sequence.job_id, error=str(error))
+        failed.append(DatasetResult(sequence.urn, RunningState.FAILED, 0, 0, 0, 0, error=message))
+    return blocked, failed
