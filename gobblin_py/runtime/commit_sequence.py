@@ -13,13 +13,14 @@ directory ``<state.store.dir>/_commit_sequences``), each written atomically.
 from __future__ import annotations
 
 import errno
+import importlib
 import json
 import os
 import posixpath
 import uuid
 from urllib.parse import quote
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,7 +83,11 @@ def boundary(name: str) -> None:
 
 
 class CommitStep(ABC):
-    """One idempotent part of a commit."""
+    """One idempotent part of a commit.
+
+    A step kind defined elsewhere (a plugin's) puts ``"class": step_class_path(self)`` in its JSON and offers a
+    class method ``from_json(data, props)`` that rebuilds it from that JSON and the job's properties.
+    """
 
     kind: str = ""
 
@@ -100,6 +105,28 @@ class CommitStep(ABC):
 
     def describe(self) -> str:
         return self.kind
+
+
+def step_class_path(step: CommitStep) -> str:
+    """``module:Class`` of a step, recorded in its JSON so a later run can rebuild a step of any kind."""
+    cls = type(step)
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _load_step(item: dict[str, Any], props: Mapping[str, str]) -> CommitStep:
+    """A step of a kind defined outside this module (a plugin's): its class rebuilds it with
+    ``from_json(data, props)``; ``props`` are the job's properties (secrets are read there, never logged)."""
+    module_name, _, attr = str(item.get("class", "")).partition(":")
+    if not module_name or not attr:
+        raise ValueError(f"unknown step kind {item.get('kind')!r}")
+    try:
+        cls = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"step class {item['class']} cannot be loaded: {exc}") from None
+    step = cls.from_json(item, props)
+    if not isinstance(step, CommitStep):
+        raise ValueError(f"step class {item['class']} did not rebuild a CommitStep")
+    return step
 
 
 class PublishConflictError(GobblinPyError):
@@ -224,7 +251,8 @@ class CommitSequence:
                 "steps": [step.to_json() for step in self.steps]}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], store: FsDatasetStateStore, where: str) -> "CommitSequence":
+    def from_json(cls, data: dict[str, Any], store: FsDatasetStateStore, where: str,
+                  props: Mapping[str, str] | None = None) -> "CommitSequence":
         try:
             steps: list[CommitStep] = []
             for item in data["steps"]:
@@ -234,7 +262,7 @@ class CommitSequence:
                     state = deserialize(DATASET_STATE_CLASS, bytes.fromhex(item["state"]), where)
                     steps.append(DatasetStateStep(store, item["urn"], state))  # type: ignore[arg-type]
                 else:
-                    raise ValueError(f"unknown step kind {item['kind']!r}")
+                    steps.append(_load_step(item, props or {}))
             return cls(data["job_name"], data["urn"], data["job_id"], steps)
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptFileError(where, f"not a readable commit sequence ({exc}); it records an unfinished "
@@ -255,15 +283,17 @@ class CommitSequence:
 class CommitSequenceStore:
     """Commit sequences on any fsspec filesystem, one JSON file per (job, dataset), written atomically."""
 
-    def __init__(self, root: str, fs_uri: str | None, state_store: FsDatasetStateStore) -> None:
+    def __init__(self, root: str, fs_uri: str | None, state_store: FsDatasetStateStore,
+                 props: Mapping[str, str] | None = None) -> None:
         self.fs, self.root = fsutil.open_fs(root, fs_uri)
         self.state_store = state_store
+        self.props = dict(props or {})  # what plugin steps (a database publish, say) need to run again
 
     @classmethod
     def for_job(cls, props: dict[str, str], state_store: FsDatasetStateStore) -> "CommitSequenceStore":
         settings = DeliverySettings.load(props)
         root = settings.store_dir or posixpath.join(state_store.url.rstrip("/"), "_commit_sequences")
-        return cls(root, settings.store_fs_uri or props.get("state.store.fs.uri"), state_store)
+        return cls(root, settings.store_fs_uri or props.get("state.store.fs.uri"), state_store, props)
 
     @staticmethod
     def file_name(urn: str) -> str:
@@ -304,4 +334,4 @@ class CommitSequenceStore:
             except ValueError as exc:
                 raise CorruptFileError(where, f"corrupt commit sequence ({exc}); it records an unfinished commit: "
                                               "repair or remove it, knowing its data may be half published") from None
-            yield CommitSequence.from_json(data, self.state_store, where)
+            yield CommitSequence.from_json(data, self.state_store, where, self.props)
