@@ -14,6 +14,7 @@ What is checked (``gpy validate`` and the start of ``gpy run`` share it):
 from __future__ import annotations
 
 import difflib
+import inspect
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -143,7 +144,8 @@ def check_job(props: Mapping[str, str], *, strict: bool = False) -> JobCheck:
         if isinstance(cls, Configurable):
             add(cls.settings_class.problems(props, context))
             declared.update(_declared_names([cls.settings_class]))
-        if isinstance(cls, Validating):
+        # a plugin's own instance method named validate (a partitioner's validate(schema)) is not the protocol's
+        if isinstance(cls, Validating) and isinstance(inspect.getattr_static(cls, "validate"), classmethod):
             add(cls.validate(props))
     for key, suggestion in unknown_keys(props, declared | all_declared_names()):
         path, line = locate(key) if callable(locate) else (None, None)
