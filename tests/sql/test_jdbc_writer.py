@@ -173,3 +173,17 @@ def test_what_gpy_does_not_support_is_refused_before_any_work(tmp_path, line, ke
     result = run_gpy("run", str(path), "--engine", "local")
     assert result.returncode == 2 and key in result.stderr
     assert target.ids() == []
+
+
+@pytest.mark.spark
+def test_on_spark_executors_write_staging_tables_the_driver_publishes(tmp_path, spark):
+    from click.testing import CliRunner
+
+    from gobblin_py.cli import main
+
+    target = Target("sqlite", tmp_path)
+    write_users(tmp_path / "data" / "a.avro", range(1, 11))
+    write_users(tmp_path / "data" / "b.avro", range(11, 16))
+    result = CliRunner().invoke(main, ["run", str(job(tmp_path, target)), "--engine", "spark", "--master", "local[2]"])
+    assert result.exit_code == 0, result.output
+    assert target.ids() == list(range(1, 16)) and not [t for t in target.tables() if t.startswith("stage_")]
