@@ -286,6 +286,20 @@ class RecordRowPolicy(Protocol):
     def check_record(self, record: dict) -> bool: ...
 
 
+@runtime_checkable
+class RecordPartitioner(Protocol):
+    """A per-record writer partitioner (``partition_for_record(record) -> dict``), run through an adapter."""
+
+    def partition_for_record(self, record: dict) -> dict | None: ...
+
+
+@runtime_checkable
+class BatchPartitioner(Protocol):
+    """A vectorised writer partitioner: ``partition(batch)`` gives per-row partition values."""
+
+    def partition(self, batch: pa.RecordBatch) -> list: ...
+
+
 def supports(plugin: object, ability: type) -> bool:
     """Whether a plugin (an instance or its class) has an optional ability (one of the protocols above)."""
     return isinstance(plugin, ability)

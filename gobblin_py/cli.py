@@ -23,7 +23,11 @@ DEFAULT_SYSCONFIG = Path("conf") / "gobblin.properties"
 
 
 def _fail(exc: GobblinPyError) -> None:
-    click.echo(f"gpy: error: {exc}", err=True)
+    from gobblin_py.config.settings import SettingsError
+
+    problems = exc.problems if isinstance(exc, SettingsError) else [exc]
+    for problem in problems:  # one line each, every one naming its file, line and key
+        click.echo(f"gpy: error: {problem}", err=True)
     sys.exit(exc.exit_code)
 
 
@@ -65,11 +69,11 @@ def resolve_sysconfig(sysconfig: str | None) -> str | None:
     return str(DEFAULT_SYSCONFIG) if DEFAULT_SYSCONFIG.is_file() else None
 
 
-def load_job_properties(path: str, conf_root: str | None, sysconfig: str | None) -> dict[str, str]:
-    """The fully resolved properties of one job file."""
+def load_job_properties(path: str, conf_root: str | None, sysconfig: str | None):
+    """The fully resolved properties of one job file (a JobConfig: it knows the file and line of each key)."""
     from gobblin_py.config import load_job
 
-    return dict(load_job(path, conf_root=conf_root, sysconfig=resolve_sysconfig(sysconfig)))
+    return load_job(path, conf_root=conf_root, sysconfig=resolve_sysconfig(sysconfig))
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -96,7 +100,9 @@ def main(log_level: str, log_format: str) -> None:
 @click.option("--engine", type=click.Choice(["spark", "local"]), default="spark", show_default=True,
               help="spark: tasks run as Spark tasks; local: in a thread pool of this process.")
 @click.option("--master", default=None, help="Spark master URL (default: the job's spark.master, else local[*]).")
-def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str, master: str | None) -> None:
+@click.option("--strict", is_flag=True, help="Unknown keys in namespaces gpy owns are errors, not warnings.")
+def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str, master: str | None,
+        strict: bool) -> None:
     """Run one job: pull what is new, publish it per the commit policy, save the watermarks.
 
     Exit codes: 0 all committed, 3 committed with failed tasks, 1 failed, 2 bad configuration or usage,
@@ -108,7 +114,7 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
     if not os.path.isfile(job_file):
         raise UsageError(f"{job_file}: no such job file")
     props = load_job_properties(job_file, conf_root, sysconfig)
-    result = JobLauncher(props, engine=engine, master=master).run()
+    result = JobLauncher(props, engine=engine, master=master, strict=strict).run()
     click.echo(render(result))
     sys.exit(result.exit_code)
 
@@ -117,17 +123,30 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
 
 
 @main.command("validate")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @conf_options
 @click.option("--json", "as_json", is_flag=True, help="Print each job's resolved properties as JSON.")
-def validate(paths: tuple[str, ...], conf_root: str | None, sysconfig: str | None, as_json: bool) -> None:
-    """Load job files (or folders of them, recursively) and check every plugin class they name.
+@click.option("--strict", is_flag=True, help="Unknown keys in namespaces gpy owns are errors, not warnings.")
+@click.option("--explain", "explain_key", metavar="KEY", default=None,
+              help="Explain a configuration key: who reads it, its type, default and meaning.")
+def validate(paths: tuple[str, ...], conf_root: str | None, sysconfig: str | None, as_json: bool, strict: bool,
+             explain_key: str | None) -> None:
+    """Check job files (or folders of them, recursively) as `gpy run` does before any work.
 
-    Reports per file and goes on; exit code 2 when any file is wrong.
+    Every plugin class must resolve and every key parse; reports per file and goes on; exit code 2 when any
+    file is wrong. `--explain KEY` describes a key instead.
     """
+    if explain_key is not None:
+        from gobblin_py.catalog import explain
+
+        text = explain(explain_key)
+        click.echo(text)
+        sys.exit(0 if "no plugin of gpy declares it" not in text else 2)
+    if not paths:
+        raise UsageError("name job files or folders to validate (or --explain KEY)")
     from gobblin_py.validate import validate_paths
 
-    reports = validate_paths(list(paths), conf_root, resolve_sysconfig(sysconfig))
+    reports = validate_paths(list(paths), conf_root, resolve_sysconfig(sysconfig), strict=strict)
     if as_json:
         click.echo(json.dumps([r.as_json() for r in reports], indent=2, ensure_ascii=False))
     else:
@@ -136,6 +155,24 @@ def validate(paths: tuple[str, ...], conf_root: str | None, sysconfig: str | Non
         bad = sum(1 for r in reports if not r.ok)
         click.echo(f"{len(reports)} job files, {len(reports) - bad} valid, {bad} with problems")
     sys.exit(2 if any(not r.ok for r in reports) else 0)
+
+
+# ------------------------------------------------------------------ plugins
+
+
+@main.command("plugins")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+@click.option("--markdown", is_flag=True, help="Print the key tables of the README.")
+def plugins_command(as_json: bool, markdown: bool) -> None:
+    """Every plugin gpy has, with the names a job may use for it (Gobblin's included) and its keys."""
+    from gobblin_py import catalog
+
+    if as_json:
+        click.echo(json.dumps(catalog.json_listing(), indent=2, ensure_ascii=False))
+    elif markdown:
+        click.echo(catalog.markdown())
+    else:
+        click.echo(catalog.text_listing())
 
 
 # ------------------------------------------------------------------ lock

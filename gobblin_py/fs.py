@@ -79,17 +79,16 @@ def atomic_write(fs: AbstractFileSystem, path: str, data: bytes) -> None:
     tmp = posixpath.join(parent, f"_tmp_{name}.{uuid.uuid4().hex}")
     if is_local(fs):
         try:
-            with open(tmp, "wb") as out:
-                out.write(data)
-                out.flush()
-                os.fsync(out.fileno())
+            write_new_local(tmp, data)
             _drop_crc(fs, path)
             os.replace(tmp, path)
-        except BaseException:
+        except BaseException as exc:
             try:
                 os.unlink(tmp)
             except FileNotFoundError:
                 pass
+            if isinstance(exc, OSError) and not exc.filename:
+                raise OSError(exc.errno, exc.strerror, path) from exc  # name the file a full disk refused
             raise
         fsync_dir(parent)
         return
@@ -98,6 +97,24 @@ def atomic_write(fs: AbstractFileSystem, path: str, data: bytes) -> None:
     if fs.exists(path):
         fs.rm(path)
     fs.mv(tmp, path)
+
+
+def write_new_local(path: str, data: bytes) -> None:
+    """Write a new local file and fsync it; on failure (a full disk) remove it and raise an error naming it."""
+    try:
+        with open(path, "xb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+    except OSError as exc:
+        if not isinstance(exc, FileExistsError):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+        if not exc.filename:
+            raise OSError(exc.errno, exc.strerror, path) from exc
+        raise
 
 
 def remove(fs: AbstractFileSystem, path: str) -> None:

@@ -1,14 +1,13 @@
-"""``gpy validate``: load job files and check the plugin classes they name, one report per file."""
+"""``gpy validate``: load job files and check each as ``gpy run`` would before any work, one report per file."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import re
-
 from gobblin_py.config import load_jobs
-from gobblin_py.plugins import PluginError, check_plugins, gobblin_name
+from gobblin_py.plugins import gobblin_name
 from gobblin_py.unported import explain
 
 SECRET_KEY = re.compile(r"(password|passwd|secret|token|credential|private[._]?key)", re.IGNORECASE)
@@ -26,7 +25,8 @@ class JobReport:
 
     path: str
     properties: dict[str, str] | None = None
-    error: str | None = None
+    error: str | None = None  # the file does not load
+    problems: list[str] = field(default_factory=list)  # keys whose values are wrong
     unsupported: list[str] = field(default_factory=list)  # Gobblin classes without a gobblin_py equivalent
     unported: list[dict[str, str | None]] = field(default_factory=list)  # each with its nearest built-in and a hint
     unresolved: list[str] = field(default_factory=list)  # names that resolve nowhere
@@ -34,7 +34,7 @@ class JobReport:
 
     @property
     def ok(self) -> bool:
-        return self.error is None and not self.unsupported and not self.unresolved
+        return self.error is None and not self.problems and not self.unsupported and not self.unresolved
 
     def render(self) -> str:
         if self.error is not None:
@@ -44,6 +44,7 @@ class JobReport:
             lines.append(f"     unsupported: {item}")
             lines.append(f"                  nearest gpy built-in: {info['nearest'] or 'none'}; {info['hint']}")
         lines += [f"     unresolved:  {item}" for item in self.unresolved]
+        lines += [f"     error:       {item}" for item in self.problems]
         lines += [f"     warning:     {item}" for item in self.warnings]
         return "\n".join(lines)
 
@@ -52,6 +53,7 @@ class JobReport:
             "path": self.path,
             "ok": self.ok,
             "error": self.error,
+            "problems": self.problems,
             "unsupported": self.unsupported,
             "unported": self.unported,
             "unresolved": self.unresolved,
@@ -60,28 +62,28 @@ class JobReport:
         }
 
 
-def _unported(problem: PluginError) -> dict[str, str | None]:
-    name = gobblin_name(problem.name) or problem.name
-    info = explain(name)
-    nearest = info.nearest if info else None
+def unported(item: str) -> dict[str, str | None]:
+    """A ``key=GobblinClass`` the job names without a gpy equivalent, with the nearest built-in and a hint."""
+    key, _, name = item.partition("=")
+    info = explain(gobblin_name(name) or name)
     hint = info.hint if info else "no gpy equivalent yet: write a plugin (the contracts are in gobblin_py/api.py)"
-    return {"key": problem.key, "class": problem.name, "nearest": nearest, "hint": hint}
+    return {"key": key, "class": name, "nearest": info.nearest if info else None, "hint": hint}
 
 
-def validate_paths(paths: list[str], conf_root: str | None, sysconfig: str | None) -> list[JobReport]:
-    """Load every job file under ``paths`` and check its plugins; never stops at the first bad file."""
+def validate_paths(paths: list[str], conf_root: str | None, sysconfig: str | None, strict: bool = False) -> list[JobReport]:
+    """Load every job file under ``paths`` and check it; never stops at the first bad file."""
+    from gobblin_py.runtime.validation import check_job
+
     reports = []
     for result in load_jobs(paths, conf_root=conf_root, sysconfig=sysconfig):
         if result.error is not None or result.config is None:
             reports.append(JobReport(result.path, error=str(result.error)))
             continue
-        props = dict(result.config)
-        report = JobReport(result.path, properties=props, warnings=list(getattr(result.config, "warnings", ())))
-        for problem in check_plugins(props):
-            if isinstance(problem, PluginError) and problem.unsupported:
-                report.unsupported.append(f"{problem.key}={problem.name}")
-                report.unported.append(_unported(problem))
-            else:
-                report.unresolved.append(str(problem))
-        reports.append(report)
+        check = check_job(result.config, strict=strict)
+        reports.append(JobReport(
+            result.path, properties=dict(result.config), problems=[str(e) for e in check.settings_errors],
+            unsupported=check.unsupported, unported=[unported(u) for u in check.unsupported],
+            unresolved=check.unresolved,
+            warnings=list(result.config.warnings) + check.warnings,
+        ))
     return reports

@@ -30,7 +30,14 @@ __all__ = [
     "branch_name",
     "get_branch_prop",
     "fork_id",
+    "branch_count",
+    "MAX_BRANCHES",
 ]
+
+MAX_BRANCHES = 64
+_SUFFIXED = re.compile(r"^(?P<base>.+)\.(?P<branch>\d+)$")
+_BRANCH_KEYS = ("writer.builder.class", "writer.output.format", "converter.classes", "data.publisher.final.dir",
+                "writer.output.dir", "writer.staging.dir")
 
 _INT_RE = re.compile(r"[+-]?[0-9]+")
 
@@ -92,3 +99,17 @@ def get_branch_prop(
 def fork_id(task_id: str, branch: int) -> str:
     """``ForkOperatorUtils.getForkId``: ``<task_id>.<branch>`` (used in metric names)."""
     return f"{task_id}.{branch}"
+
+
+def branch_count(props: Mapping[str, str]) -> int:
+    """How many branches a job's tasks have, as far as its configuration tells before it runs: ``fork.branches``,
+    else one more than the highest branch suffix of a per-branch key, else 1 (at most :data:`MAX_BRANCHES`)."""
+    raw = (props.get("fork.branches") or "").strip()
+    if raw.isdigit() and 1 <= int(raw) <= MAX_BRANCHES:
+        return int(raw)
+    highest = -1
+    for key in props:
+        match = _SUFFIXED.match(key)
+        if match and match.group("base") in _BRANCH_KEYS:
+            highest = max(highest, int(match.group("branch")))
+    return min(max(1, highest + 1), MAX_BRANCHES)

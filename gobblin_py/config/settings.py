@@ -85,6 +85,7 @@ class Key:
     secret: bool = False
     aliases: tuple[str, ...] = ()
     example: str | None = None
+    shared_fallback: bool = False
 
     @property
     def is_prefix(self) -> bool:
@@ -143,15 +144,19 @@ def setting(
     secret: bool = False,
     aliases: Iterable[str] = (),
     example: str | None = None,
+    shared_fallback: bool = False,
 ) -> Any:
-    """Declare a settings field read from ``key`` (its kind comes from the field's annotation unless given)."""
+    """Declare a settings field read from ``key`` (its kind comes from the field's annotation unless given).
+
+    ``shared_fallback``: a branch-scoped key with no value for the branch falls back to the unsuffixed key.
+    """
     choices = tuple(choices)
     if choices and kind is None:
         kind = Kind.CHOICE
     meta = {
         _SETTING: dict(name=key, kind=kind, doc=doc, default=default, default_doc=default_doc, required=required,
                        minimum=minimum, maximum=maximum, choices=choices, scope=scope, secret=secret,
-                       aliases=tuple(aliases), example=example)
+                       aliases=tuple(aliases), example=example, shared_fallback=shared_fallback)
     }
     if isinstance(default, (list, dict, set)):
         raise TypeError(f"{key}: use a tuple or None as default, not a mutable {type(default).__name__}")
@@ -200,6 +205,8 @@ class Context:
                 names.extend([f"source.querybased.entity.{self.entity}.{name}", name])
             else:
                 names.append(name)
+        if key.shared_fallback:  # a branch without its own value uses the unsuffixed one (gpy's rule, not Gobblin's)
+            names.append(key.name)
         return list(dict.fromkeys(names))
 
 
@@ -303,12 +310,18 @@ class Settings:
         lookup, locate = _lookup_of(props), _locator_of(props)
         values: dict[str, Any] = {}
         problems: list[ConfigError] = []
+        fork_context = context
+        if context.branch is None:  # inside a fork branch a converter's state carries its branch id
+            fork_id = str(lookup("fork.branch.id") or "").strip()
+            if fork_id.isdigit():
+                fork_context = Context(context.branches, int(fork_id), context.entity)
         for field_name, key in cls.declared():
             if key.is_prefix:
                 values[field_name] = _prefix_items(props, key.name.rstrip("*"))
                 continue
             name, raw = None, None
-            for candidate in context.lookup_names(key):
+            scoped = fork_context if key.scope is Scope.FORK else context
+            for candidate in scoped.lookup_names(key):
                 raw = lookup(candidate)
                 if raw is not None:
                     name = candidate
@@ -333,7 +346,7 @@ def _fix(key: Key) -> str:
 
 def _problem(locate: Locator | None, name: str, problem: str, hint: str) -> ConfigError:
     path, line = locate(name) if locate is not None else (None, None)
-    return ConfigError(problem, path=path, line=line, key=name, hint=hint)
+    return ConfigError(problem, path=path, line=line, key=name, hint=hint or None)
 
 
 def parse_size(text: str) -> int:
@@ -351,7 +364,7 @@ def coerce(key: Key, raw: str) -> Any:
     text = raw.strip()
     kind = key.kind
     if kind is Kind.STR:
-        value: Any = raw if key.secret else text
+        value: Any = raw  # as written: a tab or a trailing space can be the value (a delimiter, say)
     elif kind is Kind.BOOL:
         if text.lower() not in ("true", "false"):
             raise ValueError("not a boolean")
@@ -409,3 +422,8 @@ def same_as(settings_class: type[Settings], field_name: str) -> Any:
         if f.name == field_name and _SETTING in f.metadata:
             return dataclasses.field(default=f.default, metadata={**f.metadata, "gpy.declared_by": settings_class})
     raise AttributeError(f"{settings_class.__qualname__} declares no setting {field_name!r}")
+
+
+def problem_at(props: Any, key: str, problem: str, hint: str | None = None) -> ConfigError:
+    """A ConfigError about ``key``, located in its file and line when ``props`` knows them (a JobConfig)."""
+    return _problem(_locator_of(props), key, problem, hint or "")

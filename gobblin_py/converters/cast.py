@@ -10,12 +10,14 @@ field); ``converter.cast.safe=false`` allows lossy casts.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from gobblin_py.api import Converter
-from gobblin_py.converters.keys import converter_prop
+from gobblin_py.config.errors import ConfigError
+from gobblin_py.config.settings import Scope, Settings, setting
 from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.state import WorkUnitState
 
@@ -70,18 +72,34 @@ def _split_spec(spec: str) -> list[tuple[str, str]]:
     return pairs
 
 
+@dataclass(frozen=True)
+class CastSettings(Settings):
+    """The keys of :class:`TypeCastConverter` (``.N`` inside fork branch N)."""
+
+    spec: str = setting(FIELDS_KEY, required=True, scope=Scope.FORK, example="amount:double,at:timestamp[ms, UTC]",
+                        doc="field:type pairs (Arrow type names)")
+    safe: bool = setting(SAFE_KEY, default=True, scope=Scope.FORK, doc="fail on overflow or truncation")
+
+    @property
+    def casts(self) -> dict[str, pa.DataType]:
+        return {field: parse_type(type_text) for field, type_text in _split_spec(self.spec)}
+
+    def check(self) -> list[ConfigError]:
+        try:
+            self.casts
+        except UsageError as exc:
+            return [ConfigError(str(exc), key=FIELDS_KEY, hint="use Arrow type names, e.g. amount:double")]
+        return []
+
+
 class TypeCastConverter(Converter):
     """Casts the listed fields with Arrow compute kernels; other fields pass through untouched."""
 
+    settings_class = CastSettings
+
     def init(self, state: WorkUnitState) -> None:
-        spec = converter_prop(state, FIELDS_KEY)
-        if not spec:
-            raise UsageError(f"{FIELDS_KEY} is not set: list field:type pairs, e.g. amount:double")
-        try:
-            self.casts = {field: parse_type(type_text) for field, type_text in _split_spec(spec)}
-        except UsageError as exc:
-            raise UsageError(f"{FIELDS_KEY}={spec}: {exc}") from None
-        self.safe = (converter_prop(state, SAFE_KEY, "true") or "true").strip().lower() == "true"
+        settings = CastSettings.load(state)
+        self.casts, self.safe = settings.casts, settings.safe
 
     def convert_schema(self, schema: pa.Schema, state: WorkUnitState) -> pa.Schema:
         missing = [f for f in self.casts if schema.get_field_index(f) < 0]

@@ -6,32 +6,50 @@ the output has the listed order. A listed field the input does not have is an er
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pyarrow as pa
 
 from gobblin_py.api import Converter
-from gobblin_py.converters.keys import converter_prop
+from gobblin_py.config.errors import ConfigError
+from gobblin_py.config.settings import Scope, Settings, setting
 from gobblin_py.errors import UsageError
 from gobblin_py.state import WorkUnitState
 
 FIELDS_KEY = "converter.projection.fields"
 
 
+@dataclass(frozen=True)
+class ProjectionSettings(Settings):
+    """The keys of :class:`FieldProjectionConverter` (``.N`` inside fork branch N)."""
+
+    fields: tuple[str, ...] = setting(FIELDS_KEY, required=True, scope=Scope.FORK, example="id,name:customer_name",
+                                      doc="fields to keep, in order; source:target renames")
+
+    @property
+    def pairs(self) -> list[tuple[str, str]]:
+        out = []
+        for item in self.fields:
+            source, _, target = item.partition(":")
+            out.append((source.strip(), (target or source).strip()))
+        return out
+
+    def check(self) -> list[ConfigError]:
+        targets = [t for _, t in self.pairs]
+        duplicated = sorted({t for t in targets if targets.count(t) > 1})
+        if duplicated:
+            return [ConfigError(f"two fields get the name {', '.join(duplicated)}", key=FIELDS_KEY,
+                                hint="give each kept field its own name")]
+        return []
+
+
 class FieldProjectionConverter(Converter):
     """Selects and renames columns without copying data (zero-copy on Arrow batches)."""
 
+    settings_class = ProjectionSettings
+
     def init(self, state: WorkUnitState) -> None:
-        spec = converter_prop(state, FIELDS_KEY)
-        if not spec:
-            raise UsageError(f"{FIELDS_KEY} is not set: list the fields to keep, e.g. id,name:customer_name")
-        self.pairs: list[tuple[str, str]] = []
-        for item in spec.split(","):
-            if not item.strip():
-                continue
-            source, _, target = item.partition(":")
-            self.pairs.append((source.strip(), (target or source).strip()))
-        targets = [t for _, t in self.pairs]
-        if len(set(targets)) != len(targets):
-            raise UsageError(f"{FIELDS_KEY}={spec}: two fields get the same name")
+        self.pairs = ProjectionSettings.load(state).pairs
 
     def convert_schema(self, schema: pa.Schema, state: WorkUnitState) -> pa.Schema:
         missing = [s for s, _ in self.pairs if schema.get_field_index(s) < 0]

@@ -14,7 +14,6 @@ import pyarrow.compute as pc
 
 from gobblin_py.api import Converter
 from gobblin_py.config.settings import Kind, Scope, Settings, setting
-from gobblin_py.converters.keys import converter_settings
 from gobblin_py.logs import get_logger
 from gobblin_py.state import WorkUnitState
 
@@ -53,7 +52,7 @@ class SamplingConverter(Converter):
     settings_class = SamplingSettings
 
     def init(self, state: WorkUnitState) -> None:
-        self.ratio = sample_ratio(converter_settings(SamplingSettings, state).ratio)
+        self.ratio = sample_ratio(SamplingSettings.load(state).ratio)
 
     def convert_schema(self, schema: pa.Schema, state: WorkUnitState) -> pa.Schema:
         return schema

@@ -8,11 +8,13 @@ Both decide per batch with Arrow compute, not per record.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from gobblin_py.api import Converter, ForkOperator
-from gobblin_py.converters.keys import converter_prop
+from gobblin_py.config.settings import Scope, Settings, setting
 from gobblin_py.errors import UsageError
 from gobblin_py.state import State
 
@@ -20,18 +22,27 @@ SENSITIVE_FIELDS_KEY = "fork.sensitive.fields"
 PURGE_FIELDS_KEY = "converter.purge.fields"
 
 
-def _fields(value: str | None, key: str) -> list[str]:
-    fields = [f.strip() for f in (value or "").split(",") if f.strip()]
-    if not fields:
-        raise UsageError(f"{key} is not set: list the sensitive fields")
-    return fields
+@dataclass(frozen=True)
+class SensitiveForkSettings(Settings):
+    """The key of :class:`SensitiveDataAwareForkOperator`."""
+
+    fields: tuple[str, ...] = setting(SENSITIVE_FIELDS_KEY, required=True, doc="fields that hold sensitive data")
+
+
+@dataclass(frozen=True)
+class PurgeSettings(Settings):
+    """The key of :class:`PurgingConverter` (``.N`` inside fork branch N)."""
+
+    fields: tuple[str, ...] = setting(PURGE_FIELDS_KEY, required=True, scope=Scope.FORK, doc="fields to set to null")
 
 
 class SensitiveDataAwareForkOperator(ForkOperator):
     """Two branches: 0 for records with sensitive data, 1 for the others."""
 
+    settings_class = SensitiveForkSettings
+
     def init(self, state: State) -> None:
-        self.fields = _fields(state.get_prop(SENSITIVE_FIELDS_KEY), SENSITIVE_FIELDS_KEY)
+        self.fields = list(SensitiveForkSettings.load(state).fields)
 
     def get_branches(self, state: State) -> int:
         return 2
@@ -52,8 +63,10 @@ class SensitiveDataAwareForkOperator(ForkOperator):
 class PurgingConverter(Converter):
     """Sets the fields of ``converter.purge.fields[.N]`` to null."""
 
+    settings_class = PurgeSettings
+
     def init(self, state: State) -> None:
-        self.fields = set(_fields(converter_prop(state, PURGE_FIELDS_KEY), PURGE_FIELDS_KEY))
+        self.fields = set(PurgeSettings.load(state).fields)
 
     def convert_schema(self, schema: pa.Schema, state: State) -> pa.Schema:
         missing = self.fields - set(schema.names)

@@ -7,10 +7,9 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from gobblin_py.api import ForkOperator
+from gobblin_py.config.branches import MAX_BRANCHES
 from gobblin_py.config.settings import Settings, setting
 from gobblin_py.state import State
-
-MAX_BRANCHES = 64
 
 
 @dataclass(frozen=True)

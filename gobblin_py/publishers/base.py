@@ -14,11 +14,16 @@ empties ``F(i)`` first, and is available with ``gobblin.runtime.delivery.semanti
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from gobblin_py import fs as fsutil
 from gobblin_py.api import DataPublisher
+from gobblin_py.config.branches import branch_count, branch_key
+from gobblin_py.config.errors import ConfigError
+from gobblin_py.config.settings import Scope, Settings, problem_at, setting
 from gobblin_py.errors import UsageError
+from gobblin_py.runtime.commit_sequence import EXACTLY_ONCE, DeliverySettings
 from gobblin_py.logs import get_logger
 from gobblin_py.runtime.commit_sequence import FsRenameStep, PublishConflictError
 from gobblin_py.state import TaskState, WorkingState
@@ -27,16 +32,44 @@ from gobblin_py.writers import paths
 log = get_logger(__name__)
 
 
+@dataclass(frozen=True)
+class PublisherSettings(Settings):
+    """The keys of :class:`BaseDataPublisher`, per branch (``.N`` with several branches)."""
+
+    final_dir: str = setting("data.publisher.final.dir", required=True, scope=Scope.BRANCH, shared_fallback=True,
+                             doc="where data is published (with several branches, a branch without its own "
+                                 "uses <shared>/<branch name>)")
+    append_extract: bool = setting("data.publisher.appendExtractToFinalDir", default=True,
+                                   doc="publish under <final dir>/<writer file path>")
+    replace_final_dir: bool = setting("data.publisher.replace.final.dir", scope=Scope.BRANCH, default=False,
+                                      doc="empty the final folder first (AT_LEAST_ONCE delivery only)")
+    fs_uri: str | None = setting("data.publisher.fs.uri", scope=Scope.BRANCH, default_doc="writer.fs.uri",
+                                 doc="filesystem of the final folder")
+
+
 class BaseDataPublisher(DataPublisher):
     """Moves every file of the successful tasks' output directories into the final directories."""
+
+    settings_class = PublisherSettings
+
+    @classmethod
+    def validate(cls, props: Mapping[str, str]) -> list[ConfigError]:
+        """A final folder may only be replaced where a commit cannot be half done: AT_LEAST_ONCE delivery."""
+        branches = branch_count(props)
+        if DeliverySettings.load(props).semantics != EXACTLY_ONCE:
+            return []
+        return [problem_at(props, branch_key("data.publisher.replace.final.dir", branches, b),
+                           "true needs gobblin.runtime.delivery.semantics=AT_LEAST_ONCE",
+                           "a replaced folder cannot be restored if the commit is interrupted")
+                for b in range(branches)
+                if PublisherSettings.load(props, branches=branches, branch=b).replace_final_dir]
 
     def init(self, job_props: dict[str, str]) -> None:
         self.job_props = job_props
         self.final_dirs: list[str] = []
 
     def _replace(self, task: TaskState, branches: int, branch: int) -> bool:
-        value = paths.branch_prop(task, "data.publisher.replace.final.dir", branches, branch) or "false"
-        return value.strip().lower() == "true"
+        return PublisherSettings.load(task, branches=branches, branch=branch).replace_final_dir
 
     def plan(self, task_states: Sequence[TaskState], allow_replace: bool = False) -> list[FsRenameStep]:
         """The file moves that publish ``task_states`` (successful ones), checked for conflicts, not yet made."""

@@ -25,8 +25,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gobblin_py import fs as fsutil
-from gobblin_py.api import RowPolicy, plugin_name
-from gobblin_py.config.branches import fork_key, state_branch_key
+from gobblin_py.api import Initializable, RecordRowPolicy, RowPolicy, plugin_name
+from gobblin_py.config.branches import fork_key
+from gobblin_py.config.errors import ConfigError
+from gobblin_py.config.settings import Scope, Settings, setting
 from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.plugins import instantiate
 from gobblin_py.state import State
@@ -49,15 +51,49 @@ class SchemaRowCheckPolicy(RowPolicy):
         return pa.array([True] * batch.num_rows, pa.bool_())
 
 
+@dataclass(frozen=True)
+class RowQualitySettings(Settings):
+    """The row policies of the stream before the fork, or of one branch (``.N`` whenever in branch N)."""
+
+    policies: tuple[str, ...] = setting(POLICIES_KEY, scope=Scope.FORK, default=(),
+                                        doc="row-level policy classes, in order")
+    types: tuple[str, ...] = setting(TYPES_KEY, scope=Scope.FORK, default=(),
+                                     doc="one type per policy: FAIL, OPTIONAL or ERR_FILE")
+    err_dir: str | None = setting(ERR_DIR_KEY, scope=Scope.FORK, shared_fallback=True,
+                                  doc="folder of ERR_FILE policies' rejected rows")
+    err_budget: int = setting(ERR_BUDGET_KEY, default=1_000_000, minimum=0,
+                              doc="rejected rows written per task before sampling")
+    err_speculative: bool = setting("allowSpeculativeExecutionWithErrFilePolicy", default=True,
+                                    doc="each task attempt writes its own error file")
+
+    def check(self) -> list[ConfigError]:
+        if len(self.policies) != len(self.types):
+            return [ConfigError(f"lists {len(self.types)} types for {len(self.policies)} policies", key=TYPES_KEY,
+                                hint="give one type per policy in qualitychecker.row.policies")]
+        bad = [t for t in self.types if t not in TYPES]
+        if bad:
+            return [ConfigError(f"{bad[0]!r} is not a row policy type", key=TYPES_KEY, hint=f"use {', '.join(TYPES)}")]
+        if "ERR_FILE" in self.types and not self.err_dir:
+            return [ConfigError("is not set", key=ERR_DIR_KEY, hint="an ERR_FILE policy needs a folder for rejected rows")]
+        return []
+
+
+@dataclass(frozen=True)
+class RequiredFieldsSettings(Settings):
+    """The key of :class:`RequiredFieldsPolicy`."""
+
+    fields: tuple[str, ...] = setting("qualitychecker.row.required.fields", required=True, scope=Scope.FORK,
+                                      doc="fields that must not be null")
+
+
 class RequiredFieldsPolicy(RowPolicy):
     """Passes rows whose fields listed in ``qualitychecker.row.required.fields`` are all non-null."""
 
     KEY = "qualitychecker.row.required.fields"
+    settings_class = RequiredFieldsSettings
 
     def init(self, state: State) -> None:
-        self.fields = state.get_prop_as_list(state_branch_key(state, self.KEY))
-        if not self.fields:
-            raise UsageError(f"{self.KEY} is not set: list the fields that must not be null")
+        self.fields = list(RequiredFieldsSettings.load(state).fields)
 
     def check_batch(self, batch: pa.RecordBatch, state: State) -> pa.BooleanArray:
         mask = None
@@ -77,7 +113,7 @@ class RecordRowPolicyAdapter(RowPolicy):
         self.plugin = plugin
 
     def init(self, state: State) -> None:
-        if hasattr(self.plugin, "init"):
+        if isinstance(self.plugin, Initializable):
             self.plugin.init(state)
 
     def check_batch(self, batch: pa.RecordBatch, state: State) -> pa.BooleanArray:
@@ -100,6 +136,7 @@ class RowChecker:
     state: State
     task_id: str
     branch: int
+    settings: RowQualitySettings
     _err_files: dict = field(default_factory=dict)
     _err_seen: int = 0
     _err_next: float = 0.0
@@ -108,30 +145,20 @@ class RowChecker:
     @classmethod
     def build(cls, state: State, task_id: str, branch: int) -> "RowChecker | None":
         """The checker configured for ``branch`` (suffix ``.N`` whenever branch ≥ 0, as Gobblin); None if none."""
-        names = state.get_prop(fork_key(POLICIES_KEY, branch))
-        types = state.get_prop(fork_key(TYPES_KEY, branch))
-        if names is None and types is None:
+        settings = RowQualitySettings.load(state, branch=branch if branch >= 0 else None)
+        if not settings.policies:
             return None
-        name_list = [n.strip() for n in (names or "").split(",") if n.strip()]
-        type_list = [t.strip() for t in (types or "").split(",") if t.strip()]
-        if len(name_list) != len(type_list):
-            raise UsageError(
-                f"{fork_key(POLICIES_KEY, branch)} lists {len(name_list)} policies but "
-                f"{fork_key(TYPES_KEY, branch)} lists {len(type_list)} types: give one type per policy"
-            )
         policies = []
-        for name, kind in zip(name_list, type_list):
-            if kind not in TYPES:
-                raise UsageError(f"{fork_key(TYPES_KEY, branch)}: type {kind!r} is not one of {', '.join(TYPES)}")
+        for name, kind in zip(settings.policies, settings.types):
             plugin = instantiate(name, fork_key(POLICIES_KEY, branch))
             policy = plugin if isinstance(plugin, RowPolicy) else None
             if policy is None:
-                if not hasattr(plugin, "check_record"):
+                if not isinstance(plugin, RecordRowPolicy):
                     raise UsageError(f"{fork_key(POLICIES_KEY, branch)}={name}: neither a RowPolicy nor has check_record")
                 policy = RecordRowPolicyAdapter(plugin)
             policy.init(state)
             policies.append(_Policy(policy, kind, plugin_name(plugin)))
-        return cls(policies, state, task_id, branch) if policies else None
+        return cls(policies, state, task_id, branch, settings) if policies else None
 
     def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """The rows of ``batch`` that pass every policy; FAIL policies raise instead."""
@@ -155,17 +182,17 @@ class RowChecker:
         return batch
 
     def _write_errors(self, entry: _Policy, rows: pa.RecordBatch) -> None:
-        directory = self.state.get_prop(state_branch_key(self.state, ERR_DIR_KEY)) or self.state.get_prop(ERR_DIR_KEY)
+        directory = self.settings.err_dir
         if not directory:
             raise UsageError(f"{ERR_DIR_KEY} is not set: an ERR_FILE row policy needs a directory for failing rows")
-        budget = self.state.get_prop_as_int(ERR_BUDGET_KEY, 1_000_000) or 0
+        budget = self.settings.err_budget
         handle = self._err_files.get(entry.name)
         if handle is None:
             fs, root = fsutil.open_fs(directory, self.state.get_prop("writer.fs.uri"))
             fs.makedirs(root, exist_ok=True)
             safe = re.sub(r"[^A-Za-z0-9._-]", "-", entry.name)
             suffix = f".{self.branch}" if self.branch >= 0 else ""
-            stamp = "" if not self.state.get_prop_as_bool("allowSpeculativeExecutionWithErrFilePolicy", True) else f"-{int(time.time() * 1000)}"
+            stamp = f"-{int(time.time() * 1000)}" if self.settings.err_speculative else ""
             path = posixpath.join(root, f"{safe}-{self.task_id}{suffix}{stamp}.err")
             handle = self._err_files[entry.name] = fs.open(path, "ab" if not stamp and fsutil.is_local(fs) else "wb")
         for record in rows.to_pylist():  # only failing rows cross into Python

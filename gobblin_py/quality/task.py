@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from gobblin_py.api import FAILED, NOT_EVALUATED, PASSED, TaskPolicy, TaskPolicyResult, plugin_name
 from gobblin_py.config.branches import branch_key
-from gobblin_py.errors import UsageError
-from gobblin_py.config.settings import Settings, setting
+from gobblin_py.config.errors import ConfigError
+from gobblin_py.config.settings import Scope, Settings, setting
 from gobblin_py.plugins import instantiate
 from gobblin_py.state import State
 
@@ -30,10 +30,22 @@ TYPES = ("FAIL", "OPTIONAL")
 
 @dataclass(frozen=True)
 class QualitySettings(Settings):
-    """Whether a failed task policy blocks the commit."""
+    """The task-level policies of a branch (``.N`` with several branches) and whether a failure blocks the commit."""
 
     enforce: bool = setting(ENFORCE_KEY, default=True, doc="a failing FAIL task policy fails the task "
                             "(Gobblin's default since 2025 is false: only recorded)")
+    policies: tuple[str, ...] = setting(POLICIES_KEY, scope=Scope.BRANCH, default=(),
+                                        doc="task-level policy classes, judged when a branch commits")
+    types: tuple[str, ...] = setting(TYPES_KEY, scope=Scope.BRANCH, default=(), doc="one type per policy: FAIL or OPTIONAL")
+
+    def check(self) -> list[ConfigError]:
+        if len(self.policies) != len(self.types):
+            return [ConfigError(f"lists {len(self.types)} types for {len(self.policies)} policies", key=TYPES_KEY,
+                                hint="give one type per policy in qualitychecker.task.policies")]
+        bad = [t for t in self.types if t not in TYPES]
+        if bad:
+            return [ConfigError(f"{bad[0]!r} is not a task policy type", key=TYPES_KEY, hint=f"use {', '.join(TYPES)}")]
+        return []
 
 
 def _long(state: State, key: str) -> int | None:
@@ -54,13 +66,21 @@ class RowCountPolicy(TaskPolicy):
         return PASSED if expected == written else FAILED
 
 
+@dataclass(frozen=True)
+class RowCountRangeSettings(Settings):
+    """The key of :class:`RowCountRangePolicy`."""
+
+    range: float = setting("qualitychecker.row.count.range", required=True, minimum=0,
+                           doc="allowed |written - expected| / expected")
+
+
 class RowCountRangePolicy(TaskPolicy):
     """PASSED when |written − expected| / expected ≤ ``qualitychecker.row.count.range``."""
 
+    settings_class = RowCountRangeSettings
+
     def init(self, state: State) -> None:
-        self.range = state.get_prop_as_float("qualitychecker.row.count.range")
-        if self.range is None:
-            raise UsageError("qualitychecker.row.count.range is not set: RowCountRangePolicy needs the allowed ratio")
+        self.range = RowCountRangeSettings.load(state).range
 
     def evaluate(self, state: State) -> TaskPolicyResult:
         expected, written = _long(state, "qualitychecker.rows.expected"), _long(state, "qualitychecker.rows.written")
@@ -83,16 +103,10 @@ class SchemaCompatibilityPolicy(TaskPolicy):
 
 def build_task_policies(state: State, branches: int, branch: int) -> list[tuple[TaskPolicy, str, str]]:
     """The ``(policy, type, name)`` list of a branch (suffix ``.N`` only with several branches)."""
-    names_key, types_key = branch_key(POLICIES_KEY, branches, branch), branch_key(TYPES_KEY, branches, branch)
-    names, types = state.get_prop_as_list(names_key), state.get_prop_as_list(types_key)
-    if not names and not types:
-        return []
-    if len(names) != len(types):
-        raise UsageError(f"{names_key} lists {len(names)} policies but {types_key} lists {len(types)} types")
+    settings = QualitySettings.load(state, branches=branches, branch=branch)
+    names_key = branch_key(POLICIES_KEY, branches, branch)
     policies = []
-    for name, kind in zip(names, types):
-        if kind not in TYPES:
-            raise UsageError(f"{types_key}: type {kind!r} is not one of {', '.join(TYPES)}")
+    for name, kind in zip(settings.policies, settings.types):
         policy = instantiate(name, names_key, TaskPolicy)
         policy.init(state)  # type: ignore[union-attr]
         policies.append((policy, kind, plugin_name(policy)))  # type: ignore[arg-type]

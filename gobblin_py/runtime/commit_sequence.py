@@ -65,7 +65,8 @@ _boundaries_seen = 0
 
 def boundary(name: str) -> None:
     """Mark a commit step boundary. Only the crash tests act on it: with ``GPY_TEST_CRASH_AT_BOUNDARY=n``
-    the process kills itself (SIGKILL) at the n-th boundary, exactly as a crash there would."""
+    the process kills itself (SIGKILL, or the signal number in ``GPY_TEST_SIGNAL``) at the n-th boundary,
+    exactly as a crash or an operator's signal there would."""
     global _boundaries_seen
     target = os.environ.get(_BOUNDARY_ENV)
     if not target:
@@ -76,7 +77,7 @@ def boundary(name: str) -> None:
         if log_path:
             with open(log_path, "a") as out:
                 out.write(f"{_boundaries_seen} {name}\n")
-        os.kill(os.getpid(), 9)
+        os.kill(os.getpid(), int(os.environ.get("GPY_TEST_SIGNAL", "9")))
 
 
 # ------------------------------------------------------------------ steps

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from gobblin_py.config.settings import Settings, setting
 from gobblin_py.logs import get_logger
+from gobblin_py.runtime import interrupts
 from gobblin_py.runtime.task import run_task
 from gobblin_py.state import MultiWorkUnit, TaskState, WorkUnit
 from gobblin_py.state.writable import TASK_STATE_CLASS, WORK_UNIT_CLASS, deserialize, serialize
@@ -56,11 +57,13 @@ class LocalEngine:
 
     def run(self, job_props: Mapping[str, str], job_id: str, groups: list[TaskGroup]) -> list[TaskState]:
         threads = EngineSettings.load(job_props).threads
-        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gpy-task") as pool:
-            futures = [
-                pool.submit(_run_group, dict(job_props), job_id, group.tasks) for group in groups
-            ]
+        pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gpy-task")
+        try:
+            futures = [pool.submit(_run_group, dict(job_props), job_id, group.tasks) for group in groups]
             return [state for future in futures for state in future.result()]
+        finally:
+            # interrupted: queued tasks never start, running ones stop at their next batch (check_cancelled)
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _run_group(job_props: dict[str, str], job_id: str, tasks: list[tuple[str, WorkUnit]]) -> list[TaskState]:
@@ -93,6 +96,7 @@ class SparkEngine:
         from gobblin_py.runtime.spark_session import get_spark_session
 
         session = get_spark_session(self.master, job_props, app_name=job_props.get("job.name", "gpy"))
+        interrupts.reclaim_signals()
         context = session.sparkContext
         payload = [
             (index, [(task_id, serialize(unit)) for task_id, unit in group.tasks]) for index, group in enumerate(groups)
@@ -100,7 +104,15 @@ class SparkEngine:
         log_settings = (os.environ.get("GPY_LOG_LEVEL", "INFO"), os.environ.get("GPY_LOG_FORMAT", "json"))
         context.setJobDescription(f"gpy {job_id}: {sum(len(g.tasks) for g in groups)} tasks")
         rdd = context.parallelize(payload, numSlices=max(1, len(payload)))
-        results = rdd.mapPartitions(partial(_spark_partition, dict(job_props), job_id, log_settings)).collect()
+        try:
+            results = rdd.mapPartitions(partial(_spark_partition, dict(job_props), job_id, log_settings)).collect()
+        except BaseException:
+            if not interrupts.cancelled():
+                raise
+            # a signal cut the call to the JVM short (py4j may wrap it): stop the executors' tasks; their
+            # attempts' files are never published
+            context.cancelAllJobs()
+            raise interrupts.JobInterrupted(interrupts.interrupted_by()) from None
         states = []
         for task_id, data in results:
             state = deserialize(TASK_STATE_CLASS, data)

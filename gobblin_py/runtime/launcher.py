@@ -18,6 +18,7 @@ from gobblin_py.api import Source
 from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.logs import get_logger
 from gobblin_py.plugins import canonical_plugin_props, instantiate
+from gobblin_py.runtime import interrupts
 from gobblin_py.runtime.commit import DatasetResult, commit_dataset, group_by_urn
 from gobblin_py.runtime.commit_sequence import EXACTLY_ONCE, CommitSequenceStore, DeliverySettings
 from gobblin_py.runtime.engines import make_engine, task_groups
@@ -120,13 +121,20 @@ class JobLauncher:
         rewrite_dirs(props, self.job_name, job_id)
         result = JobResult(self.job_name, job_id, RunningState.RUNNING, engine=self.engine.name)
         lock = JobLock(props, self.job_name, job_id) if LockSettings.load(props).enabled else None
-        if lock is not None:
-            lock.acquire()
-        try:
-            log.info("job_started", job=self.job_name, job_id=job_id, engine=self.engine.name)
-            self._lock = lock
-            return self._run(props, job_id, millis, roots, result)
-        finally:
+        with interrupts.handle_signals():
+            if lock is not None:
+                with interrupts.shielded():  # a signal while taking the lock stops the run once it is held
+                    lock.acquire()
+            try:
+                interrupts.raise_if_interrupted()
+                log.info("job_started", job=self.job_name, job_id=job_id, engine=self.engine.name)
+                self._lock = lock
+                return self._run(props, job_id, millis, roots, result)
+            finally:
+                self._finish(lock, result, started, job_id)
+
+    def _finish(self, lock: JobLock | None, result: JobResult, started: float, job_id: str) -> None:
+        with interrupts.shielded():  # releasing the lock is never cut short by a second signal
             if lock is not None:
                 lock.release()
             if result.state is RunningState.RUNNING:  # an exception ended the run
@@ -147,7 +155,8 @@ class JobLauncher:
                                  f"(dataset {left[0].urn!r}, run {left[0].job_id}): run once with "
                                  "gobblin.runtime.delivery.semantics=EXACTLY_ONCE to finish them first")
         self._ensure_lock()
-        blocked = self._finish_pending_commits(props, sequences, result)
+        with interrupts.deferred("earlier runs' unfinished commits were finished first"):
+            blocked = self._finish_pending_commits(props, sequences, result)
         self._remove_old_runs(props, roots, job_id, keep={job for job in blocked.values()})
         previous = store.get_latest_dataset_states_by_urns(self.job_name) if store is not None else {}
         source: Source = instantiate(props["source.class"], "source.class", Source)  # type: ignore[assignment]
@@ -197,13 +206,17 @@ class JobLauncher:
 
             def commit(item: tuple[str, list[TaskState]]) -> DatasetResult:
                 urn, tasks = item
+                if interrupts.cancelled():  # stopped by a signal: commits under way finish, none starts
+                    return DatasetResult(urn, RunningState.FAILED, len(tasks), len(tasks), 0, 0,
+                                         error="not committed: the run was interrupted")
                 return commit_dataset(props, self.job_name, job_id, urn, tasks, millis, ended, store,
                                       previous.get(urn), sequences)
 
             # datasets commit independently: in parallel unless job.commit.parallelize=false
             commits = CommitSettings.load(props)
             workers = commits.commit_threads if commits.parallel_commit and len(datasets) > 1 else 1
-            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpy-commit") as pool:
+            with interrupts.deferred("the dataset commits under way finished; no other was started"), \
+                    ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpy-commit") as pool:
                 result.datasets.extend(pool.map(commit, datasets))
             failed = any(d.state is RunningState.FAILED for d in result.datasets)
             result.state = RunningState.FAILED if failed else RunningState.COMMITTED

@@ -142,10 +142,7 @@ class JobLock:
         self.fs.makedirs(posixpath.dirname(self.path), exist_ok=True)
         if fsutil.is_local(self.fs):
             tmp = f"{self.path}.{info.token}.tmp"
-            with open(tmp, "wb") as out:
-                out.write(info.to_bytes())
-                out.flush()
-                os.fsync(out.fileno())
+            fsutil.write_new_local(tmp, info.to_bytes())  # on a full disk: an error naming it, no file left
             try:
                 os.link(tmp, self.path)  # fails if the lock exists: atomic create-if-absent
                 fsutil.fsync_dir(posixpath.dirname(self.path))

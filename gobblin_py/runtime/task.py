@@ -44,6 +44,7 @@ from gobblin_py.plugins import instantiate
 from gobblin_py.quality import task as task_quality
 from gobblin_py.quality.row import RowChecker
 from gobblin_py.runtime.fork import Branch
+from gobblin_py.runtime.interrupts import TaskCancelled, check_cancelled, pause
 from gobblin_py.state import State, TaskState, WorkingState, WorkUnit, WorkUnitState
 
 log = get_logger(__name__)
@@ -192,6 +193,7 @@ def _attempt(task: TaskState) -> None:
                 branch.start(settings.queue_capacity, settings.queue_timeout_ms / 1000)
         try:
             for batch in extractor.read_batches():
+                check_cancelled()
                 extracted += batch.num_rows
                 for out in apply_converters(converters, batch, task):
                     if pre_checker is not None:
@@ -324,9 +326,9 @@ def run_task(job_props: Mapping[str, str], workunit: WorkUnit, job_id: str, task
             task.working_state = WorkingState.FAILED
             task.set_prop("task.failure.exception", "".join(traceback.format_exception(exc)))
             log.warning("task_failed", task=task_id, attempt=attempt, error=f"{type(exc).__name__}: {exc}")
-            if attempt < max_retries and not isinstance(exc, UsageError):
+            if attempt < max_retries and not isinstance(exc, (UsageError, TaskCancelled)):
                 attempt += 1
-                time.sleep(interval * (attempt - 1))
+                pause(interval * (attempt - 1))
                 continue
         task.set_prop("task.retries", attempt)
         task.end_time = int(time.time() * 1000)

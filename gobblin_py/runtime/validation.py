@@ -21,12 +21,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from gobblin_py.api import Configurable, Validating
+from gobblin_py.config.branches import branch_count
 from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.gobblin_keys import GOBBLIN_KEYS
-from gobblin_py.config.settings import Context, Key, Settings, SettingsError, unresolved_substitutions
+from gobblin_py.config.settings import Context, Key, Scope, Settings, SettingsError, unresolved_substitutions
 from gobblin_py.errors import UsageError
-from gobblin_py.forks.identity import MAX_BRANCHES, ForkSettings
-from gobblin_py.plugins import PluginRef, plugin_refs, registered_plugins, resolve_class
+from gobblin_py.forks.identity import ForkSettings
+from gobblin_py.plugins import PluginError, PluginRef, plugin_refs, registered_plugins, resolve_class
+from gobblin_py.quality.row import RowQualitySettings
 from gobblin_py.quality.task import QualitySettings
 from gobblin_py.runtime.commit_sequence import DeliverySettings
 from gobblin_py.runtime.engines import EngineSettings
@@ -38,7 +40,7 @@ from gobblin_py.state.store import StateStoreSettings
 
 CORE_SETTINGS: tuple[type[Settings], ...] = (
     JobSettings, CommitSettings, DeliverySettings, TaskSettings, EngineSettings, LockSettings,
-    StateStoreSettings, RetrySettings, QualitySettings, ForkSettings,
+    StateStoreSettings, RetrySettings, QualitySettings, RowQualitySettings, ForkSettings,
 )
 DEFAULT_PUBLISHER = "gobblin_py.publishers.base.BaseDataPublisher"
 _BRANCH_SUFFIX = re.compile(r"^(?P<base>.+)\.(?P<branch>\d+)$")
@@ -52,34 +54,31 @@ _PER_BRANCH_PLUGIN_KEYS = ("writer.builder.class", "writer.partitioner.class", "
 
 @dataclass
 class JobCheck:
-    """Everything wrong with a job's configuration (``errors``) and what looks suspicious (``warnings``)."""
+    """Everything wrong with a job's configuration and what looks suspicious (``warnings``).
+
+    ``unsupported`` lists Gobblin classes gpy has no equivalent for and ``unresolved`` other class names that
+    resolve nowhere (``key=name``); ``errors`` holds every other problem, and each of those two as well.
+    """
 
     errors: list[ConfigError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return not self.errors
 
+    @property
+    def settings_errors(self) -> list[ConfigError]:
+        """The errors that are not about plugin class names."""
+        plugin = [p + ":" for p in self.unsupported] + list(self.unresolved)
+        return [e for e in self.errors if not any(e.problem.startswith(p) for p in plugin)]
+
     def raise_for_errors(self) -> None:
         """SettingsError (exit code 2) listing every error, if there is any."""
         if self.errors:
             raise SettingsError(self.errors)
-
-
-def branch_count(props: Mapping[str, str]) -> int:
-    """How many branches the job's tasks have: ``fork.branches``, else one more than the highest branch suffix
-    of a per-branch key, else 1."""
-    raw = (props.get("fork.branches") or "").strip()
-    if raw.isdigit() and 1 <= int(raw) <= MAX_BRANCHES:
-        return int(raw)
-    highest = -1
-    for key in props:
-        match = _BRANCH_SUFFIX.match(key)
-        if match and match.group("base") in ("writer.builder.class", "writer.output.format", "converter.classes",
-                                              "data.publisher.final.dir", "writer.output.dir", "writer.staging.dir"):
-            highest = max(highest, int(match.group("branch")))
-    return min(max(1, highest + 1), MAX_BRANCHES)
 
 
 def _located(props: object, exc: UsageError, key: str) -> ConfigError:
@@ -107,7 +106,7 @@ def _plugin_uses(props: Mapping[str, str], branches: int) -> list[tuple[PluginRe
     if "fork.operator.class" not in keys:
         uses.append((PluginRef("fork.operator.class", DEFAULT_FORK_OPERATOR), Context(branches, None)))
     if "data.publisher.type" not in keys and "data.publisher.job.type" not in keys:
-        uses.append((PluginRef("data.publisher.type", DEFAULT_PUBLISHER), Context(branches, None)))
+        uses.extend((PluginRef("data.publisher.type", DEFAULT_PUBLISHER), Context(branches, b)) for b in range(branches))
     for branch in range(branches):
         suffixed = f"writer.builder.class.{branch}" if branches > 1 else "writer.builder.class"
         if suffixed not in keys and "writer.builder.class" not in keys:
@@ -119,34 +118,49 @@ def check_job(props: Mapping[str, str], *, strict: bool = False) -> JobCheck:
     """Check a job's properties (a :class:`~gobblin_py.config.JobConfig` gives file and line)."""
     check = JobCheck()
     seen: set[str] = set()
+    unresolved = unresolved_substitutions(props)
+    unresolved_keys = {key for key, _ in unresolved}
 
     def add(problems: Iterable[ConfigError]) -> None:
         for problem in problems:
-            if str(problem) not in seen:
+            if str(problem) not in seen and not (problem.key in unresolved_keys and "unresolved" in problem.problem):
                 seen.add(str(problem))
                 check.errors.append(problem)
 
     locate = getattr(props, "locate", None)
-    for key, text in unresolved_substitutions(props):
+    for key, text in unresolved:
         path, line = locate(key) if callable(locate) else (None, None)
         add([ConfigError(f"holds {text}, which nothing resolved", path=path, line=line, key=key,
                          hint="define it in the job or its .properties files, or export the environment variable")])
-    for settings_class in CORE_SETTINGS:
-        add(settings_class.problems(props))
     branches = branch_count(props)
+    for settings_class in CORE_SETTINGS:
+        add(settings_class.problems(props, Context(branches, None)))
+        if any(key.scope in (Scope.BRANCH, Scope.FORK) for key in settings_class.keys()):
+            for branch in range(branches):
+                add(settings_class.problems(props, Context(branches, branch)))
     declared = set(_declared_names(CORE_SETTINGS))
     for ref, context in _plugin_uses(props, branches):
         try:
             cls = resolve_class(ref.name, ref.key)
         except UsageError as exc:
-            add([_located(props, exc, ref.key)])
+            error = _located(props, exc, ref.key)
+            if str(error) not in seen:
+                if isinstance(exc, PluginError) and exc.unsupported:
+                    check.unsupported.append(f"{ref.key}={ref.name}")
+                else:
+                    check.unresolved.append(str(exc))
+            add([error])
             continue
         if isinstance(cls, Configurable):
             add(cls.settings_class.problems(props, context))
             declared.update(_declared_names([cls.settings_class]))
-        # a plugin's own instance method named validate (a partitioner's validate(schema)) is not the protocol's
         if isinstance(cls, Validating) and isinstance(inspect.getattr_static(cls, "validate"), classmethod):
-            add(cls.validate(props))
+            try:
+                add(cls.validate(props))
+            except SettingsError as exc:  # the plugin read its settings; their problems are its answer
+                add(exc.problems)
+            except UsageError as exc:
+                add([_located(props, exc, ref.key)])
     for key, suggestion in unknown_keys(props, declared | all_declared_names()):
         path, line = locate(key) if callable(locate) else (None, None)
         where = f"{path}:{line}: " if path and line else f"{path}: " if path else ""
@@ -155,6 +169,7 @@ def check_job(props: Mapping[str, str], *, strict: bool = False) -> JobCheck:
             add([ConfigError("unknown key", path=path, line=line, key=key, hint=hint)])
         else:
             check.warnings.append(f"{where}key '{key}': unknown key; {hint}")
+    check.errors.sort(key=lambda e: (e.path or "", e.line if e.line is not None else 1 << 30))
     return check
 
 

@@ -53,7 +53,7 @@ import pyarrow.compute as pc
 from gobblin_py.errors import UsageError
 from gobblin_py.schema_meta import avro_schema_of
 from gobblin_py.state import State
-from gobblin_py.writers import paths
+from gobblin_py.writers.settings import WriterSettings
 from gobblin_py.writers.base import StagedFileWriter
 
 CODECS = {"null": "null", "none": "null", "uncompressed": "null", "deflate": "deflate", "snappy": "snappy",
@@ -376,26 +376,17 @@ def _codec_problem(codec: str) -> str | None:
     return None
 
 
-def avro_codec(value: str | None, level: str | None, key: str = "writer.codec.type",
-               level_key: str = "writer.deflate.level") -> tuple[str, int | None]:
+def avro_codec(value: str | None, level: int = DEFAULT_DEFLATE_LEVEL) -> tuple[str, int | None]:
     """``(fastavro codec, compression level)`` for ``writer.codec.type`` / ``writer.deflate.level``."""
     name = (value or DEFAULT_CODEC).strip().lower()
     if name not in CODECS:
-        raise UsageError(f"{key}={value}: Avro supports {', '.join(sorted(set(CODECS)))}")
+        raise UsageError(f"writer.codec.type={value}: Avro supports {', '.join(sorted(set(CODECS)))}")
     codec = CODECS[name]
     problem = _codec_problem(codec)
     if problem is not None:
-        raise UsageError(f"{key}={value}: this Python environment cannot write Avro {codec} ({problem}); "
+        raise UsageError(f"writer.codec.type={value}: this Python environment cannot write Avro {codec} ({problem}); "
                          f"install that library or use deflate, bzip2, xz or null")
-    compression_level = None
-    if codec == "deflate":
-        try:
-            compression_level = int(level) if level not in (None, "") else DEFAULT_DEFLATE_LEVEL
-        except ValueError:
-            raise UsageError(f"{level_key}={level}: expected an integer 0-9") from None
-        if not 0 <= compression_level <= 9:
-            raise UsageError(f"{level_key}={level}: expected an integer 0-9")
-    return codec, compression_level
+    return codec, (level if codec == "deflate" else None)
 
 
 # -- the writer --------------------------------------------------------------------------------------------------
@@ -416,11 +407,8 @@ class AvroDataWriter(StagedFileWriter):
         super().__init__(fs, staging_path, output_path, schema, **kwargs)
 
     @classmethod
-    def options(cls, state: State, branches: int, branch: int, schema: pa.Schema) -> dict[str, Any]:
-        codec, level = avro_codec(paths.branch_prop(state, "writer.codec.type", branches, branch),
-                                  paths.branch_prop(state, "writer.deflate.level", branches, branch),
-                                  paths.branch_key("writer.codec.type", branches, branch),
-                                  paths.branch_key("writer.deflate.level", branches, branch))
+    def options(cls, settings: WriterSettings, state: State, schema: pa.Schema) -> dict[str, Any]:
+        codec, level = avro_codec(settings.codec, settings.deflate_level)
         record_name = state.get_prop("extract.table.name") or "Record"
         if avro_schema_of(schema) is None:
             arrow_to_avro(schema, record_name)  # fail the build, not the first write, on a type Avro cannot hold

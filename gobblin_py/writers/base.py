@@ -57,6 +57,17 @@ class StagedFileWriter(DataWriter):
     #: ``writer.codec.type`` values the format accepts, mapped to what the format library calls them
     codecs: dict[str, str] = {}
 
+    @classmethod
+    def options(cls, settings: Any, state: Any, schema: pa.Schema) -> dict[str, Any]:
+        """The constructor's format options from the branch's writer settings; UsageError naming the key when a
+        value (or a column type of ``schema``) cannot be written. Called before any file exists."""
+        return {}
+
+    @staticmethod
+    def name_suffix(options: dict[str, Any]) -> str:
+        """What the file name gets after the format's extension (``.gz`` for gzip text)."""
+        return ""
+
     def __init__(self, fs, staging_path: str, output_path: str, schema: pa.Schema, *,
                  include_record_count: bool = False, gzip_level: int | None = None) -> None:
         self.fs = fs

@@ -21,19 +21,23 @@ from typing import Any
 import pyarrow as pa
 
 from gobblin_py import fs as fsutil
-from gobblin_py.api import DataWriter, DataWriterBuilder
+from gobblin_py.api import BatchPartitioner, DataWriter, DataWriterBuilder, Initializable, RecordPartitioner
+from gobblin_py.config.branches import branch_count, branch_key
+from gobblin_py.config.errors import ConfigError
+from gobblin_py.config.settings import problem_at
 from gobblin_py.errors import UsageError
 from gobblin_py.state import State, WorkUnitState
 from gobblin_py.writers import paths
 from gobblin_py.writers.avro import AvroDataWriter
-from gobblin_py.writers.base import StagedFileWriter, parse_size
+from gobblin_py.writers.base import StagedFileWriter
 from gobblin_py.writers.csv import CsvDataWriter
 from gobblin_py.writers.jsonl import JsonLinesDataWriter
 from gobblin_py.writers.orc import OrcDataWriter
-from gobblin_py.writers.parquet import ParquetDataWriter, parquet_codec  # noqa: F401 - parquet_codec re-exported
+from gobblin_py.writers.parquet import ParquetDataWriter
 from gobblin_py.writers.partitioned import PartitionedDataWriter
 from gobblin_py.writers.partitioners import RecordPartitionerAdapter, WriterPartitioner
-from gobblin_py.writers.rolling import TARGET_FILE_SIZE_KEY, RollingDataWriter, WriterIds
+from gobblin_py.writers.rolling import RollingDataWriter, WriterIds
+from gobblin_py.writers.settings import WriterSettings
 
 FORMAT_WRITERS: dict[str, type[StagedFileWriter]] = {
     "PARQUET": ParquetDataWriter,
@@ -43,16 +47,6 @@ FORMAT_WRITERS: dict[str, type[StagedFileWriter]] = {
     "CSV": CsvDataWriter,
 }
 PARTITIONER_KEY = "writer.partitioner.class"
-INCLUDE_PARTITION_KEY = "writer.include.partition.in.file.names"
-REPLACE_SEPARATORS_KEY = "writer.replace.path.separators.in.partitions"
-RECORD_COUNT_KEY = "writer.include.record.count.in.file.names"
-
-
-def _flag(state: State, key: str, branches: int, branch: int) -> bool:
-    value = (paths.branch_prop(state, key, branches, branch) or "false").strip().lower()
-    if value not in ("true", "false"):
-        raise UsageError(f"{paths.branch_key(key, branches, branch)}={value}: expected true or false")
-    return value == "true"
 
 
 def numbered_name(name: str, sequence: int, extension: str) -> str:
@@ -72,13 +66,12 @@ def load_partitioner(state: State, branches: int, branch: int) -> WriterPartitio
     if not name or not name.strip():
         return None
     plugin: Any = instantiate(name, PARTITIONER_KEY)
-    if not isinstance(plugin, WriterPartitioner):
-        if hasattr(plugin, "partition_for_record"):
-            plugin = RecordPartitionerAdapter(plugin)
-        elif not hasattr(plugin, "partition"):
+    if not isinstance(plugin, (WriterPartitioner, BatchPartitioner)):
+        if not isinstance(plugin, RecordPartitioner):
             raise UsageError(f"{PARTITIONER_KEY}={name}: {type(plugin).__qualname__} is not a WriterPartitioner "
                              "(it needs partition(batch) or partition_for_record(record))")
-    if hasattr(plugin, "init"):
+        plugin = RecordPartitionerAdapter(plugin)
+    if isinstance(plugin, Initializable):
         plugin.init(state, branches, branch)
     return plugin
 
@@ -86,31 +79,47 @@ def load_partitioner(state: State, branches: int, branch: int) -> WriterPartitio
 class FsDataWriterBuilder(DataWriterBuilder):
     """Builds the file writer of the branch's ``writer.output.format`` on ``writer.fs.uri[.i]``."""
 
+    settings_class = WriterSettings
     default_format = "PARQUET"
 
+    @classmethod
+    def validate(cls, props) -> list[ConfigError]:
+        """Per branch: a codec the branch's format can write, a CSV delimiter of one character."""
+        problems: list[ConfigError] = []
+        branches = branch_count(props)
+        for branch in range(branches):
+            if WriterSettings.problems(props, branches=branches, branch=branch):
+                continue  # reported with the settings
+            settings = WriterSettings.load(props, branches=branches, branch=branch)
+            writer_cls = FORMAT_WRITERS[settings.format or cls.default_format]
+            try:
+                writer_cls.options(settings, State(dict(props)), pa.schema([]))
+            except UsageError as exc:
+                key, _, problem = str(exc).partition(": ")
+                key = branch_key(key.split("=", 1)[0], branches, branch)
+                problems.append(problem_at(props, key, problem or str(exc)))
+        return problems
+
     def build(self, state: WorkUnitState, schema: pa.Schema, branches: int, branch: int, writer_id: str) -> DataWriter:
-        fmt, extension = paths.output_format(state, branches, branch, self.default_format)
-        writer_cls = FORMAT_WRITERS.get(fmt)
-        if writer_cls is None:
-            raise UsageError(f"{paths.branch_key('writer.output.format', branches, branch)}={fmt}: no file writer "
-                             f"for this format (use {', '.join(FORMAT_WRITERS)})")
-        options: dict[str, Any] = writer_cls.options(state, branches, branch, schema)  # type: ignore[attr-defined]
-        options["include_record_count"] = _flag(state, RECORD_COUNT_KEY, branches, branch)
-        target = parse_size(paths.branch_key(TARGET_FILE_SIZE_KEY, branches, branch),
-                            paths.branch_prop(state, TARGET_FILE_SIZE_KEY, branches, branch))
+        settings = WriterSettings.load(state, branches=branches, branch=branch)
+        fmt = settings.format or self.default_format
+        extension = paths.FORMAT_EXTENSIONS[fmt]
+        writer_cls = FORMAT_WRITERS[fmt]
+        options: dict[str, Any] = writer_cls.options(settings, state, schema)  # type: ignore[attr-defined]
+        options["include_record_count"] = settings.record_count_in_names
+        target = settings.target_size
         if target and "stripe_size" in options:  # let an ORC file's growth show before it passes the target
             options["stripe_size"] = min(options["stripe_size"], target)
-        suffix = writer_cls.name_suffix(options) if hasattr(writer_cls, "name_suffix") else ""
+        suffix = writer_cls.name_suffix(options)
         partitioner = load_partitioner(state, branches, branch)
-        if partitioner is not None and hasattr(partitioner, "validate"):
-            partitioner.validate(schema)
+        if isinstance(partitioner, WriterPartitioner):
+            partitioner.check_schema(schema)
 
         staging, output = paths.writer_dirs(state, branches, branch)
-        fs_uri = paths.branch_prop(state, "writer.fs.uri", branches, branch)
-        fs, staging_root = fsutil.open_fs(staging, fs_uri)
-        _, output_root = fsutil.open_fs(output, fs_uri)
+        fs, staging_root = fsutil.open_fs(staging, settings.fs_uri)
+        _, output_root = fsutil.open_fs(output, settings.fs_uri)
         relative = paths.writer_file_path(state, branches, branch)
-        explicit_name = paths.branch_prop(state, "writer.file.name", branches, branch)
+        explicit_name = settings.file_name
         ids = WriterIds(writer_id)
 
         def open_file(partition: str, sequence: int) -> StagedFileWriter:
@@ -129,8 +138,8 @@ class FsDataWriterBuilder(DataWriterBuilder):
         if partitioner is None:
             return rolling("")
         return PartitionedDataWriter(partitioner, rolling,  # type: ignore[arg-type]
-                                     include_names=_flag(state, INCLUDE_PARTITION_KEY, branches, branch),
-                                     replace_separators=_flag(state, REPLACE_SEPARATORS_KEY, branches, branch))
+                                     include_names=settings.partition_in_names,
+                                     replace_separators=settings.replace_separators)
 
 
 class ParquetDataWriterBuilder(FsDataWriterBuilder):

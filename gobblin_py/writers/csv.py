@@ -19,11 +19,15 @@ import pyarrow.csv as pcsv
 
 from gobblin_py.errors import UsageError
 from gobblin_py.state import State
-from gobblin_py.writers import paths
+from gobblin_py.writers.settings import WriterSettings
 from gobblin_py.writers.base import StagedFileWriter, codec_for
 from gobblin_py.writers.jsonl import TEXT_CODECS, base64_strings
 
-_DELIMITERS = {"\\t": "\t", "tab": "\t", "\\u0001": "\x01"}
+
+
+def valid_delimiter(delimiter: str) -> bool:
+    """One character that is neither a quote nor a line break."""
+    return len(delimiter) == 1 and delimiter not in "\"\r\n"
 
 
 def _is_binary(t: pa.DataType) -> bool:
@@ -63,21 +67,14 @@ class CsvDataWriter(StagedFileWriter):
         super().__init__(fs, staging_path, output_path, schema, **kwargs)
 
     @classmethod
-    def options(cls, state: State, branches: int, branch: int, schema: pa.Schema) -> dict[str, Any]:
-        codec = codec_for(cls, "CSV", paths.branch_key("writer.codec.type", branches, branch),
-                          paths.branch_prop(state, "writer.codec.type", branches, branch), "none")
-        raw = paths.branch_prop(state, "writer.csv.delimiter", branches, branch) or ","
-        delimiter = _DELIMITERS.get(raw.lower(), raw)
-        if len(delimiter) != 1 or delimiter in "\"\r\n":
-            raise UsageError(f"{paths.branch_key('writer.csv.delimiter', branches, branch)}={raw!r}: "
-                             "expected one character other than a quote or a line break (\\t or tab for a tab)")
-        header_key = paths.branch_key("writer.csv.header", branches, branch)
-        header = (paths.branch_prop(state, "writer.csv.header", branches, branch) or "true").strip().lower()
-        if header not in ("true", "false"):
-            raise UsageError(f"{header_key}={header}: expected true or false")
+    def options(cls, settings: WriterSettings, state: State, schema: pa.Schema) -> dict[str, Any]:
+        codec = codec_for(cls, "CSV", "writer.codec.type", settings.codec, "none")
+        if not valid_delimiter(settings.delimiter):
+            raise UsageError(f"writer.csv.delimiter={settings.csv_delimiter!r}: expected one character other than a "
+                             "quote or a line break (\\t or tab for a tab)")
         for field in schema:
             csv_type(field.type, field.name)
-        return {"codec": codec, "delimiter": delimiter, "header": header == "true"}
+        return {"codec": codec, "delimiter": settings.delimiter, "header": settings.csv_header}
 
     @staticmethod
     def name_suffix(options: dict[str, Any]) -> str:

@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 
 from gobblin_py.errors import UsageError
 from gobblin_py.state import State
-from gobblin_py.writers import paths
+from gobblin_py.writers.settings import WriterSettings
 from gobblin_py.writers.base import StagedFileWriter, codec_for
 
 TEXT_CODECS = {"none": "none", "uncompressed": "none", "gzip": "gzip", "gz": "gzip"}
@@ -194,9 +194,8 @@ class JsonLinesDataWriter(StagedFileWriter):
         super().__init__(fs, staging_path, output_path, schema, **kwargs)
 
     @classmethod
-    def options(cls, state: State, branches: int, branch: int, schema: pa.Schema) -> dict[str, Any]:
-        codec = codec_for(cls, "JSON", paths.branch_key("writer.codec.type", branches, branch),
-                          paths.branch_prop(state, "writer.codec.type", branches, branch), "none")
+    def options(cls, settings: WriterSettings, state: State, schema: pa.Schema) -> dict[str, Any]:
+        codec = codec_for(cls, "JSON", "writer.codec.type", settings.codec, "none")
         for field in schema:
             check_json_type(field.type, field.name)
         return {"codec": codec}

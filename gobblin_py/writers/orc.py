@@ -26,8 +26,8 @@ import pyarrow.orc as orc
 
 from gobblin_py.errors import UsageError
 from gobblin_py.state import State
-from gobblin_py.writers import paths
-from gobblin_py.writers.base import StagedFileWriter, codec_for, parse_size
+from gobblin_py.writers.settings import WriterSettings
+from gobblin_py.writers.base import StagedFileWriter, codec_for
 
 CODECS = {"zlib": "zlib", "deflate": "zlib", "snappy": "snappy", "zstd": "zstd", "lz4": "lz4",
           "none": "uncompressed", "uncompressed": "uncompressed"}
@@ -105,20 +105,15 @@ class OrcDataWriter(StagedFileWriter):
         super().__init__(fs, staging_path, output_path, schema, **kwargs)
 
     @classmethod
-    def options(cls, state: State, branches: int, branch: int, schema: pa.Schema) -> dict[str, Any]:
-        key = paths.branch_key("writer.codec.type", branches, branch)
-        value = paths.branch_prop(state, "writer.codec.type", branches, branch)
-        if value is None and state.get_prop("orc.compress"):
-            key, value = "orc.compress", state.get_prop("orc.compress")
+    def options(cls, settings: WriterSettings, state: State, schema: pa.Schema) -> dict[str, Any]:
+        key, value = "writer.codec.type", settings.codec
+        if value is None and settings.orc_compress:
+            key, value = "orc.compress", settings.orc_compress
         codec = codec_for(cls, "ORC", key, value, "zlib")
-        stripe = parse_size("orc.stripe.size", state.get_prop("orc.stripe.size")) or DEFAULT_STRIPE_SIZE
         for field in schema:
             orc_type(field.type, field.name)
-        allow_key = paths.branch_key(ALLOW_PRE_EPOCH_FRACTIONS_KEY, branches, branch)
-        allow = (paths.branch_prop(state, ALLOW_PRE_EPOCH_FRACTIONS_KEY, branches, branch) or "false").strip().lower()
-        if allow not in ("true", "false"):
-            raise UsageError(f"{allow_key}={allow}: expected true or false")
-        return {"codec": codec, "stripe_size": stripe, "allow_pre_epoch_fractions": allow == "true"}
+        return {"codec": codec, "stripe_size": settings.orc_stripe_size or DEFAULT_STRIPE_SIZE,
+                "allow_pre_epoch_fractions": settings.orc_pre_epoch_fractions}
 
     def _open(self, sink) -> None:
         self._writer = orc.ORCWriter(sink, compression=self.codec, stripe_size=self.stripe_size)

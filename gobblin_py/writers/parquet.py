@@ -7,21 +7,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from gobblin_py.errors import UsageError
 from gobblin_py.state import State
-from gobblin_py.writers import paths
-from gobblin_py.writers.base import StagedFileWriter
+from gobblin_py.writers.base import StagedFileWriter, codec_for
+from gobblin_py.writers.settings import WriterSettings
 
 # writer.codec.type -> Parquet compression; "deflate" (Gobblin's Avro default) maps to gzip, its Parquet kin
 CODECS = {"snappy": "snappy", "gzip": "gzip", "deflate": "gzip", "zstd": "zstd", "lz4": "lz4", "brotli": "brotli",
           "none": "none", "uncompressed": "none"}
-
-
-def parquet_codec(value: str | None) -> str:
-    codec = (value or "snappy").strip().lower()
-    if codec not in CODECS:
-        raise UsageError(f"writer.codec.type={value}: Parquet supports {', '.join(sorted(CODECS))}")
-    return CODECS[codec]
 
 
 class ParquetDataWriter(StagedFileWriter):
@@ -36,8 +28,8 @@ class ParquetDataWriter(StagedFileWriter):
         super().__init__(fs, staging_path, output_path, schema, **kwargs)
 
     @classmethod
-    def options(cls, state: State, branches: int, branch: int, schema: pa.Schema) -> dict[str, Any]:
-        return {"codec": parquet_codec(paths.branch_prop(state, "writer.codec.type", branches, branch))}
+    def options(cls, settings: WriterSettings, state: State, schema: pa.Schema) -> dict[str, Any]:
+        return {"codec": codec_for(cls, "Parquet", "writer.codec.type", settings.codec, "snappy")}
 
     def _open(self, sink) -> None:
         self._writer = pq.ParquetWriter(sink, self.schema, compression=self.codec)

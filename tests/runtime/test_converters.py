@@ -44,9 +44,9 @@ def test_projection_keeps_orders_and_renames():
 def test_projection_errors_name_the_key_and_field():
     with pytest.raises(UsageError, match="converter.projection.fields: no field nope"):
         run(FieldProjectionConverter(), BATCH, state(**{"converter.projection.fields": "id,nope"}))
-    with pytest.raises(UsageError, match="converter.projection.fields is not set"):
+    with pytest.raises(UsageError, match="key 'converter.projection.fields': is not set"):
         FieldProjectionConverter().init(state())
-    with pytest.raises(UsageError, match="same name"):
+    with pytest.raises(UsageError, match="two fields get the name x"):
         FieldProjectionConverter().init(state(**{"converter.projection.fields": "id:x,name:x"}))
 
 

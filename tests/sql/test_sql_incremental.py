@@ -92,8 +92,9 @@ def test_rows_arriving_during_a_run_are_neither_lost_nor_duplicated(db, tmp_path
     ] + [f"UPDATE orders SET note = 'changed', updated_at = {db.sql_literal_ts(arrive + dt.timedelta(minutes=1))} WHERE id = 7"]
     once = tmp_path / "once"
     once.mkdir()
+    # one task at a time, oldest range first: row 7 is read (first batch of the first range) before it changes
     job = SqlJob(tmp_path / "job", db, tables="orders", source__querybased__partition__interval="0.5",
-                 source__querybased__fetch__size="10",
+                 source__querybased__fetch__size="10", taskexecutor__threadpool__size="1",
                  converter__classes="tests.sql.plugins.InsertRowsDuringRun",
                  test__insert__sql=";".join(statements), test__once__dir=str(once), **{
                      k.replace(".", "__"): v for k, v in db.plugin_props().items()})

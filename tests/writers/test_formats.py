@@ -152,7 +152,7 @@ def test_avro_deflate_level(tmp_path):
                                           writer__deflate__level=level), text)
         sizes[level] = Path(outputs[0]).stat().st_size
     assert sizes["9"] * 5 < sizes["0"]
-    with pytest.raises(UsageError, match="writer.deflate.level=12"):
+    with pytest.raises(UsageError, match="key 'writer.deflate.level': '12': must be at most 9"):
         build(task_state(tmp_path, writer__output__format="AVRO", writer__deflate__level="12"))
 
 
@@ -279,7 +279,7 @@ def test_format_builders_default_their_format(tmp_path, fmt, builder):
 
 
 def test_unknown_format_is_refused(tmp_path):
-    with pytest.raises(UsageError, match="writer.output.format=PROTOBUF: no file writer"):
+    with pytest.raises(UsageError, match="key 'writer.output.format': 'PROTOBUF': not one of the accepted values"):
         build(task_state(tmp_path, writer__output__format="PROTOBUF"))
 
 

@@ -123,8 +123,8 @@ def test_time_partitions_of_dates_and_nested_fields(tmp_path):
 @pytest.mark.parametrize("key,value,message", [
     ("writer.partition.pattern", "yyyy/QQ", "'QQ' is not supported"),
     ("writer.partition.timezone", "Mars/Olympus", "not a time zone"),
-    ("writer.partition.granularity", "FORTNIGHT", "use one of"),
-    ("writer.partition.timeUnit", "JIFFIES", "use one of"),
+    ("writer.partition.granularity", "FORTNIGHT", "expected YEAR | MONTH | DAY | HOUR | MINUTE"),
+    ("writer.partition.timeUnit", "JIFFIES", "not one of the accepted values"),
 ])
 def test_bad_time_partitioner_settings(tmp_path, key, value, message):
     props = {"writer__partitioner__class": TIME, "writer__partition__columns": "event_time", key.replace(".", "__"): value}
@@ -259,7 +259,7 @@ def test_a_job_with_a_partitioner_passes_the_pre_run_check():
     from gobblin_py.runtime.validation import check_job
 
     check = check_job({"job.name": "P", "source.class": "gobblin_py.sources.filebased.FileBasedSource",
-                       "source.filebased.data.directory": "/tmp", "task.data.root.dir": "/tmp/x", "state.store.dir": "/tmp/s",
+                       "source.filebased.data.directory": "/tmp", "task.data.root.dir": "/tmp/x", "state.store.dir": "/tmp/s", "data.publisher.final.dir": "/tmp/f",
                        "writer.partitioner.class": "gobblin_py.writers.partitioners.TimeBasedWriterPartitioner",
                        "writer.partition.columns": "at"})
     assert check.ok, check.errors

@@ -110,5 +110,5 @@ def test_sizes(text, size):
 
 
 def test_a_bad_size_is_refused(tmp_path):
-    with pytest.raises(UsageError, match="writer.target.file.size=lots"):
+    with pytest.raises(UsageError, match="key 'writer.target.file.size': 'lots': not a size"):
         build(task_state(tmp_path, writer__target__file__size="lots"))
