@@ -1,5 +1,5 @@
 # Two commands for a fresh machine: `make run` and `make test`. Both create .venv and install gobblin_py
-# with its dev extra when the environment is missing or older than pyproject.toml.
+# with its dev and kafka extras when the environment is missing or older than pyproject.toml.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -7,24 +7,31 @@ GPY := $(VENV)/bin/gpy
 STAMP := $(VENV)/.installed
 WORK := work
 
-.PHONY: run test install clean
+.PHONY: run test install clean docs
 
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,kafka]'
 	@touch $(STAMP)
 
 # The quickstart job, twice on embedded Spark: the first run pulls the sample orders, the second pulls nothing.
+# Then the Kafka example: a local broker, 10,000 sample events, jobs/kafka_to_parquet.pull twice.
 run: $(STAMP)
 	@rm -rf $(WORK)/quickstart
 	$(GPY) run jobs/quickstart.pull
 	$(GPY) run jobs/quickstart.pull
 	$(GPY) state show jobs/quickstart.pull
+	@rm -rf $(WORK)/kafka_to_parquet $(WORK)/kafka-broker
+	$(PY) scripts/kafka_sample.py demo
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# The README's key tables, regenerated from the keys' declarations (a test fails while they are stale).
+docs: $(STAMP)
+	$(PY) scripts/update_readme_keys.py
 
 clean:
 	rm -rf $(VENV) $(WORK) .pytest_cache .hypothesis

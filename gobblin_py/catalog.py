@@ -63,7 +63,7 @@ def plugin_entries() -> list[PluginEntry]:
             continue
         doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
         settings_class = cls.settings_class if isinstance(cls, Configurable) else None
-        keys = settings_class.keys() if settings_class is not None else []
+        keys = settings_class.keys(own=True) if settings_class is not None else []
         entries.append(PluginEntry(info.target, _kind(cls), info.names, doc, keys, settings_class=settings_class))
     return entries
 
@@ -72,7 +72,7 @@ def core_sections() -> list[tuple[str, list[Key]]]:
     """The runtime's own keys, one section per settings class."""
     from gobblin_py.runtime.validation import CORE_SETTINGS
 
-    return [(_title(cls), cls.keys()) for cls in CORE_SETTINGS]
+    return [(_title(cls), cls.keys(own=True)) for cls in CORE_SETTINGS]
 
 
 def _title(cls: type[Settings]) -> str:

@@ -86,6 +86,7 @@ class Key:
     aliases: tuple[str, ...] = ()
     example: str | None = None
     shared_fallback: bool = False
+    borrowed: bool = False  # declared by another settings class, read here too (see same_as)
 
     @property
     def is_prefix(self) -> bool:
@@ -264,7 +265,7 @@ class Settings:
             spec = f.metadata.get(_SETTING)
             if spec is None:
                 continue
-            spec = dict(spec)
+            spec = dict(spec, borrowed="gpy.declared_by" in f.metadata)
             if spec["kind"] is None:
                 spec["kind"] = _kind_from_annotation(hints[f.name], spec["name"])
             out.append((f.name, Key(**spec)))
@@ -273,9 +274,9 @@ class Settings:
         return result
 
     @classmethod
-    def keys(cls) -> list[Key]:
-        """Every declared key."""
-        return [key for _, key in cls.declared()]
+    def keys(cls, own: bool = False) -> list[Key]:
+        """Every key it reads (``own``: only those it declares itself, not those borrowed with same_as)."""
+        return [key for _, key in cls.declared() if not (own and key.borrowed)]
 
     @classmethod
     def load(cls: type[T], props: Any, context: Context | None = None, **context_args: Any) -> T:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import pyarrow as pa
 
-from gobblin_py.api import Converter, plugin_name
+from gobblin_py.api import Closeable, Converter, Initializable, plugin_name
 from gobblin_py.logs import get_logger
 from gobblin_py.state import WorkUnitState
 
@@ -42,7 +42,7 @@ class RecordConverterAdapter(Converter):
         self._schema: pa.Schema | None = None
 
     def init(self, state: WorkUnitState) -> None:
-        if hasattr(self.plugin, "init"):
+        if isinstance(self.plugin, Initializable):
             self.plugin.init(state)
         log.warning("per_record_converter", converter=plugin_name(self.plugin),
                     note="runs in Python once per record (slow path); prefer a vectorised Converter")
@@ -77,5 +77,5 @@ class RecordConverterAdapter(Converter):
         return [pa.RecordBatch.from_pylist(out_rows, schema=self._schema)]
 
     def close(self) -> None:
-        if hasattr(self.plugin, "close"):
+        if isinstance(self.plugin, Closeable):
             self.plugin.close()

@@ -20,7 +20,7 @@ import posixpath
 import uuid
 from urllib.parse import quote
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,11 +84,7 @@ def boundary(name: str) -> None:
 
 
 class CommitStep(ABC):
-    """One idempotent part of a commit.
-
-    A step kind defined elsewhere (a plugin's) puts ``"class": step_class_path(self)`` in its JSON and offers a
-    class method ``from_json(data, props)`` that rebuilds it from that JSON and the job's properties.
-    """
+    """One idempotent part of a commit."""
 
     kind: str = ""
 
@@ -109,25 +105,9 @@ class CommitStep(ABC):
 
 
 def step_class_path(step: CommitStep) -> str:
-    """``module:Class`` of a step, recorded in its JSON so a later run can rebuild a step of any kind."""
+    """``module:Class`` of a step, for its JSON's ``class``: how a later run rebuilds a plugin's step."""
     cls = type(step)
     return f"{cls.__module__}:{cls.__qualname__}"
-
-
-def _load_step(item: dict[str, Any], props: Mapping[str, str]) -> CommitStep:
-    """A step of a kind defined outside this module (a plugin's): its class rebuilds it with
-    ``from_json(data, props)``; ``props`` are the job's properties (secrets are read there, never logged)."""
-    module_name, _, attr = str(item.get("class", "")).partition(":")
-    if not module_name or not attr:
-        raise ValueError(f"unknown step kind {item.get('kind')!r}")
-    try:
-        cls = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(f"step class {item['class']} cannot be loaded: {exc}") from None
-    step = cls.from_json(item, props)
-    if not isinstance(step, CommitStep):
-        raise ValueError(f"step class {item['class']} did not rebuild a CommitStep")
-    return step
 
 
 class PublishConflictError(GobblinPyError):
@@ -253,17 +233,19 @@ class CommitSequence:
 
     @classmethod
     def from_json(cls, data: dict[str, Any], store: FsDatasetStateStore, where: str,
-                  props: Mapping[str, str] | None = None) -> "CommitSequence":
+                  props: dict[str, str] | None = None) -> "CommitSequence":
         try:
             steps: list[CommitStep] = []
             for item in data["steps"]:
-                if item["kind"] == "fs_rename":
+                if "class" in item:  # a plugin's step (e.g. a Kafka transaction), rebuilt by its own class
+                    steps.append(plugin_step(item, props or {}))
+                elif item["kind"] == "fs_rename":
                     steps.append(FsRenameStep(item["src"], item["dst"], item.get("src_fs_uri"), item.get("dst_fs_uri")))
                 elif item["kind"] == "dataset_state":
                     state = deserialize(DATASET_STATE_CLASS, bytes.fromhex(item["state"]), where)
                     steps.append(DatasetStateStep(store, item["urn"], state))  # type: ignore[arg-type]
                 else:
-                    steps.append(_load_step(item, props or {}))
+                    raise ValueError(f"unknown step kind {item['kind']!r}")
             return cls(data["job_name"], data["urn"], data["job_id"], steps)
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptFileError(where, f"not a readable commit sequence ({exc}); it records an unfinished "
@@ -281,20 +263,33 @@ class CommitSequence:
             on_step(f"{self.urn}:step{index}:{step.kind}")
 
 
+def plugin_step(item: dict[str, Any], props: dict[str, str]) -> CommitStep:
+    """A step whose JSON names its class (``module:Class``, a CommitStep with ``from_json(item, props)``): plugins
+    log their own kinds of step; the job's properties give them what a log must not hold (credentials)."""
+    module_name, _, name = str(item["class"]).partition(":")
+    try:
+        step_cls = getattr(importlib.import_module(module_name), name)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"step class {item['class']} cannot be loaded ({exc})") from None
+    if not (isinstance(step_cls, type) and issubclass(step_cls, CommitStep)):
+        raise ValueError(f"{item['class']} is not a CommitStep")
+    return step_cls.from_json(item, props)  # type: ignore[attr-defined]
+
+
 class CommitSequenceStore:
     """Commit sequences on any fsspec filesystem, one JSON file per (job, dataset), written atomically."""
 
     def __init__(self, root: str, fs_uri: str | None, state_store: FsDatasetStateStore,
-                 props: Mapping[str, str] | None = None) -> None:
+                 props: dict[str, str] | None = None) -> None:
         self.fs, self.root = fsutil.open_fs(root, fs_uri)
         self.state_store = state_store
-        self.props = dict(props or {})  # what plugin steps (a database publish, say) need to run again
+        self.props = props or {}
 
     @classmethod
     def for_job(cls, props: dict[str, str], state_store: FsDatasetStateStore) -> "CommitSequenceStore":
         settings = DeliverySettings.load(props)
         root = settings.store_dir or posixpath.join(state_store.url.rstrip("/"), "_commit_sequences")
-        return cls(root, settings.store_fs_uri or props.get("state.store.fs.uri"), state_store, props)
+        return cls(root, settings.store_fs_uri or props.get("state.store.fs.uri"), state_store, dict(props))
 
     @staticmethod
     def file_name(urn: str) -> str:

@@ -22,8 +22,9 @@ from typing import Any
 
 from gobblin_py import fs as fsutil
 from gobblin_py.config.errors import ConfigError
-from gobblin_py.config.settings import Settings, setting
+from gobblin_py.config.settings import Settings, same_as, setting
 from gobblin_py.errors import GobblinPyError, UsageError
+from gobblin_py.state.store import StateStoreSettings
 
 ENABLED_KEY = "job.lock.enabled"
 DIR_KEY = "job.lock.dir"
@@ -38,15 +39,17 @@ class LockSettings(Settings):
 
     enabled: bool = setting(ENABLED_KEY, default=True, doc="false: runs of the job may overlap")
     directory: str | None = setting(DIR_KEY, default_doc="state.store.dir", doc="folder of <job.name>.lock")
-    state_dir: str | None = setting("state.store.dir", doc="(the default lock folder)")
+    state_dir: str | None = same_as(StateStoreSettings, "root")
     fs_uri: str | None = setting("fs.uri", doc="filesystem of a bare job.lock.dir")
-    state_fs_uri: str | None = setting("state.store.fs.uri", doc="(the default lock filesystem)")
+    state_fs_uri: str | None = same_as(StateStoreSettings, "fs_uri")
+    state_enabled: bool = same_as(StateStoreSettings, "enabled")
     timeout_s: float = setting(TIMEOUT_KEY, default=300.0, minimum=1, doc="a lock not refreshed this long is stale")
     refresh_s: float = setting(REFRESH_KEY, default=30.0, minimum=0.05, doc="seconds between refreshes of a held lock")
 
     def check(self) -> list[ConfigError]:
         problems = []
-        if self.enabled and not (self.directory or self.state_dir):
+        if self.enabled and not self.directory and not self.state_dir and not self.state_enabled:
+            # (with a state store, its missing state.store.dir is the problem reported)
             problems.append(ConfigError("is not set", key=DIR_KEY, hint="name where the job's lock lives "
                                         f"(or set state.store.dir), or set {ENABLED_KEY}=false"))
         if self.refresh_s >= self.timeout_s:

@@ -20,11 +20,26 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from gobblin_py.api import Configurable, Validating
+from gobblin_py.api import (
+    BatchPartitioner,
+    Configurable,
+    Converter,
+    DataPublisher,
+    DataWriterBuilder,
+    ForkOperator,
+    RecordConverter,
+    RecordForkOperator,
+    RecordPartitioner,
+    RecordRowPolicy,
+    RowPolicy,
+    Source,
+    TaskPolicy,
+    Validating,
+)
 from gobblin_py.config.branches import branch_count
 from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.gobblin_keys import GOBBLIN_KEYS
-from gobblin_py.config.settings import Context, Key, Scope, Settings, SettingsError, unresolved_substitutions
+from gobblin_py.config.settings import Context, Key, Scope, Settings, SettingsError, problem_at, unresolved_substitutions
 from gobblin_py.errors import UsageError
 from gobblin_py.forks.identity import ForkSettings
 from gobblin_py.plugins import PluginError, PluginRef, plugin_refs, registered_plugins, resolve_class
@@ -37,6 +52,7 @@ from gobblin_py.runtime.locks import LockSettings
 from gobblin_py.runtime.task import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER, TaskSettings
 from gobblin_py.sources.retry import RetrySettings
 from gobblin_py.state.store import StateStoreSettings
+from gobblin_py.writers.partitioners import WriterPartitioner
 
 CORE_SETTINGS: tuple[type[Settings], ...] = (
     JobSettings, CommitSettings, DeliverySettings, TaskSettings, EngineSettings, LockSettings,
@@ -47,6 +63,22 @@ _BRANCH_SUFFIX = re.compile(r"^(?P<base>.+)\.(?P<branch>\d+)$")
 _ENTITY = re.compile(r"^source\.querybased\.entity\.[^.]+\.(?P<key>.+)$")
 # key families passed through to other systems, or named per branch by design
 _PASS_THROUGH = ("spark.", "fork.branch.name.", "previous.extract.schema", "hadoop.", "fs.")
+# what the class a key names must be (a protocol: it offers the methods; a class: it subclasses it)
+_ROLES: dict[str, tuple[type, ...]] = {
+    "source.class": (Source,),
+    "converter.classes": (Converter, RecordConverter),
+    "fork.operator.class": (ForkOperator, RecordForkOperator),
+    "writer.builder.class": (DataWriterBuilder,),
+    "data.publisher.type": (DataPublisher,),
+    "data.publisher.job.type": (DataPublisher,),
+    "qualitychecker.row.policies": (RowPolicy, RecordRowPolicy),
+    "qualitychecker.task.policies": (TaskPolicy,),
+    "writer.partitioner.class": (WriterPartitioner, BatchPartitioner, RecordPartitioner),
+}
+_ROLE_NAMES = {"source.class": "Source", "converter.classes": "Converter", "fork.operator.class": "ForkOperator",
+               "writer.builder.class": "DataWriterBuilder", "data.publisher.type": "DataPublisher",
+               "data.publisher.job.type": "DataPublisher", "qualitychecker.row.policies": "RowPolicy",
+               "qualitychecker.task.policies": "TaskPolicy", "writer.partitioner.class": "WriterPartitioner"}
 # per-branch keys: which plugin keys apply to which branch (Gobblin's rules, spec §3.1)
 _PER_BRANCH_PLUGIN_KEYS = ("writer.builder.class", "writer.partitioner.class", "data.publisher.type",
                            "qualitychecker.task.policies")
@@ -114,6 +146,23 @@ def _plugin_uses(props: Mapping[str, str], branches: int) -> list[tuple[PluginRe
     return uses
 
 
+def _base_key(key: str) -> str:
+    match = _BRANCH_SUFFIX.match(key)
+    return match.group("base") if match else key
+
+
+def _role_mismatch(ref: PluginRef, cls: type) -> str | None:
+    """Why ``cls`` cannot play the role of its key (a converter named as the source, say), or None."""
+    accepted = _ROLES.get(_base_key(ref.key))
+    if accepted is None or any(isinstance(cls, a) if _is_protocol(a) else issubclass(cls, a) for a in accepted):
+        return None
+    return f"{ref.name} is not a {_ROLE_NAMES[_base_key(ref.key)]} ({cls.__module__}.{cls.__qualname__})"
+
+
+def _is_protocol(cls: type) -> bool:
+    return bool(getattr(cls, "_is_protocol", False))
+
+
 def check_job(props: Mapping[str, str], *, strict: bool = False) -> JobCheck:
     """Check a job's properties (a :class:`~gobblin_py.config.JobConfig` gives file and line)."""
     check = JobCheck()
@@ -150,6 +199,10 @@ def check_job(props: Mapping[str, str], *, strict: bool = False) -> JobCheck:
                 else:
                     check.unresolved.append(str(exc))
             add([error])
+            continue
+        mismatch = _role_mismatch(ref, cls)
+        if mismatch:
+            add([problem_at(props, ref.key, mismatch, f"name a {_ROLE_NAMES[_base_key(ref.key)]} class")])
             continue
         if isinstance(cls, Configurable):
             add(cls.settings_class.problems(props, context))

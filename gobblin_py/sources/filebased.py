@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from datetime import datetime
 import posixpath
 from collections.abc import Iterator
 
@@ -216,7 +217,7 @@ def _mtime_ms(info: dict, fs, path: str) -> int:
     for key in ("mtime", "LastModified", "last_modified", "updated"):
         value = info.get(key)
         if value is not None:
-            return int(value.timestamp() * 1000) if hasattr(value, "timestamp") else int(float(value) * 1000)
+            return int(value.timestamp() * 1000) if isinstance(value, datetime) else int(float(value) * 1000)
     return int(fs.modified(path).timestamp() * 1000)
 
 

@@ -410,7 +410,7 @@ class AvroDataWriter(StagedFileWriter):
     def options(cls, settings: WriterSettings, state: State, schema: pa.Schema) -> dict[str, Any]:
         codec, level = avro_codec(settings.codec, settings.deflate_level)
         record_name = state.get_prop("extract.table.name") or "Record"
-        if avro_schema_of(schema) is None:
+        if schema is not None and avro_schema_of(schema) is None:
             arrow_to_avro(schema, record_name)  # fail the build, not the first write, on a type Avro cannot hold
         return {"codec": codec, "compression_level": level, "record_name": record_name,
                 "namespace": state.get_prop("extract.namespace") or None}

@@ -58,9 +58,10 @@ class StagedFileWriter(DataWriter):
     codecs: dict[str, str] = {}
 
     @classmethod
-    def options(cls, settings: Any, state: Any, schema: pa.Schema) -> dict[str, Any]:
+    def options(cls, settings: Any, state: Any, schema: pa.Schema | None) -> dict[str, Any]:
         """The constructor's format options from the branch's writer settings; UsageError naming the key when a
-        value (or a column type of ``schema``) cannot be written. Called before any file exists."""
+        value (or a column type of ``schema``) cannot be written. Called before any file exists, and with no
+        schema before the run, to check the settings alone."""
         return {}
 
     @staticmethod

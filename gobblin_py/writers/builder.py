@@ -24,7 +24,7 @@ from gobblin_py import fs as fsutil
 from gobblin_py.api import BatchPartitioner, DataWriter, DataWriterBuilder, Initializable, RecordPartitioner
 from gobblin_py.config.branches import branch_count, branch_key
 from gobblin_py.config.errors import ConfigError
-from gobblin_py.config.settings import problem_at
+from gobblin_py.config.settings import Settings, problem_at
 from gobblin_py.errors import UsageError
 from gobblin_py.state import State, WorkUnitState
 from gobblin_py.writers import paths
@@ -37,7 +37,7 @@ from gobblin_py.writers.parquet import ParquetDataWriter
 from gobblin_py.writers.partitioned import PartitionedDataWriter
 from gobblin_py.writers.partitioners import RecordPartitionerAdapter, WriterPartitioner
 from gobblin_py.writers.rolling import RollingDataWriter, WriterIds
-from gobblin_py.writers.settings import WriterSettings
+from gobblin_py.writers.settings import FileWriterSettings, WriterSettings
 
 FORMAT_WRITERS: dict[str, type[StagedFileWriter]] = {
     "PARQUET": ParquetDataWriter,
@@ -79,21 +79,27 @@ def load_partitioner(state: State, branches: int, branch: int) -> WriterPartitio
 class FsDataWriterBuilder(DataWriterBuilder):
     """Builds the file writer of the branch's ``writer.output.format`` on ``writer.fs.uri[.i]``."""
 
-    settings_class = WriterSettings
+    settings_class: type[Settings] = WriterSettings
     default_format = "PARQUET"
 
     @classmethod
+    def writer_for(cls, settings: Any) -> tuple[type[StagedFileWriter], str]:
+        """``(file writer class, file extension)`` of a branch (a builder of one writer overrides this)."""
+        fmt = settings.format or cls.default_format
+        return FORMAT_WRITERS[fmt], paths.FORMAT_EXTENSIONS[fmt]
+
+    @classmethod
     def validate(cls, props) -> list[ConfigError]:
-        """Per branch: a codec the branch's format can write, a CSV delimiter of one character."""
+        """Per branch, what the format says of its options (a codec it can write, a one-character delimiter)."""
         problems: list[ConfigError] = []
         branches = branch_count(props)
         for branch in range(branches):
-            if WriterSettings.problems(props, branches=branches, branch=branch):
+            if cls.settings_class.problems(props, branches=branches, branch=branch):
                 continue  # reported with the settings
-            settings = WriterSettings.load(props, branches=branches, branch=branch)
-            writer_cls = FORMAT_WRITERS[settings.format or cls.default_format]
+            settings = cls.settings_class.load(props, branches=branches, branch=branch)
+            writer_cls, _ = cls.writer_for(settings)
             try:
-                writer_cls.options(settings, State(dict(props)), pa.schema([]))
+                writer_cls.options(settings, State(dict(props)), None)
             except UsageError as exc:
                 key, _, problem = str(exc).partition(": ")
                 key = branch_key(key.split("=", 1)[0], branches, branch)
@@ -101,13 +107,13 @@ class FsDataWriterBuilder(DataWriterBuilder):
         return problems
 
     def build(self, state: WorkUnitState, schema: pa.Schema, branches: int, branch: int, writer_id: str) -> DataWriter:
-        settings = WriterSettings.load(state, branches=branches, branch=branch)
-        fmt = settings.format or self.default_format
-        extension = paths.FORMAT_EXTENSIONS[fmt]
-        writer_cls = FORMAT_WRITERS[fmt]
-        options: dict[str, Any] = writer_cls.options(settings, state, schema)  # type: ignore[attr-defined]
-        options["include_record_count"] = settings.record_count_in_names
-        target = settings.target_size
+        settings = self.settings_class.load(state, branches=branches, branch=branch)
+        files = settings if isinstance(settings, FileWriterSettings) else \
+            FileWriterSettings.load(state, branches=branches, branch=branch)
+        writer_cls, extension = self.writer_for(settings)
+        options: dict[str, Any] = writer_cls.options(settings, state, schema)
+        options["include_record_count"] = files.record_count_in_names
+        target = files.target_size
         if target and "stripe_size" in options:  # let an ORC file's growth show before it passes the target
             options["stripe_size"] = min(options["stripe_size"], target)
         suffix = writer_cls.name_suffix(options)
@@ -116,10 +122,10 @@ class FsDataWriterBuilder(DataWriterBuilder):
             partitioner.check_schema(schema)
 
         staging, output = paths.writer_dirs(state, branches, branch)
-        fs, staging_root = fsutil.open_fs(staging, settings.fs_uri)
-        _, output_root = fsutil.open_fs(output, settings.fs_uri)
+        fs, staging_root = fsutil.open_fs(staging, files.fs_uri)
+        _, output_root = fsutil.open_fs(output, files.fs_uri)
         relative = paths.writer_file_path(state, branches, branch)
-        explicit_name = settings.file_name
+        explicit_name = files.file_name
         ids = WriterIds(writer_id)
 
         def open_file(partition: str, sequence: int) -> StagedFileWriter:
@@ -138,8 +144,8 @@ class FsDataWriterBuilder(DataWriterBuilder):
         if partitioner is None:
             return rolling("")
         return PartitionedDataWriter(partitioner, rolling,  # type: ignore[arg-type]
-                                     include_names=settings.partition_in_names,
-                                     replace_separators=settings.replace_separators)
+                                     include_names=files.partition_in_names,
+                                     replace_separators=files.replace_separators)
 
 
 class ParquetDataWriterBuilder(FsDataWriterBuilder):

@@ -72,7 +72,7 @@ class CsvDataWriter(StagedFileWriter):
         if not valid_delimiter(settings.delimiter):
             raise UsageError(f"writer.csv.delimiter={settings.csv_delimiter!r}: expected one character other than a "
                              "quote or a line break (\\t or tab for a tab)")
-        for field in schema:
+        for field in schema or ():
             csv_type(field.type, field.name)
         return {"codec": codec, "delimiter": settings.delimiter, "header": settings.csv_header}
 

@@ -196,7 +196,7 @@ class JsonLinesDataWriter(StagedFileWriter):
     @classmethod
     def options(cls, settings: WriterSettings, state: State, schema: pa.Schema) -> dict[str, Any]:
         codec = codec_for(cls, "JSON", "writer.codec.type", settings.codec, "none")
-        for field in schema:
+        for field in schema or ():
             check_json_type(field.type, field.name)
         return {"codec": codec}
 

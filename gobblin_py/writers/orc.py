@@ -110,7 +110,7 @@ class OrcDataWriter(StagedFileWriter):
         if value is None and settings.orc_compress:
             key, value = "orc.compress", settings.orc_compress
         codec = codec_for(cls, "ORC", key, value, "zlib")
-        for field in schema:
+        for field in schema or ():
             orc_type(field.type, field.name)
         return {"codec": codec, "stripe_size": settings.orc_stripe_size or DEFAULT_STRIPE_SIZE,
                 "allow_pre_epoch_fractions": settings.orc_pre_epoch_fractions}

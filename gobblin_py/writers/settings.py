@@ -12,17 +12,9 @@ CSV_DELIMITER_NAMES = {"\\t": "\t", "tab": "\t", "\\u0001": "\x01"}
 
 
 @dataclass(frozen=True)
-class WriterSettings(Settings):
-    """What a branch's file writer reads."""
+class FileWriterSettings(Settings):
+    """What every staged-file writer of a branch reads, whatever its format."""
 
-    format: str | None = setting("writer.output.format", scope=Scope.BRANCH, choices=FORMATS,
-                                 default_doc="the builder's: PARQUET (AVRO for AvroDataWriterBuilder, …)",
-                                 doc="file format of the branch's output")
-    codec: str | None = setting("writer.codec.type", scope=Scope.BRANCH, default_doc="the format's",
-                                doc="compression: snappy/gzip/zstd/lz4/brotli/none (Parquet), deflate/null/bzip2/xz "
-                                    "(Avro), zlib/snappy/zstd/lz4/none (ORC), none/gzip (JSON, CSV)")
-    deflate_level: int = setting("writer.deflate.level", scope=Scope.BRANCH, default=9, minimum=0, maximum=9,
-                                 doc="Avro deflate level (Gobblin's default 9)")
     target_size: int | None = setting("writer.target.file.size", kind=Kind.SIZE, scope=Scope.BRANCH, minimum=1,
                                       default_doc="one file per writer",
                                       doc="roll to a new file when one reaches this many bytes (128MB, 1GiB, …)")
@@ -42,6 +34,20 @@ class WriterSettings(Settings):
                                                      "TABLENAME; NAMESPACE_TABLE")
     file_name: str | None = setting("writer.file.name", scope=Scope.BRANCH, default_doc="part.<taskId>_<k>.<ext>",
                                     doc="an explicit file name (rolled files get _1, _2, …)")
+
+
+@dataclass(frozen=True)
+class WriterSettings(FileWriterSettings):
+    """What a branch's file writer reads: the format and its options, then the keys every file writer reads."""
+
+    format: str | None = setting("writer.output.format", scope=Scope.BRANCH, choices=FORMATS,
+                                 default_doc="the builder's: PARQUET (AVRO for AvroDataWriterBuilder, …)",
+                                 doc="file format of the branch's output")
+    codec: str | None = setting("writer.codec.type", scope=Scope.BRANCH, default_doc="the format's",
+                                doc="compression: snappy/gzip/zstd/lz4/brotli/none (Parquet), deflate/null/bzip2/xz "
+                                    "(Avro), zlib/snappy/zstd/lz4/none (ORC), none/gzip (JSON, CSV)")
+    deflate_level: int = setting("writer.deflate.level", scope=Scope.BRANCH, default=9, minimum=0, maximum=9,
+                                 doc="Avro deflate level (Gobblin's default 9)")
     csv_delimiter: str = setting("writer.csv.delimiter", scope=Scope.BRANCH, default=",",
                                  doc="CSV delimiter: one character, \\t or tab for a tab")
     csv_header: bool = setting("writer.csv.header", scope=Scope.BRANCH, default=True, doc="write a CSV header line")
