@@ -1,34 +1,90 @@
-"""Gobblin classes gpy does not port, with the nearest gpy built-in and what to do instead.
+"""Gobblin classes gpy does not port: the nearest gpy built-in, if any, and what to do instead.
 
-Only consulted to explain why a job file naming one of them does not validate.
+Only consulted to explain why a job file naming one of them does not validate (``gpy validate`` lists each
+such class with its nearest built-in and a one-line hint).
 """
 
 from __future__ import annotations
 
-# Gobblin class name (or a package prefix ending in ".") -> a one-line hint
-HINTS: dict[str, str] = {
-    "org.apache.gobblin.data.management.convertion.hive.": "Hive-bound: gpy has no Hive metastore; "
-    "write Parquet/ORC with the file writers and register the table in your catalog",
-    "org.apache.gobblin.data.management.copy.hive.": "Hive-bound: gpy has no Hive metastore",
-    "org.apache.gobblin.data.management.copy.": "distcp-style copying is not a gpy job; use your object store's "
-    "copy tooling",
-    "org.apache.gobblin.data.management.retention.": "retention jobs are not ported; gpy's state store has "
-    "state.store.retention",
-    "org.apache.gobblin.example.wikipedia.": "a vendor example (Wikipedia API); write a Source plugin",
-    "org.apache.gobblin.ingestion.google.": "a vendor connector (Google APIs); write a Source plugin",
-    "org.apache.gobblin.source.extractor.extract.google.": "a vendor connector (Google APIs); write a Source plugin",
-    "org.apache.gobblin.zuora.": "a vendor connector (Zuora); write a Source plugin",
-    "org.apache.gobblin.salesforce.": "a vendor connector (Salesforce); write a Source plugin",
-    "org.apache.gobblin.source.extractor.extract.kafka.KafkaSimpleStreamingSource": "streaming mode is not "
-    "ported: gpy runs bounded batches; use KafkaSimpleSource and schedule the job",
-    "org.apache.gobblin.runtime.locks.ZookeeperBasedJobLock": "gpy's job lock is a file next to the state "
-    "store (job.lock.dir)",
+from dataclasses import dataclass
+
+G = "org.apache.gobblin."
+
+
+@dataclass(frozen=True)
+class Unported:
+    """What gpy says about a Gobblin class it lacks."""
+
+    nearest: str | None
+    hint: str
+
+
+_VENDOR = "a vendor connector ({}): write a Source plugin (gobblin_py/api.py) for its API"
+# Gobblin class name, or a package prefix ending in ".", -> (nearest gpy built-in or None, one-line hint)
+HINTS: dict[str, tuple[str | None, str]] = {
+    # Hive-bound
+    G + "data.management.convertion.hive.": (None, "Hive-bound: gpy has no Hive metastore; write Parquet/ORC with "
+                                             "the file writers and register the table in your catalog"),
+    G + "data.management.copy.hive.": (None, "Hive-bound: gpy has no Hive metastore"),
+    G + "converter.serde.HiveSerDeConverter": ("OrcDataWriterBuilder", "Hive SerDe records are not needed: write ORC "
+                                               "straight from Arrow batches"),
+    G + "writer.HiveWritableHdfsDataWriterBuilder": ("OrcDataWriterBuilder", "writes Hive writables; gpy writes ORC "
+                                                     "straight from Arrow batches (writer.output.format=ORC)"),
+    G + "publisher.HiveRegistrationPublisher": ("BaseDataPublisher", "Hive-bound: publish files, then register "
+                                                "them in your catalog"),
+    # distcp-style copying and retention
+    G + "data.management.copy.": (None, "distcp-style copying is not a gpy job; use your object store's copy tooling"),
+    G + "data.management.retention.": (None, "retention jobs are not ported; gpy's state store has "
+                                       "state.store.retention"),
+    # vendor connectors and examples
+    G + "example.wikipedia.": (None, "a vendor example (the Wikipedia API): write a Source plugin"),
+    G + "ingestion.google.webmaster.GoogleWebmasterDayPartitioner": ("TimeBasedWriterPartitioner", "partition by "
+                                                                     "the date column with writer.partition.*"),
+    G + "ingestion.google.": (None, _VENDOR.format("Google APIs")),
+    G + "source.extractor.extract.google.": (None, _VENDOR.format("Google APIs")),
+    G + "zuora.": (None, _VENDOR.format("Zuora")),
+    G + "salesforce.": (None, _VENDOR.format("Salesforce")),
+    # streaming and cluster services
+    G + "source.extractor.extract.kafka.KafkaSimpleStreamingSource": ("KafkaSimpleSource", "streaming mode is not "
+                                                                      "ported: gpy runs bounded batches; use "
+                                                                      "KafkaSimpleSource and schedule the job"),
+    G + "runtime.locks.ZookeeperBasedJobLock": (None, "gpy's job lock is a file next to the state store "
+                                                "(job.lock.dir)"),
+    # everyday classes with a near equivalent
+    G + "source.extractor.filebased.TextFileBasedSource": ("FileBasedSource", "the file source reads CSV, JSON "
+                                                           "lines, Parquet and Avro files into typed columns"),
+    G + "source.extractor.filebased.CsvFileDownloader": ("FileBasedSource", "CSV is read by the file source "
+                                                         "(source.filebased.csv.delimiter, .header)"),
+    G + "source.extractor.extract.jdbc.SqlServerSource": ("QueryBasedSource", "the SQL source speaks SQLite, "
+                                                          "PostgreSQL and MySQL"),
+    G + "source.extractor.extract.jdbc.OracleSource": ("QueryBasedSource", "the SQL source speaks SQLite, "
+                                                       "PostgreSQL and MySQL"),
+    G + "source.extractor.extract.jdbc.TeradataSource": ("QueryBasedSource", "the SQL source speaks SQLite, "
+                                                         "PostgreSQL and MySQL"),
+    G + "source.DatePartitionedJsonFileSource": ("DatePartitionedAvroFileSource", "date-partitioned folders of "
+                                                 "Avro files are supported; JSON ones are not yet"),
+    G + "source.RegexPartitionedAvroFileSource": ("AvroFileSource", "reads every Avro file under a folder"),
+    G + "converter.json.JsonStringToJsonIntermediateConverter": ("JsonIntermediateToAvroConverter", "it reads "
+                                                                 "JSON text records directly"),
+    G + "converter.avro.AvroToJsonConverter": ("AnyToStringConverter", "prints each record as Avro's JSON text"),
+    G + "converter.string.StringToBytesConverter": ("IdentityConverter", "gpy writers take text columns as they are"),
+    G + "converter.filter.AvroFilterConverter": ("RequiredFieldsPolicy", "filter rows with a row-level quality "
+                                                 "policy (OPTIONAL drops them)"),
+    G + "converter.avro.AvroFieldRetrieverConverter": ("FieldProjectionConverter", "keep fields with "
+                                                       "converter.projection.fields"),
 }
 
 
+def explain(gobblin_class: str) -> Unported | None:
+    """What gpy says about a Gobblin class (``org.apache.gobblin.…``) it lacks, or None when it says nothing."""
+    entry = HINTS.get(gobblin_class)
+    if entry is None:
+        prefixes = [p for p in HINTS if p.endswith(".") and gobblin_class.startswith(p)]
+        entry = HINTS[max(prefixes, key=len)] if prefixes else None
+    return Unported(*entry) if entry else None
+
+
 def hint_for(gobblin_class: str) -> str | None:
-    """The hint for a Gobblin class name (``org.apache.gobblin.…``), or None."""
-    if gobblin_class in HINTS:
-        return HINTS[gobblin_class]
-    prefixes = [p for p in HINTS if p.endswith(".") and gobblin_class.startswith(p)]
-    return HINTS[max(prefixes, key=len)] if prefixes else None
+    """The one-line hint for a Gobblin class name (``org.apache.gobblin.…``), or None."""
+    found = explain(gobblin_class)
+    return found.hint if found else None

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gobblin_py.config import load_jobs
+from gobblin_py.plugins import gobblin_name
+from gobblin_py.unported import explain
 
 SECRET_KEY = re.compile(r"(password|passwd|secret|token|credential|private[._]?key)", re.IGNORECASE)
 MASK = "******"
@@ -26,6 +28,7 @@ class JobReport:
     error: str | None = None  # the file does not load
     problems: list[str] = field(default_factory=list)  # keys whose values are wrong
     unsupported: list[str] = field(default_factory=list)  # Gobblin classes without a gobblin_py equivalent
+    unported: list[dict[str, str | None]] = field(default_factory=list)  # each with its nearest built-in and a hint
     unresolved: list[str] = field(default_factory=list)  # names that resolve nowhere
     warnings: list[str] = field(default_factory=list)
 
@@ -37,7 +40,9 @@ class JobReport:
         if self.error is not None:
             return f"FAIL {self.path}: {self.error}"
         lines = [f"{'ok  ' if self.ok else 'FAIL'} {self.path}"]
-        lines += [f"     unsupported: {item}" for item in self.unsupported]
+        for item, info in zip(self.unsupported, self.unported):
+            lines.append(f"     unsupported: {item}")
+            lines.append(f"                  nearest gpy built-in: {info['nearest'] or 'none'}; {info['hint']}")
         lines += [f"     unresolved:  {item}" for item in self.unresolved]
         lines += [f"     error:       {item}" for item in self.problems]
         lines += [f"     warning:     {item}" for item in self.warnings]
@@ -50,10 +55,19 @@ class JobReport:
             "error": self.error,
             "problems": self.problems,
             "unsupported": self.unsupported,
+            "unported": self.unported,
             "unresolved": self.unresolved,
             "warnings": self.warnings,
             "properties": mask_secrets(self.properties) if self.properties is not None else None,
         }
+
+
+def unported(item: str) -> dict[str, str | None]:
+    """A ``key=GobblinClass`` the job names without a gpy equivalent, with the nearest built-in and a hint."""
+    key, _, name = item.partition("=")
+    info = explain(gobblin_name(name) or name)
+    hint = info.hint if info else "no gpy equivalent yet: write a plugin (the contracts are in gobblin_py/api.py)"
+    return {"key": key, "class": name, "nearest": info.nearest if info else None, "hint": hint}
 
 
 def validate_paths(paths: list[str], conf_root: str | None, sysconfig: str | None, strict: bool = False) -> list[JobReport]:
@@ -68,7 +82,8 @@ def validate_paths(paths: list[str], conf_root: str | None, sysconfig: str | Non
         check = check_job(result.config, strict=strict)
         reports.append(JobReport(
             result.path, properties=dict(result.config), problems=[str(e) for e in check.settings_errors],
-            unsupported=check.unsupported, unresolved=check.unresolved,
+            unsupported=check.unsupported, unported=[unported(u) for u in check.unsupported],
+            unresolved=check.unresolved,
             warnings=list(result.config.warnings) + check.warnings,
         ))
     return reports

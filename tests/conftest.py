@@ -22,6 +22,18 @@ DATA = REPO / "tests" / "data"
 GOBBLIN_DATA = DATA / "gobblin"
 
 
+def _shared() -> Path:
+    """``shared/`` beside the repository (a clone), or beside the folder holding it (a worktree)."""
+    for parent in (REPO.parent, REPO.parent.parent):
+        if (parent / "shared").is_dir():
+            return parent / "shared"
+    return REPO.parent / "shared"
+
+
+SHARED = _shared()
+CORPUS = SHARED / "corpus" / "gobblin-jobs"
+
+
 @pytest.fixture(scope="session")
 def spark():
     """The one SparkSession of the test run (starting one costs 7–9 s)."""

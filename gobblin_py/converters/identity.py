@@ -16,3 +16,7 @@ class IdentityConverter(Converter):
 
     def convert_batch(self, batch: pa.RecordBatch, state: WorkUnitState) -> pa.RecordBatch:
         return batch
+
+
+class AvroRecordToAvroWritableConverter(IdentityConverter):
+    """Gobblin wraps each Avro record for Hive's SerDe here; Arrow batches need no wrapping: rows pass as they are."""

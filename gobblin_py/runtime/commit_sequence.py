@@ -104,6 +104,12 @@ class CommitStep(ABC):
         return self.kind
 
 
+def step_class_path(step: CommitStep) -> str:
+    """``module:Class`` of a step, for its JSON's ``class``: how a later run rebuilds a plugin's step."""
+    cls = type(step)
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
 class PublishConflictError(GobblinPyError):
     """A file to publish already exists at its destination (gpy never overwrites published data)."""
 

@@ -1,4 +1,4 @@
-"""A file source: CSV, JSON-lines and Parquet files under a directory, pulled incrementally.
+"""A file source: CSV, JSON-lines, Parquet and Avro files under a directory, pulled incrementally.
 
 Like Gobblin's ``FileBasedSource`` it tracks files, not watermarks: the state of each dataset keeps a snapshot
 of the files already pulled (``source.filebased.fs.snapshot``, entries ``<path>:::<mtime ms>``), and a run
@@ -30,6 +30,7 @@ from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import Kind, Settings, setting
 from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.logs import get_logger
+from gobblin_py.sources.avro_read import read_avro
 from gobblin_py.sources.retry import workunits_to_retry
 from gobblin_py.state import Extract, LongWatermark, SourceState, WatermarkInterval, WorkUnit, WorkUnitState
 
@@ -41,7 +42,8 @@ SNAPSHOT_KEY = "source.filebased.fs.snapshot"
 FILES_TO_PULL_KEY = "source.filebased.files.to.pull"
 SNAPSHOT_SEPARATOR = ":::"
 
-FORMATS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json", ".parquet": "parquet"}
+FORMATS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json", ".parquet": "parquet",
+           ".avro": "avro"}
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,7 @@ class FileSourceSettings(Settings):
     fs_uri: str | None = setting("source.filebased.fs.uri", default_doc="file:///",
                                  doc="filesystem of a bare directory path")
     pattern: str = setting("source.filebased.file.pattern", default="*", doc="glob the file name must match")
-    format: str | None = setting(FORMAT_KEY, choices=("csv", "json", "jsonl", "parquet"), default_doc="by extension",
+    format: str | None = setting(FORMAT_KEY, choices=("csv", "json", "jsonl", "parquet", "avro"), default_doc="by extension",
                                  doc="file format (jsonl = json: JSON lines)")
     urn_level: str = setting("source.filebased.dataset.urn.level", default="directory",
                              choices=("directory", "subdirectory"),
@@ -69,7 +71,9 @@ class FileSourceSettings(Settings):
     csv_block_size: int = setting("source.filebased.csv.block.size", kind=Kind.SIZE, default=16 << 20, minimum=1 << 16,
                                   default_doc="16MB", doc="bytes of CSV parsed at a time; a row must fit in one block")
     batch_size: int = setting("source.filebased.batch.size", default=65536, minimum=1,
-                              doc="rows per batch read from Parquet files")
+                              doc="rows per batch read from Parquet and Avro files")
+    avro_schema: str | None = setting("source.schema", default_doc="each file's own",
+                                      doc="Avro files: the reader schema (JSON) to read every file with")
 
     @property
     def delimiter(self) -> str:
@@ -98,6 +102,7 @@ class FileBasedSource(Source):
     def get_workunits(self, state: SourceState) -> list[WorkUnit]:
         settings = FileSourceSettings.load(state)
         fs, root = fsutil.open_fs(settings.directory, settings.fs_uri)
+        self._fs = fs
         if not fs.isdir(root):
             raise GobblinPyError(f"{DATA_DIRECTORY_KEY}={settings.directory}: no such directory")
         level = settings.urn_level
@@ -149,13 +154,13 @@ class FileBasedSource(Source):
             if paths:
                 retry_paths.update(paths)
                 retry_units.append(paths)
-        new = [(p, m) for p, m in files if snapshot_entry(p, m) not in seen and p not in retry_paths]
+        new = [(p, m) for p, m in files if self.snapshot_entry(p, m) not in seen and p not in retry_paths]
         if settings.max_files is not None and len(new) > settings.max_files:
             new = sorted(new)[:settings.max_files]
         if not new and not retry_units:
             return []
-        snapshot = seen | {snapshot_entry(p, m) for p, m in new} | {
-            snapshot_entry(p, current[p]) for p in retry_paths
+        snapshot = seen | {self.snapshot_entry(p, m) for p, m in new} | {
+            self.snapshot_entry(p, current[p]) for p in retry_paths
         }
         groups = retry_units + self._group([p for p, _ in new], settings.max_units)
         table = urn if level == "subdirectory" else (
@@ -173,6 +178,7 @@ class FileBasedSource(Source):
                 WatermarkInterval.of(LongWatermark(min(low, high)), LongWatermark(high)),
             )
             unit.set_prop(FILES_TO_PULL_KEY, ",".join(paths))
+            self.configure_unit(unit)
             if level == "subdirectory":
                 unit.set_prop("dataset.urn", urn)
             if index == 0:  # the dataset's whole snapshot rides on its first work unit
@@ -180,6 +186,13 @@ class FileBasedSource(Source):
             units.append(unit)
         log.info("files_planned", dataset=urn, new_files=len(new), retried_work_units=len(retry_units))
         return units
+
+    def snapshot_entry(self, path: str, mtime_ms: int) -> str:
+        """How a pulled file is remembered in the dataset's snapshot: ``<path>:::<mtime ms>``."""
+        return snapshot_entry(path, mtime_ms)
+
+    def configure_unit(self, unit: WorkUnit) -> None:
+        """Set what a subclass's extractor needs on each work unit (nothing here)."""
 
     @staticmethod
     def _group(paths: list[str], max_units: int | None) -> list[list[str]]:
@@ -239,6 +252,9 @@ class FileExtractor(Extractor):
                 parquet = pq.ParquetFile(stream)
                 return (parquet.schema_arrow, parquet.iter_batches(batch_size=self.settings.batch_size),
                         parquet.metadata.num_rows)
+            if fmt == "avro":
+                schema, batches = read_avro(stream, path, self.settings.avro_schema, self.settings.batch_size)
+                return schema, batches, -1
             if fmt == "json":
                 reader = pa_json.open_json(stream)
                 return reader.schema, iter(reader), -1

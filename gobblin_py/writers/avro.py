@@ -25,7 +25,9 @@ map<string, V>                                 map
 dictionary<V>                                  V (decoded)
 =============================================  =======================================================
 
-A tz-aware timestamp keeps its Arrow time zone name in the extra attribute ``arrow.timezone`` (readers that
+A batch whose schema carries an Avro record schema (metadata ``avro.schema``, see
+:mod:`gobblin_py.schema_meta`) with exactly its columns is written with that schema as is: names, docs, enums
+and namespaces survive an Avro-to-Avro job. A tz-aware timestamp keeps its Arrow time zone name in the extra attribute ``arrow.timezone`` (readers that
 do not know it ignore it); names that are not valid Avro names are made valid (``[A-Za-z0-9_]``, not starting
 with a digit) and the original kept in ``arrow.name``. Duration, interval, union and non-string-keyed maps
 have no Avro form and fail the build naming the column.
@@ -49,6 +51,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gobblin_py.errors import UsageError
+from gobblin_py.schema_meta import avro_schema_of
 from gobblin_py.state import State
 from gobblin_py.writers.settings import WriterSettings
 from gobblin_py.writers.base import StagedFileWriter
@@ -399,7 +402,7 @@ class AvroDataWriter(StagedFileWriter):
                  namespace: str | None = None, **kwargs: Any) -> None:
         self.codec = codec
         self.compression_level = compression_level if codec == "deflate" else None
-        self.avro_schema = arrow_to_avro(schema, record_name, namespace)
+        self.avro_schema = avro_schema_of(schema) or arrow_to_avro(schema, record_name, namespace)
         self._rows = AvroRows(schema)
         super().__init__(fs, staging_path, output_path, schema, **kwargs)
 
@@ -407,7 +410,7 @@ class AvroDataWriter(StagedFileWriter):
     def options(cls, settings: WriterSettings, state: State, schema: pa.Schema) -> dict[str, Any]:
         codec, level = avro_codec(settings.codec, settings.deflate_level)
         record_name = state.get_prop("extract.table.name") or "Record"
-        if schema is not None:
+        if schema is not None and avro_schema_of(schema) is None:
             arrow_to_avro(schema, record_name)  # fail the build, not the first write, on a type Avro cannot hold
         return {"codec": codec, "compression_level": level, "record_name": record_name,
                 "namespace": state.get_prop("extract.namespace") or None}
@@ -416,7 +419,8 @@ class AvroDataWriter(StagedFileWriter):
         from fastavro import parse_schema
         from fastavro.write import Writer
 
-        self._writer = Writer(sink, parse_schema(self.avro_schema), codec=self.codec,
+        parse_schema(self.avro_schema)  # checks it; the file's header then holds the schema as given
+        self._writer = Writer(sink, self.avro_schema, codec=self.codec,
                               compression_level=self.compression_level)
 
     def _write(self, batch: pa.RecordBatch) -> None:

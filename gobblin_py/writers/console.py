@@ -2,7 +2,7 @@
 
 A batch of one binary or string column prints each value as it is (bytes as they are, where Gobblin prints a
 Java array's ``[B@…`` name); a batch of several columns prints each row as a JSON object (the JSON-lines
-writer's rendering). Lines are built for a whole batch with Arrow kernels and written at once. Output goes to
+writer's rendering), or as its record style says (``gobblin.record.style``: ``TestRecord(partition=0, …)``). Lines are built for a whole batch with Arrow kernels and written at once. Output goes to
 the standard output of the process running the task (an executor's, on a Spark cluster). Pair it with
 ``data.publisher.type=…NoopPublisher``: there is nothing to publish.
 """
@@ -15,6 +15,8 @@ import threading
 import pyarrow as pa
 
 from gobblin_py.api import DataWriter, DataWriterBuilder
+from gobblin_py.converters.text_render import render_rows
+from gobblin_py.schema_meta import RECORD_STYLE, get_meta
 from gobblin_py.state import WorkUnitState
 from gobblin_py.writers.jsonl import json_lines
 from gobblin_py.writers.simple import data_bytes, framed
@@ -30,6 +32,9 @@ def console_bytes(batch: pa.RecordBatch) -> pa.Buffer | None:
                 or pa.types.is_large_string(kind):
             return data_bytes(framed(batch.column(0).fill_null(b"null" if pa.types.is_binary(kind) else "null"),
                                      b"\n", False))
+    style = get_meta(batch.schema, RECORD_STYLE)
+    if style:  # records that print as Java prints them (SequentialTestSource's TestRecord(partition=0, …))
+        return data_bytes(framed(render_rows(batch, style), b"\n", False))
     return data_bytes(json_lines(batch).cast(pa.large_binary()))
 
 

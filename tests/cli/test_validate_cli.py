@@ -4,9 +4,7 @@ import json
 
 import pytest
 
-from tests.conftest import REPO, run_gpy
-
-CORPUS = REPO.parent / "shared" / "corpus" / "gobblin-jobs"
+from tests.conftest import CORPUS, REPO, run_gpy
 
 
 @pytest.fixture(scope="module")
@@ -39,15 +37,14 @@ def test_copy_pull_fails_on_its_line_without_separator(corpus_reports):
 
 
 def test_unported_classes_are_listed_per_key(corpus_reports):
-    report = corpus_reports["gobblin-test/resource/job-conf/GobblinTest1.pull"]
+    report = corpus_reports["gobblin-example/src/main/resources/wikipedia-orc.pull"]
     assert report["unsupported"] == [
-        "converter.classes=org.apache.gobblin.test.TestConverter", "source.class=org.apache.gobblin.test.TestSource"
-    ]  # its quality policies (RowCountPolicy, SchemaCompatibilityPolicy, SchemaRowCheckPolicy) have equivalents
-    covered = sorted(p for p, r in corpus_reports.items() if not r["error"] and not r["unsupported"])
-    assert len(covered) == 15, covered  # every class these name has a gpy equivalent
-    valid = sorted(p for p, r in corpus_reports.items() if r["ok"])
-    # the others are fragments (no source.class) or need what a deployment adds (a schema registry's schema)
-    assert valid == ["gobblin-example/src/main/resources/kafka-hdfs.pull"], valid
+        "converter.classes=org.apache.gobblin.example.wikipedia.WikipediaConverter",
+        "converter.classes=org.apache.gobblin.converter.serde.HiveSerDeConverter",
+        "source.class=org.apache.gobblin.example.wikipedia.WikipediaSource",
+        "writer.builder.class=org.apache.gobblin.writer.HiveWritableHdfsDataWriterBuilder",
+    ]  # AvroRecordToAvroWritableConverter, between them, has a built-in
+    assert [u["nearest"] for u in report["unported"]] == [None, "OrcDataWriterBuilder", None, "OrcDataWriterBuilder"]
 
 
 def test_a_job_file_without_a_source_is_not_valid(corpus_reports):
@@ -94,3 +91,21 @@ def test_json_masks_secrets(tmp_path):
     assert props["source.conn.password"] == "******" and props["api.token"] == "******"
     assert props["source.conn.username"] == "app"
     assert "hunter2" not in result.stdout
+
+
+def test_unported_classes_come_with_the_nearest_built_in_and_a_hint(tmp_path):
+    (tmp_path / "a.pull").write_text(
+        "job.name=A\nsource.class=org.apache.gobblin.source.extractor.filebased.TextFileBasedSource\n"
+        "converter.classes=gobblin.converter.serde.HiveSerDeConverter\n"
+        "writer.builder.class=org.apache.gobblin.writer.NoSuchBuilder\n")
+    result = run_gpy("validate", str(tmp_path / "a.pull"))
+    assert result.returncode == 2
+    lines = result.stdout.splitlines()
+    text_source = lines.index("     unsupported: source.class=org.apache.gobblin.source.extractor.filebased.TextFileBasedSource")
+    assert lines[text_source + 1].strip().startswith("nearest gpy built-in: FileBasedSource; the file source reads CSV")
+    assert "nearest gpy built-in: OrcDataWriterBuilder; Hive SerDe records are not needed" in result.stdout
+    assert "nearest gpy built-in: none; no gpy equivalent yet" in result.stdout
+    report = json.loads(run_gpy("validate", str(tmp_path / "a.pull"), "--json").stdout)[0]
+    assert report["unported"][0] == {"key": "converter.classes", "class": "gobblin.converter.serde.HiveSerDeConverter",
+                                     "nearest": "OrcDataWriterBuilder",
+                                     "hint": "Hive SerDe records are not needed: write ORC straight from Arrow batches"}

@@ -12,7 +12,7 @@ import pytest
 from gobblin_py.config import ConfigError, load_job, load_jobs
 from gobblin_py.config.hocon import parse_hocon_file, resolve
 
-CORPUS = (Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "gobblin-jobs").resolve()
+from tests.conftest import CORPUS
 
 pytestmark = pytest.mark.skipif(
     not CORPUS.is_dir(), reason=f"Gobblin job corpus not found at {CORPUS} (expected beside the repository)"

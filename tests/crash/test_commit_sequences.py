@@ -157,3 +157,30 @@ def test_skipped_work_units_do_not_fail_a_dataset_under_full(tmp_path):
     assert result.state.value == "COMMITTED" and result.failed_tasks == 0
     saved = store.get_latest_dataset_state("J", "")
     assert [t.working_state.value for t in saved.all_task_states()] == ["COMMITTED", "SKIPPED"]
+
+
+def test_a_plugin_step_kind_is_rebuilt_from_its_class_with_the_job_properties(tmp_path):
+    from tests.crash.plugin_steps import MarkerStep
+
+    store = FsDatasetStateStore(str(tmp_path / "state"))
+    props = {"marker.dir": str(tmp_path / "markers")}
+    sequences = CommitSequenceStore.for_job(props, store)
+    sequences.put(CommitSequence("Job", "urn", "job_Job_1", [MarkerStep("one")]))
+    (pending,) = list(CommitSequenceStore.for_job(props, store).pending("Job"))
+    (step,) = pending.steps
+    assert isinstance(step, MarkerStep) and step.name == "one" and step.directory == str(tmp_path / "markers")
+    assert not step.is_completed()
+    pending.execute()
+    assert step.is_completed() and (tmp_path / "markers" / "one").exists()
+
+
+def test_an_unloadable_step_class_is_a_corrupt_commit_file(tmp_path):
+    store = FsDatasetStateStore(str(tmp_path / "state"))
+    bad = {"version": 1, "job_name": "Job", "urn": "u", "job_id": "j",
+           "steps": [{"kind": "mystery", "class": "no.such.module:Step"}]}
+    (tmp_path / "seq" / "Job").mkdir(parents=True)
+    (tmp_path / "seq" / "Job" / "u.json").write_text(json.dumps(bad))
+    sequences = CommitSequenceStore(str(tmp_path / "seq"), None, store)
+    with pytest.raises(Exception) as info:
+        list(sequences.pending("Job"))
+    assert "no.such.module:Step" in str(info.value) and info.value.exit_code == 2

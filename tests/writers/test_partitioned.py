@@ -252,3 +252,14 @@ def test_a_partition_file_that_exists_is_never_overwritten(tmp_path):
     with pytest.raises(PublishConflictError, match="2024/01/01/part.task_a_0.parquet already exists"):
         _run_and_publish(tmp_path, [("task_a", EVENTS[3:4])])
     assert rows_by_folder(tmp_path / "final/events") == {"2024/01/01": [1]}
+
+
+def test_a_job_with_a_partitioner_passes_the_pre_run_check():
+    """A partitioner's validate(schema) is its own method, not the Validating protocol's validate(props)."""
+    from gobblin_py.runtime.validation import check_job
+
+    check = check_job({"job.name": "P", "source.class": "gobblin_py.sources.filebased.FileBasedSource",
+                       "source.filebased.data.directory": "/tmp", "task.data.root.dir": "/tmp/x", "state.store.dir": "/tmp/s", "data.publisher.final.dir": "/tmp/f",
+                       "writer.partitioner.class": "gobblin_py.writers.partitioners.TimeBasedWriterPartitioner",
+                       "writer.partition.columns": "at"})
+    assert check.ok, check.errors
