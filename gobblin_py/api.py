@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import pyarrow as pa
@@ -273,6 +274,14 @@ class RecordForkOperator(Protocol):
 
 
 @runtime_checkable
+class CountedOutput(Protocol):
+    """A writer that says, once committed, how many records each output file holds (``{path: records}``); the
+    publisher checks the files against it before publishing (reconciliation)."""
+
+    def file_records(self) -> dict[str, int]: ...
+
+
+@runtime_checkable
 class RecordConverter(Protocol):
     """A Gobblin-style per-record converter, run through an adapter (the slow path)."""
 
@@ -298,6 +307,62 @@ class BatchPartitioner(Protocol):
     """A vectorised writer partitioner: ``partition(batch)`` gives per-row partition values."""
 
     def partition(self, batch: pa.RecordBatch) -> list: ...
+
+
+@runtime_checkable
+class StartpointSource(Protocol):
+    """A Source that starts a dataset, or one partition of it, where an operator asks (``gpy state startpoint``)
+    instead of at its checkpointed watermark.
+
+    ``startpoint_kinds`` names the kinds it supports (``OLDEST``, ``UPCOMING``, ``TIMESTAMP``, ``SPECIFIC``). While
+    planning, it asks :func:`gobblin_py.state.startpoints.startpoint_for` for each partition it plans and marks
+    every work unit planned from a startpoint with :func:`gobblin_py.state.startpoints.mark_applied`; the commit
+    that publishes the dataset consumes the startpoint. A run that fails or crashes before that keeps it.
+    """
+
+    startpoint_kinds: ClassVar[frozenset[str]]
+
+
+@dataclass
+class PartitionProgress:
+    """What a task read of one partition: from which watermark to which, how many records, their event times.
+
+    ``low`` and ``high`` are the partition's watermark values (an offset, an id, a time: a number or text) before
+    and after the task; event times are epoch milliseconds (None when the records carry none). The runtime keeps,
+    per partition, the committed event-time progress (the completeness watermark) and pairs of (watermark, event
+    time) that resolve a TIMESTAMP startpoint to a watermark.
+    """
+
+    low: Any
+    high: Any
+    records: int = 0
+    min_event_ms: int | None = None
+    max_event_ms: int | None = None
+
+
+@runtime_checkable
+class ProgressReporting(Protocol):
+    """An extractor that reports, after reading, what it read of each partition of its work unit."""
+
+    def partition_progress(self) -> dict[str, PartitionProgress]: ...
+
+
+@runtime_checkable
+class TimestampFiltering(Protocol):
+    """An extractor that itself drops records whose event time is before a replay's start time."""
+
+    def filter_before(self, timestamp_ms: int) -> None: ...
+
+
+@runtime_checkable
+class RowCountChanging(Protocol):
+    """A converter that may emit fewer or more rows than it receives (a filter, a sampler, an exploder).
+
+    The runtime reconciles a task's counts: a converter without this declaration that changes the number of rows
+    has lost (or invented) records, and fails the task.
+    """
+
+    changes_row_count: bool
 
 
 def supports(plugin: object, ability: type) -> bool:

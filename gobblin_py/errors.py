@@ -39,3 +39,7 @@ class StateStoreError(GobblinPyError):
     """The state store cannot be read or written as asked (exit code 2)."""
 
     exit_code = 2
+
+
+class RecordsLost(GobblinPyError):
+    """A task's or a dataset's record counts do not add up: records were lost (or invented) on the way."""

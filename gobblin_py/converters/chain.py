@@ -10,18 +10,26 @@ from collections.abc import Iterable, Iterator
 
 import pyarrow as pa
 
-from gobblin_py.api import Converter
+from gobblin_py.api import Converter, RowCountChanging, plugin_name
+from gobblin_py.errors import RecordsLost
 from gobblin_py.converters.record_adapter import RecordConverterAdapter
 from gobblin_py.plugins import instantiate
 from gobblin_py.state import State
 
 
 class ConverterChain:
-    """The converters of one stream (before the fork, or one branch), built and ``init``-ed from a state."""
+    """The converters of one stream (before the fork, or one branch), built and ``init``-ed from a state.
+
+    It counts the rows each converter receives and gives. A converter may change the number of rows only if it
+    says it may (:class:`~gobblin_py.api.RowCountChanging`: filters, samplers, per-record converters); one that
+    does without saying so has lost records, and :meth:`check_counts` fails the task with the numbers.
+    """
 
     def __init__(self, converters: list[Converter], state: State) -> None:
         self.converters = converters
         self.state = state
+        self.rows_in = [0] * len(converters)
+        self.rows_out = [0] * len(converters)
 
     @classmethod
     def build(cls, state: State, key: str) -> "ConverterChain":
@@ -43,16 +51,35 @@ class ConverterChain:
     def apply(self, batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
         """The batches ``batch`` becomes (each converter may split, filter or pass a batch)."""
         batches: Iterable[pa.RecordBatch] = (batch,)
-        for converter in self.converters:
+        for index, converter in enumerate(self.converters):
             produced: list[pa.RecordBatch] = []
             for item in batches:
+                self.rows_in[index] += item.num_rows
                 result = converter.convert_batch(item, self.state)  # type: ignore[arg-type]
                 if isinstance(result, pa.RecordBatch):
                     produced.append(result)
                 else:
                     produced.extend(result)
+            self.rows_out[index] += sum(b.num_rows for b in produced)
             batches = produced
         yield from batches
+
+    def dropped(self) -> int:
+        """Rows in minus rows out over the whole chain (negative when converters added rows)."""
+        return (self.rows_in[0] - self.rows_out[-1]) if self.converters else 0
+
+    def counts(self) -> list[dict]:
+        return [{"converter": plugin_name(c.plugin if isinstance(c, RecordConverterAdapter) else c),
+                 "in": i, "out": o} for c, i, o in zip(self.converters, self.rows_in, self.rows_out)]
+
+    def check_counts(self) -> None:
+        """Fail when a converter that does not declare it changed the number of rows."""
+        for converter, rows_in, rows_out in zip(self.converters, self.rows_in, self.rows_out):
+            declared = isinstance(converter, RowCountChanging) and converter.changes_row_count
+            if rows_in != rows_out and not declared:
+                raise RecordsLost(f"converter {plugin_name(converter)} received {rows_in} rows and gave {rows_out}; "
+                                  "it does not declare that it drops or adds rows (changes_row_count = True), so "
+                                  f"{abs(rows_in - rows_out)} rows were {'lost' if rows_out < rows_in else 'invented'}")
 
     def close(self) -> None:
         for converter in self.converters:

@@ -124,6 +124,8 @@ def build_array(node: Node, values: list[Any]) -> pa.Array:
 class JsonIntermediateToAvroConverter(Converter):
     """JSON intermediate records → Avro rows (Arrow columns carrying Gobblin's Avro schema)."""
 
+    changes_row_count = True  # with converter.avro.max.conversion.failures, failing records are dropped
+
     settings_class = JsonAvroSettings
 
     def init(self, state: WorkUnitState) -> None:

@@ -39,6 +39,8 @@ class JsonTextSettings(Settings):
 class JsonTextToAvroConverter(Converter):
     """JSON object per text record → a row of the Avro schema (typed Arrow columns carrying the Avro schema)."""
 
+    changes_row_count = True  # rows without a text are dropped
+
     settings_class = JsonTextSettings
 
     def init(self, state: WorkUnitState) -> None:

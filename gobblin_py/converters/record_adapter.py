@@ -34,6 +34,8 @@ def _takes_state(func, plain_arity: int) -> bool:
 class RecordConverterAdapter(Converter):
     """Wraps a per-record converter so it takes part in a batch pipeline."""
 
+    changes_row_count = True  # a record converter returns any number of records for each
+
     def __init__(self, plugin: object) -> None:
         self.plugin = plugin
         self._record_takes_state = _takes_state(plugin.convert_record, 2)

@@ -49,6 +49,8 @@ class SamplingSettings(Settings):
 class SamplingConverter(Converter):
     """Keeps a random share of the rows of every batch."""
 
+    changes_row_count = True  # it keeps a random share of the rows
+
     settings_class = SamplingSettings
 
     def init(self, state: WorkUnitState) -> None:

@@ -13,6 +13,7 @@ empties ``F(i)`` first, and is available with ``gobblin.runtime.delivery.semanti
 
 from __future__ import annotations
 
+import json
 import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,12 +23,15 @@ from gobblin_py.api import DataPublisher
 from gobblin_py.config.branches import branch_count, branch_key
 from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import Scope, Settings, problem_at, setting
-from gobblin_py.errors import UsageError
+from gobblin_py.errors import RecordsLost, UsageError
 from gobblin_py.runtime.commit_sequence import EXACTLY_ONCE, DeliverySettings
 from gobblin_py.logs import get_logger
 from gobblin_py.runtime.commit_sequence import FsRenameStep, PublishConflictError
 from gobblin_py.state import TaskState, WorkingState
+from gobblin_py.runtime.branch_commit import FILE_RECORDS_KEY
+from gobblin_py.writers.counting import count_records
 from gobblin_py.writers.paths import BranchScope
+from gobblin_py.writers.settings import WriterSettings
 
 log = get_logger(__name__)
 
@@ -45,6 +49,9 @@ class PublisherSettings(Settings):
                                       doc="empty the final folder first (AT_LEAST_ONCE delivery only)")
     fs_uri: str | None = setting("data.publisher.fs.uri", scope=Scope.BRANCH, default_doc="writer.fs.uri",
                                  doc="filesystem of the final folder")
+    verify: str = setting("data.publisher.verify.records", default="all", choices=("all", "metadata", "none"),
+                          doc="before publishing, count each file's records against what its task wrote: all "
+                              "formats; metadata: only where the file says (Parquet, ORC, Avro); none")
 
 
 class BaseDataPublisher(DataPublisher):
@@ -90,6 +97,7 @@ class BaseDataPublisher(DataPublisher):
                 source = posixpath.join(src_root, scope.file_path())
                 publisher_fs_uri = scope.prop("data.publisher.fs.uri") or writer_fs_uri
                 dst_fs, target = fsutil.open_fs(scope.final_dir(), publisher_fs_uri)
+                self._verify(task, scope, src_fs)
                 if source in seen_sources:
                     continue  # tasks of one extract may share an output directory: it is published once
                 seen_sources.add(source)
@@ -123,6 +131,29 @@ class BaseDataPublisher(DataPublisher):
                     steps.append(FsRenameStep(posixpath.join(src_display, relative), final, writer_fs_uri, publisher_fs_uri))
         self._to_replace = to_replace
         return steps
+
+    def _verify(self, task: TaskState, scope: BranchScope, fs) -> None:
+        """The files a task's branch wrote hold what its writer says it wrote (reconciliation); RecordsLost with
+        the numbers otherwise, before anything is published."""
+        mode = PublisherSettings.load(task, branches=scope.branches, branch=scope.branch).verify
+        recorded_text = scope.prop(FILE_RECORDS_KEY)
+        if mode == "none" or not recorded_text:
+            return
+        recorded: dict[str, int] = json.loads(recorded_text)
+        written = task.get_prop_as_int(scope.key("writer.records.written"), None)
+        if written is not None and sum(recorded.values()) != written:
+            raise RecordsLost(f"task {task.task_id} branch {scope.name}: its writer wrote {written} records but its "
+                              f"files are said to hold {sum(recorded.values())}")
+        header = WriterSettings.load(task, branches=scope.branches, branch=scope.branch).csv_header \
+            if (scope.prop("writer.output.format") or "").upper() == "CSV" else True
+        for path, expected in sorted(recorded.items()):
+            if not fs.exists(path):
+                raise RecordsLost(f"{path}: task {task.task_id} wrote {expected} records to this file, and it is gone; "
+                                  "nothing of the dataset is published")
+            found = count_records(fs, path, csv_header=header, text_formats=mode == "all")
+            if found is not None and found != expected:
+                raise RecordsLost(f"{path}: task {task.task_id} wrote {expected} records to this file, and it holds "
+                                  f"{found}; nothing of the dataset is published")
 
     def publish(self, task_states: Sequence[TaskState]) -> list[str]:
         steps = self.plan(task_states, allow_replace=True)

@@ -204,6 +204,10 @@ class RowChecker:
                 self._err_next = self._err_seen + self._err_gap
             handle.write((json.dumps(record, default=str, ensure_ascii=False) + "\n").encode("utf-8"))
 
+    def dropped(self) -> int:
+        """Rows the policies took out of the stream (OPTIONAL and ERR_FILE; a FAIL policy fails the task)."""
+        return sum(p.failed for p in self.policies if p.kind != "FAIL")
+
     def results(self) -> list[dict]:
         return [{"policy": p.name, "type": p.kind, "failed_rows": p.failed} for p in self.policies]
 

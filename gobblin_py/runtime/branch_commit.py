@@ -12,11 +12,15 @@ import json
 
 import pyarrow as pa
 
+from gobblin_py.api import CountedOutput
 from gobblin_py.config.branches import branch_key, fork_key
 from gobblin_py.errors import GobblinPyError
 from gobblin_py.quality import task as task_quality
 from gobblin_py.runtime.fork import Branch
 from gobblin_py.state import TaskState, WorkUnitState
+
+
+FILE_RECORDS_KEY = "writer.output.file.records"  # per branch: {task output file: records}, for reconciliation
 
 
 class TaskPolicyFailure(GobblinPyError):
@@ -77,9 +81,13 @@ def commit_branches(task: TaskState, branches: list[Branch | None]) -> None:
                 outputs = branch.writer.commit()
             finally:
                 branch.writer.cleanup()
+            if isinstance(branch.writer, CountedOutput):
+                task.set_prop(key(FILE_RECORDS_KEY), json.dumps(branch.writer.file_records(), separators=(",", ":")))
             total_records += branch.writer.records_written
             total_bytes += branch.writer.bytes_written
             task.set_prop(key("writer.records.written"), branch.writer.records_written)
+        if branch is not None:
+            branch.check_written()  # after the commit: some writers count only acknowledged records
         if outputs:
             task.set_prop(key("writer.final.output.file.paths"), ",".join(outputs))
         task.set_prop(key("fork.state"), "COMMITTED" if branch is not None else "ABSENT")

@@ -24,7 +24,10 @@ from gobblin_py.errors import GobblinPyError
 from gobblin_py.runtime.boundary import plugin_boundary
 from gobblin_py.runtime.commit_sequence import CommitSequence, CommitStep, DatasetStateStep, boundary
 from gobblin_py.runtime.job_run import JobRun
-from gobblin_py.runtime.job_settings import COMMIT_POLICIES, CommitSettings
+from gobblin_py.runtime.job_settings import COMMIT_POLICIES, CommitSettings, ReplaySettings
+from gobblin_py.runtime.startpoint_steps import StartpointsConsumedStep
+from gobblin_py.state import progress
+from gobblin_py.state.startpoints import applied_ids
 from gobblin_py.state import DatasetState, RunningState, TaskState, WorkingState
 
 log = get_logger(__name__)
@@ -182,7 +185,15 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int)
     result.quality = quality_lines(tasks)
     result.low_watermarks = [t.workunit.low_watermark() for t in tasks]
     result.high_watermarks = [t.actual_high_watermark() for t in tasks]
+    # a dataset that committed consumes the startpoints its work units were planned from; one that failed keeps them
+    committed = not result.error and dataset.state is RunningState.COMMITTED
+    consumed = sorted({i for task in tasks for i in applied_ids(task)}) if committed else []
+    if committed:
+        progress.advance(dataset, previous, tasks, ReplaySettings.load(props).max_pairs)
     if store is not None and steps is not None and sequences is not None and not result.error:
+        if consumed and run.startpoints is not None:  # exactly-once covers the startpoints this commit used
+            steps = [*steps, StartpointsConsumedStep(run.startpoints.url, run.props.get("state.store.fs.uri"),
+                                                     job_name, urn, consumed)]
         sequence = CommitSequence(job_name, urn, job_id, [*steps, DatasetStateStep(store, urn, dataset)])
         boundary(f"{urn}:before_log")
         sequences.put(sequence)
@@ -200,6 +211,8 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int)
         result.persisted = True
     elif store is not None:
         store.persist_dataset_state(dataset, urn)
+        if consumed and run.startpoints is not None:
+            run.startpoints.remove_ids(job_name, urn, set(consumed))
         result.persisted = True
     log.info("dataset_committed", dataset=urn, state=dataset.state.value, committed_tasks=len(tasks) - len(not_committed),
              failed_tasks=len(not_committed), records_written=result.records_written)

@@ -21,6 +21,7 @@ import pyarrow as pa
 from gobblin_py.api import BatchForkOperator, DataWriter, DataWriterBuilder, ForkBranchMismatchError
 from gobblin_py.config.branches import branch_name
 from gobblin_py.converters.chain import ConverterChain
+from gobblin_py.errors import RecordsLost
 from gobblin_py.logs import get_logger
 from gobblin_py.quality.row import RowChecker
 from gobblin_py.state import WorkUnitState
@@ -106,11 +107,13 @@ class Branch:
         self.writer_id = writer_id
         self.writer: DataWriter | None = None
         self.failure: BaseException | None = None
+        self.routed = 0  # rows the fork sent this branch
         self._queue: BoundedBatchQueue | None = None
         self._thread: threading.Thread | None = None
 
     # -- processing
     def process(self, batch: pa.RecordBatch) -> None:
+        self.routed += batch.num_rows
         for out in self.converters.apply(batch):
             if self.row_checker is not None:
                 out = self.row_checker.apply(out)
@@ -167,6 +170,18 @@ class Branch:
 
     def queue_stats(self) -> dict[str, float] | None:
         return self._queue.stats() if self._queue is not None else None
+
+    def dropped(self) -> int:
+        """Rows the branch's converters and row policies took out of what reached it."""
+        return self.converters.dropped() + (self.row_checker.dropped() if self.row_checker is not None else 0)
+
+    def check_written(self) -> None:
+        """The branch's writer wrote every row that reached it and was not taken out; RecordsLost if not."""
+        written = self.writer.records_written if self.writer is not None else 0
+        if self.routed - self.dropped() != written:
+            raise RecordsLost(f"branch {self.name}: {self.routed} rows reached it and its converters and row policies "
+                              f"took out {self.dropped()}, so {self.routed - self.dropped()} should be written, but "
+                              f"its writer wrote {written}")
 
     def close(self) -> None:
         """Release the branch's converters and row checker (its writer is committed or cleaned up apart)."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from gobblin_py.runtime.commit_sequence import CommitSequenceStore
 from gobblin_py.runtime.job_settings import CommitSettings
 from gobblin_py.state import DatasetState, FsDatasetStateStore
+from gobblin_py.state.startpoints import StartpointStore
 
 
 @dataclass
@@ -14,7 +15,8 @@ class JobRun:
     """A run: its properties (with its own folders and ``job.id``), ids, start, state store and commit log.
 
     ``store`` is None when the job keeps no state (``state.store.enabled=false``); ``sequences`` is None unless
-    datasets commit exactly once. ``previous`` holds each dataset's latest committed state, by URN.
+    datasets commit exactly once. ``previous`` holds each dataset's latest committed state, by URN;
+    ``startpoints`` the store of operators' startpoints (None without a state store).
     """
 
     props: dict[str, str]
@@ -24,6 +26,7 @@ class JobRun:
     store: FsDatasetStateStore | None = None
     sequences: CommitSequenceStore | None = None
     previous: dict[str, DatasetState] = field(default_factory=dict)
+    startpoints: StartpointStore | None = None
 
     @property
     def commit_settings(self) -> CommitSettings:

@@ -49,3 +49,15 @@ class CommitSettings(Settings):
     publisher: str | None = setting("data.publisher.type", default_doc="BaseDataPublisher",
                                     doc="the publisher of the job's datasets")
     job_publisher: str | None = setting("data.publisher.job.type", doc="overrides data.publisher.type")
+
+
+@dataclass(frozen=True)
+class ReplaySettings(Settings):
+    """Keys of startpoints and timestamp replay."""
+
+    store_dir: str | None = setting("gobblin.startpoint.store.dir", default_doc="<state.store.dir>/_startpoints",
+                                    doc="where operators' startpoints wait for the next run")
+    timestamp_filter: bool = setting("startpoint.timestamp.filter", default=True,
+                                     doc="a run replaying from a time drops records with an earlier event time")
+    max_pairs: int = setting("gpy.replay.pairs.max", default=1000, minimum=1, maximum=1_000_000,
+                             doc="(watermark, event time) pairs kept per partition for timestamp replay")

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from gobblin_py.api import Source
+from gobblin_py.api import Source, StartpointSource
 from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.logs import get_logger
 from gobblin_py.plugins import canonical_plugin_props, instantiate
@@ -28,6 +28,7 @@ from gobblin_py.runtime.recovery import finish_pending_commits
 from gobblin_py.runtime.run_folders import RunFolders
 from gobblin_py.runtime.validation import check_job
 from gobblin_py.state import FsDatasetStateStore, MultiWorkUnit, RunningState, SourceState, State, TaskState, WorkingState
+from gobblin_py.state.startpoints import StartpointStore, applied_ids
 from gobblin_py.state.store import StateStoreSettings
 
 log = get_logger(__name__)
@@ -61,6 +62,47 @@ class JobResult:
 
 def _members(unit) -> list:
     return unit.work_units if isinstance(unit, MultiWorkUnit) else [unit]
+
+
+def open_source(run: JobRun) -> tuple[Source, SourceState]:
+    """The job's Source and the state it plans from: each dataset's previous state and the operators' startpoints
+    (refused, before any work, when the source cannot start where they ask)."""
+    name = run.props["source.class"]
+    source: Source = instantiate(name, "source.class", Source)  # type: ignore[assignment]
+    if run.store is not None:
+        run.previous = run.store.get_latest_dataset_states_by_urns(run.job_name)
+    state = SourceState(run.props, previous_dataset_states=run.previous)
+    if run.store is None:
+        return source, state
+    run.startpoints = StartpointStore.for_job(run.props)
+    points = run.startpoints.all(run.job_name)
+    if points:
+        kinds = {sp.kind.value for p in points.values() for sp in p.by_partition.values()}
+        supported = set(source.startpoint_kinds) if isinstance(source, StartpointSource) else set()
+        if kinds - supported:
+            raise UsageError(f"source.class={name} cannot start at {', '.join(sorted(kinds - supported))} startpoints "
+                             f"(set for {', '.join(repr(u) for u in sorted(points))}; it supports "
+                             f"{', '.join(sorted(supported)) or 'none'}): clear them with "
+                             f"`gpy state startpoint clear` or set another kind")
+        state.startpoints = points
+    return source, state
+
+
+def log_startpoints(state: SourceState, units: list, default_urn: str) -> None:
+    """Say which startpoints this run applies, and which wait (their dataset planned nothing this run)."""
+    if not state.startpoints:
+        return
+    applied: dict[str, set[str]] = {}
+    for unit in units:
+        for member in _members(unit):
+            applied.setdefault(member.get_prop("dataset.urn", default_urn), set()).update(applied_ids(member))
+    for urn, points in state.startpoints.items():
+        used = points.ids() & applied.get(urn, set())
+        if used:
+            log.info("startpoints_applied", dataset=urn, startpoints=sorted(used))
+        if points.ids() - used:
+            log.info("startpoints_kept", dataset=urn, startpoints=sorted(points.ids() - used),
+                     reason="no work unit of this run starts from them")
 
 
 class JobLauncher:
@@ -118,10 +160,7 @@ class JobLauncher:
             blocked, failed = finish_pending_commits(run)
         result.datasets.extend(failed)
         folders.remove_earlier_runs(keep=set(blocked.values()))
-        if run.store is not None:
-            run.previous = run.store.get_latest_dataset_states_by_urns(self.job_name)
-        source: Source = instantiate(run.props["source.class"], "source.class", Source)  # type: ignore[assignment]
-        source_state = SourceState(run.props, previous_dataset_states=run.previous)
+        source, source_state = open_source(run)
         try:
             units = self._plan(run, source, source_state, blocked)
             if not units:
@@ -168,6 +207,7 @@ class JobLauncher:
         if blocked:
             units = [u for u in units if not {m.get_prop("dataset.urn", default_urn) for m in _members(u)} & set(blocked)]
         self._carry_previous_schemas(units, run.previous, default_urn)
+        log_startpoints(state, units, default_urn)
         return units
 
     def _task_groups(self, run: JobRun, units: list) -> tuple[list[TaskGroup], list[TaskState]]:

@@ -23,7 +23,7 @@ from typing import Any
 from gobblin_py import fs as fsutil
 from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import Settings, same_as, setting
-from gobblin_py.errors import GobblinPyError, UsageError
+from gobblin_py.errors import GobblinPyError
 from gobblin_py.state.store import StateStoreSettings
 
 ENABLED_KEY = "job.lock.enabled"

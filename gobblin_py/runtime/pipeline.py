@@ -16,6 +16,8 @@ import pyarrow as pa
 
 from gobblin_py.api import (
     Closeable,
+    ProgressReporting,
+    TimestampFiltering,
     DataWriterBuilder,
     Extractor,
     ForkBranchMismatchError,
@@ -32,9 +34,17 @@ from gobblin_py.plugins import instantiate
 from gobblin_py.quality.row import RowChecker
 from gobblin_py.runtime.branch_commit import commit_branches
 from gobblin_py.runtime.fork import Branch, fork_masks
+from gobblin_py.logs import get_logger
 from gobblin_py.runtime.interrupts import check_cancelled
+from gobblin_py.runtime.job_settings import ReplaySettings
 from gobblin_py.runtime.task_settings import TaskSettings
 from gobblin_py.state import TaskState, WorkUnitState
+from gobblin_py.state.progress import record_progress
+from gobblin_py.state.startpoints import TIMESTAMP_KEY
+
+log = get_logger(__name__)
+
+ACCOUNTING_KEY = "gpy.records.accounting"
 
 
 class BranchFailures(Exception):
@@ -73,6 +83,7 @@ class TaskPipeline:
             if count > 1:
                 for branch in live:
                     branch.start(self.settings.queue_capacity, self.settings.queue_timeout_ms / 1000)
+            self._replay_filter(extractor)
             try:
                 self._stream(extractor, converters, checker, operator, branches)
             finally:
@@ -84,7 +95,34 @@ class TaskPipeline:
                 raise failures[0].failure  # type: ignore[misc]
             if failures:
                 raise BranchFailures("; ".join(f"branch {b.name}: {type(b.failure).__name__}: {b.failure}" for b in failures))
+            if isinstance(extractor, ProgressReporting):
+                record_progress(task, extractor.partition_progress())
+            self._reconcile(converters, checker, live)
             commit_branches(task, branches)
+
+    def _reconcile(self, converters: ConverterChain, checker: RowChecker | None, branches: list[Branch]) -> None:
+        """Every row read is written or accounted for (Gearpump's loss detection by counts): converters change
+        row counts only where they say they may (each branch's writer is checked when it commits, see
+        :func:`~gobblin_py.runtime.branch_commit.commit_branches`). Fails the task, with the numbers, if not."""
+        converters.check_counts()
+        for branch in branches:
+            branch.converters.check_counts()
+        self.task.set_prop(ACCOUNTING_KEY, json.dumps({
+            "extracted": self.extracted, "converters": converters.counts(),
+            "row_policies_dropped": checker.dropped() if checker is not None else 0,
+            "branches": {b.name: {"routed": b.routed, "dropped": b.dropped()} for b in branches},
+        }, separators=(",", ":")))
+
+    def _replay_filter(self, extractor: Extractor) -> None:
+        """A work unit replayed from a time drops the records before it (Gearpump's timestamp filter)."""
+        start = self.task.get_prop(TIMESTAMP_KEY)
+        if start is None or not ReplaySettings.load(self.task).timestamp_filter:
+            return
+        if isinstance(extractor, TimestampFiltering):
+            extractor.filter_before(int(start))
+        else:
+            log.warning("replay_not_filtered", task=self.task.task_id, extractor=type(extractor).__name__,
+                        note="the source knows no event time: records older than the startpoint are kept")
 
     def _stream(self, extractor: Extractor, converters: ConverterChain, checker: RowChecker | None, operator: Any,
                 branches: list[Branch | None]) -> None:

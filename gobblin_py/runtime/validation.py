@@ -47,7 +47,7 @@ from gobblin_py.quality.row import RowQualitySettings
 from gobblin_py.quality.task import QualitySettings
 from gobblin_py.runtime.commit_sequence import DeliverySettings
 from gobblin_py.runtime.engines import EngineSettings
-from gobblin_py.runtime.job_settings import CommitSettings, JobSettings
+from gobblin_py.runtime.job_settings import CommitSettings, JobSettings, ReplaySettings
 from gobblin_py.runtime.locks import LockSettings
 from gobblin_py.runtime.task_settings import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER, TaskSettings
 from gobblin_py.sources.retry import RetrySettings
@@ -55,7 +55,7 @@ from gobblin_py.state.store import StateStoreSettings
 from gobblin_py.writers.partitioners import WriterPartitioner
 
 CORE_SETTINGS: tuple[type[Settings], ...] = (
-    JobSettings, CommitSettings, DeliverySettings, TaskSettings, EngineSettings, LockSettings,
+    JobSettings, CommitSettings, ReplaySettings, DeliverySettings, TaskSettings, EngineSettings, LockSettings,
     StateStoreSettings, RetrySettings, QualitySettings, RowQualitySettings, ForkSettings,
 )
 DEFAULT_PUBLISHER = "gobblin_py.publishers.base.BaseDataPublisher"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import fnmatch
 import os
 from datetime import datetime
+from typing import Any
 import posixpath
 from collections.abc import Iterator
 
@@ -25,13 +26,23 @@ import pyarrow.parquet as pq
 from dataclasses import dataclass
 
 from gobblin_py import fs as fsutil
-from gobblin_py.api import Extractor, Source
+from gobblin_py.api import Extractor, PartitionProgress, Source
 from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import Kind, Settings, setting
 from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.logs import get_logger
 from gobblin_py.sources.avro_read import read_avro
+from gobblin_py.sources.event_time import at_or_after, min_max_millis
 from gobblin_py.sources.retry import workunits_to_retry
+from gobblin_py.state.progress import replay_low
+from gobblin_py.state.startpoints import (
+    FILTERED_KEY,
+    Startpoint,
+    StartpointKind,
+    mark_applied,
+    parse_time_ms,
+    startpoint_for,
+)
 from gobblin_py.state import Extract, LongWatermark, SourceState, WatermarkInterval, WorkUnit, WorkUnitState
 
 log = get_logger(__name__)
@@ -40,6 +51,8 @@ DATA_DIRECTORY_KEY = "source.filebased.data.directory"
 FORMAT_KEY = "source.filebased.format"
 SNAPSHOT_KEY = "source.filebased.fs.snapshot"
 FILES_TO_PULL_KEY = "source.filebased.files.to.pull"
+FILE_MTIMES_KEY = "source.filebased.files.mtime"  # the modification times of the files to pull, in their order
+SCHEMA_FILE_KEY = "source.filebased.schema.file"  # a unit that reads no file takes its schema from this one
 SNAPSHOT_SEPARATOR = ":::"
 
 FORMATS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json", ".parquet": "parquet",
@@ -74,6 +87,9 @@ class FileSourceSettings(Settings):
                               doc="rows per batch read from Parquet and Avro files")
     avro_schema: str | None = setting("source.schema", default_doc="each file's own",
                                       doc="Avro files: the reader schema (JSON) to read every file with")
+    event_column: str | None = setting("source.event.time.column",
+                                       doc="the column holding each record's event time (a timestamp, a date or epoch "
+                                           "milliseconds): completeness and replay from a time follow it")
 
     @property
     def delimiter(self) -> str:
@@ -95,9 +111,16 @@ def parse_snapshot(text: str | None) -> set[str]:
 
 
 class FileBasedSource(Source):
-    """Lists data files, diffs them against each dataset's snapshot and makes one work unit per new file."""
+    """Lists data files, diffs them against each dataset's snapshot and makes one work unit per new file.
+
+    Startpoints (per dataset): ``OLDEST`` pulls every listed file again, ``UPCOMING`` marks every listed file as
+    pulled without reading it, ``SPECIFIC`` (a modification time: epoch milliseconds or ISO 8601) pulls again the
+    files modified at or after it, ``TIMESTAMP`` pulls again the files of the earliest committed work unit whose
+    records reach the time (``source.event.time.column`` names the records' event time) and everything after.
+    """
 
     settings_class = FileSourceSettings
+    startpoint_kinds = frozenset({"OLDEST", "UPCOMING", "SPECIFIC", "TIMESTAMP"})
 
     def get_workunits(self, state: SourceState) -> list[WorkUnit]:
         settings = FileSourceSettings.load(state)
@@ -154,15 +177,22 @@ class FileBasedSource(Source):
             if paths:
                 retry_paths.update(paths)
                 retry_units.append(paths)
+        startpoint = startpoint_for(state, urn)
+        if startpoint is not None:
+            seen = self._start(startpoint, seen, files, state.previous_dataset_states.get(urn), urn)
         new = [(p, m) for p, m in files if self.snapshot_entry(p, m) not in seen and p not in retry_paths]
         if settings.max_files is not None and len(new) > settings.max_files:
             new = sorted(new)[:settings.max_files]
-        if not new and not retry_units:
+        if not new and not retry_units and startpoint is None:
             return []
         snapshot = seen | {self.snapshot_entry(p, m) for p, m in new} | {
             self.snapshot_entry(p, current[p]) for p in retry_paths
         }
         groups = retry_units + self._group([p for p, _ in new], settings.max_units)
+        if not groups:
+            if not files:
+                return []  # nothing listed: the startpoint waits for files to act on
+            groups = [[]]  # a unit that reads nothing and carries the startpoint's snapshot to the commit
         table = urn if level == "subdirectory" else (
             state.get_prop("extract.table.name") or state.get_prop("source.entity") or state.get_prop("job.name", "files")
         )
@@ -172,20 +202,45 @@ class FileBasedSource(Source):
         low = max((_entry_mtime(e) for e in seen), default=0)
         units = []
         for index, paths in enumerate(groups):
-            high = max(current[p] for p in paths)
+            high = max((current[p] for p in paths), default=low)
             unit = WorkUnit.create(
                 Extract.create(table_type, namespace, table),
                 WatermarkInterval.of(LongWatermark(min(low, high)), LongWatermark(high)),
             )
             unit.set_prop(FILES_TO_PULL_KEY, ",".join(paths))
+            unit.set_prop(FILE_MTIMES_KEY, ",".join(str(current[p]) for p in paths))
+            if not paths:
+                unit.set_prop(SCHEMA_FILE_KEY, min(current))  # its schema is the dataset's, though it reads no row
             self.configure_unit(unit)
             if level == "subdirectory":
                 unit.set_prop("dataset.urn", urn)
-            if index == 0:  # the dataset's whole snapshot rides on its first work unit
+            if index == 0:  # the dataset's whole snapshot (and the startpoint it consumes) rides on its first unit
                 unit.set_prop(SNAPSHOT_KEY, ",".join(sorted(snapshot)))
+                if startpoint is not None:
+                    mark_applied(unit, startpoint)
             units.append(unit)
         log.info("files_planned", dataset=urn, new_files=len(new), retried_work_units=len(retry_units))
         return units
+
+    def _start(self, startpoint: Startpoint, seen: set[str], files: list[tuple[str, int]], previous: Any,
+               urn: str) -> set[str]:
+        """The snapshot to plan from when a startpoint asks the dataset to start elsewhere."""
+        kind = startpoint.kind
+        if kind is StartpointKind.OLDEST:
+            return set()
+        if kind is StartpointKind.UPCOMING:
+            return seen | {self.snapshot_entry(p, m) for p, m in files}
+        if kind is StartpointKind.TIMESTAMP:
+            found, low = replay_low(previous, "", startpoint.timestamp_ms)
+            if not found:
+                log.info("startpoint_nothing_to_replay", dataset=urn, startpoint=startpoint.describe())
+                return seen
+            if low is None:  # no history: replay everything (records before the time are filtered)
+                return set()
+            since = int(low)
+        else:
+            since = parse_time_ms(str(startpoint.value), "startpoint value")
+        return {e for e in seen if _entry_mtime(e) < since} | {self.snapshot_entry(p, m) for p, m in files if m < since}
 
     def snapshot_entry(self, path: str, mtime_ms: int) -> str:
         """How a pulled file is remembered in the dataset's snapshot: ``<path>:::<mtime ms>``."""
@@ -242,6 +297,11 @@ class FileExtractor(Extractor):
         self._schema: pa.Schema | None = None
         self._open: list = []
         self._complete = False
+        self._since: int | None = None
+        self._filtered = 0
+        self._records = 0
+        self._min_event: int | None = None
+        self._max_event: int | None = None
 
     def _reader(self, path: str):
         fmt = file_format(path, self.settings.format)
@@ -271,11 +331,23 @@ class FileExtractor(Extractor):
 
     def get_schema(self) -> pa.Schema:
         if self._schema is None:
-            if not self.paths:
-                self._schema = pa.schema([])
-            else:
-                self._schema = self._reader(self.paths[0])[0]
+            first = self.paths[0] if self.paths else self.state.get_prop(SCHEMA_FILE_KEY)
+            self._schema = self._reader(first)[0] if first else pa.schema([])
         return self._schema
+
+    def filter_before(self, timestamp_ms: int) -> None:
+        if not self.settings.event_column:
+            log.warning("replay_not_filtered", note="source.event.time.column is not set: records older than the "
+                        "startpoint's time are kept")
+            return
+        self._since = timestamp_ms
+
+    def partition_progress(self) -> dict[str, PartitionProgress]:
+        """The unit's files as one stretch of the dataset: their modification times and their records' event times."""
+        mtimes = [int(m) for m in self.state.get_prop_as_list(FILE_MTIMES_KEY)]
+        if not mtimes:
+            return {}
+        return {"": PartitionProgress(min(mtimes), max(mtimes), self._records, self._min_event, self._max_event)}
 
     def get_expected_record_count(self) -> int:
         """Known for Parquet (from file footers); -1 for CSV and JSON, as Gobblin's file extractors say."""
@@ -296,7 +368,7 @@ class FileExtractor(Extractor):
                 for batch in batches:
                     if file_schema != schema:
                         batch = _conform(batch, schema, path)
-                    yield batch
+                    yield self._observe(batch)
             except pa.ArrowException as exc:
                 if "straddling" in str(exc) or "block size" in str(exc):
                     raise GobblinPyError(f"{path}: a CSV row is larger than source.filebased.csv.block.size "
@@ -304,7 +376,27 @@ class FileExtractor(Extractor):
                 raise GobblinPyError(f"{path}: {exc}") from exc
         self._complete = True
 
+    def _observe(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """Count the batch, note its event times, and drop what a replay from a time does not want."""
+        self._records += batch.num_rows
+        column = self.settings.event_column
+        if not column or batch.num_rows == 0:
+            return batch
+        if column not in batch.schema.names:
+            raise UsageError(f"source.event.time.column={column}: the records have no such column "
+                             f"(they have {', '.join(batch.schema.names)})")
+        low, high = min_max_millis(batch.column(column), column)
+        if low is not None:
+            self._min_event = low if self._min_event is None else min(self._min_event, low)
+            self._max_event = high if self._max_event is None else max(self._max_event, high)
+        if self._since is None:
+            return batch
+        kept = batch.filter(at_or_after(batch.column(column), column, self._since))
+        self._filtered += batch.num_rows - kept.num_rows
+        return kept
+
     def close(self) -> None:
+        self.state.set_prop(FILTERED_KEY, self._filtered)
         if self._complete:
             expected = self.state.workunit.expected_high_watermark(LongWatermark)
             if expected is not None:

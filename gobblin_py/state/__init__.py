@@ -1,12 +1,10 @@
 """State of jobs and datasets, and the Gobblin-compatible store that keeps it between runs."""
 
+from gobblin_py.state.run_states import DatasetState, JobState, SourceState
 from gobblin_py.state.states import (
-    DatasetState,
     Extract,
-    JobState,
     MultiWorkUnit,
     RunningState,
-    SourceState,
     State,
     TaskState,
     WorkingState,

@@ -6,7 +6,9 @@ import datetime as dt
 import json
 from typing import Any
 
-from gobblin_py.state.states import DatasetState, TaskState
+from gobblin_py.state import progress
+from gobblin_py.state.run_states import DatasetState
+from gobblin_py.state.states import TaskState
 from gobblin_py.state.store import FsDatasetStateStore, StoredRun
 from gobblin_py.state.watermarks import to_compact_json
 
@@ -70,8 +72,19 @@ def dataset_summary(job_name: str, urn: str, state: DatasetState, path: str) -> 
         "task_count": state.task_count,
         "job_failures": state.job_failures,
         "file": path,
+        "completeness": completeness_summary(state),
         "tasks": [task_summary(task) for task in state.all_task_states()],
     }
+
+
+def completeness_summary(state: DatasetState) -> dict[str, Any] | None:
+    """The dataset's completeness watermark and each partition's committed event-time progress (None if none)."""
+    watermark = progress.completeness(state)
+    partitions = progress.partition_event_progress(state)
+    if watermark is None and not partitions:
+        return None
+    return {"watermark_ms": watermark, "watermark": iso_time(watermark) if watermark is not None else None,
+            "partitions": {p: {"ms": ms, "time": iso_time(ms)} for p, ms in sorted(partitions.items())}}
 
 
 def show(store: FsDatasetStateStore, job_names: list[str], urn: str | None = None) -> list[dict[str, Any]]:
@@ -132,6 +145,11 @@ def render_show(rows: list[dict[str, Any]], store_url: str) -> str:
             f" ({seconds:.3f} s)  tasks {row['task_count']}  job failures {row['job_failures']}"
         )
         lines.append(f"  file      {row['file']}")
+        complete = row.get("completeness")
+        if complete and complete["watermark"]:
+            lagging = min(complete["partitions"].items(), key=lambda item: item[1]["ms"], default=None)
+            behind = f" (held by partition {lagging[0]!r})" if lagging and len(complete["partitions"]) > 1 else ""
+            lines.append(f"  complete  up to {complete['watermark']}{behind}")
         tasks = [
             [
                 t["task_id"],

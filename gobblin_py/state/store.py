@@ -31,7 +31,8 @@ from gobblin_py.config.settings import Settings, SettingsError, setting
 from gobblin_py.errors import CorruptFileError, StateStoreError
 from gobblin_py.state.hadoop_io import DataInput
 from gobblin_py.state.sequencefile import TEXT_CLASS, Compression, SequenceFileReader, SequenceFileWriter
-from gobblin_py.state.states import DEFAULT_DATASET_URN, DatasetState, JobState, WorkUnitState
+from gobblin_py.state.run_states import DatasetState
+from gobblin_py.state.states import DEFAULT_DATASET_URN, WorkUnitState
 from gobblin_py.state.writable import (
     DATASET_STATE_CLASS,
     JOB_STATE_CLASS,

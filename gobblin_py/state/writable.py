@@ -20,18 +20,8 @@ from collections.abc import Callable, Mapping
 
 from gobblin_py.errors import CorruptFileError
 from gobblin_py.state.hadoop_io import DataInput, DataOutput
-from gobblin_py.state.states import (
-    DatasetState,
-    Extract,
-    JobState,
-    MultiWorkUnit,
-    RunningState,
-    SourceState,
-    State,
-    TaskState,
-    WorkUnit,
-    WorkUnitState,
-)
+from gobblin_py.state.run_states import DatasetState, JobState, SourceState
+from gobblin_py.state.states import Extract, MultiWorkUnit, RunningState, State, TaskState, WorkUnit, WorkUnitState
 
 STATE_CLASS = "org.apache.gobblin.configuration.State"
 SOURCE_STATE_CLASS = "org.apache.gobblin.configuration.SourceState"

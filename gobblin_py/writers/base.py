@@ -159,6 +159,12 @@ class StagedFileWriter(DataWriter):
         self.output_path = output
         return [output if fsutil.is_local(self.fs) else self.fs.unstrip_protocol(output)]
 
+    def file_records(self) -> dict[str, int]:
+        """``{output path: records}`` once committed (empty before)."""
+        if self._open_ok or not self.fs.exists(self.output_path):
+            return {}
+        return {self.output_path: self._records}
+
     def cleanup(self) -> None:
         self._abort()
 

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from gobblin_py.api import DataWriter, DataWriterBuilder

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.api import DataWriter
+from gobblin_py.api import CountedOutput, DataWriter
 from gobblin_py.writers.partitioners import WriterPartitioner, normalise_path, render_paths
 
 
@@ -66,6 +66,13 @@ class PartitionedDataWriter(DataWriter):
         for writer in self.writers.values():
             outputs.extend(writer.commit())
         return outputs
+
+    def file_records(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for writer in self.writers.values():
+            if isinstance(writer, CountedOutput):
+                counts.update(writer.file_records())
+        return counts
 
     def cleanup(self) -> None:
         first_error: BaseException | None = None

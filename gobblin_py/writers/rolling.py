@@ -87,6 +87,9 @@ class RollingDataWriter(DataWriter):
             outputs.extend(file.commit())
         return outputs
 
+    def file_records(self) -> dict[str, int]:
+        return {path: count for file in self.files for path, count in file.file_records().items()}
+
     def cleanup(self) -> None:
         first_error: BaseException | None = None
         for file in self.files:

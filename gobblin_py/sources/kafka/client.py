@@ -139,3 +139,17 @@ class BrokerClient:
                     continue
         return {p: (lo, hi) for p, (lo, hi) in result.items() if lo is not None and hi is not None}
 
+
+    def offsets_for_time(self, topic: str, partitions: list[int], timestamp_ms: int) -> dict[int, int]:
+        """``{partition: the first offset whose timestamp is at or after the time}``; -1 when none is (past the end)."""
+        kafka = kafka_module()
+        from confluent_kafka import IsolationLevel, TopicPartition
+        from confluent_kafka.admin import OffsetSpec
+
+        request = {TopicPartition(topic, p): OffsetSpec.for_timestamp(timestamp_ms) for p in partitions}
+        try:
+            futures = self.admin.list_offsets(request, isolation_level=IsolationLevel.READ_COMMITTED,
+                                              request_timeout=self.timeout)
+            return {tp.partition: future.result().offset for tp, future in futures.items()}
+        except kafka.KafkaException as exc:
+            raise translate(exc, f"finding the offsets of topic {topic} at {timestamp_ms}", self.settings) from None

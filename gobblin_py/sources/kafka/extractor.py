@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.api import Extractor
+from gobblin_py.api import Extractor, PartitionProgress
 from gobblin_py.errors import GobblinPyError
 from gobblin_py.logs import get_logger
 from gobblin_py.sources.kafka import keys as K
@@ -41,6 +41,7 @@ from gobblin_py.sources.kafka.raw import RawBatch
 from gobblin_py.sources.kafka.settings import KafkaSourceSettings
 from gobblin_py.sources.kafka.spool import Spool
 from gobblin_py.state import MultiLongWatermark, WorkUnitState
+from gobblin_py.state.startpoints import FILTERED_KEY
 
 log = get_logger(__name__)
 
@@ -58,7 +59,9 @@ class PartitionStats:
     records: int = 0
     undecodable: int = 0
     bytes: int = 0
+    min_timestamp: int | None = None
     max_timestamp: int | None = None
+    filtered: int = 0
     lost: int = 0
     start: int = 0
     stop: int = 0
@@ -86,6 +89,7 @@ class KafkaExtractor(Extractor):
         self._consumer = None
         self._schema: pa.Schema | None = None
         self._spool: Spool | None = None
+        self._since: int | None = None
 
     # -- schema
 
@@ -123,10 +127,20 @@ class KafkaExtractor(Extractor):
             if batch.num_rows:
                 yield batch
 
+    def filter_before(self, timestamp_ms: int) -> None:
+        """A replay from a time: messages stamped earlier are dropped (the broker's offset for the time is where
+        reading starts, and a partition's timestamps may go back and forth a little after it)."""
+        self._since = timestamp_ms
+
+    def partition_progress(self) -> dict[str, PartitionProgress]:
+        """Per partition: the offsets read (low to the next one) and the messages' timestamps."""
+        return {str(pid): PartitionProgress(low, nxt, stats.records, stats.min_timestamp, stats.max_timestamp)
+                for pid, low, nxt, stats in zip(self.partitions, self.low, self.next, self.stats)}
+
     def _decode(self, raw: RawBatch, schema: pa.Schema) -> pa.RecordBatch:
-        decoded, bad = self.deserializer.decode(raw.values)
+        decoded, bad = self.deserializer.decode(raw.values)  # the decodable messages' columns
         columns = list(decoded.columns)
-        keep = None
+        keep = None  # over all the batch's messages
         if bad:
             self.stats[raw.index].undecodable += len(bad)
             self.undecodable.write(self.partitions[raw.index], raw, bad)
@@ -147,7 +161,13 @@ class KafkaExtractor(Extractor):
             else:
                 column = pa.repeat(pa.scalar(self.topic, pa.string()), len(raw.values))
             columns.append(column.filter(keep) if keep is not None else column)
-        return pa.RecordBatch.from_arrays(columns, schema=schema)
+        batch = pa.RecordBatch.from_arrays(columns, schema=schema)
+        if self._since is None:
+            return batch
+        stamps = raw.timestamps.filter(keep) if keep is not None else raw.timestamps
+        recent = batch.filter(pc.fill_null(pc.greater_equal(stamps, self._since), True))
+        self.stats[raw.index].filtered += batch.num_rows - recent.num_rows
+        return recent
 
     def _fetch_all(self) -> Iterator[RawBatch]:
         for index in range(len(self.partitions)):
@@ -230,9 +250,12 @@ class KafkaExtractor(Extractor):
                        pa.array(stamps, pa.int64()), pa.array(keys, pa.binary()) if "key" in self.columns else None)
         stats.records += len(values)
         stats.bytes += int(pc.sum(pc.binary_length(raw.values)).as_py() or 0)
-        newest = pc.max(raw.timestamps).as_py()
-        if newest is not None and newest >= 0:
+        stamped = raw.timestamps.filter(pc.greater_equal(raw.timestamps, 0))
+        extremes = pc.min_max(stamped)
+        oldest, newest = extremes["min"].as_py(), extremes["max"].as_py()
+        if newest is not None:
             stats.max_timestamp = newest if stats.max_timestamp is None else max(stats.max_timestamp, newest)
+            stats.min_timestamp = oldest if stats.min_timestamp is None else min(stats.min_timestamp, oldest)
         return raw
 
     def _handle_errors(self, consumer, index: int, messages: list) -> list:
@@ -281,6 +304,7 @@ class KafkaExtractor(Extractor):
             undecodable = sum(s.undecodable for s in self.stats)
             state.set_prop(K.UNDECODABLE_COUNT, undecodable)
             state.set_prop(K.ERROR_PARTITION_COUNT, sum(1 for s in self.stats if s.undecodable))
+            state.set_prop(FILTERED_KEY, sum(s.filtered for s in self.stats))
             if undecodable:
                 state.set_prop("qualitychecker.row.policy.results.kafka", self.undecodable.results(undecodable))
             for index, (pid, stats) in enumerate(zip(self.partitions, self.stats)):

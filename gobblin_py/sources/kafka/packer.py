@@ -26,6 +26,7 @@ from gobblin_py.sources.kafka import keys as K
 from gobblin_py.sources.kafka.planning import PartitionPlan
 from gobblin_py.sources.kafka.settings import KafkaSourceSettings
 from gobblin_py.state import Extract, MultiLongWatermark, MultiWorkUnit, WatermarkInterval, WorkUnit
+from gobblin_py.state.startpoints import APPLIED_KEY, applied_ids, mark_applied
 
 DEFAULT_AVG_SIZE = 1024.0
 EPSILON = 0.01
@@ -70,6 +71,8 @@ def partition_unit(plan: PartitionPlan, extract: Extract, size: float, num_parti
         unit.set_prop(key, value)
     if plan.lost:
         unit.set_prop(K.OFFSETS_LOST, plan.lost)
+    if plan.startpoint is not None:
+        mark_applied(unit, plan.startpoint)
     return unit
 
 
@@ -93,6 +96,9 @@ def squeeze(units: list[WorkUnit]) -> WorkUnit:
         if unit.get_prop(K.OFFSETS_LOST):
             carrier.set_prop(f"{K.OFFSETS_LOST}.{index}", unit.get_prop(K.OFFSETS_LOST))
     carrier.remove_prop(K.OFFSETS_LOST)
+    applied = sorted({i for unit in units for i in applied_ids(unit)})  # every partition's startpoint is consumed
+    if applied:
+        carrier.set_prop(APPLIED_KEY, ",".join(applied))
     carrier.watermark_interval = WatermarkInterval.of(MultiLongWatermark(lows), MultiLongWatermark(highs))
     carrier.set_prop(K.ESTIMATED_SIZE, total)
     return carrier

@@ -23,6 +23,7 @@ from gobblin_py.logs import get_logger
 from gobblin_py.sources.kafka import keys as K
 from gobblin_py.sources.kafka.settings import KafkaSourceSettings
 from gobblin_py.state import MultiLongWatermark, SourceState, WorkUnitState
+from gobblin_py.state.startpoints import DatasetStartpoints, Startpoint, StartpointKind
 
 log = get_logger(__name__)
 
@@ -110,6 +111,7 @@ class PartitionPlan:
     previous: Previous | None
     lost: int = 0
     changed: bool = True  # False: nothing to read and the stored offset stays: the topic may sit this run out
+    startpoint: Startpoint | None = None  # the operator's startpoint this plan starts from
 
     @property
     def records(self) -> int:
@@ -160,9 +162,28 @@ def _out_of_range(settings: KafkaSourceSettings, topic: str, partition: int, off
     return start, latest, lost
 
 
+def start_at(startpoint: Startpoint, earliest: int, latest: int, at_time: int | None) -> int:
+    """Where a partition starts for an operator's startpoint (clamped into what the partition still has)."""
+    if startpoint.kind is StartpointKind.OLDEST:
+        return earliest
+    if startpoint.kind is StartpointKind.UPCOMING:
+        return latest
+    if startpoint.kind is StartpointKind.TIMESTAMP:
+        return latest if at_time is None or at_time < 0 else min(max(at_time, earliest), latest)
+    try:
+        wanted = int(str(startpoint.value))
+    except ValueError:
+        raise UsageError(f"startpoint {startpoint.id}: {startpoint.value!r} is not a Kafka offset") from None
+    return min(max(wanted, earliest), latest)
+
+
 def plan_topic(settings: KafkaSourceSettings, topic: str, partitions: list, offsets: dict[int, tuple[int, int]],
-               previous: dict[tuple[str, int], Previous], fetched_at: int) -> list[PartitionPlan]:
-    """The plans of one topic's partitions; empty when the topic has nothing to read and nothing to store."""
+               previous: dict[tuple[str, int], Previous], fetched_at: int,
+               startpoints: DatasetStartpoints | None = None, times: dict[int, int] | None = None) -> list[PartitionPlan]:
+    """The plans of one topic's partitions; empty when the topic has nothing to read and nothing to store.
+
+    A startpoint (``startpoints``, with ``times``: the offsets of a TIMESTAMP startpoint's time) replaces where a
+    partition would start."""
     plans: list[PartitionPlan] = []
     seen = set()
     for info in partitions:
@@ -177,6 +198,13 @@ def plan_topic(settings: KafkaSourceSettings, topic: str, partitions: list, offs
                                            fetched_at, prev, changed=False))
             continue
         earliest, latest = offsets[info.partition]
+        point = startpoints.for_partition(str(info.partition)) if startpoints is not None else None
+        if point is not None:
+            start = start_at(point, earliest, latest, (times or {}).get(info.partition))
+            log.info("kafka_startpoint", topic=topic, partition=info.partition, startpoint=point.describe(), offset=start)
+            plans.append(PartitionPlan(topic, info.partition, start, latest, str(info.leader_id), info.leader,
+                                       fetched_at, prev, startpoint=point))
+            continue
         decided = plan_partition(settings, topic, info.partition, earliest, latest, prev)
         if decided is None:
             continue

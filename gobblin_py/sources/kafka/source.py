@@ -19,14 +19,21 @@ from gobblin_py.sources.kafka.packer import pack
 from gobblin_py.sources.kafka.planning import PartitionPlan, plan_topic, previous_partitions
 from gobblin_py.sources.kafka.settings import KafkaSourceSettings
 from gobblin_py.state import SourceState, WorkUnit, WorkUnitState
+from gobblin_py.state.startpoints import StartpointKind
 
 log = get_logger(__name__)
 
 
 class KafkaSimpleSource(Source):
-    """Pulls Kafka topics into files: one dataset per topic, one work unit per partition, offsets as watermarks."""
+    """Pulls Kafka topics into files: one dataset per topic, one work unit per partition, offsets as watermarks.
+
+    Startpoints (per topic, or per partition: its number): ``OLDEST`` the earliest offset the topic still has,
+    ``UPCOMING`` the latest (skip what is there now), ``TIMESTAMP`` the broker's offset for the time (records
+    stamped earlier are then dropped), ``SPECIFIC`` an offset.
+    """
 
     settings_class = KafkaSourceSettings
+    startpoint_kinds = frozenset({"OLDEST", "UPCOMING", "TIMESTAMP", "SPECIFIC"})
 
     def get_workunits(self, state: SourceState) -> list[WorkUnit]:
         settings = KafkaSourceSettings.load(state)
@@ -38,8 +45,15 @@ class KafkaSimpleSource(Source):
         now_ms = int(time.time() * 1000)
 
         def plan(topic: str) -> list[PartitionPlan]:
-            offsets = client.offsets(topic, [p.partition for p in listed[topic]])
-            return plan_topic(settings, topic, listed[topic], offsets, previous, int(time.time() * 1000))
+            pids = [p.partition for p in listed[topic]]
+            offsets = client.offsets(topic, pids)
+            points = state.startpoints.get(topic)
+            times: dict[int, int] = {}
+            for pid in pids:
+                point = points.for_partition(str(pid)) if points is not None else None
+                if point is not None and point.kind is StartpointKind.TIMESTAMP:
+                    times.update(client.offsets_for_time(topic, [pid], point.timestamp_ms))
+            return plan_topic(settings, topic, listed[topic], offsets, previous, int(time.time() * 1000), points, times)
 
         threads = max(1, min(settings.threads, len(topics)))
         with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gpy-kafka-plan") as pool:

@@ -1,0 +1,12 @@
+"""The ``gpy`` command line.
+
+Exit codes, for cron and schedulers: 0 success, 1 failure, 2 bad usage, bad configuration or a corrupt file
+(one line on stderr naming the file or key, never a traceback), 3 committed with failed tasks, 75 the job's lock
+is held, 143/130 stopped by SIGTERM/SIGINT. Each command group lives in its own module; importing this package
+registers them all on :func:`main`.
+"""
+
+from gobblin_py.cli import lock, run, startpoint, state, state_admin, validate  # noqa: F401 - each registers its commands
+from gobblin_py.cli.base import DEFAULT_SYSCONFIG, load_job_properties, main
+
+__all__ = ["DEFAULT_SYSCONFIG", "load_job_properties", "main"]

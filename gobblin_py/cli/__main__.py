@@ -1,0 +1,5 @@
+"""``python -m gobblin_py.cli``: the same as ``gpy``."""
+
+from gobblin_py.cli import main
+
+main()

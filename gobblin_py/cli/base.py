@@ -1,0 +1,86 @@
+"""What every ``gpy`` command shares: the top-level group, error reporting, and loading a job file."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gobblin_py import __version__
+from gobblin_py.errors import GobblinPyError, UsageError
+from gobblin_py.logs import configure_logging
+
+DEFAULT_SYSCONFIG = Path("conf") / "gobblin.properties"
+
+
+def _fail(exc: GobblinPyError) -> None:
+    from gobblin_py.config.settings import SettingsError
+
+    problems = exc.problems if isinstance(exc, SettingsError) else [exc]
+    for problem in problems:  # one line each, every one naming its file, line and key
+        click.echo(f"gpy: error: {problem}", err=True)
+    sys.exit(exc.exit_code)
+
+
+class _Group(click.Group):
+    """Turns every GobblinPyError into its one-line message and exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except GobblinPyError as exc:
+            _fail(exc)
+        except OSError as exc:  # a filesystem that refuses: say which path, without a traceback
+            click.echo(f"gpy: error: {exc}", err=True)
+            sys.exit(1)
+
+
+def conf_options(func: Callable) -> Callable:
+    """``--conf-root`` and ``--sysconfig``, shared by every command that loads a job file."""
+    func = click.option(
+        "--sysconfig",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help=f"System configuration under every job (default: {DEFAULT_SYSCONFIG} when present).",
+    )(func)
+    func = click.option(
+        "--conf-root",
+        type=click.Path(file_okay=False),
+        default=None,
+        help="Jobs root whose .properties/.configuration files apply (default: the job's own folder).",
+    )(func)
+    return func
+
+
+def resolve_sysconfig(sysconfig: str | None) -> str | None:
+    if sysconfig is not None:
+        if not os.path.isfile(sysconfig):
+            raise UsageError(f"--sysconfig {sysconfig}: no such file")
+        return sysconfig
+    return str(DEFAULT_SYSCONFIG) if DEFAULT_SYSCONFIG.is_file() else None
+
+
+def load_job_properties(path: str, conf_root: str | None, sysconfig: str | None):
+    """The fully resolved properties of one job file (a JobConfig: it knows the file and line of each key)."""
+    from gobblin_py.config import load_job
+
+    return load_job(path, conf_root=conf_root, sysconfig=resolve_sysconfig(sysconfig))
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="gpy")
+@click.option("--log-level", default="INFO", show_default=True, help="DEBUG, INFO, WARNING or ERROR.")
+@click.option(
+    "--log-format",
+    type=click.Choice(["auto", "console", "json"]),
+    default="auto",
+    show_default=True,
+    help="Log lines for people (console) or machines (json); auto picks by whether stderr is a terminal.",
+)
+def main(log_level: str, log_format: str) -> None:
+    """gpy: Gobblin-style batch ingestion jobs on Apache Spark."""
+    configure_logging(log_level, log_format)

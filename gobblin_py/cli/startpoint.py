@@ -1,0 +1,135 @@
+"""``gpy state startpoint set | list | clear`` and ``gpy state watermark``: steer where datasets start, and ask
+whether data is complete up to a time."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from gobblin_py.cli.base import _Group, conf_options, load_job_properties
+from gobblin_py.cli.state import state
+from gobblin_py.errors import UsageError
+
+
+def job_context(job_file: str, conf_root: str | None, sysconfig: str | None):
+    """``(properties, job name)`` of a job file whose state is kept (startpoints live beside its state store)."""
+    import os
+
+    if not os.path.isfile(job_file):
+        raise UsageError(f"{job_file}: no such job file")
+    props = load_job_properties(job_file, conf_root, sysconfig)
+    name = props.get("job.name")
+    if not name:
+        raise UsageError(f"{job_file}: job.name is not set")
+    if (props.get("state.store.enabled") or "true").strip().lower() == "false":
+        raise UsageError(f"{job_file}: state.store.enabled=false, so this job keeps no state")
+    return props, name
+
+
+@state.group("startpoint", cls=_Group)
+def startpoint() -> None:
+    """Ask datasets to start elsewhere at the next run: from the oldest data, the upcoming, a time or a watermark."""
+
+
+@startpoint.command("set")
+@click.argument("job_file")
+@click.option("--dataset", "urn", required=True, help='The dataset URN ("" for the default dataset).')
+@click.option("--partition", default="", help="Only this partition (a Kafka partition, a partition value …).")
+@click.option("--oldest", "kind", flag_value="OLDEST", help="Read everything the source still has.")
+@click.option("--upcoming", "kind", flag_value="UPCOMING", help="Skip what exists now; read only what comes after.")
+@click.option("--timestamp", "at", default=None, help="Read again from this event time (ISO 8601 or epoch ms).")
+@click.option("--value", default=None, help="Start at this watermark value (an offset, an id, a time).")
+@conf_options
+def startpoint_set(job_file: str, urn: str, partition: str, kind: str | None, at: str | None, value: str | None,
+                   conf_root: str | None, sysconfig: str | None) -> None:
+    """Set a startpoint; it is used by the next run and removed by the commit that used it."""
+    from gobblin_py.state.startpoints import Startpoint, StartpointKind, StartpointStore, parse_time_ms
+
+    chosen = [k for k in (kind, "TIMESTAMP" if at is not None else None, "SPECIFIC" if value is not None else None) if k]
+    if len(chosen) != 1:
+        raise UsageError("give exactly one of --oldest, --upcoming, --timestamp T, --value W")
+    props, name = job_context(job_file, conf_root, sysconfig)
+    point = Startpoint(StartpointKind(chosen[0]),
+                       str(parse_time_ms(at, "--timestamp")) if at is not None else value)
+    StartpointStore.for_job(props).set(name, urn, partition, point)
+    where = f"dataset {urn!r}" + (f" partition {partition!r}" if partition else "")
+    click.echo(f"{name}: {where} starts at {point.describe()} at the next run")
+
+
+@startpoint.command("list")
+@click.argument("job_file")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+@conf_options
+def startpoint_list(job_file: str, as_json: bool, conf_root: str | None, sysconfig: str | None) -> None:
+    """Every startpoint waiting for the job's next run."""
+    from gobblin_py.state.startpoints import StartpointStore
+
+    props, name = job_context(job_file, conf_root, sysconfig)
+    points = StartpointStore.for_job(props).all(name)
+    if as_json:
+        click.echo(json.dumps({urn: {p: s.to_json() for p, s in sp.by_partition.items()} for urn, sp in points.items()},
+                              indent=2))
+        return
+    if not points:
+        click.echo(f"{name}: no startpoints")
+    for urn, sp in sorted(points.items()):
+        for partition, point in sorted(sp.by_partition.items()):
+            where = f"dataset {urn!r}" + (f" partition {partition!r}" if partition else "")
+            click.echo(f"{where}: {point.describe()}")
+
+
+@startpoint.command("clear")
+@click.argument("job_file")
+@click.option("--dataset", "urn", default=None, help="Only this dataset's startpoints.")
+@conf_options
+def startpoint_clear(job_file: str, urn: str | None, conf_root: str | None, sysconfig: str | None) -> None:
+    """Remove the job's startpoints (or one dataset's): the next run starts from the checkpoints."""
+    from gobblin_py.state.startpoints import StartpointStore
+
+    props, name = job_context(job_file, conf_root, sysconfig)
+    removed = StartpointStore.for_job(props).clear(name, urn)
+    click.echo(f"{name}: {removed} startpoint(s) removed")
+
+
+@state.command("watermark")
+@click.argument("job_file")
+@click.option("--dataset", "urn", required=True, help='The dataset URN ("" for the default dataset).')
+@click.option("--at", "at", default=None, help="Exit 0 when data is complete up to this time, 1 when not yet.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+@conf_options
+def state_watermark(job_file: str, urn: str, at: str | None, as_json: bool, conf_root: str | None,
+                    sysconfig: str | None) -> None:
+    """The dataset's completeness watermark: every record with an earlier event time is committed.
+
+    With --at T, for schedulers and sensors: exit 0 when data is complete up to T, 1 otherwise.
+    """
+    from gobblin_py.state import FsDatasetStateStore, progress
+    from gobblin_py.state.report import iso_time
+    from gobblin_py.state.startpoints import parse_time_ms
+
+    props, name = job_context(job_file, conf_root, sysconfig)
+    latest = FsDatasetStateStore.from_properties(props).get_latest_dataset_state(name, urn)
+    if latest is None:
+        if at is None:
+            raise UsageError(f"{name}: no state for dataset {urn!r} yet")
+        click.echo(f"{name} dataset {urn!r}: no state yet, so not complete up to {at}")
+        sys.exit(1)
+    watermark = progress.completeness(latest)
+    partitions = progress.partition_event_progress(latest)
+    target = parse_time_ms(at, "--at") if at is not None else None
+    complete = target is not None and watermark is not None and watermark >= target
+    if as_json:
+        click.echo(json.dumps({"job": name, "dataset": urn, "watermark_ms": watermark,
+                               "watermark": iso_time(watermark) if watermark is not None else None,
+                               "partitions": partitions, "at_ms": target, "complete": complete if at else None}))
+    else:
+        shown = iso_time(watermark) if watermark is not None else "none yet (no event times committed)"
+        click.echo(f"{name} dataset {urn!r}: complete up to {shown}")
+        for partition, ms in sorted(partitions.items()):
+            click.echo(f"  partition {partition!r}: {iso_time(ms)}")
+        if target is not None:
+            click.echo(f"complete up to {iso_time(target)}: {'yes' if complete else 'not yet'}")
+    if target is not None:
+        sys.exit(0 if complete else 1)

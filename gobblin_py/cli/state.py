@@ -1,0 +1,88 @@
+"""``gpy state …``: look at and steer a job's state."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import click
+
+from gobblin_py.cli.base import _Group, conf_options, load_job_properties, main
+from gobblin_py.errors import UsageError
+
+
+# ------------------------------------------------------------------ state
+
+
+@main.group(cls=_Group)
+def state() -> None:
+    """Inspect the state store: each dataset's watermarks and run history."""
+
+
+def _store_and_jobs(target: str, conf_root: str | None, sysconfig: str | None):
+    """A store and the job names to look at, from a job file or a store directory."""
+    from gobblin_py.state.store import FsDatasetStateStore, TABLE_SUFFIX
+
+    if os.path.isdir(target) or "://" in target:
+        store_dir = FsDatasetStateStore(target)
+        if any(name.endswith(TABLE_SUFFIX) for name in _names(store_dir)):
+            # a job's own folder: <root>/<job>
+            root, job = os.path.split(os.path.normpath(target)) if "://" not in target else target.rstrip("/").rsplit("/", 1)
+            return FsDatasetStateStore(root), [job]
+        return store_dir, store_dir.job_names()
+    if not os.path.exists(target):
+        raise UsageError(f"{target}: no such job file or state store directory")
+    props = load_job_properties(target, conf_root, sysconfig)
+    job_name = props.get("job.name")
+    if not job_name:
+        raise UsageError(f"{target}: job.name is not set")
+    if props.get("state.store.enabled", "true").strip().lower() == "false":
+        raise UsageError(f"{target}: state.store.enabled=false, so this job keeps no state")
+    return FsDatasetStateStore.from_properties(props), [job_name]
+
+
+def _names(store) -> list[str]:
+    from gobblin_py import fs as fsutil
+
+    return fsutil.list_names(store.fs, store.root)
+
+
+@state.command("show")
+@click.argument("target")
+@click.option("--dataset", "urn", default=None, help="Only this dataset URN.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+@conf_options
+def state_show(target: str, urn: str | None, as_json: bool, conf_root: str | None, sysconfig: str | None) -> None:
+    """Latest state of each dataset: run, times, tasks and their low/expected/actual watermarks.
+
+    TARGET is a job file (its state.store.dir and job.name are used) or a state store directory.
+    """
+    from gobblin_py.state import report
+
+    store, jobs = _store_and_jobs(target, conf_root, sysconfig)
+    rows = report.show(store, jobs, urn)
+    if urn is not None and not rows:
+        raise UsageError(f"no state for dataset {urn!r} in {store.url}")
+    if as_json:
+        click.echo(json.dumps({"store": store.url, "datasets": rows}, indent=2, ensure_ascii=False))
+    else:
+        click.echo(report.render_show(rows, store.url))
+
+
+@state.command("history")
+@click.argument("target")
+@click.option("--dataset", "urn", default="", help='Dataset URN (default: the default dataset "").')
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+@conf_options
+def state_history(target: str, urn: str, as_json: bool, conf_root: str | None, sysconfig: str | None) -> None:
+    """Every stored run of one dataset, oldest first."""
+    from gobblin_py.state import report
+
+    store, jobs = _store_and_jobs(target, conf_root, sysconfig)
+    rows = report.history(store, jobs, urn)
+    if as_json:
+        click.echo(json.dumps({"store": store.url, "urn": urn, "runs": rows}, indent=2, ensure_ascii=False))
+    else:
+        click.echo(report.render_history(rows, urn))
+
+

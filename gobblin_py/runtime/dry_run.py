@@ -1,0 +1,102 @@
+"""``gpy run --dry-run``: the work units the next run would plan, startpoints applied, changing nothing.
+
+No lock is taken, no earlier commit is finished (a pending one is only reported: the real run finishes it
+first), no file is written; the Source plans exactly as it would at the start of a run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gobblin_py.runtime.boundary import plugin_boundary
+from gobblin_py.runtime.commit_sequence import CommitSequenceStore
+from gobblin_py.runtime.job_run import JobRun
+from gobblin_py.runtime.launcher import JobLauncher, open_source
+from gobblin_py.state import FsDatasetStateStore, MultiWorkUnit
+from gobblin_py.state.startpoints import applied_ids
+from gobblin_py.state.store import StateStoreSettings
+
+
+@dataclass
+class PlannedUnit:
+    """One work unit the next run would run."""
+
+    dataset: str
+    partition: str
+    low: object
+    high: object
+    detail: str
+    startpoints: list[str] = field(default_factory=list)
+
+
+@dataclass
+class DryRun:
+    """What the next run of a job would do first."""
+
+    job: str
+    units: list[PlannedUnit] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)  # datasets whose earlier commit the run finishes first
+    startpoints: dict[str, list[str]] = field(default_factory=dict)  # dataset -> descriptions
+
+    def render(self) -> str:
+        lines = [f"{self.job}: the next run would"]
+        for urn in self.pending:
+            lines.append(f"  first finish the pending commit of dataset {urn!r}")
+        for urn, descriptions in sorted(self.startpoints.items()):
+            lines += [f"  start dataset {urn!r} at {d}" for d in descriptions]
+        if not self.units:
+            lines.append("  plan no work unit: nothing new to pull")
+            return "\n".join(lines)
+        lines.append(f"  plan {len(self.units)} work unit(s):")
+        header = ["dataset", "partition", "low", "expected high", "what", "startpoint"]
+        rows = [[u.dataset or '""', u.partition or "-", _text(u.low), _text(u.high), u.detail,
+                 ",".join(u.startpoints) or "-"] for u in self.units]
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+        for row in [header, *rows]:
+            lines.append("    " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+        return "\n".join(lines)
+
+
+def _text(value: object) -> str:
+    if isinstance(value, dict) and len(value) == 1:
+        return str(next(iter(value.values())))
+    return "-" if value is None else str(value)
+
+
+def _partition(unit) -> str:
+    for key in ("gpy.partition", "partition.id", "source.querybased.partition.value"):
+        if unit.get_prop(key):
+            return str(unit.get_prop(key))
+    return ""
+
+
+def _detail(unit) -> str:
+    files = unit.get_prop_as_list("source.filebased.files.to.pull")
+    if files or unit.get_prop("source.filebased.files.to.pull") is not None:
+        return f"{len(files)} file(s)"
+    rows = unit.get_prop("source.querybased.estimated.rows")
+    return f"~{rows} row(s)" if rows else ""
+
+
+def dry_run(launcher: JobLauncher) -> DryRun:
+    """Plan the next run of ``launcher``'s job without running or changing anything."""
+    props = dict(launcher.props)
+    run = JobRun(props, launcher.job_name, f"job_{launcher.job_name}_dryrun", 0)
+    report = DryRun(launcher.job_name)
+    if StateStoreSettings.load(props).enabled:
+        run.store = FsDatasetStateStore.from_properties(props)
+        report.pending = sorted(s.urn for s in CommitSequenceStore.for_job(props, run.store).pending(launcher.job_name))
+    source, state = open_source(run)
+    report.startpoints = {urn: [sp.describe() + (f" (partition {p!r})" if p else "") for p, sp in points.by_partition.items()]
+                          for urn, points in state.startpoints.items()}
+    with plugin_boundary(f"source.class={props['source.class']}: planning work units"):
+        units = source.get_workunits(state) or []
+    default_urn = props.get("dataset.urn", "")
+    for unit in units:
+        for member in unit.work_units if isinstance(unit, MultiWorkUnit) else [unit]:
+            interval = member.watermark_interval
+            report.units.append(PlannedUnit(
+                member.get_prop("dataset.urn", default_urn), _partition(member),
+                interval.low_json if interval else None, interval.expected_high_json if interval else None,
+                _detail(member), sorted(applied_ids(member))))
+    return report
