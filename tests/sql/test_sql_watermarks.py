@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from gobblin_py.errors import UsageError
 from gobblin_py.sources.sql import delta as deltas
 from gobblin_py.sources.sql.connection import ConnectionConfig
-from gobblin_py.sources.sql.source import SINGLE, QueryBasedSource, previous_watermarks
+from gobblin_py.sources.sql.positions import SINGLE, previous_watermarks
+from gobblin_py.sources.sql.settings import ConnectionSettings
+from gobblin_py.sources.sql.source import QueryBasedSource
 from gobblin_py.sources.sql.watermarks import (
     MICROS_PER_DAY,
     MICROS_PER_HOUR,
@@ -217,19 +219,23 @@ def test_a_changed_watermark_class_is_a_clear_error():
 # ---------------------------------------------------------------- connection settings
 
 
+def connection(props: dict) -> ConnectionConfig:
+    return ConnectionConfig.from_settings(ConnectionSettings.load(props))
+
+
 def test_connection_settings_and_password_scrubbing():
-    cfg = ConnectionConfig.from_state(State({"source.conn.url": "jdbc:postgresql://db.example:6543/shop",
-                                             "source.conn.username": "u", "source.conn.password": "s3cr3t!"}))
+    cfg = connection({"source.conn.url": "jdbc:postgresql://db.example:6543/shop",
+                      "source.conn.username": "u", "source.conn.password": "s3cr3t!"})
     assert (cfg.driver, cfg.host, cfg.port, cfg.database) == ("postgresql", "db.example", 6543, "shop")
     assert "s3cr3t" not in repr(cfg) and cfg.describe() == "postgresql://u@db.example:6543/shop"
     assert cfg.scrub("failed for s3cr3t! at postgresql://u:other@h/db") == "failed for *** at postgresql://u:***@h/db"
-    cfg = ConnectionConfig.from_state(State({"source.conn.url": "postgresql://me:pw%40x@h/db"}))
+    cfg = connection({"source.conn.url": "postgresql://me:pw%40x@h/db"})
     assert (cfg.username, cfg.password, cfg.database) == ("me", "pw@x", "db")
-    cfg = ConnectionConfig.from_state(State({"source.conn.url": "jdbc:sqlite:/tmp/x.db"}))
+    cfg = connection({"source.conn.url": "jdbc:sqlite:/tmp/x.db"})
     assert cfg.driver == "sqlite" and cfg.sqlite_path() == "/tmp/x.db"
-    assert ConnectionConfig.from_state(State({"source.conn.driver": "org.postgresql.Driver"})).driver == "postgresql"
-    with pytest.raises(UsageError, match="source.conn.driver=oracle"):
-        ConnectionConfig.from_state(State({"source.conn.driver": "oracle"}))
+    assert connection({"source.conn.driver": "org.postgresql.Driver"}).driver == "postgresql"
+    with pytest.raises(UsageError, match="source.conn.driver.*'oracle' is not a supported driver"):
+        connection({"source.conn.driver": "oracle"})
 
 
 # ---------------------------------------------------------------- packing
