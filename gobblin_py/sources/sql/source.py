@@ -55,12 +55,13 @@ class QueryBasedSource(Source):
     @classmethod
     def validate(cls, props: Mapping[str, str]) -> list[ConfigError]:
         """Each table's own values (``source.querybased.entity.<table>.<key>``) checked as the job-level ones are."""
-        settings = QueryBasedSettings.load(props)
+        listed = props.get("source.entities") or props.get("source.entity") or props.get("extract.table.name") or ""
+        tables = [name.strip() for name in listed.split(",") if name.strip()]
         problems: list[ConfigError] = []
-        if not settings.tables():
+        if not tables:
             problems.append(problem_at(props, "source.entities", "is not set",
                                        "name the tables to pull (a comma list), or set extract.table.name"))
-        for entity in dict.fromkeys(settings.tables() + entity_names(props)):
+        for entity in dict.fromkeys(tables + entity_names(props)):
             for problem in QueryBasedSettings.problems(props, Context(entity=entity)):
                 specific = entity_key(props, entity, problem.key) if problem.key else None
                 if specific and specific != problem.key:
