@@ -74,10 +74,6 @@ class SqliteDb:
     def sql_literal_ts(self, value: dt.datetime) -> str:
         return f"'{value.isoformat(sep=' ')}'"
 
-    def plugin_props(self) -> dict[str, str]:
-        return {"test.insert.mysql": json.dumps({"host": self.host, "port": self.port, "user": self.user,
-                                                 "password": self.password, "database": self.database})}
-
 
 class PostgresDb:
     """A database of the test PostgreSQL server, written with the same '?' placeholders as SQLite."""
