@@ -1,5 +1,5 @@
 # Two commands for a fresh machine: `make run` and `make test`. Both create .venv and install gobblin_py
-# with its dev and kafka extras when the environment is missing or older than pyproject.toml.
+# with its dev, kafka and sql-fast extras when the environment is missing or older than pyproject.toml.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -13,7 +13,7 @@ install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,kafka]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,kafka,sql-fast]'
 	@touch $(STAMP)
 
 # The quickstart job, twice on embedded Spark: the first run pulls the sample orders, the second pulls nothing.

@@ -1,10 +1,12 @@
-"""Fixtures of the SQL source tests: a real, throwaway PostgreSQL server and SQLite files.
+"""Fixtures of the SQL source tests: real, throwaway PostgreSQL and MariaDB servers, and SQLite files.
 
 PostgreSQL: one cluster per test session under a temporary directory owned by ``postgres``, listening on a
 free loopback port. Its ``pg_hba.conf`` trusts the Unix socket (for set-up as the superuser) and asks TCP
 clients on 127.0.0.1 for a SCRAM password, so the jobs connect as a real user with a real password. When the
 server binaries are missing they are installed with ``apt-get install -y postgresql`` (Debian); only when that
-is impossible are the PostgreSQL tests skipped, with the reason. Each test gets a fresh database.
+is impossible are the PostgreSQL tests skipped, with the reason. MariaDB (the MySQL dialect) likewise: one
+server per session, installed with ``apt-get install -y mariadb-server`` when ``mariadbd`` is missing, run as
+the ``mysql`` user on a free port with its socket in a temporary folder. Each test gets a fresh database.
 """
 
 from __future__ import annotations
@@ -218,13 +220,15 @@ def private_pg_db():
         cluster.destroy()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", "postgresql", "mysql"])
 def db(request, tmp_path):
-    """The same test against an embedded SQLite file and a database on the real PostgreSQL server."""
+    """The same test against an embedded SQLite file, a PostgreSQL database and a MariaDB (MySQL) database."""
     from tests.sql.helpers import PostgresDb, SqliteDb
 
     if request.param == "sqlite":
         return SqliteDb(tmp_path / "shop.db")
+    if request.param == "mysql":
+        return request.getfixturevalue("mysql_db")
     return PostgresDb(request.getfixturevalue("pg_db"))
 
 
@@ -245,50 +249,92 @@ def postgres_db(pg_db):
 MYSQL_PASSWORD = "Pw-maria-5d1e-Kq"
 
 
+def _apt_install(package: str) -> str | None:
+    """``apt-get install -y <package>`` (with an update first if it fails); the reason when it cannot."""
+    if shutil.which("apt-get") is None:
+        return f"{package} is missing and apt-get is not available to install it"
+    if os.geteuid() != 0:
+        return f"{package} is missing and installing it needs root"
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    command = ["apt-get", "install", "-y", "-q", package]
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, text=True)
+        done = subprocess.run(command, env=env, capture_output=True, text=True)
+    return None if done.returncode == 0 else f"apt-get install {package} failed: {done.stderr.strip()[-500:]}"
+
+
+def _mariadb_binaries() -> tuple[str | None, str | None]:
+    server = shutil.which("mariadbd") or next((p for p in ("/usr/sbin/mariadbd", "/usr/sbin/mysqld")
+                                               if os.path.exists(p)), None)
+    return server, shutil.which("mariadb-install-db") or shutil.which("mysql_install_db")
+
+
+def _as_mysql(args: list[str]) -> list[str]:
+    """mariadbd refuses to run as root: as root, run it as the ``mysql`` user the package creates."""
+    return ["runuser", "-u", "mysql", "--", *args] if os.geteuid() == 0 else args
+
+
 @pytest.fixture(scope="session")
 def mariadb_server():
-    """A private MariaDB server (for the MySQL dialect), when ``mariadbd`` and PyMySQL are installed."""
-    server = shutil.which("mariadbd") or ("/usr/sbin/mariadbd" if os.path.exists("/usr/sbin/mariadbd") else None)
-    install = shutil.which("mariadb-install-db")
-    try:
-        import pymysql
-    except ImportError:
-        pytest.skip("PyMySQL is not installed (pip install pymysql): the MySQL dialect is not tested")
+    """The session's private MariaDB server (for the MySQL dialect), installed with apt-get when missing."""
+    import pymysql
+
+    server, install = _mariadb_binaries()
     if not server or not install:
-        pytest.skip("no MariaDB server binaries (apt-get install mariadb-server): the MySQL dialect is not tested")
+        reason = _apt_install("mariadb-server")
+        server, install = _mariadb_binaries()
+        if not server or not install:
+            pytest.skip(reason or "no MariaDB server binaries after installing mariadb-server")
+    started = time.time()
     directory = tempfile.mkdtemp(prefix="gpy-maria-")
-    user = [] if os.geteuid() != 0 else ["--user=root"]
-    done = subprocess.run([install, "--no-defaults", f"--datadir={directory}/data", *user,
-                           "--auth-root-authentication-method=normal", "--skip-test-db"], capture_output=True, text=True)
+    if os.geteuid() == 0:
+        shutil.chown(directory, "mysql", "mysql")
+    done = subprocess.run(_as_mysql([install, "--no-defaults", f"--datadir={directory}/data",
+                                     "--auth-root-authentication-method=normal", "--skip-test-db"]),
+                          capture_output=True, text=True)
     if done.returncode != 0:
         shutil.rmtree(directory, ignore_errors=True)
-        pytest.skip(f"mariadb-install-db failed: {done.stderr[-300:]}")
+        raise RuntimeError(f"mariadb-install-db failed: {done.stderr[-500:]}")
     port = free_port()
     socket_path = f"{directory}/sock"
-    process = subprocess.Popen([server, "--no-defaults", f"--datadir={directory}/data", f"--socket={socket_path}",
-                                f"--port={port}", "--bind-address=127.0.0.1", *user, "--skip-log-bin",
-                                "--innodb-buffer-pool-size=32M"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(_as_mysql([
+        server, "--no-defaults", f"--datadir={directory}/data", f"--socket={socket_path}", f"--port={port}",
+        "--bind-address=127.0.0.1", f"--pid-file={directory}/pid", f"--log-error={directory}/error.log",
+        "--skip-log-bin", "--innodb-buffer-pool-size=32M"]), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    admin = None
     try:
-        for _ in range(300):
+        for _ in range(600):
             try:
                 admin = pymysql.connect(unix_socket=socket_path, user="root", autocommit=True)
                 break
             except pymysql.err.OperationalError:
-                time.sleep(0.1)
-        else:
-            pytest.skip("MariaDB did not start")
+                if process.poll() is not None:
+                    break
+                time.sleep(0.05)
+        if admin is None:
+            log = Path(directory, "error.log")
+            raise RuntimeError(f"MariaDB did not start: {log.read_text()[-1000:] if log.exists() else ''}")
         with admin.cursor() as cur:
             cur.execute(f"CREATE USER 'gpy'@'127.0.0.1' IDENTIFIED BY '{MYSQL_PASSWORD}'")
-        admin.close()
+        print(f"MariaDB test server on 127.0.0.1:{port} in {time.time() - started:.1f} s")
         yield {"socket": socket_path, "port": port}
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        if admin is not None:
+            try:
+                admin.cursor().execute("SHUTDOWN")
+            except pymysql.err.Error:
+                pass
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
         shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture
 def mysql_db(mariadb_server):
+    """A fresh database on the session's MariaDB server, for the user ``gpy``."""
     import pymysql
 
     from tests.sql.helpers import MysqlDb

@@ -1,4 +1,4 @@
-"""Test databases (SQLite and PostgreSQL behind one interface) and SQL jobs run through the real CLI."""
+"""Test databases (SQLite, PostgreSQL and MariaDB behind one interface) and SQL jobs run through the real CLI."""
 
 from __future__ import annotations
 
@@ -302,3 +302,7 @@ class MysqlDb:
 
     def sql_literal_ts(self, value: dt.datetime) -> str:
         return f"'{value.isoformat(sep=' ')}'"
+
+    def plugin_props(self) -> dict[str, str]:
+        return {"test.insert.mysql": json.dumps({"host": self.host, "port": self.port, "user": self.user,
+                                                 "password": self.password, "database": self.database})}

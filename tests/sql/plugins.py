@@ -28,7 +28,8 @@ class InsertRowsDuringRun(Converter):
     """While the first batch of the run passes, writes to the source database as a live application would.
 
     ``test.insert.sql``: statements separated by ``;``; ``test.insert.sqlite`` (a file) or ``test.insert.pg``
-    (a libpq conninfo) says where.
+    (a libpq conninfo) or ``test.insert.mysql`` (PyMySQL's
+    connect arguments as JSON) says where.
     """
 
     def init(self, state) -> None:
@@ -45,6 +46,16 @@ class InsertRowsDuringRun(Converter):
                 with conn:
                     for statement in statements:
                         conn.execute(statement)
+                conn.close()
+            elif self.state.get_prop("test.insert.mysql"):
+                import json
+
+                import pymysql
+
+                conn = pymysql.connect(autocommit=True, **json.loads(self.state.get_prop("test.insert.mysql")))
+                with conn.cursor() as cur:
+                    for statement in statements:
+                        cur.execute(statement)
                 conn.close()
             else:
                 import psycopg

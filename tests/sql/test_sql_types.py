@@ -1,4 +1,4 @@
-"""Database types arrive as the Arrow types they are, value for value (PostgreSQL by COPY and by cursor, SQLite)."""
+"""Database types arrive as the Arrow types they are, value for value (PostgreSQL by ADBC, COPY and cursor; SQLite)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def _f32(value):
     return None if value is None else struct.unpack("f", struct.pack("f", value))[0]
 
 
-@pytest.mark.parametrize("method", ["copy", "cursor"])
+@pytest.mark.parametrize("method", ["adbc", "copy", "cursor"])
 def test_postgres_types_map_exactly(postgres_db, tmp_path, method):
     postgres_db.execute(PG_DDL)
     postgres_db.execute(PG_ROWS)

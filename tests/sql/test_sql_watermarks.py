@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
+import os
+import sqlite3
+import tempfile
 
 import pytest
 from hypothesis import given, settings
@@ -12,7 +14,10 @@ from hypothesis import strategies as st
 from gobblin_py.errors import UsageError
 from gobblin_py.sources.sql import delta as deltas
 from gobblin_py.sources.sql.connection import ConnectionConfig
-from gobblin_py.sources.sql.source import SINGLE, QueryBasedSource, previous_watermarks
+from gobblin_py.sources.sql.dialects import dialect_for
+from gobblin_py.sources.sql.positions import SINGLE, previous_watermarks
+from gobblin_py.sources.sql.settings import ConnectionSettings
+from gobblin_py.sources.sql.source import QueryBasedSource
 from gobblin_py.sources.sql.watermarks import (
     MICROS_PER_DAY,
     MICROS_PER_HOUR,
@@ -81,9 +86,9 @@ def test_a_stored_text_time_is_on_one_side_of_every_bound(row, bound, sep):
     text = stored.isoformat(sep=sep, timespec="microseconds")  # trailing zeros kept, as applications write
     kind = deltas.infer_kind(text, "c")
     param = deltas.to_param(bound, kind)
-    assert (text < param) != (text >= param)
-    if row < bound:  # what the text compare says agrees with the times (up to equal-time spellings)
-        assert text < param
+    # SQLite compares the texts: the row is below the bound exactly when its time is (a trailing-zero
+    # fraction in the row and none in the bound still sorts the equal times as not below)
+    assert (text < param) == (row < bound), (text, param)
 
 
 @given(row_ms=st.integers(0, 7 * 10**12), bound=TIMES)
@@ -152,31 +157,39 @@ def unit_state(low: int, high: int, actual: int, state: WorkingState, legacy: bo
 
 
 def simulate(outcomes: list[list[bool]], retry_policy: str) -> list[tuple[int, int]]:
-    """Runs of a dataset whose source grows by 100 per run; each work unit fails or not as ``outcomes`` say.
-
-    Returns the ranges committed by all runs (what was published), under ``job.commit.policy=successful``.
-    """
-    state = SourceState({"job.commit.policy": "successful", "workunit.retry.policy": retry_policy})
-    codec = WatermarkCodec("simple")
-    previous: list[WorkUnitState] = []
-    published = []
-    source_max = 0
-    for run in outcomes:
-        source_max += 100
-        prev = previous_watermarks(state, previous, codec)
-        ranges = [(r.low[SINGLE], r.high[SINGLE]) for r in prev.retries]
-        low = prev.frontier.get(SINGLE, 0)
-        ranges += split_range(low, source_max, 30, 20, "simple")
-        if not ranges:
-            continue
-        if prev.retries and low >= source_max:
-            ranges.append((low, low))  # the carry unit the planner adds
-        previous = []
-        for index, (lo, hi) in enumerate(ranges):
-            ok = run[index % len(run)] if run else True
-            if ok:
-                published.append((lo, hi))
-            previous.append(unit_state(lo, hi, hi if ok else lo, WorkingState.COMMITTED if ok else WorkingState.FAILED))
+    """Runs of a dataset whose table grows by 100 ids per run, planned by the source itself; each work unit
+    fails or not as ``outcomes`` say. Returns the ranges committed by all runs (what was published), under
+    ``job.commit.policy=successful``."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "t.db")
+        table = sqlite3.connect(path)
+        table.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+        props = {"source.conn.database": path, "source.entities": "t", "extract.delta.fields": "id",
+                 "source.querybased.partition.interval": "30", "job.commit.policy": "successful",
+                 "workunit.retry.policy": retry_policy}
+        state = SourceState(props)
+        dialect = dialect_for(ConnectionConfig.from_settings(ConnectionSettings.load(props)))
+        codec = WatermarkCodec("simple")
+        previous: list[WorkUnitState] = []
+        published = []
+        for run_index, run in enumerate(outcomes):
+            with table:
+                table.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(100 * run_index, 100 * (run_index + 1))])
+            conn = dialect.connect(read_only_snapshot=False)
+            units, _ = QueryBasedSource()._plan_table(state, "t", dialect, conn, previous)
+            conn.close()
+            previous = []
+            for index, unit in enumerate(units):
+                low = codec.decode_json(unit.watermark_interval.low_json)
+                high = codec.decode_json(unit.watermark_interval.expected_high_json)
+                ok = run[index % len(run)]
+                if ok:
+                    published.append((low, high))
+                wus = WorkUnitState(unit)
+                wus.working_state = WorkingState.COMMITTED if ok else WorkingState.FAILED
+                wus.set_actual_high_watermark(LongWatermark(high if ok else low))
+                previous.append(wus)
+        table.close()
     return published
 
 
@@ -217,19 +230,23 @@ def test_a_changed_watermark_class_is_a_clear_error():
 # ---------------------------------------------------------------- connection settings
 
 
+def connection(props: dict) -> ConnectionConfig:
+    return ConnectionConfig.from_settings(ConnectionSettings.load(props))
+
+
 def test_connection_settings_and_password_scrubbing():
-    cfg = ConnectionConfig.from_state(State({"source.conn.url": "jdbc:postgresql://db.example:6543/shop",
-                                             "source.conn.username": "u", "source.conn.password": "s3cr3t!"}))
+    cfg = connection({"source.conn.url": "jdbc:postgresql://db.example:6543/shop",
+                      "source.conn.username": "u", "source.conn.password": "s3cr3t!"})
     assert (cfg.driver, cfg.host, cfg.port, cfg.database) == ("postgresql", "db.example", 6543, "shop")
     assert "s3cr3t" not in repr(cfg) and cfg.describe() == "postgresql://u@db.example:6543/shop"
     assert cfg.scrub("failed for s3cr3t! at postgresql://u:other@h/db") == "failed for *** at postgresql://u:***@h/db"
-    cfg = ConnectionConfig.from_state(State({"source.conn.url": "postgresql://me:pw%40x@h/db"}))
+    cfg = connection({"source.conn.url": "postgresql://me:pw%40x@h/db"})
     assert (cfg.username, cfg.password, cfg.database) == ("me", "pw@x", "db")
-    cfg = ConnectionConfig.from_state(State({"source.conn.url": "jdbc:sqlite:/tmp/x.db"}))
+    cfg = connection({"source.conn.url": "jdbc:sqlite:/tmp/x.db"})
     assert cfg.driver == "sqlite" and cfg.sqlite_path() == "/tmp/x.db"
-    assert ConnectionConfig.from_state(State({"source.conn.driver": "org.postgresql.Driver"})).driver == "postgresql"
-    with pytest.raises(UsageError, match="source.conn.driver=oracle"):
-        ConnectionConfig.from_state(State({"source.conn.driver": "oracle"}))
+    assert connection({"source.conn.driver": "org.postgresql.Driver"}).driver == "postgresql"
+    with pytest.raises(UsageError, match="source.conn.driver.*'oracle' is not a supported driver"):
+        connection({"source.conn.driver": "oracle"})
 
 
 # ---------------------------------------------------------------- packing
@@ -249,4 +266,9 @@ def test_more_work_units_than_mappers_are_packed_by_estimated_rows(sqlite_db, tm
     result = job.run()
     assert result.returncode == 0, result.output
     assert job.ids() == list(range(1, 361))
-    assert json.dumps(job.state()["orders"]["tasks"][0]["low_watermark"])
+    tasks = job.state()["orders"]["tasks"]
+    assert len(tasks) == 8 and all(t["working_state"] == "COMMITTED" for t in tasks)
+    ranges = sorted((t["low_watermark"]["value"], t["actual_high_watermark"]["value"]) for t in tasks)
+    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))  # the packed ranges still tile the span
+    assert ranges[-1][1] == max(t["expected_high_watermark"]["value"] for t in tasks)
+    assert sum(t["records_extracted"] for t in tasks) == 360

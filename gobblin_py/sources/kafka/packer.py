@@ -17,11 +17,11 @@ record (``AVG_RECORD_TIME``, geometric means per topic, Gobblin's estimator).
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Callable
 
 from gobblin_py.plugins import instantiate
+from gobblin_py.sources.packing import worst_fit_decreasing as _greedy
 from gobblin_py.sources.kafka import keys as K
 from gobblin_py.sources.kafka.planning import PartitionPlan
 from gobblin_py.sources.kafka.settings import KafkaSourceSettings
@@ -117,14 +117,8 @@ def _load(item: WorkUnit | list[WorkUnit]) -> float:
 
 def worst_fit_decreasing(items: list[WorkUnit], containers: int) -> list[MultiWorkUnit]:
     """Heaviest item first onto the currently lightest of ``containers`` MultiWorkUnits; empty ones dropped."""
-    ordered = sorted(items, key=_load, reverse=True)
-    heap = [(0.0, index, MultiWorkUnit()) for index in range(max(1, containers))]
-    heapq.heapify(heap)
-    for unit in ordered:
-        _, index, bin_ = heapq.heappop(heap)
-        bin_.work_units.append(unit)
-        heapq.heappush(heap, (_load(bin_.work_units), index, bin_))
-    return [bin_ for _, _, bin_ in sorted(heap, key=lambda item: item[1]) if bin_.work_units]
+    bins = _greedy(items, containers, _load, load=_load)
+    return [MultiWorkUnit(work_units=members) for members in bins if members]
 
 
 def single_level(by_topic: dict[str, list[WorkUnit]]) -> list[WorkUnit]:

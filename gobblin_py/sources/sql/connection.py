@@ -10,19 +10,11 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from gobblin_py.errors import UsageError
-from gobblin_py.state import State
-
-DRIVER_KEY = "source.conn.driver"
-URL_KEY = "source.conn.url"
-HOST_KEY = "source.conn.host"
-PORT_KEY = "source.conn.port"
-USERNAME_KEY = "source.conn.username"
-PASSWORD_KEY = "source.conn.password"
-DATABASE_KEY = "source.conn.database"
-TIMEOUT_KEY = "source.conn.timeout"
+from gobblin_py.sources.sql import keys as K
 
 # driver names as written in job files (Gobblin's JDBC driver classes included) -> our dialect name
 DRIVER_ALIASES = {
@@ -53,35 +45,22 @@ class ConnectionConfig:
         return f"ConnectionConfig({self.describe()})"
 
     @classmethod
-    def from_state(cls, state: State, default_driver: str | None = None) -> "ConnectionConfig":
-        for key in (URL_KEY, HOST_KEY, PORT_KEY, USERNAME_KEY, DATABASE_KEY, PASSWORD_KEY, DRIVER_KEY):
-            if "${" in (state.get_prop(key) or ""):
-                shown = "" if key == PASSWORD_KEY else f"={state.get_prop(key)}"
-                raise UsageError(f"{key}{shown}: holds an unresolved ${{…}} reference (an environment variable not set?)")
-        url = (state.get_prop(URL_KEY) or "").strip() or None
-        driver_text = (state.get_prop(DRIVER_KEY) or "").strip() or None
-        driver = None
-        if driver_text:
-            driver = DRIVER_ALIASES.get(driver_text.lower())
-            if driver is None:
-                raise UsageError(f"{DRIVER_KEY}={driver_text}: use sqlite, postgresql or mysql")
-        url_driver, url_parts = _parse_url(url) if url else (None, {})
-        driver = driver or url_driver or default_driver or "sqlite"
-        timeout_ms = state.get_prop_as_float(TIMEOUT_KEY, 30000.0) or 30000.0  # Gobblin: milliseconds
-        port_text = state.get_prop(PORT_KEY)
-        try:
-            port = int(port_text) if port_text and port_text.strip() else url_parts.get("port")
-        except ValueError:
-            raise UsageError(f"{PORT_KEY}={port_text}: not a port number") from None
+    def from_settings(cls, settings: Any, default_driver: str | None = None) -> "ConnectionConfig":
+        """The connection the settings name (``source.conn.url`` filling what the other keys leave unset)."""
+        url = text(settings.url)
+        driver = DRIVER_ALIASES.get((text(settings.driver) or "").lower()) if text(settings.driver) else None
+        if text(settings.driver) and driver is None:
+            raise UsageError(f"{K.DRIVER}={settings.driver.strip()}: use sqlite, postgresql or mysql")
+        url_driver, url_parts = parse_url(url) if url else (None, {})
         return cls(
-            driver=driver,
-            host=(state.get_prop(HOST_KEY) or "").strip() or url_parts.get("host"),
-            port=port,
-            username=(state.get_prop(USERNAME_KEY) or "").strip() or url_parts.get("username"),
-            database=(state.get_prop(DATABASE_KEY) or "").strip() or url_parts.get("database"),
+            driver=driver or url_driver or default_driver or "sqlite",
+            host=text(settings.host) or url_parts.get("host"),
+            port=settings.port or url_parts.get("port"),
+            username=text(settings.username) or url_parts.get("username"),
+            database=text(settings.database) or url_parts.get("database"),
             url=url,
-            timeout_seconds=max(1.0, timeout_ms / 1000.0),
-            password=state.get_prop(PASSWORD_KEY) or url_parts.get("password"),
+            timeout_seconds=max(1.0, (settings.timeout_ms or 30000.0) / 1000.0),  # Gobblin: milliseconds
+            password=settings.password or url_parts.get("password"),
         )
 
     def describe(self) -> str:
@@ -99,7 +78,7 @@ class ConnectionConfig:
         path = self.database
         if not path:
             raise UsageError(
-                f"{DATABASE_KEY} is not set: name the SQLite database file (or set {URL_KEY}=jdbc:sqlite:<file>)"
+                f"{K.DATABASE} is not set: name the SQLite database file (or set {K.URL}=jdbc:sqlite:<file>)"
             )
         return os.path.abspath(os.path.expanduser(path))
 
@@ -111,13 +90,18 @@ class ConnectionConfig:
         return text
 
 
-def _parse_url(url: str) -> tuple[str | None, dict]:
+def text(value: str | None) -> str | None:
+    """A text setting with blanks read as unset."""
+    return value.strip() or None if value else None
+
+
+def parse_url(url: str) -> tuple[str | None, dict]:
     """``jdbc:postgresql://h:p/db``, ``postgresql://u:pw@h/db``, ``jdbc:sqlite:/path``, ``sqlite:///path``."""
     text = url[5:] if url.lower().startswith("jdbc:") else url
     scheme, _, rest = text.partition(":")
     driver = DRIVER_ALIASES.get(scheme.lower())
     if driver is None:
-        raise UsageError(f"{URL_KEY}: unknown scheme {scheme!r}; use sqlite:, postgresql: or mysql: URLs")
+        raise UsageError(f"{K.URL}: unknown scheme {scheme!r}; use sqlite:, postgresql: or mysql: URLs")
     if driver == "sqlite":
         path = rest[2:] if rest.startswith("//") else rest
         return driver, {"database": unquote(path.split("?", 1)[0]) or None}
@@ -125,7 +109,7 @@ def _parse_url(url: str) -> tuple[str | None, dict]:
     try:
         port = parts.port
     except ValueError:
-        raise UsageError(f"{URL_KEY}: bad port") from None
+        raise UsageError(f"{K.URL}: bad port") from None
     return driver, {
         "host": parts.hostname,
         "port": port,

@@ -2,9 +2,10 @@
 
 Per range: ``SELECT <columns> FROM <table> WHERE <delta> >= low AND <delta> < high ORDER BY <delta>, <pk>``
 (a full snapshot's first range has no lower bound and includes rows whose delta is NULL; a partitioned
-dataset adds ``<partition column> = value``). On PostgreSQL the count and the rows are read in one
-``REPEATABLE READ`` snapshot. ``close()`` sets the actual high watermark: the expected high watermark when
-every range was read, else how far the ordered rows got (the runtime rolls back uncommitted tasks anyway).
+dataset adds ``<partition column> = value``). The count and the rows are read in one session: on PostgreSQL
+and MySQL one ``REPEATABLE READ`` snapshot. ``close()`` sets the actual high watermark: the expected high
+watermark when every range was read, else how far the ordered rows got (the runtime rolls back uncommitted
+tasks anyway).
 """
 
 from __future__ import annotations
@@ -16,40 +17,39 @@ from typing import Any
 import pyarrow as pa
 
 from gobblin_py.api import Extractor
-from gobblin_py.errors import GobblinPyError, UsageError
+from gobblin_py.errors import GobblinPyError
 from gobblin_py.logs import get_logger
 from gobblin_py.sources.sql import delta as deltas
 from gobblin_py.sources.sql import keys as K
+from gobblin_py.sources.sql.arrow_types import ColumnSpec, parse_arrow_type
 from gobblin_py.sources.sql.connection import ConnectionConfig
-from gobblin_py.sources.sql.dialects import ColumnSpec, dialect_for, parse_arrow_type
-from gobblin_py.sources.sql.source import SINGLE, _key
+from gobblin_py.sources.sql.dialects import dialect_for
+from gobblin_py.sources.sql.dialects.base import Session
+from gobblin_py.sources.sql.positions import SINGLE, position_key
+from gobblin_py.sources.sql.settings import QueryBasedSettings
 from gobblin_py.sources.sql.watermarks import WatermarkCodec, decode_multi, multi, watermark_type
 from gobblin_py.state import WorkUnitState
 
 log = get_logger(__name__)
 
-FETCH_METHODS = ("copy", "cursor")
-
 
 class QueryBasedExtractor(Extractor):
+    """Reads a work unit's ranges of one table with the fastest reader its dialect offers (``fetch.method``)."""
+
     def __init__(self, state: WorkUnitState, default_driver: str | None = None) -> None:
         self.state = state
-        self.config = ConnectionConfig.from_state(state, default_driver)
+        settings = QueryBasedSettings.load(state)
+        self.settings = settings
+        self.config = ConnectionConfig.from_settings(settings, default_driver)
         self.dialect = dialect_for(self.config)
         self.schema_name = state.get_prop(K.SCHEMA) or ""
         self.table = state.get_prop(K.TABLE) or state.get_prop("source.entity") or ""
-        self.delta = state.get_prop_as_list(K.DELTA_FIELDS)
-        self.pk = state.get_prop_as_list(K.PK_FIELDS)
+        self.delta = list(settings.delta_fields)
+        self.pk = list(settings.pk_fields)
         self.kind = state.get_prop(K.DELTA_KIND) or deltas.NUMBER
         self.empty = state.get_prop_as_bool(K.EMPTY)
         self.unbounded_low = state.get_prop_as_bool(K.UNBOUNDED_LOW)
-        self.fetch_size = max(1, state.get_prop_as_int(K.FETCH_SIZE, 10000) or 10000)
-        self.method = (state.get_prop(K.FETCH_METHOD) or "copy").strip().lower()
-        if self.method not in FETCH_METHODS:
-            raise UsageError(f"{K.FETCH_METHOD}={self.method}: use copy or cursor")
-        self.skip_count = state.get_prop_as_bool(K.SKIP_COUNT)
-        self.unbounded_numeric = parse_arrow_type(state.get_prop(K.UNBOUNDED_NUMERIC) or "decimal128(38,9)",
-                                                  K.UNBOUNDED_NUMERIC)
+        self.unbounded_numeric = parse_arrow_type(settings.unbounded_numeric, K.UNBOUNDED_NUMERIC)
         self.codec = WatermarkCodec(watermark_type(state.get_prop(K.WATERMARK_TYPE)) or "simple",
                                     state.get_prop(K.WATERMARK_CLASS))
         interval = state.workunit.watermark_interval
@@ -60,7 +60,7 @@ class QueryBasedExtractor(Extractor):
         self.high: dict[str, int] = {}
         if interval is not None and self.delta:
             if self.partition_values is not None:
-                keys = [_key(v) for v in self.partition_values]
+                keys = [position_key(v) for v in self.partition_values]
                 self.low = dict(zip(keys, decode_multi(interval.low_json)))
                 self.high = dict(zip(keys, decode_multi(interval.expected_high_json)))
             else:
@@ -70,6 +70,7 @@ class QueryBasedExtractor(Extractor):
         self.columns: list[ColumnSpec] | None = None
         self._schema: pa.Schema | None = None
         self._conn: Any = None
+        self._session: Session | None = None
         self._complete = False
         self._expected = -1
 
@@ -77,7 +78,7 @@ class QueryBasedExtractor(Extractor):
 
     def _connection(self) -> Any:
         if self._conn is None:
-            self._conn = self.dialect.connect(read_only_snapshot=True)
+            self._conn = self.dialect.connect(read_only_snapshot=False)
         return self._conn
 
     def _what(self) -> str:
@@ -96,10 +97,21 @@ class QueryBasedExtractor(Extractor):
                 if not self.empty:
                     raise self.dialect.translate(exc, self._what()) from None
                 self.columns = []
+            finally:
+                self._close_catalogue()
             if not self.columns and not self.empty:
                 raise GobblinPyError(f"{self._what()}: the table has no columns")
             self._schema = pa.schema([pa.field(c.name, c.type) for c in self.columns])
         return self._schema
+
+    def _close_catalogue(self) -> None:
+        if self._conn is not None:
+            conn, self._conn = self._conn, None
+            try:
+                conn.rollback()
+            except Exception:  # noqa: BLE001 - the server may be gone
+                pass
+            self.dialect.close(conn)
 
     # -- queries
 
@@ -119,7 +131,7 @@ class QueryBasedExtractor(Extractor):
         preds: list[str] = []
         params: list[Any] = []
         if self.partition_values is not None:
-            value = dict(zip([_key(v) for v in self.partition_values], self.partition_values))[key]
+            value = dict(zip([position_key(v) for v in self.partition_values], self.partition_values))[key]
             if value is None:
                 preds.append(f"{d.quote(self.partition_column)} IS NULL")
             else:
@@ -154,25 +166,19 @@ class QueryBasedExtractor(Extractor):
             return
         ranges = self._ranges()
         try:
-            conn = self._connection()
+            self._session = session = self.dialect.session(self.settings.fetch_method, self.columns)
+            log.info("sql_extract", table=self.table, method=session.method, ranges=len(ranges))
             queries = [(key, *self._sql(key)) for key in ranges]
-            if not self.skip_count:
-                self._expected = sum(int(self.dialect.query(conn, count, params)[0][0]) for _, _, count, params in queries)
+            if not self.settings.skip_count:
+                self._expected = sum(session.count(count, params) for _, _, count, params in queries)
             track = len(self.delta) == 1 and not self.unbounded_low
             delta_index = schema.get_field_index(self.delta[0]) if track else -1
             for key, select, _, params in queries:
-                for batch in self.dialect.stream(conn, select, params, self.columns, schema, self.fetch_size,
-                                                 self.method):
+                for batch in session.stream(select, params, self.columns, schema, self.settings.fetch_size):
                     if batch.num_rows == 0:
                         continue
                     if delta_index >= 0:
-                        last = batch.column(delta_index)[-1].as_py()
-                        if last is not None:
-                            # every row below the last one read has been read (rows come in delta order)
-                            value = deltas.to_long(last, self.kind)
-                            if self.kind == deltas.TEXTZONE:
-                                value -= value % deltas.MICROS_PER_MILLI  # compared by the millisecond
-                            self.progress[key] = max(self.progress[key], value)
+                        self._advance(key, batch.column(delta_index)[-1].as_py())
                     yield batch
                 if key in self.high:
                     self.progress[key] = self.high[key]
@@ -182,6 +188,15 @@ class QueryBasedExtractor(Extractor):
             raise self.dialect.translate(exc, self._what()) from None
         self._complete = True
 
+    def _advance(self, key: str, last: Any) -> None:
+        """Every row below the last one read has been read (rows come in delta order)."""
+        if last is None:
+            return
+        value = deltas.to_long(last, self.kind)
+        if self.kind == deltas.TEXTZONE:
+            value -= value % deltas.MICROS_PER_MILLI  # compared by the millisecond
+        self.progress[key] = max(self.progress[key], value)
+
     def close(self) -> None:
         try:
             interval = self.state.workunit.watermark_interval
@@ -190,16 +205,12 @@ class QueryBasedExtractor(Extractor):
                     self.state.set_actual_high_watermark(interval.expected_high_json)
                 elif self.high:
                     if self.partition_values is not None:
-                        keys = [_key(v) for v in self.partition_values]
+                        keys = [position_key(v) for v in self.partition_values]
                         self.state.set_actual_high_watermark(multi([self.progress[k] for k in keys]))
                     else:
                         self.state.set_actual_high_watermark(self.codec.make(self.progress[SINGLE]))
         finally:
-            if self._conn is not None:
-                conn, self._conn = self._conn, None
-                try:
-                    if hasattr(conn, "rollback"):
-                        conn.rollback()  # read only: nothing to keep
-                except Exception:  # noqa: BLE001 - the server may be gone
-                    pass
-                self.dialect.close(conn)
+            if self._session is not None:
+                session, self._session = self._session, None
+                session.close()
+            self._close_catalogue()

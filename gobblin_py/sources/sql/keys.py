@@ -1,12 +1,24 @@
-"""Configuration keys of the query-based source (Gobblin's where they exist, ``source.querybased.*`` otherwise)."""
+"""Key names of the query-based source (Gobblin's where they exist, ``source.querybased.*`` otherwise).
+
+The keys a job sets are declared, with their types and defaults, in :mod:`gobblin_py.sources.sql.settings`;
+the keys below the last heading are written by the source on each work unit.
+"""
+
+# connection
+DRIVER = "source.conn.driver"
+URL = "source.conn.url"
+HOST = "source.conn.host"
+PORT = "source.conn.port"
+USERNAME = "source.conn.username"
+PASSWORD = "source.conn.password"
+DATABASE = "source.conn.database"
+TIMEOUT = "source.conn.timeout"
 
 # tables
 SCHEMA = "source.querybased.schema"
 DELTA_FIELDS = "extract.delta.fields"
 PK_FIELDS = "extract.primary.key.fields"
 TABLE_TYPE = "extract.table.type"
-TABLE_TYPE_EXTRACT = "extract.table.type"
-TABLE_TYPES = ("SNAPSHOT_ONLY", "APPEND_ONLY", "SNAPSHOT_APPEND")
 WHITELIST = "source.querybased.whitelist"
 BLACKLIST = "source.querybased.blacklist"
 ENTITY_PREFIX = "source.querybased.entity."  # source.querybased.entity.<table>.<key> overrides <key> for <table>
