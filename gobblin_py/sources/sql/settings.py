@@ -18,7 +18,7 @@ from gobblin_py.config.settings import Scope, Settings, setting
 from gobblin_py.errors import UsageError
 from gobblin_py.sources.sql import keys as K
 from gobblin_py.sources.sql.arrow_types import parse_arrow_type
-from gobblin_py.sources.sql.connection import DRIVER_ALIASES, parse_url, text
+from gobblin_py.sources.sql.connection import DRIVER_ALIASES, parse_url
 from gobblin_py.sources.sql.watermarks import WATERMARK_TYPES, max_watermark_limit, parse_value
 
 ENTITY = Scope.ENTITY

@@ -113,7 +113,7 @@ class PostgresDialect(Dialect):
                 conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
         except psycopg.Error as exc:
             conn.close()
-            raise self.translate(exc, f"cannot set up the session on {cfg.describe()}") from None
+            raise self.translate(exc, f"cannot set up the session on {self.config.describe()}") from None
         return conn
 
     def _connect_error(self, exc: BaseException) -> GobblinPyError:
