@@ -16,7 +16,7 @@ from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import Scope, Settings, setting
 from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.sources.sql.connection import ConnectionConfig
-from gobblin_py.state import State
+from gobblin_py.sources.sql.settings import ConnectionSettings
 
 DESTINATIONS = ("POSTGRES", "SQLITE", "MYSQL", "TERADATA")
 MARKER_TABLE = "gpy_commits"
@@ -86,10 +86,10 @@ class Target:
         return f"{self.url} table {self.table}"
 
     def dialect(self, props: Any) -> "JdbcDialect":
-        password = props.get(self.password_key) if hasattr(props, "get") else None
-        config = ConnectionConfig.from_state(State({"source.conn.url": self.url,
-                                                    "source.conn.username": self.username or "",
-                                                    "source.conn.password": password or ""}))
+        password = props.get(self.password_key)
+        connection = ConnectionSettings.load({"source.conn.url": self.url, "source.conn.username": self.username or "",
+                                              "source.conn.password": password or ""})
+        config = ConnectionConfig.from_settings(connection)
         expected = {"POSTGRES": "postgresql", "SQLITE": "sqlite", "MYSQL": "mysql"}[self.destination]
         if config.driver != expected:
             raise UsageError(f"jdbc.publisher.url={self.url} is a {config.driver} URL but writer.destination.type="
