@@ -174,3 +174,35 @@ class MarkThenCrawl(Converter):
         open(self.marker, "a").close()
         time.sleep(self.seconds)
         return batch
+
+
+class DropEveryOther(Converter):
+    """Drops every other row, and does not declare that it changes row counts: a lossy converter."""
+
+    def convert_schema(self, schema, state):
+        return schema
+
+    def convert_batch(self, batch, state):
+        return batch.filter(pa.array([i % 2 == 0 for i in range(batch.num_rows)]))
+
+
+class DeleteFirstTaskOutput(Converter):
+    """On the first batch of any task but the first, deletes the files the first task committed to its output
+    (``test.output.dir``): a published file lost between a task's commit and the dataset's publishing."""
+
+    def init(self, state):
+        self.root = state.get_prop("test.output.dir")
+        self.first = state.get_prop("task.id", "").endswith("_0")
+        self.done = False
+
+    def convert_schema(self, schema, state):
+        return schema
+
+    def convert_batch(self, batch, state):
+        import glob
+
+        if not self.first and not self.done:
+            for path in glob.glob(f"{self.root}/**/part.*_0_0.parquet", recursive=True):
+                os.unlink(path)
+            self.done = True
+        return batch
