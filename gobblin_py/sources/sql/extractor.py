@@ -16,8 +16,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.api import Extractor
-from gobblin_py.errors import GobblinPyError
+from gobblin_py.api import Extractor, PartitionProgress
+from gobblin_py.errors import GobblinPyError, UsageError
+from gobblin_py.sources.event_time import at_or_after, min_max_millis
 from gobblin_py.logs import get_logger
 from gobblin_py.sources.sql import delta as deltas
 from gobblin_py.sources.sql import keys as K
@@ -29,6 +30,7 @@ from gobblin_py.sources.sql.positions import SINGLE, position_key
 from gobblin_py.sources.sql.settings import QueryBasedSettings
 from gobblin_py.sources.sql.watermarks import WatermarkCodec, decode_multi, multi, watermark_type
 from gobblin_py.state import WorkUnitState
+from gobblin_py.state.startpoints import FILTERED_KEY
 
 log = get_logger(__name__)
 
@@ -73,6 +75,12 @@ class QueryBasedExtractor(Extractor):
         self._session: Session | None = None
         self._complete = False
         self._expected = -1
+        # event times: a configured column, else the delta column when it holds times
+        self.event_column = settings.event_column or (self.delta[0] if self.delta and self.kind != deltas.NUMBER else None)
+        self._since: int | None = None
+        self._records = 0
+        self._filtered = 0
+        self._events: list[int | None] = [None, None]
 
     # -- connection and schema
 
@@ -179,7 +187,9 @@ class QueryBasedExtractor(Extractor):
                         continue
                     if delta_index >= 0:
                         self._advance(key, batch.column(delta_index)[-1].as_py())
-                    yield batch
+                    batch = self._observe(batch)
+                    if batch.num_rows:
+                        yield batch
                 if key in self.high:
                     self.progress[key] = self.high[key]
         except GobblinPyError:
@@ -187,6 +197,38 @@ class QueryBasedExtractor(Extractor):
         except Exception as exc:  # noqa: BLE001 - driver and Arrow errors become one clear line
             raise self.dialect.translate(exc, self._what()) from None
         self._complete = True
+
+    def filter_before(self, timestamp_ms: int) -> None:
+        """A replay from a time drops the rows whose event time is earlier."""
+        if self.event_column is None:
+            log.warning("replay_not_filtered", table=self.table,
+                        note="no event time: set source.event.time.column; older rows are kept")
+            return
+        self._since = timestamp_ms
+
+    def partition_progress(self) -> dict[str, PartitionProgress]:
+        """An unpartitioned table's range: its low and reached high watermarks, rows and their event times."""
+        if self.partition_values is not None or SINGLE not in self.low:
+            return {}
+        high = self.high[SINGLE] if self._complete else self.progress[SINGLE]
+        return {"": PartitionProgress(self.low[SINGLE], high, self._records, *self._events)}
+
+    def _observe(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        self._records += batch.num_rows
+        if self.event_column is None:
+            return batch
+        if self.event_column not in batch.schema.names:
+            raise UsageError(f"source.event.time.column={self.event_column}: table {self.table} has no such column")
+        column = batch.column(self.event_column)
+        low, high = min_max_millis(column, self.event_column)
+        if low is not None:
+            self._events = [low if self._events[0] is None else min(self._events[0], low),
+                            high if self._events[1] is None else max(self._events[1], high)]
+        if self._since is None:
+            return batch
+        kept = batch.filter(at_or_after(column, self.event_column, self._since))
+        self._filtered += batch.num_rows - kept.num_rows
+        return kept
 
     def _advance(self, key: str, last: Any) -> None:
         """Every row below the last one read has been read (rows come in delta order)."""
@@ -198,6 +240,7 @@ class QueryBasedExtractor(Extractor):
         self.progress[key] = max(self.progress[key], value)
 
     def close(self) -> None:
+        self.state.set_prop(FILTERED_KEY, self._filtered)
         try:
             interval = self.state.workunit.watermark_interval
             if interval is not None:

@@ -34,6 +34,7 @@ from gobblin_py.sources.sql.watermarks import (
     watermark_type,
 )
 from gobblin_py.state import Extract, WatermarkInterval, WorkUnit
+from gobblin_py.state.startpoints import Startpoint, StartpointKind, mark_applied
 
 log = get_logger(__name__)
 
@@ -60,6 +61,8 @@ class TablePlan:
     extract: Extract
     base: dict[str, str]
     zone: dt.tzinfo
+    startpoint: Startpoint | None = None
+    replay: tuple[bool, Any] = (True, None)  # for a TIMESTAMP startpoint: (found, low watermark) from the replay pairs
 
 
 class RangePlanner:
@@ -174,9 +177,36 @@ class RangePlanner:
             self.plan.conn, f"SELECT MIN({expr}), MAX({expr}), {count_sql} FROM {self.plan.qualified}{sql_where}", params
         )[0]
 
+    def _start_at(self, frontier: int | None, min_long: int | None, high: int, wtype: str) -> int | None:
+        """Where an operator's startpoint starts the range (the checkpoint when there is none)."""
+        point = self.plan.startpoint
+        if point is None:
+            return frontier
+        if point.kind is StartpointKind.UPCOMING:
+            return high
+        if point.kind is StartpointKind.TIMESTAMP:
+            found, low = self.plan.replay
+            if not found:
+                return frontier  # every committed row is older than the time: nothing to replay
+            if low is not None:
+                return int(low)
+        elif point.kind is StartpointKind.SPECIFIC:
+            return floor_to_step(parse_value(str(point.value), wtype, f"startpoint {point.id}", self.plan.zone), wtype)
+        start = self._start(wtype)  # OLDEST (or a replay with no history): from the start value or the oldest row
+        return start if start is not None else (floor_to_step(min_long, wtype) if min_long is not None else None)
+
     def single(self) -> list[WorkUnit]:
+        units = self._single()
+        if self.plan.startpoint is not None:
+            for unit in units:
+                mark_applied(unit, self.plan.startpoint)
+        return units
+
+    def _single(self) -> list[WorkUnit]:
         plan = self.plan
         frontier = None if (plan.is_full or self.settings.override) else self.prev.frontier.get(SINGLE)
+        if plan.startpoint is not None:  # see all the rows: where to start is decided below
+            checkpoint, frontier = frontier, None
         known_kind = self.prev.kind if frontier is not None else None
         row = self._stats(known_kind, frontier)
         if row[1] is not None and known_kind is None and self._kind(row[1]) == deltas.TEXTZONE:
@@ -184,6 +214,8 @@ class RangePlanner:
             row = self._stats(known_kind, None)
         min_value, max_value, rows, all_rows = row[0], row[1], int(row[2] or 0), int(row[3] or 0)
         if max_value is None:
+            if plan.startpoint is not None:
+                frontier = checkpoint
             kind = self.prev.kind or deltas.NUMBER
             wtype = watermark_type(self.prev.wtype) or self.wtype_cfg or "simple"
             retries = self._retry_units(wtype, kind)
@@ -200,7 +232,15 @@ class RangePlanner:
                              "or more delta fields (COALESCE)")
         low, unbounded = self._low(SINGLE, deltas.to_long(min_value, kind), wtype)
         high = self._high(deltas.to_long(max_value, kind), wtype)
-        units = self._retry_units(wtype, kind)
+        if plan.startpoint is not None:
+            low = self._start_at(checkpoint, deltas.to_long(min_value, kind), high, wtype)
+            unbounded = False
+            if low is not None and high <= low:  # nothing to read from there: carry the new position
+                log.info("sql_startpoint", table=plan.entity, startpoint=plan.startpoint.describe(),
+                         low=self.codec_for(wtype).render(low))
+                return [self._carry({SINGLE: low}, wtype, kind)]
+        # a startpoint decides where the whole table starts: earlier failed ranges are not retried besides
+        units = self._retry_units(wtype, kind) if plan.startpoint is None else []
         if units and frontier is not None and (low is None or high <= low):
             units.append(self._carry({SINGLE: frontier}, wtype, kind))
         if low is not None and high > low:

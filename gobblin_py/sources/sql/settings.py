@@ -108,6 +108,10 @@ class TableSettings(Settings):
     unbounded_numeric: str = setting(K.UNBOUNDED_NUMERIC, default="decimal128(38,9)", scope=ENTITY,
                                      doc="Arrow type of numeric without precision: decimal128(p,s), "
                                          "decimal256(p,s), float64 or string")
+    event_column: str | None = setting("source.event.time.column", scope=ENTITY,
+                                       default_doc="the delta column, when it holds times",
+                                       doc="the column holding each row's event time: completeness and replay from a "
+                                           "time follow it")
 
     def check(self) -> list[ConfigError]:
         problems: list[ConfigError] = []

@@ -35,6 +35,8 @@ from gobblin_py.sources.sql.settings import QueryBasedSettings, entity_key, enti
 from gobblin_py.sources.sql.skipped import empty_units
 from gobblin_py.sources.sql.watermarks import WatermarkCodec, source_zone
 from gobblin_py.state import Extract, MultiWorkUnit, SourceState, WorkUnit, WorkUnitState
+from gobblin_py.state.progress import replay_low
+from gobblin_py.state.startpoints import StartpointKind, startpoint_for
 
 log = get_logger(__name__)
 
@@ -47,9 +49,17 @@ _KINDS = {"number": pa.types.is_integer, "decimal": pa.types.is_decimal, "float"
 
 
 class QueryBasedSource(Source):
-    """Pulls database tables incrementally (SQLite, PostgreSQL, MySQL/MariaDB)."""
+    """Pulls database tables incrementally (SQLite, PostgreSQL, MySQL/MariaDB).
+
+    Startpoints (per table, unpartitioned tables): ``OLDEST`` reads the table again from ``start.value`` or its
+    oldest row, ``UPCOMING`` skips every row there is now, ``SPECIFIC`` starts at a delta value (as
+    ``start.value`` is written), ``TIMESTAMP`` starts at the earliest committed range holding a row whose event
+    time (``source.event.time.column``, default the delta column when it holds times) reaches the time, and
+    drops the older rows it reads again.
+    """
 
     settings_class = QueryBasedSettings
+    startpoint_kinds = frozenset({"OLDEST", "UPCOMING", "SPECIFIC", "TIMESTAMP"})
     default_driver: str | None = None
 
     @classmethod
@@ -164,6 +174,14 @@ class QueryBasedSource(Source):
                          delta_names=", ".join(c.name for c in delta_cols),
                          codec=WatermarkCodec(settings.watermark_type or "simple", class_name), prev=prev,
                          is_full=is_full, extract=extract, base=base, zone=source_zone(settings.timezone))
+        point = startpoint_for(state, entity)
+        if point is not None:
+            if part_col is not None:
+                raise UsageError(f"table {entity}: startpoints are for tables without "
+                                 "source.querybased.partition.column; clear it with `gpy state startpoint clear`")
+            plan.startpoint = point
+            if point.kind is StartpointKind.TIMESTAMP:
+                plan.replay = replay_low(state.previous_dataset_states.get(entity), "", point.timestamp_ms)
         planner = RangePlanner(plan)
         return (planner.partitioned(part_col) if part_col else planner.single()), prev
 

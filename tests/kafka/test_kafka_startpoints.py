@@ -1,0 +1,94 @@
+"""Startpoints, the completeness watermark and timestamp replay on the Kafka source, against the real broker."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from tests.conftest import run_gpy
+from tests.kafka.helpers import KafkaJob
+
+T0 = 1_704_067_200_000  # 2024-01-01T00:00:00Z
+HOUR = 3_600_000
+
+
+def produce_hours(broker, topic: str, partition: int, first: int, count: int) -> None:
+    """Messages "p<partition>-<hour>", one per hour from ``first``, stamped with that hour."""
+    for hour in range(first, first + count):
+        broker.produce(topic, [f"p{partition}-{hour}"], partition=partition, timestamp_ms=T0 + hour * HOUR)
+
+
+def startpoint(job: KafkaJob, topic: str, *args: str) -> None:
+    done = run_gpy("state", "startpoint", "set", str(job.file), "--dataset", topic, *args)
+    assert done.returncode == 0, done.stderr
+
+
+def watermark(job: KafkaJob, topic: str, *args: str):
+    return run_gpy("state", "watermark", str(job.file), "--dataset", topic, *args)
+
+
+def test_each_startpoint_kind_per_topic_and_per_partition(tmp_path, broker):
+    topic = broker.create_topic(partitions=2)
+    for partition in (0, 1):
+        produce_hours(broker, topic, partition, 0, 5)
+    job = KafkaJob(tmp_path, broker, topic__whitelist=topic, kafka__deserializer__type="STRING")
+    job.run()
+    assert len(job.values()) == 10
+    # OLDEST for the whole topic: everything again
+    startpoint(job, topic, "--oldest")
+    job.run()
+    assert len(job.values()) == 20
+    # UPCOMING: what is there now is skipped, what comes after is read
+    for partition in (0, 1):
+        produce_hours(broker, topic, partition, 5, 2)
+    startpoint(job, topic, "--upcoming")
+    job.run()
+    assert len(job.values()) == 20
+    produce_hours(broker, topic, 0, 7, 1)
+    job.run()
+    assert sorted(job.values())[-1] == "p1-4" and "p0-7" in job.values() and "p0-5" not in job.values()
+    # SPECIFIC for one partition only: an offset
+    startpoint(job, topic, "--partition", "1", "--value", "3")
+    job.run()
+    again = [v for v in job.values() if v.startswith("p1-")]
+    assert sorted(again).count("p1-3") == 3 and sorted(again).count("p1-5") == 1  # offsets 3.. of partition 1 again
+    # TIMESTAMP: the broker's offset for the time, and older records dropped
+    startpoint(job, topic, "--timestamp", "2024-01-01T03:00:00Z")
+    before = Counter(job.values())
+    job.run()
+    replayed = Counter(job.values()) - before
+    assert replayed == Counter([f"p0-{h}" for h in range(3, 8)] + [f"p1-{h}" for h in range(3, 7)])
+    listed = run_gpy("state", "startpoint", "list", str(job.file), "--json")
+    assert json.loads(listed.stdout) == {}  # every startpoint consumed by its commit
+
+
+def test_the_completeness_watermark_waits_for_a_lagging_partition(tmp_path, broker):
+    topic = broker.create_topic(partitions=3)
+    produce_hours(broker, topic, 0, 0, 10)  # up to 09:00
+    produce_hours(broker, topic, 1, 0, 8)   # up to 07:00
+    produce_hours(broker, topic, 2, 0, 3)   # lags: up to 02:00
+    job = KafkaJob(tmp_path, broker, topic__whitelist=topic, kafka__deserializer__type="STRING")
+    job.run()
+    shown = json.loads(watermark(job, topic, "--json").stdout)
+    assert shown["watermark_ms"] == T0 + 2 * HOUR  # the minimum over partitions: partition 2 holds it
+    assert shown["partitions"] == {"0": T0 + 9 * HOUR, "1": T0 + 7 * HOUR, "2": T0 + 2 * HOUR}
+    assert watermark(job, topic, "--at", "2024-01-01T02:00:00Z").returncode == 0
+    assert watermark(job, topic, "--at", "2024-01-01T03:00:00Z").returncode == 1  # not yet: exit 1
+    produce_hours(broker, topic, 2, 3, 10)  # partition 2 catches up past the others
+    job.run()
+    assert json.loads(watermark(job, topic, "--json").stdout)["watermark_ms"] == T0 + 7 * HOUR
+    assert watermark(job, topic, "--at", "2024-01-01T07:00:00Z").returncode == 0
+    text = run_gpy("state", "show", str(job.file))
+    assert "complete  up to 2024-01-01T07:00:00.000Z (held by partition '1')" in text.stdout
+
+
+def test_a_timestamp_replay_drops_records_stamped_before_the_time(tmp_path, broker):
+    topic = broker.create_topic(partitions=1)
+    for hour in (0, 1, 5, 2, 6):  # out of order, as producers' clocks allow
+        broker.produce(topic, [f"h{hour}"], partition=0, timestamp_ms=T0 + hour * HOUR)
+    job = KafkaJob(tmp_path, broker, topic__whitelist=topic, kafka__deserializer__type="STRING")
+    job.run()
+    startpoint(job, topic, "--timestamp", "2024-01-01T04:00:00Z")
+    before = Counter(job.values())
+    job.run()
+    assert Counter(job.values()) - before == Counter(["h5", "h6"])  # read from h5's offset; h2 filtered out
