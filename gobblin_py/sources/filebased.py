@@ -39,6 +39,7 @@ from gobblin_py.state.startpoints import (
     FILTERED_KEY,
     Startpoint,
     StartpointKind,
+    filter_before_startpoint,
     mark_applied,
     parse_time_ms,
     startpoint_for,
@@ -218,6 +219,8 @@ class FileBasedSource(Source):
                 unit.set_prop(SNAPSHOT_KEY, ",".join(sorted(snapshot)))
                 if startpoint is not None:
                     mark_applied(unit, startpoint)
+            if startpoint is not None:
+                filter_before_startpoint(unit, startpoint)
             units.append(unit)
         log.info("files_planned", dataset=urn, new_files=len(new), retried_work_units=len(retry_units))
         return units

@@ -182,6 +182,12 @@ def mark_applied(unit: Any, startpoint: Startpoint) -> None:
     ids = [i for i in (unit.get_prop(APPLIED_KEY) or "").split(",") if i]
     if startpoint.id not in ids:
         unit.set_prop(APPLIED_KEY, ",".join([*ids, startpoint.id]))
+    filter_before_startpoint(unit, startpoint)
+
+
+def filter_before_startpoint(unit: Any, startpoint: Startpoint) -> None:
+    """Ask a work unit of a dataset replayed from a time to drop the records before it (every unit of the
+    dataset, not only the one that carries the startpoint to the commit)."""
     if startpoint.kind is StartpointKind.TIMESTAMP:
         unit.set_prop(TIMESTAMP_KEY, str(startpoint.timestamp_ms))
 

@@ -124,6 +124,20 @@ def test_timestamp_replays_from_an_event_time_and_filters_older_records(job):
     assert job.ids() == sorted([k * 100 + i for k in range(3) for i in range(10)] + again)
 
 
+def test_timestamp_replay_filters_every_work_unit_it_replans(tmp_path):
+    # files copied together share a modification time, so a replay from day 2 re-plans all three files, each as
+    # its own work unit: the older rows of every one of them are filtered, not only those of the first unit
+    job = EventJob(tmp_path)
+    job.add(3)
+    for path in job.data.iterdir():
+        os.utime(path, (1_700_000_000, 1_700_000_000))
+    job.run()
+    job.startpoint("--timestamp", "2024-01-03T05:00:00Z")  # day 2, hour 5: in file 2
+    done = job.run()
+    assert "records extracted 5 " in done.stdout.replace("written", " written"), done.stdout
+    assert job.ids() == sorted([k * 100 + i for k in range(3) for i in range(10)] + [200 + i for i in range(5, 10)])
+
+
 def test_failed_and_killed_runs_keep_the_startpoint_and_a_commit_consumes_it(job, tmp_path):
     job.startpoint("--oldest")
     [point_id] = [p["id"] for p in job.pending_startpoints()[""].values()]
