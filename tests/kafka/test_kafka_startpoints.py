@@ -92,3 +92,27 @@ def test_a_timestamp_replay_drops_records_stamped_before_the_time(tmp_path, brok
     before = Counter(job.values())
     job.run()
     assert Counter(job.values()) - before == Counter(["h5", "h6"])  # read from h5's offset; h2 filtered out
+
+
+def test_failed_and_killed_runs_keep_a_kafka_startpoint(tmp_path, broker):
+    topic = broker.create_topic(partitions=2)
+    for partition in (0, 1):
+        produce_hours(broker, topic, partition, 0, 4)
+    job = KafkaJob(tmp_path, broker, topic__whitelist=topic, kafka__deserializer__type="STRING", task__maxretries="0")
+    job.run()
+    startpoint(job, topic, "--oldest")
+    pending = lambda: json.loads(run_gpy("state", "startpoint", "list", str(job.file), "--json").stdout)  # noqa: E731
+    [point] = pending()[topic].values()
+    # a run whose tasks fail (a converter loses records) commits nothing and keeps the startpoint
+    job.update(converter__classes="tests.runtime.sample_plugins.DropEveryOther")
+    job.run(expect=1)
+    assert [p["id"] for p in pending()[topic].values()] == [point["id"]]
+    job.update(converter__classes=None)
+    # SIGKILLed before its commit is logged, then after: the startpoint stays until a commit consumes it
+    for boundary in ("1", "2"):
+        killed = run_gpy("run", str(job.file), "--engine", "local", env={"GPY_TEST_CRASH_AT_BOUNDARY": boundary})
+        assert killed.returncode == -9, killed.stderr[-2000:]
+        assert [p["id"] for p in pending()[topic].values()] == [point["id"]]
+    job.run()
+    assert pending() == {}
+    assert Counter(job.values()) == Counter({f"p{p}-{h}": 2 for p in (0, 1) for h in range(4)})  # replayed once

@@ -100,3 +100,18 @@ def test_a_partitioned_table_refuses_a_startpoint(tmp_path):
     startpoint(job, "orders", "--oldest")
     refused = job.run()
     assert refused.returncode == 2 and "partition.column" in refused.stderr
+
+
+@pytest.mark.parametrize("db", ["sqlite"], indirect=True)
+def test_a_killed_run_keeps_a_sql_startpoint_until_a_commit_consumes_it(db, tmp_path):
+    create_shop(db, orders=10, customers=3)
+    job = SqlJob(tmp_path, db, tables="orders")
+    assert job.run().returncode == 0
+    startpoint(job, "orders", "--oldest")
+    [point] = pending(job)["orders"].values()
+    for boundary in ("1", "2"):  # SIGKILLed before its commit is logged, then after
+        killed = run_gpy("run", str(job.file), "--engine", "local", env={"GPY_TEST_CRASH_AT_BOUNDARY": boundary})
+        assert killed.returncode == -9, killed.stderr[-2000:]
+        assert [p["id"] for p in pending(job)["orders"].values()] == [point["id"]]
+    assert job.run().returncode == 0
+    assert pending(job) == {} and job.ids() == sorted(list(range(1, 11)) * 2)  # replayed exactly once
