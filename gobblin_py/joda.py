@@ -53,7 +53,7 @@ def to_strftime(pattern: str, table: dict[str, str] | None = None) -> str:
         elif text in table:
             out.append(table[text])
         else:
-            raise ValueError(f"'{text}' in date pattern {pattern!r} is not supported "
+            raise ValueError(f"date pattern {pattern!r}: '{text}' is not supported "
                              f"(use {', '.join(sorted(table))} and 'quoted text')")
     return "".join(out)
 

@@ -107,7 +107,7 @@ def joda_to_strftime(pattern: str) -> str:
     try:
         return joda.to_strftime(pattern, joda.FORMAT_TOKENS)
     except ValueError as exc:
-        raise UsageError(f"writer.partition.pattern: {exc}") from None
+        raise UsageError(str(exc)) from None
 
 
 def _check_timezone(key: str, tz: str) -> None:
