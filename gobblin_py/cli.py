@@ -191,6 +191,9 @@ def _job_lock(job_file: str, conf_root: str | None, sysconfig: str | None):
     props = load_job_properties(job_file, conf_root, sysconfig)
     if not props.get("job.name"):
         raise UsageError(f"{job_file}: job.name is not set")
+    from gobblin_py import fs_settings
+
+    fs_settings.apply(props)
     return JobLock(props, props["job.name"])
 
 
@@ -253,6 +256,9 @@ def _store_and_jobs(target: str, conf_root: str | None, sysconfig: str | None):
         raise UsageError(f"{target}: job.name is not set")
     if props.get("state.store.enabled", "true").strip().lower() == "false":
         raise UsageError(f"{target}: state.store.enabled=false, so this job keeps no state")
+    from gobblin_py import fs_settings
+
+    fs_settings.apply(props)
     return FsDatasetStateStore.from_properties(props), [job_name]
 
 
