@@ -9,14 +9,15 @@ S3_RANDOM_KILLS = int(os.environ.get("GPY_S3_CRASH_KILLS", "12"))
 
 
 def _job(tmp_path, s3_server, bucket) -> CrashJob:
-    return CrashJob(tmp_path, store_url=f"s3://{bucket}/crash", job_keys=s3_server.job_keys())
+    # two datasets (each run commits them in parallel), every kind of commit boundary of each
+    return CrashJob(tmp_path, store_url=f"s3://{bucket}/crash", job_keys=s3_server.job_keys(), datasets=("eu", "us"))
 
 
 def test_kill_at_every_commit_boundary_on_s3(tmp_path, s3_server, bucket):
     job = _job(tmp_path, s3_server, bucket)
-    covered = boundary_campaign(job)
-    # three datasets, each: before logging, logged, one step per file and the state step, done
-    assert covered >= 3 * 4, covered
+    covered = boundary_campaign(job, full_checks=False)
+    # two datasets, each: before logging, logged, its file's copy-and-delete step, the state step, done
+    assert covered >= 2 * 5, covered
     assert job.kills >= covered
     assert not list(tmp_path.rglob("*.jst")) and not (tmp_path / "published").exists()  # all of it was on S3
 
