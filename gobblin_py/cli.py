@@ -42,6 +42,16 @@ class _Group(click.Group):
         except OSError as exc:  # a filesystem that refuses: say which path, without a traceback
             click.echo(f"gpy: error: {exc}", err=True)
             sys.exit(1)
+        except Exception as exc:
+            if not type(exc).__module__.startswith("botocore"):
+                raise
+            # S3 through s3fs: no credentials, an endpoint that does not answer, …: one line, no traceback
+            if type(exc).__name__ == "NoCredentialsError":
+                click.echo(f"gpy: error: S3: {exc}; set fs.s3a.access.key and fs.s3a.secret.key in the job, or "
+                           "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) in the environment", err=True)
+                sys.exit(2)
+            click.echo(f"gpy: error: S3: {exc}", err=True)
+            sys.exit(1)
 
 
 def conf_options(func: Callable) -> Callable:
@@ -70,10 +80,21 @@ def resolve_sysconfig(sysconfig: str | None) -> str | None:
 
 
 def load_job_properties(path: str, conf_root: str | None, sysconfig: str | None):
-    """The fully resolved properties of one job file (a JobConfig: it knows the file and line of each key)."""
+    """The fully resolved properties of one job file (a JobConfig: it knows the file and line of each key); the
+    file may be on an fsspec URL (s3://…)."""
     from gobblin_py.config import load_job
+    from gobblin_py.config.remote import is_remote, load_remote_job
 
+    if is_remote(path):
+        return load_remote_job(path, conf_root=conf_root, sysconfig=resolve_sysconfig(sysconfig))
     return load_job(path, conf_root=conf_root, sysconfig=resolve_sysconfig(sysconfig))
+
+
+def _require_job_file(path: str) -> None:
+    from gobblin_py.config.remote import is_remote
+
+    if not is_remote(path) and not os.path.isfile(path):
+        raise UsageError(f"{path}: no such job file")
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -111,8 +132,7 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
     from gobblin_py.runtime.launcher import JobLauncher
     from gobblin_py.runtime.summary import render
 
-    if not os.path.isfile(job_file):
-        raise UsageError(f"{job_file}: no such job file")
+    _require_job_file(job_file)
     props = load_job_properties(job_file, conf_root, sysconfig)
     result = JobLauncher(props, engine=engine, master=master, strict=strict).run()
     click.echo(render(result))
@@ -186,8 +206,7 @@ def lock() -> None:
 def _job_lock(job_file: str, conf_root: str | None, sysconfig: str | None):
     from gobblin_py.runtime.locks import JobLock
 
-    if not os.path.isfile(job_file):
-        raise UsageError(f"{job_file}: no such job file")
+    _require_job_file(job_file)
     props = load_job_properties(job_file, conf_root, sysconfig)
     if not props.get("job.name"):
         raise UsageError(f"{job_file}: job.name is not set")
@@ -241,14 +260,18 @@ def _store_and_jobs(target: str, conf_root: str | None, sysconfig: str | None):
     """A store and the job names to look at, from a job file or a store directory."""
     from gobblin_py.state.store import FsDatasetStateStore, TABLE_SUFFIX
 
-    if os.path.isdir(target) or "://" in target:
+    from gobblin_py.config.loader.job_files import classify
+    from gobblin_py.config.remote import is_remote
+
+    remote_job = is_remote(target) and classify(target) in ("props", "hocon")
+    if (os.path.isdir(target) or "://" in target) and not remote_job:
         store_dir = FsDatasetStateStore(target)
         if any(name.endswith(TABLE_SUFFIX) for name in _names(store_dir)):
             # a job's own folder: <root>/<job>
             root, job = os.path.split(os.path.normpath(target)) if "://" not in target else target.rstrip("/").rsplit("/", 1)
             return FsDatasetStateStore(root), [job]
         return store_dir, store_dir.job_names()
-    if not os.path.exists(target):
+    if not remote_job and not os.path.exists(target):
         raise UsageError(f"{target}: no such job file or state store directory")
     props = load_job_properties(target, conf_root, sysconfig)
     job_name = props.get("job.name")

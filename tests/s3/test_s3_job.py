@@ -125,3 +125,45 @@ def _options(server) -> dict:
 
     return {"key": ACCESS_KEY, "secret": SECRET_KEY, "client_kwargs": {"endpoint_url": server.endpoint},
             "use_listings_cache": False}
+
+
+def test_a_job_file_on_s3_with_its_folders_global_file(tmp_path, s3_server, bucket):
+    fs = s3_server.filesystem()
+    put_csv(fs, f"{bucket}/incoming/day1.csv", 1)
+    fs.pipe_file(f"{bucket}/jobs/shop/shop.properties", b"extract.namespace=shop\ntask.maxretries=0\n")
+    fs.pipe_file(f"{bucket}/jobs/shop/orders.pull", "\n".join([
+        "job.name=RemoteOrders",
+        "source.class=gobblin_py.sources.filebased.FileBasedSource",
+        f"source.filebased.data.directory=s3://{bucket}/incoming",
+        f"task.data.root.dir=s3://{bucket}/task-data",
+        f"data.publisher.final.dir=s3://{bucket}/published",
+        "writer.file.pathType=NAMESPACE_TABLE",
+        f"state.store.dir=s3://{bucket}/state",
+        s3_server.job_keys(),
+    ]).encode())
+    url = f"s3://{bucket}/jobs/shop/orders.pull"
+    env = {**s3_server.env(), "AWS_EC2_METADATA_DISABLED": "true"}  # reading the job file: the environment's keys
+
+    result = run_gpy("run", url, "--engine", "local", env=env)
+    assert result.returncode == 0, result.stderr
+    # the folder's global file applied: extract.namespace=shop names the published folder
+    files = [p for p in fs.find(f"{bucket}/published") if p.endswith(".parquet")]
+    assert files and all(p.startswith(f"{bucket}/published/shop/") for p in files)
+    assert ids(fs, files, "parquet") == list(range(1, 1 + ROWS))
+    shown = run_gpy("state", "show", url, "--json", env=env)
+    assert shown.returncode == 0 and json.loads(shown.stdout)["datasets"][0]["job"] == "RemoteOrders"
+    assert run_gpy("lock", "show", url, env=env).stdout.strip() == f"s3://{bucket}/state/RemoteOrders.lock: free"
+
+    # errors name the URL and line of the file that holds the key
+    fs.pipe_file(f"{bucket}/jobs/shop/shop.properties", b"extract.namespace=shop\ntask.maxretries=many\n")
+    bad = run_gpy("run", url, "--engine", "local", env=env)
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == (f"gpy: error: s3://{bucket}/jobs/shop/shop.properties:2: key 'task.maxretries': "
+                                  "'many': not a whole number; expected whole number (>= 0, <= 100)")
+    missing = run_gpy("run", f"s3://{bucket}/jobs/shop/nothing.pull", env=env)
+    assert missing.returncode == 2 and "job file not found" in missing.stderr
+    no_keys = run_gpy("run", url, env={"AWS_ENDPOINT_URL": s3_server.endpoint, "AWS_ACCESS_KEY_ID": "",
+                                       "AWS_SECRET_ACCESS_KEY": "", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+                                       "AWS_CONFIG_FILE": "/nonexistent", "AWS_EC2_METADATA_DISABLED": "true"})
+    assert no_keys.returncode == 2 and len(no_keys.stderr.strip().splitlines()) == 1
+    assert "S3: Unable to locate credentials; set fs.s3a.access.key" in no_keys.stderr
