@@ -5,7 +5,8 @@
 - S3 (and S3-compatible stores that honour conditional requests): ``PUT`` with ``If-None-Match: *`` creates
   only if absent; ``PUT`` with ``If-Match: <ETag>`` replaces only the version that was read. A store that
   rejects the headers as not implemented is written without them (and :func:`conditional_writes` then says
-  so); a store that ignores them silently gives last-writer-wins, which callers detect by reading back.
+  so); on a store that ignores them the create is still preceded by a check, and callers read back what they
+  wrote.
 - Any other filesystem: check, then write (not atomic: two writers at the same instant can both succeed).
 """
 
@@ -81,6 +82,8 @@ def create_if_absent(fs: AbstractFileSystem, path: str, data: bytes) -> bool:
         fsutil.fsync_dir(posixpath.dirname(path))
         return True
     if conditional_writes(fs):
+        if fs.exists(path):  # where a store ignores If-None-Match, this keeps it a check-then-write
+            return False
         try:
             fs.pipe_file(path, data, mode="create")
             return True

@@ -9,6 +9,7 @@ moto is not installed, or its server does not start, are the S3 tests skipped, s
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,6 +32,16 @@ class S3Server:
 
     process: subprocess.Popen
     port: int
+    log: Path  # one line per request: method, path and HTTP status
+
+    def statuses(self, method: str, key: str) -> list[int]:
+        """The HTTP status of every ``method`` request on ``bucket/key`` so far."""
+        found = []
+        for line in self.log.read_text(errors="replace").splitlines():
+            parts = re.sub(r"\x1b\[[0-9;]*m", "", line).split('"')  # the server colours some lines
+            if len(parts) >= 3 and parts[1].split(" ")[:2] == [method, f"/{key}"]:
+                found.append(int(parts[2].split()[0]))
+        return found
 
     @property
     def endpoint(self) -> str:
@@ -83,7 +94,7 @@ def s3_server(tmp_path_factory):
     with open(log, "wb") as out:
         process = subprocess.Popen(_server_command(port), stdout=out, stderr=subprocess.STDOUT,
                                    env={**os.environ, "MOTO_ALLOW_NONEXISTENT_REGION": "true"})
-    server = S3Server(process, port)
+    server = S3Server(process, port, Path(log))
     deadline = time.monotonic() + 60
     while not _answers(server.endpoint):
         if process.poll() is not None or time.monotonic() > deadline:

@@ -21,26 +21,28 @@ from tests.conftest import run_gpy
 from tests.s3.conftest import SECRET_KEY
 
 RACERS = 6
+MAX_ROUNDS = 20
 
-# One racer: wait for the start signal, try to take the lock, report, then hold it until stdin closes.
+# One racer: for each round, wait for the start signal, try to take that round's lock, report, then hold it
+# until told to release it.
 RACER = """
 import sys
 from gobblin_py import fs_settings
 from gobblin_py.runtime.locks import JobLock, JobLockedError
 props = dict(line.split("=", 1) for line in sys.argv[1].splitlines() if "=" in line)
 fs_settings.apply(props)
-lock = JobLock(props, "Race", job_id=sys.argv[2])
-lock.fs.exists(lock.path)  # connect before the start signal, so that the racers really race
+JobLock(props, "Warm-up").holder()  # connect before the first start signal, so that the racers really race
 print("ready", flush=True)
-sys.stdin.readline()
-try:
-    lock.acquire()
-except JobLockedError as exc:
-    print("locked", exc, flush=True)
-    sys.exit(0)
-print("won", flush=True)
-sys.stdin.readline()
-lock.release()
+for line in sys.stdin:
+    lock = JobLock(props, line.split()[1], job_id=sys.argv[2])
+    try:
+        lock.acquire()
+        print("won", flush=True)
+    except JobLockedError as exc:
+        print("locked", exc, flush=True)
+    sys.stdin.readline()  # release
+    lock.release()
+    print("released", flush=True)
 """
 
 
@@ -48,35 +50,47 @@ def _props(s3_server, bucket: str) -> str:
     return f"state.store.dir=s3://{bucket}/state\njob.lock.refresh.seconds=1\n{s3_server.job_keys()}"
 
 
-def test_of_runs_racing_for_the_lock_exactly_one_wins(s3_server, bucket):
+def test_of_runs_racing_for_the_lock_exactly_one_wins_and_the_conditional_put_decides(s3_server, bucket):
     props = _props(s3_server, bucket)
     racers = [subprocess.Popen([sys.executable, "-c", RACER, props, f"job_Race_{i}"], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(RACERS)]
+    refused = 0
     try:
         for racer in racers:
             assert racer.stdout.readline().strip() == "ready", racer.stderr.read()
-        for racer in racers:  # the start signal, as close together as two writes can be
-            racer.stdin.write("go\n")
-            racer.stdin.flush()
-        answers = [racer.stdout.readline().strip() for racer in racers]
-        assert sum(a == "won" for a in answers) == 1, answers
-        assert all(a == "won" or (a.startswith("locked") and "already running" in a) for a in answers), answers
-        winner = racers[answers.index("won")]
-        holder = json.loads(s3_server.filesystem().cat_file(f"{bucket}/state/Race.lock"))
-        assert holder["pid"] == winner.pid
+        for round_ in range(1, MAX_ROUNDS + 1):
+            name = f"Race{round_}"
+            for racer in racers:  # the start signal, as close together as writes to pipes can be
+                racer.stdin.write(f"go {name}\n")
+                racer.stdin.flush()
+            answers = [racer.stdout.readline().strip() for racer in racers]
+            assert sum(a == "won" for a in answers) == 1, answers
+            assert all(a == "won" or (a.startswith("locked") and "already running" in a) for a in answers), answers
+            holder = json.loads(s3_server.filesystem().cat_file(f"{bucket}/state/{name}.lock"))
+            assert holder["pid"] == racers[answers.index("won")].pid
+            for racer in racers:
+                racer.stdin.write("release\n")
+                racer.stdin.flush()
+            assert all(racer.stdout.readline().strip() == "released" for racer in racers)
+            assert not s3_server.filesystem().exists(f"{bucket}/state/{name}.lock")  # released by its holder
+            # racers that passed the existence check together were told apart by S3 itself: 412 Precondition Failed
+            refused += s3_server.statuses("PUT", f"{bucket}/state/{name}.lock").count(412)
+            if refused:
+                break
+        assert refused, f"in {MAX_ROUNDS} rounds no two racers reached the conditional put together"
     finally:
         for racer in racers:
-            racer.communicate("release\n", timeout=60)
-    assert all(racer.returncode == 0 for racer in racers)
-    assert not s3_server.filesystem().exists(f"{bucket}/state/Race.lock")  # released by its holder
+            racer.stdin.close()
+            racer.wait(timeout=60)
 
 
-def test_create_if_absent_is_a_conditional_put(s3_server, bucket):
+def test_create_if_absent_and_replace_if_version(s3_server, bucket):
     fs = s3_server.filesystem()
     path = f"{bucket}/x/lock"
     assert conditional.conditional_writes(fs)
     assert conditional.create_if_absent(fs, path, b"first")
     assert not conditional.create_if_absent(fs, path, b"second")
+    assert s3_server.statuses("PUT", path) == [200]  # one conditional put; the second create saw the lock
     data, version = conditional.read_versioned(fs, path)
     assert data == b"first" and version
     fs.pipe_file(path, b"changed meanwhile")
