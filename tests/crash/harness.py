@@ -56,6 +56,8 @@ class CrashJob:
         self.final_url = f"{base}/published"
         self.state_url = f"{base}/state"
         self.job_file = self.root / "crash.pull"
+        if not self.store_url:  # the local folders, for tests that look at them directly
+            self.data, self.final, self.state = self.root / "data", self.root / "published", self.root / "state"
         self.root.mkdir(parents=True, exist_ok=True)
         self.job_file.write_text("\n".join([
             "job.name=Crash",
