@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -24,7 +25,7 @@ def pytest_collection_modifyitems(session, config, items):
         return
     items[:] = [item for item in items if not item.get_closest_marker("airflow")] + marked
     if not venv.ready():
-        config.stash[_STASH] = subprocess.Popen([sys.executable, str(venv.Path(venv.__file__))],
+        config.stash[_STASH] = subprocess.Popen([sys.executable, str(Path(venv.__file__))],
                                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 

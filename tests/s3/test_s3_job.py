@@ -167,3 +167,18 @@ def test_a_job_file_on_s3_with_its_folders_global_file(tmp_path, s3_server, buck
                                        "AWS_CONFIG_FILE": "/nonexistent", "AWS_EC2_METADATA_DISABLED": "true"})
     assert no_keys.returncode == 2 and len(no_keys.stderr.strip().splitlines()) == 1
     assert "S3: Unable to locate credentials; set fs.s3a.access.key" in no_keys.stderr
+
+
+def test_a_data_prefix_without_objects_is_named(tmp_path, s3_server, bucket):
+    job = tmp_path / "empty.pull"
+    job.write_text("\n".join([
+        "job.name=Empty", "source.class=gobblin_py.sources.filebased.FileBasedSource",
+        f"source.filebased.data.directory=s3://{bucket}/nothing-here", f"task.data.root.dir=s3://{bucket}/task-data",
+        f"data.publisher.final.dir=s3://{bucket}/published", f"state.store.dir=s3://{bucket}/state",
+        s3_server.job_keys(),
+    ]))
+    result = run_gpy("run", str(job), "--engine", "local")
+    assert result.returncode == 1
+    assert (f"source.filebased.data.directory=s3://{bucket}/nothing-here: no such directory "
+            "(no object has this prefix)") in result.stdout + result.stderr
+    assert not s3_server.filesystem().exists(f"{bucket}/state/Empty.lock")  # released
