@@ -7,7 +7,6 @@ here depends on how fast a run is."""
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
