@@ -1,0 +1,20 @@
+"""Contract suites for gpy plugins: pytest base classes a plugin's tests subclass (needs the ``testing`` extra).
+
+::
+
+    from gobblin_py.testing import SourceContract
+
+    class TestOrdersSource(SourceContract):
+        source_class = "mypkg.OrdersSource"
+        def make_job(self, workdir): ...
+        def add_data(self, job, batch): ...
+
+Each suite's ``test_*`` methods are the contract; its class attributes are capability flags (a flag that says
+the plugin lacks an ability skips that ability's tests, naming the flag); its hook methods are what the plugin's
+test class fills in. Every job runs for real — no mocks — in a temporary folder, on the engines of ``engines``.
+"""
+
+from gobblin_py.testing.harness import ContractJob, run_tasks
+from gobblin_py.testing.sources import SourceContract
+
+__all__ = ["ContractJob", "SourceContract", "run_tasks"]
