@@ -14,7 +14,8 @@ the plugin lacks an ability skips that ability's tests, naming the flag); its ho
 test class fills in. Every job runs for real — no mocks — in a temporary folder, on the engines of ``engines``.
 """
 
+from gobblin_py.testing.converters import ConverterContract
 from gobblin_py.testing.harness import ContractJob, run_tasks
 from gobblin_py.testing.sources import SourceContract
 
-__all__ = ["ContractJob", "SourceContract", "run_tasks"]
+__all__ = ["ContractJob", "ConverterContract", "SourceContract", "run_tasks"]

@@ -81,9 +81,9 @@ def default_batches() -> list[pa.RecordBatch]:
 def file_source_job(root: Path, batches: Sequence[pa.RecordBatch], key_columns: Sequence[str] = ("id",),
                     **props: str) -> ContractJob:
     """A job whose source reads ``batches`` back from Parquet files (one per batch) under ``root/data``."""
-    job = ContractJob(root, {"source.class": FILE_SOURCE, "source.filebased.file.pattern": "*.parquet",
-                             "extract.namespace": "contract", "extract.table.name": "records", **props},
-                      key_columns=key_columns)
+    job = ContractJob(root, {"source.class": FILE_SOURCE, "source.filebased.data.directory": str(Path(root) / "data"),
+                             "source.filebased.file.pattern": "*.parquet", "extract.namespace": "contract",
+                             "extract.table.name": "records", **props}, key_columns=key_columns)
     for batch in batches:
         add_parquet(job, batch)
     return job
