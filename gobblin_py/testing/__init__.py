@@ -15,7 +15,8 @@ test class fills in. Every job runs for real — no mocks — in a temporary fol
 """
 
 from gobblin_py.testing.converters import ConverterContract
+from gobblin_py.testing.forks import ForkOperatorContract
 from gobblin_py.testing.harness import ContractJob, run_tasks
 from gobblin_py.testing.sources import SourceContract
 
-__all__ = ["ContractJob", "ConverterContract", "SourceContract", "run_tasks"]
+__all__ = ["ContractJob", "ConverterContract", "ForkOperatorContract", "SourceContract", "run_tasks"]
