@@ -18,5 +18,6 @@ from gobblin_py.testing.converters import ConverterContract
 from gobblin_py.testing.forks import ForkOperatorContract
 from gobblin_py.testing.harness import ContractJob, run_tasks
 from gobblin_py.testing.sources import SourceContract
+from gobblin_py.testing.writers import WriterContract
 
-__all__ = ["ContractJob", "ConverterContract", "ForkOperatorContract", "SourceContract", "run_tasks"]
+__all__ = ["ContractJob", "ConverterContract", "ForkOperatorContract", "SourceContract", "WriterContract", "run_tasks"]

@@ -69,7 +69,8 @@ def read_file(path: Path | str, schema: pa.Schema | None = None) -> pa.Table:
         return pj.read_json(io.BytesIO(raw), parse_options=options) if raw.strip() else pa.table({})
     import pyarrow.csv as pcsv
 
-    convert = pcsv.ConvertOptions(column_types=schema, strings_can_be_null=True) if schema is not None else None
+    convert = pcsv.ConvertOptions(column_types=schema, strings_can_be_null=True, quoted_strings_can_be_null=False) \
+        if schema is not None else None
     return pcsv.read_csv(io.BytesIO(raw), convert_options=convert)
 
 
