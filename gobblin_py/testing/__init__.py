@@ -17,7 +17,8 @@ test class fills in. Every job runs for real — no mocks — in a temporary fol
 from gobblin_py.testing.converters import ConverterContract
 from gobblin_py.testing.forks import ForkOperatorContract
 from gobblin_py.testing.harness import ContractJob, run_tasks
+from gobblin_py.testing.publishers import PublisherContract
 from gobblin_py.testing.sources import SourceContract
 from gobblin_py.testing.writers import WriterContract
 
-__all__ = ["ContractJob", "ConverterContract", "ForkOperatorContract", "SourceContract", "WriterContract", "run_tasks"]
+__all__ = ["ContractJob", "ConverterContract", "ForkOperatorContract", "PublisherContract", "SourceContract", "WriterContract", "run_tasks"]
