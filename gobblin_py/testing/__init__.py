@@ -12,6 +12,8 @@
 Each suite's ``test_*`` methods are the contract; its class attributes are capability flags (a flag that says
 the plugin lacks an ability skips that ability's tests, naming the flag); its hook methods are what the plugin's
 test class fills in. Every job runs for real — no mocks — in a temporary folder, on the engines of ``engines``.
+"Its keys validate" means the suite's job passes ``gpy validate --strict``: every key set is declared by a plugin
+(its ``settings_class``) or known to Gobblin, so a key the plugin reads without declaring it shows.
 """
 
 from gobblin_py.testing.converters import ConverterContract

@@ -89,7 +89,7 @@ class ConverterContract(Contract):
         assert issubclass(cls, Converter) or isinstance(cls, RecordConverter), f"{cls} is not a Converter"
         job = file_source_job(tmp_path, self.input_batches(), key_columns=(),
                               **{**self.converter_props(), "converter.classes": self.converter_class})
-        check = check_job(job.props)
+        check = check_job(job.props, strict=True)
         assert not check.errors, "; ".join(str(e) for e in check.errors)
 
     def test_every_batch_matches_the_declared_schema(self) -> None:

@@ -91,7 +91,7 @@ class ForkOperatorContract(Contract):
     def test_is_a_fork_operator_whose_keys_validate(self, tmp_path: Path) -> None:
         cls = resolve_class(self.fork_operator_class, "fork.operator.class")
         assert issubclass(cls, ForkOperator) or isinstance(cls, RecordForkOperator), f"{cls} is not a ForkOperator"
-        check = check_job(self.fork_job(tmp_path).props)
+        check = check_job(self.fork_job(tmp_path).props, strict=True)
         assert not check.errors, "; ".join(str(e) for e in check.errors)
 
     def test_declares_its_branches_and_a_schema_route_for_each(self) -> None:

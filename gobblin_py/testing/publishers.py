@@ -101,7 +101,7 @@ class PublisherContract(Contract):
     def test_is_a_publisher_whose_keys_validate(self, publisher_job: ContractJob) -> None:
         cls = resolve_class(self.publisher_class, "data.publisher.type")
         assert issubclass(cls, DataPublisher), f"{cls} is not a DataPublisher"
-        check = check_job(publisher_job.props)
+        check = check_job(publisher_job.props, strict=True)
         assert not check.errors, "; ".join(str(e) for e in check.errors)
 
     def test_offers_plan_for_exactly_once_commits(self, publisher_job: ContractJob) -> None:

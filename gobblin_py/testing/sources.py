@@ -12,13 +12,14 @@ A subclass names its source and fills in two hooks::
         def add_data(self, job, batch):         # make new records available; return their keys
             ...
 
-The suite seeds ``seed_batches`` batches of data, then checks that the source plans work units that travel
-in Gobblin's Writable encoding, that its extractors' batches match their declared schema, that a first run
-publishes every record once (on each engine of ``engines``), that a rerun with nothing new pulls nothing, that
-new data is pulled exactly once, that a work unit that failed under ``job.commit.policy=successful`` is retried
-(and only it), that the state it leaves round-trips through the Writable codec, and — for a source that
-declares ``supports_startpoints`` — that startpoints set with ``gpy state startpoint set`` behave as the state
-store's rules say.
+The suite seeds ``seed_batches`` batches of data, then checks that the job passes ``gpy validate --strict``,
+that the source plans work units that travel in Gobblin's Writable encoding, that its extractors' batches match
+their declared schema, that a first run publishes every record once (on each engine of ``engines``), that a
+rerun with nothing new pulls nothing, that new data is pulled exactly once, that a work unit that failed is
+pulled again under every commit policy (``full`` publishing nothing and keeping the state; ``successful`` and
+``partial`` the rest), that the state it leaves round-trips through the Writable codec, and — for a source
+that declares ``supports_startpoints`` — that startpoints set with ``gpy state startpoint set`` behave as the
+state store's rules say.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ class SourceContract(Contract):
     #: records made only by add_data are pulled: false for a generator, which makes new ones every run
     #: (SequentialTestSource); its runs may publish more than add_data announced, never a record twice
     announces_all_data: ClassVar[bool] = True
-    #: a work unit that failed under ``job.commit.policy=successful`` is pulled again by the next run
+    #: a failed work unit is pulled again by the next run (under full, successful and partial)
     supports_retry: ClassVar[bool] = True
     #: ``get_expected_record_count()`` is -1 or the exact number of records the extractor reads
     exact_expected_count: ClassVar[bool] = True
@@ -131,7 +132,7 @@ class SourceContract(Contract):
     # ------------------------------------------------------------------ the contract
 
     def test_the_job_passes_validation(self, source_job: ContractJob) -> None:
-        check = check_job(source_job.props)
+        check = check_job(source_job.props, strict=True)
         assert not check.errors, "; ".join(str(e) for e in check.errors)
 
     def test_plans_work_units_that_travel_in_gobblins_encoding(self, source_job: ContractJob) -> None:
@@ -203,26 +204,36 @@ class SourceContract(Contract):
         assert source_job.run().exit_code == 0
         self.check_published(source_job)
 
-    def test_a_failed_work_unit_is_retried_under_successful(self, source_job: ContractJob) -> None:
-        self.require(self.supports_retry, "supports_retry", "this source does not retry failed work units")
+    @pytest.mark.parametrize("policy", ["full", "successful", "partial"])
+    def test_a_failed_work_unit_is_pulled_again(self, source_job: ContractJob, policy: str) -> None:
+        self.require(self.supports_retry, "supports_retry", "this source does not pull a failed work unit again")
+        assert source_job.run(**{"job.commit.policy": policy}).exit_code == 0  # a committed state to go on from
+        for _ in range(self.seed_batches):
+            self.more_data(source_job)
+        before = sorted(map(repr, source_job.published_keys()))
+        committed = {urn: state.job_id for urn, state in source_job.dataset_states().items()}
         flag = source_job.root / "fail-task-0"
         flag.touch()
-        first = source_job.run(**{"job.commit.policy": "successful", FLAG_KEY: str(flag),
-                                  "converter.classes": with_converter_first(source_job.props, "converter.classes",
-                                                                            FAIL_TASKS)})
-        assert first.exit_code == 3, f"exit {first.exit_code}: {[d.error for d in first.datasets]}"
-        exactly_once(source_job.published_keys(), [], allow_more=True)  # no record twice
-        missing = set(source_job.expected) - set(source_job.published_keys())
-        assert missing, "the failed task's records were published"
-        failed = [t for s in source_job.dataset_states().values() for t in s.all_task_states()
-                  if t.working_state is WorkingState.FAILED]
-        assert failed, "no failed task in the saved state"
-        for task in failed:
-            assert task.actual_high_watermark() == task.workunit.low_watermark(), (
-                f"{task.task_id}: a failed task's watermark was not rolled back to its low watermark")
+        failing = source_job.run(**{"job.commit.policy": policy, FLAG_KEY: str(flag),
+                                    "converter.classes": with_converter_first(source_job.props, "converter.classes",
+                                                                              FAIL_TASKS)})
+        if policy == "full":
+            assert failing.exit_code == 1, f"exit {failing.exit_code} under full with a failed task"
+            assert sorted(map(repr, source_job.published_keys())) == before, "a failed dataset published under full"
+            assert {u: s.job_id for u, s in source_job.dataset_states().items()} == committed, "a failed run saved state"
+        else:
+            assert failing.exit_code == 3, f"exit {failing.exit_code}: {[d.error for d in failing.datasets]}"
+            exactly_once(source_job.published_keys(), [], allow_more=True)  # no record twice (a published record of
+            # the failed task would come twice after its retry, below)
+            failed = [t for s in source_job.dataset_states().values() for t in s.all_task_states()
+                      if t.working_state is WorkingState.FAILED]
+            assert failed, "no failed task in the saved state"
+            for task in failed:
+                assert task.actual_high_watermark() == task.workunit.low_watermark(), (
+                    f"{task.task_id}: a failed task's watermark was not rolled back to its low watermark")
         flag.unlink()
-        second = source_job.run(**{"job.commit.policy": "successful"})
-        assert second.exit_code == 0, [d.error for d in second.datasets]
+        fixed = source_job.run(**{"job.commit.policy": policy})
+        assert fixed.exit_code == 0, [d.error for d in fixed.datasets]
         self.check_published(source_job)
 
     def test_state_round_trips_through_the_writable_codec(self, source_job: ContractJob) -> None:

@@ -107,7 +107,7 @@ class WriterContract(Contract):
     def test_is_a_builder_whose_keys_validate(self, tmp_path: Path, fmt: str) -> None:
         job = file_source_job(tmp_path, self.sample_batches(), key_columns=self.key_columns,
                               **{**self.writer_props(fmt), "writer.builder.class": self.builder_class})
-        check = check_job(job.props)
+        check = check_job(job.props, strict=True)
         assert not check.errors, "; ".join(str(e) for e in check.errors)
 
     def test_files_stay_staged_until_commit_moves_them(self, tmp_path: Path, fmt: str) -> None:
