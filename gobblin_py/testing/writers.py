@@ -57,9 +57,13 @@ class WriterContract(Contract):
 
     # ------------------------------------------------------------------ hooks
 
-    def writer_props(self, fmt: str) -> dict[str, str]:
-        """The keys that make the builder write ``fmt``."""
+    def writer_props(self, fmt: str) -> dict[str, str | None]:
+        """The keys that make the builder write ``fmt`` (None removes a key the contract's jobs set)."""
         return {"writer.output.format": fmt}
+
+    def builder_for(self, fmt: str) -> str:
+        """The builder that writes ``fmt`` (default: :attr:`builder_class` for every format)."""
+        return self.builder_class
 
     def sample_batches(self) -> list[pa.RecordBatch]:
         """Rows to write, in a few batches of one schema (default: ids, names, amounts, flags)."""
@@ -92,11 +96,12 @@ class WriterContract(Contract):
     def state(self, root: Path, fmt: str, **props: str) -> WorkUnitState:
         settings = {"writer.staging.dir": str(root / "staging"), "writer.output.dir": str(root / "output"),
                     "writer.file.path": "records", "extract.namespace": "contract", "extract.table.name": "records",
-                    "writer.builder.class": self.builder_class, **self.writer_props(fmt), **props}
+                    "writer.builder.class": self.builder_for(fmt), **self.writer_props(fmt), **props}
+        settings = {key: value for key, value in settings.items() if value is not None}
         return WorkUnitState(WorkUnit(), {"task.id": WRITER_ID[:-2]}, job_state=State(settings))
 
     def build(self, state: WorkUnitState, schema: pa.Schema | None = None) -> DataWriter:
-        builder = instantiate(self.builder_class, "writer.builder.class", DataWriterBuilder)
+        builder = instantiate(state.get_prop("writer.builder.class"), "writer.builder.class", DataWriterBuilder)
         return builder.build(state, schema or self.sample_batches()[0].schema, 1, 0, WRITER_ID)  # type: ignore[union-attr]
 
     def sample_table(self) -> pa.Table:
@@ -106,7 +111,7 @@ class WriterContract(Contract):
 
     def test_is_a_builder_whose_keys_validate(self, tmp_path: Path, fmt: str) -> None:
         job = file_source_job(tmp_path, self.sample_batches(), key_columns=self.key_columns,
-                              **{**self.writer_props(fmt), "writer.builder.class": self.builder_class})
+                              **{**self.writer_props(fmt), "writer.builder.class": self.builder_for(fmt)})
         check = check_job(job.props, strict=True)
         assert not check.errors, "; ".join(str(e) for e in check.errors)
 
@@ -176,7 +181,7 @@ class WriterContract(Contract):
                                              request: pytest.FixtureRequest) -> None:
         self.start_engine(request, engine)
         job = file_source_job(tmp_path, self.sample_batches(), key_columns=self.key_columns,
-                              **{**self.writer_props(fmt), "writer.builder.class": self.builder_class})
+                              **{**self.writer_props(fmt), "writer.builder.class": self.builder_for(fmt)})
         result = job.run(engine)
         assert result.exit_code == 0, [d.error for d in result.datasets]
         published = [str(p) for p in files_under(job.final)]
@@ -186,3 +191,13 @@ class WriterContract(Contract):
         again = job.run(engine)
         assert again.exit_code == 0 and sum(d.records_extracted for d in again.datasets) == 0
         assert [str(p) for p in files_under(job.final)] == published
+
+    def test_in_a_forked_job_it_reads_its_branch_keys(self, tmp_path: Path, fmt: str) -> None:
+        props = {f"{key}.1": value for key, value in self.writer_props(fmt).items() if value is not None}
+        job = file_source_job(tmp_path, self.sample_batches(), key_columns=self.key_columns,
+                              **{**props, "fork.branches": "2", "writer.builder.class.1": self.builder_for(fmt),
+                                 "writer.output.format.0": "PARQUET"})
+        result = job.run()
+        assert result.exit_code == 0, [d.error for d in result.datasets]
+        same_rows(read_files([str(p) for p in files_under(job.final / "fork_0")]), self.sample_table())
+        same_rows(self.read_back([str(p) for p in files_under(job.final / "fork_1")], fmt), self.sample_table())

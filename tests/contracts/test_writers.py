@@ -26,13 +26,11 @@ class TestFormatNamedBuilders(WriterContract):
                "org.apache.gobblin.writer.GobblinOrcWriterBuilder", "JsonDataWriterBuilder", "CsvDataWriterBuilder")
     engines = ("local",)
 
-    def state(self, root, fmt, **props):
-        self.builder_class = fmt
-        return super().state(root, fmt, **props)
+    def builder_for(self, fmt):
+        return fmt
 
     def writer_props(self, fmt):
-        self.builder_class = fmt
-        return {"writer.output.format": None}
+        return {"writer.output.format": None}  # unset (the contract jobs set PARQUET): the builder's own format
 
 
 class TestSimpleDataWriterBuilder(WriterContract):
