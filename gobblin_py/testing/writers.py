@@ -159,6 +159,7 @@ class WriterContract(Contract):
         finally:
             writer.cleanup()
         assert not files_under(tmp_path / "staging") and not files_under(tmp_path / "output")
+        assert writer.records_written == 0 and writer.bytes_written == 0
 
     def test_files_roll_at_the_target_size(self, tmp_path: Path, fmt: str) -> None:
         self.require(self.supports_rolling, "supports_rolling", "the writer does not roll files")
