@@ -16,11 +16,14 @@ test class fills in. Every job runs for real — no mocks — in a temporary fol
 (its ``settings_class``) or known to Gobblin, so a key the plugin reads without declaring it shows.
 """
 
+from gobblin_py.testing.base import Contract, default_batches, file_source_job, same_rows
 from gobblin_py.testing.converters import ConverterContract
 from gobblin_py.testing.forks import ForkOperatorContract
 from gobblin_py.testing.harness import ContractJob, run_tasks
+from gobblin_py.testing.outputs import exactly_once, read_tree
 from gobblin_py.testing.publishers import PublisherContract
 from gobblin_py.testing.sources import SourceContract
 from gobblin_py.testing.writers import WriterContract
 
-__all__ = ["ContractJob", "ConverterContract", "ForkOperatorContract", "PublisherContract", "SourceContract", "WriterContract", "run_tasks"]
+__all__ = ["Contract", "ContractJob", "ConverterContract", "ForkOperatorContract", "PublisherContract", "SourceContract",
+           "WriterContract", "default_batches", "exactly_once", "file_source_job", "read_tree", "run_tasks", "same_rows"]

@@ -1,6 +1,6 @@
 """``ConverterContract``: what every Converter promises, in this process and in real jobs.
 
-A subclass names the converter, gives its keys and some input::
+A subclass names the converter, and gives its keys and input unless the defaults fit (none; the kit's rows)::
 
     class TestMaskEmails(ConverterContract):
         converter_class = "mypkg.MaskEmails"
@@ -32,7 +32,7 @@ from gobblin_py.converters.chain import ConverterChain
 from gobblin_py.plugins import resolve_class
 from gobblin_py.runtime.validation import check_job
 from gobblin_py.state import State, WorkUnit, WorkUnitState
-from gobblin_py.testing.base import Contract, file_source_job, same_rows
+from gobblin_py.testing.base import Contract, default_batches, file_source_job, same_rows
 from gobblin_py.testing.outputs import read_tree
 
 
@@ -55,8 +55,9 @@ class ConverterContract(Contract):
         return {}
 
     def input_batches(self) -> list[pa.RecordBatch]:
-        """Input of one schema, in a few batches (the in-job test reads them back from Parquet files)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement input_batches()")
+        """Input of one schema, in a few batches (the in-job test reads them back from Parquet files); default:
+        the kit's ids, names, amounts and flags."""
+        return default_batches()
 
     def expected_rows(self) -> list[dict[str, Any]] | None:
         """The rows the input converts to (in any order), or None to check only the contract's properties."""
