@@ -1,5 +1,5 @@
-"""SourceContract over the file sources: FileBasedSource per format (CSV, JSON lines, Parquet, Avro), AvroFileSource,
-DatePartitionedAvroFileSource."""
+"""SourceContract over the file sources: FileBasedSource per format (CSV, JSON lines, Parquet, Avro) and with a dataset
+per sub-folder, AvroFileSource, DatePartitionedAvroFileSource."""
 
 from __future__ import annotations
 
@@ -118,4 +118,22 @@ class TestDatePartitionedAvroSource(SourceContract):
         day = self.first_day() + dt.timedelta(days=batch)
         rows = records(batch)
         write_avro(job.data / "orders" / day.strftime("%Y/%m/%d") / "orders.avro", rows)
+        return [r["id"] for r in rows]
+
+
+class TestCsvFileSourcePerSubfolder(TestCsvFileSource):
+    """One dataset per sub-folder (``source.filebased.dataset.urn.level=subdirectory``): batches alternate between
+    ``us`` and ``eu``, so a failure under full fails one dataset while the other commits."""
+
+    engines = ("local",)
+    seed_batches = 3
+
+    def make_job(self, workdir: Path) -> dict[str, str]:
+        return {**super().make_job(workdir), "source.filebased.dataset.urn.level": "subdirectory"}
+
+    def add_data(self, job: ContractJob, batch: int) -> list[int]:
+        rows = records(batch)
+        folder = job.data / ("eu" if batch % 2 else "us")
+        folder.mkdir(exist_ok=True)
+        self.write(folder / f"orders-{batch:03d}.csv", rows)
         return [r["id"] for r in rows]
