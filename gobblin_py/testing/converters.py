@@ -81,6 +81,7 @@ class ConverterContract(Contract):
 
     @staticmethod
     def table(schema: pa.Schema, batches: list[pa.RecordBatch]) -> pa.Table:
+        """Batches of ``schema`` as one table (an empty one for none)."""
         return pa.Table.from_batches(batches, schema=schema) if batches else schema.empty_table()
 
     # ------------------------------------------------------------------ the contract

@@ -27,6 +27,7 @@ class Campaign:
 
     @property
     def covered(self) -> int:
+        """How many boundaries a run was killed at."""
         return len(self.killed_at)
 
 

@@ -53,10 +53,12 @@ class ForkOperatorContract(Contract):
     # ------------------------------------------------------------------ in this process
 
     def state(self) -> WorkUnitState:
+        """A task's state holding the operator's keys."""
         return WorkUnitState(WorkUnit(), job_state=State({**self.fork_props(),
                                                           "fork.operator.class": self.fork_operator_class}))
 
     def operator(self, state: WorkUnitState) -> Any:
+        """A fresh operator, ``init``-ed with ``state`` as the runtime does."""
         operator = instantiate(self.fork_operator_class, "fork.operator.class")
         if isinstance(operator, Initializable):
             operator.init(state)
@@ -83,6 +85,7 @@ class ForkOperatorContract(Contract):
         return read_tree(job.final if count == 1 else job.final / branch_name(job.props, index))
 
     def fork_job(self, root: Path, **props: str) -> ContractJob:
+        """A job reading :meth:`input_batches` from Parquet files, forked by the operator."""
         return file_source_job(root, self.input_batches(), key_columns=(),
                                **{**self.fork_props(), "fork.operator.class": self.fork_operator_class, **props})
 

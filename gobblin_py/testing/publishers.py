@@ -88,9 +88,11 @@ class PublisherContract(Contract):
         add_parquet(job, self.input_batch(job.batches))
 
     def check(self, job: ContractJob) -> None:
+        """Every record made so far published exactly once."""
         exactly_once(self.published_keys(job), job.expected)
 
     def publisher(self, props: dict[str, str]) -> DataPublisher:
+        """A fresh publisher, ``init``-ed with ``props`` as the runtime does."""
         publisher = instantiate(self.publisher_class, "data.publisher.type", DataPublisher)
         if isinstance(publisher, Initializable):
             publisher.init(dict(props))

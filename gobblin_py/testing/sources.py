@@ -127,6 +127,7 @@ class SourceContract(Contract):
 
     @staticmethod
     def members(units: list[WorkUnit]) -> list[WorkUnit]:
+        """The work units, those of MultiWorkUnits in their place."""
         return [m for u in units for m in (u.work_units if isinstance(u, MultiWorkUnit) else [u])]
 
     # ------------------------------------------------------------------ the contract

@@ -94,6 +94,7 @@ class WriterContract(Contract):
     # ------------------------------------------------------------------ in this process
 
     def state(self, root: Path, fmt: str, **props: str) -> WorkUnitState:
+        """A task's state writing ``fmt`` under ``root/staging`` and ``root/output``."""
         settings = {"writer.staging.dir": str(root / "staging"), "writer.output.dir": str(root / "output"),
                     "writer.file.path": "records", "extract.namespace": "contract", "extract.table.name": "records",
                     "writer.builder.class": self.builder_for(fmt), **self.writer_props(fmt), **props}
@@ -101,10 +102,12 @@ class WriterContract(Contract):
         return WorkUnitState(WorkUnit(), {"task.id": WRITER_ID[:-2]}, job_state=State(settings))
 
     def build(self, state: WorkUnitState, schema: pa.Schema | None = None) -> DataWriter:
+        """The writer of branch 0 of 1, as the runtime builds it."""
         builder = instantiate(state.get_prop("writer.builder.class"), "writer.builder.class", DataWriterBuilder)
         return builder.build(state, schema or self.sample_batches()[0].schema, 1, 0, WRITER_ID)  # type: ignore[union-attr]
 
     def sample_table(self) -> pa.Table:
+        """:meth:`sample_batches` as one table."""
         return pa.Table.from_batches(self.sample_batches())
 
     # ------------------------------------------------------------------ the contract
