@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
-import sqlite3
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
