@@ -77,14 +77,6 @@ class WriterContract(Contract):
         table = pa.table({"id": ids, "name": text, "amount": [i / 8 for i in ids], "paid": [i % 2 == 0 for i in ids]})
         return table.cast(schema).to_batches(max_chunksize=50)
 
-    def rolling_batches(self) -> list[pa.RecordBatch]:
-        """Rows for the rolling test, of the sample's schema: about 200 KB of text that compresses badly."""
-        schema = self.sample_batches()[0].schema
-        ids = list(range(2000))
-        text = [hashlib.sha256(str(i).encode()).hexdigest() * 2 for i in ids]
-        table = pa.table({"id": ids, "name": text, "amount": [i / 8 for i in ids], "paid": [i % 2 == 0 for i in ids]})
-        return table.cast(schema).to_batches(max_chunksize=50)
-
     def read_back(self, paths: list[str], fmt: str) -> pa.Table:
         """The rows of written files, as a table comparable with :meth:`sample_batches` (default: by file name)."""
         schema = self.sample_batches()[0].schema
