@@ -26,6 +26,7 @@ import subprocess
 import sys
 import threading
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 
 import pyarrow as pa
@@ -317,10 +318,24 @@ def settings_block(blocks: list[Block]) -> tuple[int, str]:
     return found[0], re.search(r"^export BUCKET=(\S+)", block.text, re.MULTILINE).group(1)
 
 
+def check_install(block: Block) -> None:
+    """The extras the install block names exist, and this environment, which stands in for it, has what they bring."""
+    extras = re.findall(r"pip install -e '\.\[([\w,-]+)\]'", block.text)
+    assert extras, f"README.md:{block.line}: the install block installs this repository with its extras"
+    provided = metadata.metadata("gobblin_py").get_all("Provides-Extra")
+    for extra in extras[0].split(","):
+        assert extra in provided, f"README.md:{block.line}: gobblin_py has no extra {extra!r}"
+        for requirement in metadata.requires("gobblin_py"):
+            if re.search(rf"extra\s*==\s*[\"']{extra}[\"']", requirement):
+                name = re.match(r"[\w.-]+", requirement).group(0)
+                assert metadata.version(name), f"{requirement} is not installed"
+
+
 def test_the_readme_walkthrough_runs_as_written(tmp_path, s3_server, bucket):
     blocks = walkthrough_blocks((REPO / "README.md").read_text())
     installs = [block for block in blocks if block.info == "sh install"]
     assert len(installs) == 1 and "pip install" in installs[0].text, "the walkthrough starts with its install block"
+    check_install(installs[0])
     settings, readme_bucket = settings_block(blocks)
 
     home = tmp_path / "home"
