@@ -21,6 +21,7 @@ from gobblin_py.runtime import interrupts
 from gobblin_py.runtime.boundary import plugin_boundary
 from gobblin_py.runtime.commit import DatasetResult, commit_dataset, group_by_urn
 from gobblin_py.runtime.commit_sequence import EXACTLY_ONCE, CommitSequenceStore, DeliverySettings
+from gobblin_py.runtime.crash_points import phase
 from gobblin_py.runtime.engines import TaskGroup, make_engine, task_groups
 from gobblin_py.runtime.job_run import JobRun
 from gobblin_py.runtime.job_settings import JobSettings
@@ -136,7 +137,8 @@ class JobLauncher:
         self._lock = JobLock(run.props, self.job_name, job_id) if LockSettings.load(run.props).enabled else None
         with interrupts.handle_signals():
             if self._lock is not None:
-                with interrupts.shielded():  # a signal while taking the lock stops the run once it is held
+                # a signal while taking the lock stops the run once it is held
+                with interrupts.shielded(), phase("lock"):
                     self._lock.acquire()
             try:
                 interrupts.raise_if_interrupted()
@@ -161,7 +163,8 @@ class JobLauncher:
         with interrupts.deferred("earlier runs' unfinished commits were finished first"):
             blocked, failed = finish_pending_commits(run)
         result.datasets.extend(failed)
-        folders.remove_earlier_runs(keep=set(blocked.values()))
+        with phase("cleanup"):
+            folders.remove_earlier_runs(keep=set(blocked.values()))
         source, source_state = open_source(run)
         try:
             units = self._plan(run, source, source_state, blocked)
@@ -172,7 +175,8 @@ class JobLauncher:
                 log.info("job_nothing_to_do", job=self.job_name, job_id=run.job_id)
                 return result
             runnable, skipped = self._task_groups(run, units)
-            task_states = self.engine.run(run.props, run.job_id, runnable) if runnable else []
+            with phase("tasks"):
+                task_states = self.engine.run(run.props, run.job_id, runnable) if runnable else []
             self._commit(run, task_states + skipped, result)
             return result
         finally:
@@ -181,7 +185,8 @@ class JobLauncher:
                     source.shutdown(source_state)
             finally:
                 # a commit left for the next run still needs this run's task output
-                folders.remove(keep_output=any(d.commit_pending for d in result.datasets))
+                with phase("cleanup"):
+                    folders.remove(keep_output=any(d.commit_pending for d in result.datasets))
 
     def _open_store(self, run: JobRun) -> None:
         """The state store and, for exactly-once delivery, the commit log (None when the job keeps no state)."""
@@ -201,7 +206,7 @@ class JobLauncher:
     def _plan(self, run: JobRun, source: Source, state: SourceState, blocked: dict[str, str]) -> list:
         """The Source's work units, without those of datasets whose earlier commit could not be finished."""
         name = run.props["source.class"]
-        with plugin_boundary(f"source.class={name}: planning work units"):
+        with plugin_boundary(f"source.class={name}: planning work units"), phase("planning"):
             units = source.get_workunits(state)
         if units is None:
             raise GobblinPyError(f"source.class={name}: returned no work units (failure)")

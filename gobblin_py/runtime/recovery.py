@@ -7,6 +7,7 @@ import time
 from gobblin_py.logs import get_logger
 from gobblin_py.runtime.commit import DatasetResult
 from gobblin_py.runtime.commit_sequence import DeliverySettings
+from gobblin_py.runtime.crash_points import phase
 from gobblin_py.runtime.job_run import JobRun
 from gobblin_py.state import RunningState
 
@@ -30,8 +31,9 @@ def finish_pending_commits(run: JobRun) -> tuple[dict[str, str], list[DatasetRes
             if attempt:
                 time.sleep(min(2.0, 0.2 * attempt))
             try:
-                sequence.execute()
-                run.sequences.delete(sequence)
+                with phase("recovery"):
+                    sequence.execute()
+                    run.sequences.delete(sequence)
                 error = None
                 break
             except Exception as exc:  # noqa: BLE001 - reported below, per dataset
