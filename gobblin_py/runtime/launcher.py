@@ -1,8 +1,9 @@
 """The driver: one job run from loaded properties to committed datasets and an exit code.
 
 check the configuration → job id ``job_<name>_<millis>`` and the run's folders → take the job lock → finish
-commits earlier runs left → remove their leftover files → previous dataset states → the Source plans work
-units → tasks on the engine → each dataset committed per the commit policy → this run's files removed.
+commits earlier runs left → remove their leftover files (run folders, temporary copies) → previous dataset
+states → the Source plans work units → tasks on the engine → each dataset committed per the commit policy →
+this run's files removed.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from gobblin_py.runtime.engines import TaskGroup, make_engine, task_groups
 from gobblin_py.runtime.job_run import JobRun
 from gobblin_py.runtime.job_settings import JobSettings
 from gobblin_py.runtime.locks import JobLock, LockSettings
-from gobblin_py.runtime.recovery import finish_pending_commits
+from gobblin_py.runtime.recovery import finish_pending_commits, remove_temporary_files
 from gobblin_py.runtime.run_folders import RunFolders
 from gobblin_py.runtime.validation import check_job
 from gobblin_py.state import FsDatasetStateStore, MultiWorkUnit, RunningState, SourceState, State, TaskState, WorkingState
@@ -165,6 +166,7 @@ class JobLauncher:
         result.datasets.extend(failed)
         with phase("cleanup"):
             folders.remove_earlier_runs(keep=set(blocked.values()))
+            remove_temporary_files(run)
         source, source_state = open_source(run)
         try:
             units = self._plan(run, source, source_state, blocked)
