@@ -7,19 +7,17 @@ commit is left unfinished and nothing but data, published files and state is lef
 import os
 
 from tests.crash.harness import CrashJob
-from tests.crash.phases import PHASES, phase_campaign, recovery_campaign
+from tests.crash.phases import phase_campaign, recovery_campaign
 
 PHASE_KILLS = int(os.environ.get("GPY_CRASH_PHASE_KILLS", "36"))
 RECOVERY_ROUNDS = int(os.environ.get("GPY_CRASH_RECOVERY_ROUNDS", "4"))
 
 
 def test_kills_inside_every_phase(tmp_path):
-    kills = phase_campaign(CrashJob(tmp_path), kills=PHASE_KILLS, seed=20261123)
-    assert set(kills.landed) == set(PHASES), kills.describe()
-    assert sum(kills.landed.values()) >= PHASE_KILLS
+    # the campaign checks every row, the state and the folders after it, and that every phase had kills
+    phase_campaign(CrashJob(tmp_path), kills=PHASE_KILLS, seed=20261123)
 
 
 def test_kills_while_a_run_finishes_an_earlier_runs_commit(tmp_path):
-    kills = recovery_campaign(CrashJob(tmp_path), rounds=RECOVERY_ROUNDS, seed=20261124)
-    assert kills.landed["recovery"] >= RECOVERY_ROUNDS, kills.describe()
-    assert set(kills.landed) <= {"recovery", "commit.fs_rename", "commit.dataset_state"}, kills.describe()
+    # each round checks every row, the state and the folders, and that its first recovery kill landed
+    recovery_campaign(CrashJob(tmp_path), rounds=RECOVERY_ROUNDS, seed=20261124)
