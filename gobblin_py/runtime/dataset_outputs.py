@@ -40,6 +40,13 @@ def branch_count(task: TaskState) -> int:
     return max(1, _int(task.get_prop("fork.branches")) or 1)
 
 
+def written_by_branch(task: TaskState) -> dict[str, int]:
+    """Rows each branch of one task wrote, by branch name (whether or not the task committed)."""
+    count = branch_count(task)
+    return {branch_name(task, i): _int(task.get_prop(branch_key("writer.records.written", count, i)))
+            for i in range(count)}
+
+
 def branch_outputs(tasks: list[TaskState]) -> list[BranchOutput]:
     """Per branch, the records, files and bytes of the tasks that committed (what was published)."""
     outputs: dict[int, BranchOutput] = {}
