@@ -84,9 +84,11 @@ def _spark_partition(job_props: dict[str, str], job_id: str, log_settings: tuple
                      items: Iterator[tuple[int, list[tuple[str, bytes]]]]) -> Iterator[tuple[str, bytes]]:
     """Runs on a Spark executor's Python worker: decode work units, run them, encode TaskStates (reporting
     progress over ``channel`` when the driver listens)."""
+    from gobblin_py import fs_settings
     from gobblin_py.logs import configure_logging
 
     configure_logging(*log_settings)
+    fs_settings.apply(job_props)  # an executor opens the job's filesystems with the job's S3 (fsspec) settings
     sink = ChannelSink(channel) if channel is not None else None
     task_progress.connect(sink)
     try:

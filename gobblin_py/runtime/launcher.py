@@ -11,6 +11,7 @@ import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 
+from gobblin_py import fs_settings
 from gobblin_py.api import Source, StartpointSource
 from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.logs import get_logger
@@ -91,6 +92,7 @@ class JobLauncher:
         for warning in check.warnings:
             log.warning("config_warning", problem=warning)
         check.raise_for_errors()
+        fs_settings.apply(props)  # the job's S3 / fsspec settings, for every filesystem opened from here on
         # executors import plugins by module path: they need no registry of names
         self.props = canonical_plugin_props(props)
         self.settings = JobSettings.load(self.props)
