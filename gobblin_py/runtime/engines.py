@@ -105,7 +105,7 @@ def _spark_partition(job_props: dict[str, str], job_id: str, log_settings: tuple
 def _executor_log_settings() -> tuple[str, str]:
     """Executors log as the driver does; under a live display, warnings and errors only (it shows the rest)."""
     level, fmt = os.environ.get("GPY_LOG_LEVEL", "INFO"), os.environ.get("GPY_LOG_FORMAT", "json")
-    if task_progress.driver_sink() is not None and level.upper() != "DEBUG":
+    if getattr(task_progress.driver_sink(), "shows_tasks", False) and level.upper() != "DEBUG":
         level = "WARNING"
     return level, fmt
 
