@@ -48,6 +48,7 @@ def get_spark_session(
         chosen_master = master or settings.pop("spark.master", None) or DEFAULT_MASTER
         settings.pop("spark.master", None)
         quiet = spark_logging.quiet(settings)
+        level = spark_logging.spark_log_level(settings)  # before gpy's own log4j option is added
         if quiet:
             settings[spark_logging.JAVA_OPTIONS_KEY] = spark_logging.driver_java_options(settings)
         app = settings.pop("spark.app.name", app_name)
@@ -56,7 +57,6 @@ def get_spark_session(
         for key, value in settings.items():
             builder = builder.config(key, value)
         session = builder.getOrCreate()
-        level = spark_logging.spark_log_level(settings)
         if level:
             session.sparkContext.setLogLevel(level)
         return session

@@ -1,19 +1,25 @@
-"""Spark's and the JVM's start-up noise stays off the console at the default log level; DEBUG, or a job that sets
-Spark's logging itself, gets it back; real errors always come through."""
+"""Spark at a terminal: progress from executors, and the JVM's start-up noise off the console at the default log
+level; DEBUG, or a job that sets Spark's logging itself, gets it back; real errors always come through."""
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import subprocess
 import sys
 
 import pytest
+from click.testing import CliRunner
 
-from gobblin_py.runtime import spark_logging
+from gobblin_py.cli import main
+from gobblin_py.cli.base import load_job_properties
+from gobblin_py.runtime import spark_logging, task_progress
+from gobblin_py.runtime.launcher import JobLauncher
+from gobblin_py.runtime.task_progress import TaskReport
+from tests.pty_run import run_gpy_in_pty
 from tests.runtime.test_run_cli import Job, write_csv
-from tests.conftest import run_gpy
 
 LOG4J_WARN = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d WARN ", re.MULTILINE)
 NOISE = ("WARNING: Using incubator modules", "Using Spark's default log4j profile", "Setting default log level")
@@ -26,24 +32,73 @@ def _spark_job(tmp_path, extra: str = "") -> Job:
 
 
 @pytest.mark.spark
-def test_a_spark_run_at_the_default_level_prints_no_jvm_noise(tmp_path):
+def test_a_spark_run_at_a_terminal_shows_progress_and_the_summary_without_jvm_noise(tmp_path):
+    """The one test that starts its own Spark: start-up noise is only seen where a JVM starts."""
     job = _spark_job(tmp_path)
-    result = run_gpy("run", str(job.file), "--engine", "spark")
-    assert result.returncode == 0, result.stderr
-    assert not LOG4J_WARN.search(result.stderr), result.stderr
-    assert not any(noise in result.stderr for noise in NOISE), result.stderr
-    events = [json.loads(line) for line in result.stderr.splitlines() if line.strip()]  # JSON lines, nothing else
-    assert {"job_started", "dataset_committed", "job_finished"} <= {e["event"] for e in events}
-    assert 'dataset "" (default): COMMITTED  tasks 1/1 committed  records extracted 40  written 40' in result.stdout
+    result = run_gpy_in_pty("run", str(job.file), "--engine", "spark")
+    text = result.text
+    assert result.returncode == 0, text
+    assert not LOG4J_WARN.search(text), text
+    assert not any(noise in text for noise in NOISE), text
+    assert "work units" in text and "1/1" in text and "rows read 40" in text and "branch fork_0" in text, text
+    row = next(line for line in text.splitlines() if "fork_0" in line and "│" in line)
+    assert "COMMITTED" in row and "40" in row, text
+
+
+class _Recorder:
+    """Every report as it came, and whether the engine had returned by then."""
+
+    shows_tasks = True
+
+    def __init__(self) -> None:
+        self.reports: list[TaskReport] = []
+        self.tasks = 0
+
+    def planned(self, tasks: int) -> None:
+        self.tasks += tasks
+
+    def update(self, report: TaskReport) -> None:
+        self.reports.append(report)
 
 
 @pytest.mark.spark
-def test_a_spark_run_at_debug_shows_sparks_own_warnings(tmp_path):
+def test_spark_executors_report_progress_to_the_driver_over_the_channel(spark, tmp_path):
     job = _spark_job(tmp_path)
-    result = run_gpy("--log-level", "DEBUG", "run", str(job.file), "--engine", "spark")
-    assert result.returncode == 0, result.stderr
-    assert LOG4J_WARN.search(result.stderr), result.stderr  # e.g. NativeCodeLoader: no native Hadoop library
-    assert "Using Spark's default log4j profile" in result.stderr
+    write_csv(job.data / "b.csv", 100)
+    launcher = JobLauncher(load_job_properties(str(job.file), None, None), engine="spark", master="local[2]")
+    recorder = _Recorder()
+    task_progress.install(recorder)
+    try:
+        result = launcher.run()
+    finally:
+        task_progress.install(None)
+    assert result.exit_code == 0
+    assert recorder.tasks == 2
+    ended: dict[str, list[TaskReport]] = {}
+    for report in recorder.reports:
+        if report.state is not None:
+            ended.setdefault(report.task_id, []).append(report)
+    assert len(ended) == 2
+    # each task's end came twice: from its executor over the channel while the job ran, and from the driver once
+    # the task's state came back (what a display gets when executors cannot reach the driver)
+    for reports in ended.values():
+        assert len(reports) == 2, reports
+        assert all(r.read == 40 and r.written == {"fork_0": 40} and r.state == "SUCCESSFUL" for r in reports)
+
+
+@pytest.mark.spark
+def test_a_spark_run_off_a_terminal_logs_json_lines_and_the_shared_jvm_is_quiet(spark, tmp_path):
+    job = _spark_job(tmp_path)
+    result = CliRunner().invoke(main, ["run", str(job.file), "--engine", "spark", "--master", "local[2]"])
+    assert result.exit_code == 0, result.output
+    events = [json.loads(line) for line in result.stderr.splitlines() if line.strip()]  # JSON lines, nothing else
+    progress = [e for e in events if e["event"] == "run_progress"][-1]
+    assert (progress["work_units_done"], progress["rows_read"], progress["rows_written"]) == (1, 40, {"fork_0": 40})
+    assert next(e for e in events if e["event"] == "dataset_summary")["records_written"] == 40
+    if os.environ.get("GPY_LOG_LEVEL", "INFO").upper() != "DEBUG":
+        # the suite's session started with gpy's quiet log4j2 configuration: errors only
+        root = spark.sparkContext._jvm.org.apache.logging.log4j.LogManager.getRootLogger()
+        assert str(root.getLevel().toString()) == "ERROR"
 
 
 def test_the_job_takes_over_sparks_logging_with_its_own_settings(monkeypatch):
