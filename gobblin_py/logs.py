@@ -43,6 +43,7 @@ def add_listener(listener: Listener) -> None:
 
 
 def remove_listener(listener: Listener) -> None:
+    """Stop calling ``listener``."""
     if listener in _listeners:
         _listeners.remove(listener)
 
