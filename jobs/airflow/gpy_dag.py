@@ -11,8 +11,8 @@
     1          retry: the run failed (a dataset was not committed); fails once the retries are used up
     2          fail at once, no retry: bad configuration or usage, or a corrupt state file (a person must fix it)
 
-BashOperator retries every non-zero exit alike, so this task runs gpy itself to tell "try again later" from
-"fix the job first". ``wait_for_state`` waits for the DAG run's data interval end (or its logical date, for a run
+A plain BashOperator retries every non-zero exit alike; ``GpyRunOperator`` is a BashOperator that reads gpy's
+exit code after the command ends, to tell "try again later" from "fix the job first". ``wait_for_state`` waits for the DAG run's data interval end (or its logical date, for a run
 without one), T, in one of two ways (``gpy_wait_for``):
 
     completeness   ``gpy state watermark JOB_FILE --dataset URN --at T`` exits 0: every record with an event
@@ -45,7 +45,7 @@ from typing import Any
 
 from airflow.sdk import DAG, Variable
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
-from airflow.providers.standard.operators.python import PythonOperator
+from airflow.providers.standard.operators.bash import BashOperator
 from airflow.providers.standard.sensors.python import PythonSensor
 
 log = logging.getLogger(__name__)
@@ -74,16 +74,29 @@ def _gpy(*args: str) -> list[str]:
     return [*shlex.split(setting("gpy_command")), *args]
 
 
-def run_gpy(command: list[str] | None = None, cwd: str | None = None) -> int:
-    """Run ``gpy run`` (or ``command``), its output in the task log, and turn its exit code into the task's fate."""
-    command = command or _gpy("--log-format", "json", "run", setting("gpy_job_file"), "--engine", setting("gpy_engine"))
-    cwd = cwd or setting("gpy_workdir")
-    log.info("running %s in %s", shlex.join(command), cwd)
-    with subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            log.info("%s", line.rstrip())
-    return judge(proc.returncode)
+class GpyRunOperator(BashOperator):
+    """A BashOperator that runs ``gpy run`` (or ``command``) and turns gpy's exit code into the task's fate.
+
+    The command is built when the task runs, from the settings then in force; its output goes to the task log.
+    """
+
+    def __init__(self, *, command: list[str] | None = None, **kwargs: Any) -> None:
+        super().__init__(bash_command="true", skip_on_exit_code=None, **kwargs)  # the real command: at run time
+        self.gpy_command = command
+
+    def execute(self, context: Any) -> int:
+        command = self.gpy_command or _gpy("--log-format", "json", "run", setting("gpy_job_file"),
+                                           "--engine", setting("gpy_engine"))
+        self.bash_command = "exec " + shlex.join(command)  # exec: gpy itself receives Airflow's SIGTERM
+        self.cwd = self.cwd or setting("gpy_workdir")
+        try:
+            super().execute(context)
+        except AirflowException:
+            process = self.subprocess_hook.sub_process
+            if process is None or process.returncode is None:
+                raise
+            return judge(process.returncode)
+        return judge(EXIT_OK)
 
 
 def judge(code: int) -> int:
@@ -141,7 +154,7 @@ with DAG(
     default_args={"retries": 3, "retry_delay": dt.timedelta(minutes=5)},
     tags=["gpy"],
 ) as dag:
-    gpy_run = PythonOperator(task_id="gpy_run", python_callable=run_gpy)
+    gpy_run = GpyRunOperator(task_id="gpy_run")
     wait_for_state = PythonSensor(
         task_id="wait_for_state",
         python_callable=state_reached,

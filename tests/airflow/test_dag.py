@@ -107,16 +107,18 @@ def test_dags_test_runs_gpy_then_the_sensor_sees_the_state_move(tmp_path, airflo
     assert [t["records_extracted"] for t in after["tasks"]] == [20]
 
 
-# Runs in the Airflow environment: the DAG's task callables with real commands and Airflow's exceptions.
+# Runs in the Airflow environment: the DAG's operator and sensor callable with real commands, Airflow's exceptions.
 FATES = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import gpy_dag
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
+assert isinstance(gpy_dag.dag.get_task("gpy_run"), gpy_dag.BashOperator)
 fates = {}
 for code in (0, 3, 75, 143, 130, 1, 2):
     try:
-        gpy_dag.run_gpy(["sh", "-c", f"echo gpy output; exit {code}"], cwd=".")
+        gpy_dag.GpyRunOperator(task_id=f"exit_{code}", command=["sh", "-c", f"echo gpy output; exit {code}"],
+                               cwd=".").execute({})
         fates[code] = "success"
     except AirflowFailException:
         fates[code] = "fail"
