@@ -134,3 +134,17 @@ def test_the_stderr_filter_drops_start_up_noise_and_passes_real_errors(monkeypat
     reader.join(timeout=60)
     proc.wait(timeout=60)
     assert captured.getvalue().splitlines() == lines[2:]
+
+
+def test_at_debug_the_stderr_filter_passes_everything(monkeypatch):
+    lines = ["WARNING: Using incubator modules: jdk.incubator.vector", "Using Spark's default log4j profile: x",
+             "26/11/23 04:24:00 WARN NativeCodeLoader: Unable to load native-hadoop library for your platform"]
+    proc = subprocess.Popen([sys.executable, "-c", f"import sys; sys.stderr.write({chr(10).join(lines) + chr(10)!r})"],
+                            stderr=subprocess.PIPE)
+    captured = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", captured)
+    reader = spark_logging.JvmStderrFilter(proc.stderr, drop_noise=False)
+    reader.start()
+    reader.join(timeout=60)
+    proc.wait(timeout=60)
+    assert captured.getvalue().splitlines() == lines
