@@ -23,6 +23,7 @@ run: $(STAMP)
 	$(GPY) run jobs/quickstart.pull
 	$(GPY) run jobs/quickstart.pull
 	$(GPY) state show jobs/quickstart.pull
+	$(GPY) history jobs/quickstart.pull
 	@rm -rf $(WORK)/kafka_to_parquet $(WORK)/kafka-broker
 	$(PY) scripts/kafka_sample.py demo
 

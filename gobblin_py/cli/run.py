@@ -39,8 +39,33 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
 
         click.echo(plan(launcher).render())
         return
-    result = launcher.run()
-    click.echo(render(result))
+    result = _run_shown(launcher)
+    if sys.stdout.isatty():
+        from gobblin_py.cli.summary_table import print_summary_table
+
+        print_summary_table(result)
+    else:
+        click.echo(render(result))
     sys.exit(result.exit_code)
+
+
+def _run_shown(launcher):
+    """The run, with its progress live on a terminal, or logged as JSON lines (and each dataset's summary)."""
+    from gobblin_py.cli.progress_display import JsonProgress, LiveDisplay
+    from gobblin_py.cli.summary_table import log_dataset_summaries
+    from gobblin_py.logs import log_format
+    from gobblin_py.runtime import task_progress
+
+    live = sys.stderr.isatty() and log_format() == "console"
+    display = LiveDisplay() if live else JsonProgress()
+    task_progress.install(display)
+    try:
+        with display:
+            result = launcher.run()
+    finally:
+        task_progress.install(None)
+    if not live:
+        log_dataset_summaries(result)
+    return result
 
 

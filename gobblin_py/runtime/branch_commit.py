@@ -2,7 +2,7 @@
 
 If a ``FAIL`` policy fails and ``data.quality.enforce.failure`` is true, no branch commits (the task fails).
 The task state gets Gobblin's per-branch counters (``qualitychecker.rows.written[.i]``,
-``writer.records.written[.i]``, ``writer.final.output.file.paths[.i]``, ``fork.state[.i]``), the branch's output
+``writer.records.written[.i]``, ``writer.bytes.written[.i]``, ``writer.final.output.file.paths[.i]``, ``fork.state[.i]``), the branch's output
 schema (``extract.schema[.i]``, for the next run's schema-compatibility check) and the policy results.
 """
 
@@ -86,6 +86,7 @@ def commit_branches(task: TaskState, branches: list[Branch | None]) -> None:
             total_records += branch.writer.records_written
             total_bytes += branch.writer.bytes_written
             task.set_prop(key("writer.records.written"), branch.writer.records_written)
+            task.set_prop(key("writer.bytes.written"), branch.writer.bytes_written)
         if branch is not None:
             branch.check_written()  # after the commit: some writers count only acknowledged records
         if outputs:

@@ -13,6 +13,7 @@ Task states are grouped by ``dataset.urn``. For each dataset:
 from __future__ import annotations
 
 import json
+import time
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from gobblin_py.errors import GobblinPyError
 from gobblin_py.runtime.boundary import plugin_boundary
 from gobblin_py.runtime.commit_sequence import CommitSequence, CommitStep, DatasetStateStep
 from gobblin_py.runtime.crash_points import boundary, phase
+from gobblin_py.runtime.dataset_outputs import BranchOutput, branch_outputs, failure_line, first_start_ms, task_errors
 from gobblin_py.runtime.job_run import JobRun
 from gobblin_py.runtime.job_settings import COMMIT_POLICIES, CommitSettings, ReplaySettings
 from gobblin_py.runtime.startpoint_steps import StartpointsConsumedStep
@@ -34,7 +36,8 @@ from gobblin_py.state import DatasetState, RunningState, TaskState, WorkingState
 log = get_logger(__name__)
 
 DEFAULT_PUBLISHER = "gobblin_py.publishers.base.BaseDataPublisher"
-__all__ = ["COMMIT_POLICIES", "DatasetResult", "commit_dataset", "commit_policy", "group_by_urn"]
+__all__ = ["COMMIT_POLICIES", "DatasetResult", "commit_dataset", "commit_policy", "describe_outputs", "failure_line",
+           "group_by_urn"]
 
 
 def commit_policy(props: Mapping[str, str]) -> str:
@@ -59,6 +62,22 @@ class DatasetResult:
     high_watermarks: list = field(default_factory=list)
     quality: list[str] = field(default_factory=list)
     commit_pending: bool = False  # its commit log is left for the next run: keep this run's output files
+    branches: list[BranchOutput] = field(default_factory=list)  # per fork branch: records, files, bytes published
+    task_errors: list[str] = field(default_factory=list)  # one line per failed task
+    started_ms: int = 0  # its first task's start
+    ended_ms: int = 0  # the end of its commit
+
+    @property
+    def files(self) -> int:
+        return sum(b.files for b in self.branches)
+
+    @property
+    def bytes_written(self) -> int:
+        return sum(b.bytes_written for b in self.branches)
+
+    @property
+    def seconds(self) -> float:
+        return max(0, self.ended_ms - self.started_ms) / 1000 if self.ended_ms else 0.0
 
 
 def quality_lines(tasks: list[TaskState]) -> list[str]:
@@ -97,11 +116,13 @@ def _publisher(props: Mapping[str, str]) -> DataPublisher:
     return publisher  # type: ignore[return-value]
 
 
-def failure_line(task: TaskState) -> str:
-    """The one-line cause of a failed task: its id and the last line of its recorded exception."""
-    trace = task.get_prop("task.failure.exception") or ""
-    lines = [line for line in trace.strip().splitlines() if line.strip()]
-    return f"{task.task_id}: {lines[-1].strip() if lines else task.working_state.value}"
+def describe_outputs(result: DatasetResult, tasks: list[TaskState], run_started_ms: int) -> DatasetResult:
+    """``result`` with what its tasks wrote per branch, its failed tasks' causes and when it started and ended."""
+    result.branches = branch_outputs(tasks)
+    result.task_errors = task_errors(tasks)
+    result.started_ms = first_start_ms(tasks, run_started_ms)
+    result.ended_ms = int(time.time() * 1000)
+    return result
 
 
 def group_by_urn(task_states: list[TaskState]) -> dict[str, list[TaskState]]:

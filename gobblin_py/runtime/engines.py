@@ -9,11 +9,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from gobblin_py.config.settings import Settings, setting
 from gobblin_py.logs import get_logger
-from gobblin_py.runtime import interrupts
+from gobblin_py.runtime import interrupts, task_progress
+from gobblin_py.runtime.progress_channel import Address, ChannelSink, ProgressServer
 from gobblin_py.runtime.task import run_task
 from gobblin_py.state import MultiWorkUnit, TaskState, WorkUnit
 from gobblin_py.state.writable import TASK_STATE_CLASS, WORK_UNIT_CLASS, deserialize, serialize
@@ -57,6 +59,7 @@ class LocalEngine:
 
     def run(self, job_props: Mapping[str, str], job_id: str, groups: list[TaskGroup]) -> list[TaskState]:
         threads = EngineSettings.load(job_props).threads
+        _announce(groups)
         pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gpy-task")
         try:
             futures = [pool.submit(_run_group, dict(job_props), job_id, group.tasks) for group in groups]
@@ -70,18 +73,41 @@ def _run_group(job_props: dict[str, str], job_id: str, tasks: list[tuple[str, Wo
     return [run_task(job_props, unit, job_id, task_id) for task_id, unit in tasks]
 
 
+def _announce(groups: list[TaskGroup]) -> None:
+    sink = task_progress.driver_sink()
+    if sink is not None:
+        sink.planned(sum(len(g.tasks) for g in groups))
+
+
 def _spark_partition(job_props: dict[str, str], job_id: str, log_settings: tuple[str, str],
+                     channel: Address | None,
                      items: Iterator[tuple[int, list[tuple[str, bytes]]]]) -> Iterator[tuple[str, bytes]]:
-    """Runs on a Spark executor's Python worker: decode work units, run them, encode TaskStates."""
+    """Runs on a Spark executor's Python worker: decode work units, run them, encode TaskStates (reporting
+    progress over ``channel`` when the driver listens)."""
     from gobblin_py import fs_settings
     from gobblin_py.logs import configure_logging
 
     configure_logging(*log_settings)
     fs_settings.apply(job_props)  # an executor opens the job's filesystems with the job's S3 (fsspec) settings
-    for _, tasks in items:
-        for task_id, unit_bytes in tasks:
-            unit = deserialize(WORK_UNIT_CLASS, unit_bytes)
-            yield task_id, serialize(run_task(job_props, unit, job_id, task_id))  # type: ignore[arg-type]
+    sink = ChannelSink(channel) if channel is not None else None
+    task_progress.connect(sink)
+    try:
+        for _, tasks in items:
+            for task_id, unit_bytes in tasks:
+                unit = deserialize(WORK_UNIT_CLASS, unit_bytes)
+                yield task_id, serialize(run_task(job_props, unit, job_id, task_id))  # type: ignore[arg-type]
+    finally:
+        task_progress.connect(None)
+        if sink is not None:
+            sink.close()
+
+
+def _executor_log_settings() -> tuple[str, str]:
+    """Executors log as the driver does; under a live display, warnings and errors only (it shows the rest)."""
+    level, fmt = os.environ.get("GPY_LOG_LEVEL", "INFO"), os.environ.get("GPY_LOG_FORMAT", "json")
+    if getattr(task_progress.driver_sink(), "shows_tasks", False) and level.upper() != "DEBUG":
+        level = "WARNING"
+    return level, fmt
 
 
 class SparkEngine:
@@ -103,11 +129,17 @@ class SparkEngine:
         payload = [
             (index, [(task_id, serialize(unit)) for task_id, unit in group.tasks]) for index, group in enumerate(groups)
         ]
-        log_settings = (os.environ.get("GPY_LOG_LEVEL", "INFO"), os.environ.get("GPY_LOG_FORMAT", "json"))
         context.setJobDescription(f"gpy {job_id}: {sum(len(g.tasks) for g in groups)} tasks")
         rdd = context.parallelize(payload, numSlices=max(1, len(payload)))
+        _announce(groups)
+        sink = task_progress.driver_sink()
+        host = context.getConf().get("spark.driver.host", "127.0.0.1") or "127.0.0.1"
+        listening = ProgressServer(sink, host, context.getConf().get("spark.driver.bindAddress", None)) \
+            if sink is not None else nullcontext(None)
         try:
-            results = rdd.mapPartitions(partial(_spark_partition, dict(job_props), job_id, log_settings)).collect()
+            with listening as channel:
+                run = partial(_spark_partition, dict(job_props), job_id, _executor_log_settings(), channel)
+                results = rdd.mapPartitions(run).collect()
         except BaseException:
             if not interrupts.cancelled():
                 raise
@@ -120,6 +152,8 @@ class SparkEngine:
             state = deserialize(TASK_STATE_CLASS, data)
             assert isinstance(state, TaskState) and state.task_id == task_id
             states.append(state)
+            if sink is not None:  # the display is whole even where executors could not reach the channel
+                task_progress.report_finished(state, sink)
         return states
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 
 from gobblin_py import fs_settings
 from gobblin_py.api import Source, StartpointSource
@@ -20,10 +19,12 @@ from gobblin_py.logs import get_logger
 from gobblin_py.plugins import canonical_plugin_props, instantiate
 from gobblin_py.runtime import interrupts
 from gobblin_py.runtime.boundary import plugin_boundary
-from gobblin_py.runtime.commit import DatasetResult, commit_dataset, group_by_urn
+from gobblin_py.runtime.commit import DatasetResult, commit_dataset, describe_outputs, group_by_urn
 from gobblin_py.runtime.commit_sequence import EXACTLY_ONCE, CommitSequenceStore, DeliverySettings
 from gobblin_py.runtime.crash_points import phase
 from gobblin_py.runtime.engines import TaskGroup, make_engine, task_groups
+from gobblin_py.runtime.history import RunRecorder
+from gobblin_py.runtime.job_result import EXIT_FAILED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, JobResult
 from gobblin_py.runtime.job_run import JobRun
 from gobblin_py.runtime.job_settings import JobSettings
 from gobblin_py.runtime.locks import JobLock, LockSettings
@@ -36,31 +37,7 @@ from gobblin_py.state.store import StateStoreSettings
 
 log = get_logger(__name__)
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_PARTIAL = 3
-
-
-@dataclass
-class JobResult:
-    """The outcome of a run: per-dataset results, the job state and the process exit code."""
-
-    job_name: str
-    job_id: str
-    state: RunningState
-    datasets: list[DatasetResult] = field(default_factory=list)
-    seconds: float = 0.0
-    engine: str = ""
-    message: str = ""
-
-    @property
-    def exit_code(self) -> int:
-        if self.state is RunningState.FAILED or any(d.state is RunningState.FAILED for d in self.datasets):
-            return EXIT_FAILED
-        if any(d.failed_tasks for d in self.datasets):
-            return EXIT_PARTIAL
-        return EXIT_OK
+__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_PARTIAL", "EXIT_USAGE", "JobLauncher", "JobResult", "open_source"]
 
 
 def _members(unit) -> list:
@@ -141,20 +118,32 @@ class JobLauncher:
                 # a signal while taking the lock stops the run once it is held
                 with interrupts.shielded(), phase("lock"):
                     self._lock.acquire()
+            failure: BaseException | None = None
+            recorder = None
             try:
+                with interrupts.shielded():
+                    recorder = RunRecorder.for_run(run, self.engine.name, lock_held=self._lock is not None)
+                    if recorder is not None:
+                        recorder.started()
                 interrupts.raise_if_interrupted()
                 log.info("job_started", job=self.job_name, job_id=job_id, engine=self.engine.name)
                 return self._run(run, folders, result)
+            except BaseException as exc:
+                failure = exc
+                raise
             finally:
-                self._finish(result, started)
+                self._finish(result, started, recorder, failure)
 
-    def _finish(self, result: JobResult, started: float) -> None:
-        with interrupts.shielded():  # releasing the lock is never cut short by a second signal
-            if self._lock is not None:
-                self._lock.release()
+    def _finish(self, result: JobResult, started: float, recorder: RunRecorder | None,
+                failure: BaseException | None) -> None:
+        with interrupts.shielded():  # recording and releasing the lock are never cut short by a second signal
             if result.state is RunningState.RUNNING:  # an exception ended the run
                 result.state = RunningState.FAILED
             result.seconds = time.time() - started
+            if recorder is not None:  # before the lock goes: the next run must not take this run for killed
+                recorder.finished(result, failure)
+            if self._lock is not None:
+                self._lock.release()
             log.info("job_finished", job=self.job_name, job_id=result.job_id, state=result.state.value,
                      seconds=round(result.seconds, 3))
 
@@ -249,9 +238,11 @@ class JobLauncher:
         def commit(item: tuple[str, list[TaskState]]) -> DatasetResult:
             urn, tasks = item
             if interrupts.cancelled():  # stopped by a signal: commits under way finish, none starts
-                return DatasetResult(urn, RunningState.FAILED, len(tasks), len(tasks), 0, 0,
-                                     error="not committed: the run was interrupted")
-            return commit_dataset(run, urn, tasks, ended)
+                outcome = DatasetResult(urn, RunningState.FAILED, len(tasks), len(tasks), 0, 0,
+                                        error="not committed: the run was interrupted")
+            else:
+                outcome = commit_dataset(run, urn, tasks, ended)
+            return describe_outputs(outcome, tasks, run.started_ms)
 
         settings = run.commit_settings
         workers = settings.commit_threads if settings.parallel_commit and len(datasets) > 1 else 1

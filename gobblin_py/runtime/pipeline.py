@@ -35,6 +35,7 @@ from gobblin_py.quality.row import RowChecker
 from gobblin_py.runtime.branch_commit import commit_branches
 from gobblin_py.runtime.fork import Branch, fork_masks
 from gobblin_py.logs import get_logger
+from gobblin_py.runtime import task_progress
 from gobblin_py.runtime.interrupts import check_cancelled
 from gobblin_py.runtime.job_settings import ReplaySettings
 from gobblin_py.runtime.task_settings import TaskSettings
@@ -129,6 +130,7 @@ class TaskPipeline:
         """Every batch of the extractor through the pre-fork stream and into its branches."""
         count = len(branches)
         route_all = count == 1 and isinstance(operator, IdentityForkOperator)
+        progress = task_progress.reporter(self.task)  # None unless a live display listens
         for batch in extractor.read_batches():
             check_cancelled()
             self.extracted += batch.num_rows
@@ -144,6 +146,8 @@ class TaskPipeline:
                     routed = out if mask is True else out.filter(mask)
                     if routed.num_rows:
                         branch.feed(routed)
+            if progress is not None:
+                progress.batch(self.extracted, branches)
 
     def _close_checker(self, checker: RowChecker) -> None:
         checker.close()

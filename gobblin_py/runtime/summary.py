@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gobblin_py.runtime.launcher import JobResult
+from gobblin_py.runtime.job_result import JobResult
 from gobblin_py.state.report import watermark_text
 
 

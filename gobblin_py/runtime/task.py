@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 from gobblin_py.errors import UsageError
 from gobblin_py.logs import get_logger
+from gobblin_py.runtime import task_progress
 from gobblin_py.runtime.interrupts import TaskCancelled, pause
 from gobblin_py.runtime.pipeline import TaskPipeline
 from gobblin_py.runtime.task_settings import TaskSettings
@@ -65,4 +66,5 @@ def run_task(job_props: Mapping[str, str], workunit: WorkUnit, job_id: str, task
         task.task_duration = task.end_time - task.start_time
         log.info("task_finished", task=task_id, state=task.working_state.value,
                  extracted=task.get_prop("qualitychecker.rows.extracted"), written=task.get_prop("writer.records.written"))
+        task_progress.report_finished(task)
         return task

@@ -52,12 +52,13 @@ from gobblin_py.runtime.job_settings import CommitSettings, JobSettings, ReplayS
 from gobblin_py.runtime.locks import LockSettings
 from gobblin_py.runtime.task_settings import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER, TaskSettings
 from gobblin_py.sources.retry import RetrySettings
+from gobblin_py.state.run_history import HistorySettings
 from gobblin_py.state.store import StateStoreSettings
 from gobblin_py.writers.partitioners import WriterPartitioner
 
 CORE_SETTINGS: tuple[type[Settings], ...] = (
     JobSettings, CommitSettings, ReplaySettings, DeliverySettings, TaskSettings, EngineSettings, LockSettings,
-    StateStoreSettings, FsSettings, RetrySettings, QualitySettings, RowQualitySettings, ForkSettings,
+    StateStoreSettings, HistorySettings, FsSettings, RetrySettings, QualitySettings, RowQualitySettings, ForkSettings,
 )
 DEFAULT_PUBLISHER = "gobblin_py.publishers.base.BaseDataPublisher"
 _BRANCH_SUFFIX = re.compile(r"^(?P<base>.+)\.(?P<branch>\d+)$")

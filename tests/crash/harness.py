@@ -32,8 +32,8 @@ DATASETS = ("eu", "us", "apac")
 LOGS = "test-logs"  # the campaigns' phase logs, beside the job file
 # what a job run may leave under its folders once it has succeeded: the rest is a leftover
 KEPT_FILE = re.compile(r"(data/[^/]+/f\d{5}\.csv|published/[^/]+/part\.task_Crash_\d+_\d+_0\.parquet"
-                       r"|state/Crash/[^/]+-(job_Crash_\d+|current)\.jst)")
-KEPT_FOLDER = re.compile(r"(data|published)(/[^/]+)?|state(/Crash|/_commit_sequences(/Crash)?)?|(staging|output)(/Crash)?")
+                       r"|state/Crash/[^/]+-(job_Crash_\d+|current)\.jst|state/_history/Crash/\d{15}-job_Crash_\d+\.json)")
+KEPT_FOLDER = re.compile(r"(data|published)(/[^/]+)?|state(/Crash|/_commit_sequences(/Crash)?|/_history(/Crash)?)?|(staging|output)(/Crash)?")
 
 
 @dataclass

@@ -12,7 +12,11 @@ from tests.runtime.test_run_cli import Job, run_local, write_csv
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()} if root.exists() else {}
+    """The state files under ``root``; the run history beside them (``_history``) records refused runs too."""
+    if not root.exists():
+        return {}
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and "_history" not in p.relative_to(root).parts}
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """A run removes the temporary files earlier runs were killed while writing: their copies of state files and
-commit logs, and the files of a run killed while it took the job lock (only once their process is gone)."""
+commit logs and run-history records, and the files of a run killed while it took the job lock (only once their process is gone)."""
 
 import socket
 import subprocess
@@ -23,6 +23,7 @@ def test_a_run_removes_the_temporary_files_of_runs_killed_mid_write(tmp_path):
         left = [  # named as fs.atomic_write, fs_conditional.create_if_absent and JobLock._move_aside name them
             "state/Crash/_tmp_eu-current.jst." + uuid.uuid4().hex,
             "state/_commit_sequences/Crash/_tmp_us.json." + uuid.uuid4().hex,
+            "state/_history/Crash/_tmp_000001795412345678-job_Crash_1795412345678.json." + uuid.uuid4().hex,
             "state/_tmp_Crash.lock." + uuid.uuid4().hex,
             f"state/Crash.lock.{host}-{dead}.{uuid.uuid4().hex}.new",
             f"state/Crash.lock.{host}-{dead}.{uuid.uuid4().hex}.stale",

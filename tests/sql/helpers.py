@@ -239,8 +239,10 @@ class SqlJob:
             rows = json.loads(json.dumps(rows))
         return {d["urn"]: d for d in rows}
 
-    def state_files(self) -> dict[str, bytes]:
-        return {str(p.relative_to(self.state_dir)): p.read_bytes() for p in self.state_dir.rglob("*") if p.is_file()}
+    def state_files(self, history: bool = False) -> dict[str, bytes]:
+        """The state store's files; the run history's records (``_history``, refused runs too) when asked."""
+        return {str(p.relative_to(self.state_dir)): p.read_bytes() for p in self.state_dir.rglob("*")
+                if p.is_file() and (history or "_history" not in p.relative_to(self.state_dir).parts)}
 
     def published_files(self) -> dict[str, bytes]:
         return {str(p.relative_to(self.final)): p.read_bytes() for p in self.final.rglob("*") if p.is_file()}

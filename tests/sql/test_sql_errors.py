@@ -16,7 +16,7 @@ def assert_no_secret(job: SqlJob, *outcomes, secrets=(PG_PASSWORD, WRONG_PASSWOR
     shown = run_gpy("state", "show", str(job.file))
     shown_json = run_gpy("state", "show", str(job.file), "--json")
     texts = [o.output for o in outcomes] + [shown.stdout + shown.stderr, shown_json.stdout + shown_json.stderr]
-    blobs = list(job.state_files().values()) + list(job.published_files().values())
+    blobs = list(job.state_files(history=True).values()) + list(job.published_files().values())
     for secret in secrets:
         assert all(secret not in text for text in texts), secret
         assert all(secret.encode() not in blob for blob in blobs), secret

@@ -1,0 +1,103 @@
+"""How ``gpy run`` shows a run going: a live display on a terminal, progress events as JSON lines otherwise.
+
+On a terminal (stderr a TTY, console logs) a rich live display sits at the bottom of stderr: work units done of
+planned, rows read, rows/s, rows written per fork branch. Log lines (warnings, the JVM's errors) print above it;
+the per-task INFO events it shows are not printed as lines. Anywhere else (cron, Airflow, ``--log-format json``)
+the same numbers are logged as ``run_progress`` events, at most every :data:`JSON_INTERVAL_S` seconds while the
+run lasts and once at its end.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import MutableMapping
+from typing import Any
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
+
+from gobblin_py import logs
+from gobblin_py.runtime.run_progress import RunProgress, Snapshot
+
+JSON_INTERVAL_S = 10.0
+SHOWN_EVENTS = frozenset({"task_finished"})  # what the live display shows instead of a line per task
+
+log = logs.get_logger("gpy.progress")
+
+
+def render_snapshot(snap: Snapshot) -> Group:
+    """The live display's lines for one snapshot."""
+    head = Table.grid(padding=(0, 1))
+    head.add_row(
+        Text("work units", style="bold"),
+        ProgressBar(total=max(snap.planned, 1), completed=snap.done, width=30),
+        Text(f"{snap.done}/{snap.planned}" + (f" ({snap.failed} failed)" if snap.failed else "")),
+        Text(f"rows read {snap.rows_read:,}"),
+        Text(f"{snap.rows_per_second:,.0f} rows/s", style="cyan"),
+        Text(f"{snap.seconds:.1f} s", style="dim"),
+    )
+    parts: list[Any] = [head]
+    if snap.written:
+        branches = Table.grid(padding=(0, 2))
+        for name, rows in snap.written.items():
+            branches.add_row(Text(f"  branch {name}"), Text(f"rows written {rows:,}", style="green"))
+        parts.append(branches)
+    return Group(*parts)
+
+
+class LiveDisplay(RunProgress):
+    """The run's progress live on the terminal (use as a context manager around the run)."""
+
+    shows_tasks = True  # executors need not log each task: the display shows them
+
+    def __init__(self, console: Console | None = None) -> None:
+        super().__init__()
+        self.console = console or Console(stderr=True)
+        self._live = Live(console=self.console, get_renderable=lambda: render_snapshot(self.snapshot()),
+                          refresh_per_second=4, redirect_stderr=True, transient=False)
+
+    def _take(self, level: str, event: MutableMapping[str, Any]) -> bool:
+        return level == "info" and event.get("event") in SHOWN_EVENTS
+
+    def __enter__(self) -> "LiveDisplay":
+        logs.add_listener(self._take)
+        self._live.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            self._live.stop()  # draws the final numbers once more
+        finally:
+            logs.remove_listener(self._take)
+
+
+class JsonProgress(RunProgress):
+    """The run's progress as ``run_progress`` log events (JSON lines off a terminal)."""
+
+    shows_tasks = False
+
+    def __init__(self, interval: float = JSON_INTERVAL_S) -> None:
+        super().__init__()
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="gpy-progress-log", daemon=True)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            snap = self.snapshot()
+            if snap.planned:
+                log.info("run_progress", **snap.as_json())
+
+    def __enter__(self) -> "JsonProgress":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join()
+        snap = self.snapshot()
+        if snap.planned:
+            log.info("run_progress", **snap.as_json())
