@@ -240,9 +240,25 @@ def check_state_watermark(walk: Walk, step: Step) -> None:
     assert step.stdout.strip().splitlines()[-1] == f"complete up to {at.replace('Z', '.000Z')}: yes"
 
 
-# The walk's gpy commands, each with its check. Run history goes after `gpy state watermark`: a README block
-# `gpy history orders.pull` (with its output) and here ("gpy history", check_history).
+def check_history(walk: Walk, step: Step) -> None:
+    """Both runs of the walk, newest first, succeeded with exit 0, each having read what it pulled and written it
+    once per branch."""
+    lines = step.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("RUN ID"))
+    starts = [match.start() for match in re.finditer(r"RUN ID|\S+", header)]
+    names = [header[a:b].strip() for a, b in zip(starts, [*starts[1:], None])]
+    rows = [{name: line[a:b].strip() for name, a, b in zip(names, starts, [*starts[1:], None])}
+            for line in lines if re.match(r"job_\w+_\d{13}\s", line)]
+    assert [row["RUN ID"] for row in rows] == [run["job_id"] for run in reversed(walk.runs)], step.stdout
+    for row, run in zip(rows, reversed(walk.runs)):
+        read = run["state"]["tasks"][0]["records_extracted"]
+        assert (row["STATUS"], row["EXIT"], row["READ"]) == ("SUCCEEDED", "0", str(read)), step.stdout
+        assert row["WRITTEN"] == str(2 * read), step.stdout  # two branches
+
+
+# The walk's gpy commands, each with its check.
 CHECKS = {
+    "gpy history": check_history,
     "gpy run": check_run,
     "gpy state show": check_state_show,
     "gpy state datasets": check_state_datasets,
