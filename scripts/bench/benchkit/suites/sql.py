@@ -99,7 +99,6 @@ def benchmarks(ctx: Context) -> Iterator[Benchmark]:
         if not ctx.wants(*(key for key in KEYS if key.startswith(name + "-"))):
             continue
         root = Path(tempfile.mkdtemp(prefix="gpy-bench-sql-"))
-        root.chmod(0o755)  # the PostgreSQL server runs as the postgres user
         db = None
         try:
             try:
