@@ -67,8 +67,9 @@ def targets_table(results: Sequence[TargetResult]) -> str:
 def markdown(rows: Sequence[Row], targets: Sequence[TargetResult], header: Sequence[str],
              notes: Sequence[str]) -> str:
     """The whole results page."""
-    parts = ["# gpy benchmarks", "", *header, "", EXPLANATION, "", results_table(rows), "", "## Targets", "",
-             targets_table(targets)]
+    parts = ["# gpy benchmarks", "", *header, "", EXPLANATION, "", results_table(rows)]
+    if targets:
+        parts += ["", "## Targets", "", targets_table(targets)]
     if notes:
         parts += ["", "## Notes", "", *[f"- {note}" for note in notes]]
     return "\n".join(parts) + "\n"

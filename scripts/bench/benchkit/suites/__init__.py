@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-SUITES = ("files", "sql")
+SUITES = ("files", "sql", "kafka")
 
 
 def load(name: str) -> ModuleType:
