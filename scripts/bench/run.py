@@ -1,6 +1,6 @@
 """Every benchmark, each contender a whole process, interleaved and repeated: ``make bench``.
 
-    python scripts/bench/run.py [--quick | --scale F] [--only PATTERNS] [--repeat N] [--list]
+    python scripts/bench/run.py [--quick | --scale F] [--only PATTERNS] [--repeats N] [--list]
 
 Runs the suites of ``benchkit/suites`` (CSV files at 1 M, 5 M and 20 M rows on the local and Spark engines,
 SQLite and PostgreSQL first, incremental and no-op loads, a Kafka topic, a state store of 10,000 datasets),
@@ -41,7 +41,7 @@ QUICK_SCALE = 0.02
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeat", type=int, default=3, help="rounds per benchmark; the median is reported (3)")
+    parser.add_argument("--repeat", "--repeats", dest="repeat", type=int, default=3, help="rounds per benchmark; the median is reported (3)")
     parser.add_argument("--only", default="", help="comma-separated case keys, globs or parts of them "
                                                    "(see --list), e.g. files-5M,sql-*")
     parser.add_argument("--quick", action="store_true", help=f"every size × {QUICK_SCALE} (for development)")

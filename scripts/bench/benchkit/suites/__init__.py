@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-SUITES = ("files", "sql", "kafka")
+SUITES = ("files", "sql", "kafka", "state")
 
 
 def load(name: str) -> ModuleType:
