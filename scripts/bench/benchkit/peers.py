@@ -2,7 +2,7 @@
 
 - ``bare``: the libraries gpy itself builds on (pyarrow, the ADBC drivers, confluent-kafka), at the versions
   installed beside gpy, for the limit scripts;
-- ``dlt``: dlt with its Parquet, filesystem and SQL extras, connectorx (its fastest SQL backend here) and
+- ``dlt``: dlt with its Parquet, filesystem and SQL extras, connectorx (its fastest SQL backend on PostgreSQL) and
   psycopg (SQLAlchemy's PostgreSQL driver, for dlt's table reflection);
 - ``pyspark``: PySpark alone, at gpy's version (it finds the same Java runtime gpy does, through
   ``JAVA_HOME``).
