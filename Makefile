@@ -31,7 +31,7 @@ test: $(STAMP)
 	$(PY) -m pytest
 
 # Every benchmark against the peers and the practical limit (under 20 minutes; the first time also installs
-# the peers into their own environments under .bench/): prints the table and writes bench/results.md.
+# the peers into their own environments under ~/.cache/gobblin_py): prints the table, writes bench/results.md.
 # BENCH_ARGS=--quick for a smoke check at small sizes, e.g. BENCH_ARGS="--quick --only files".
 bench: $(STAMP)
 	$(PY) scripts/bench/run.py $(BENCH_ARGS)

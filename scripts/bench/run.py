@@ -6,7 +6,7 @@ Runs the suites of ``benchkit/suites`` (CSV files at 1 M, 5 M and 20 M rows on t
 SQLite and PostgreSQL first, incremental and no-op loads, a Kafka topic, a state store of 10,000 datasets),
 checks every contender's output row count, prints the table and writes ``bench/results.md`` (and
 ``results.json``). Peers (dlt, plain PySpark) and the limit scripts run from their own virtual environments
-under ``.bench/venvs``; generated data is kept under ``.bench/data``. Exit code 1 when any run failed or left
+under ``~/.cache/gobblin_py/bench-<name>-<hash>``; generated data is kept under ``.bench/data``. Exit code 1 when any run failed or left
 the wrong number of rows; missed targets are reported and, with ``--strict``, exit with 3.
 
 A run with ``--quick``, ``--scale`` or ``--only`` writes its results under ``.bench/results`` unless ``--results``
@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchkit import report  # noqa: E402
-from benchkit.context import Context  # noqa: E402
+from benchkit.context import DEFAULT_VENV_ROOT, Context  # noqa: E402
 from benchkit.peers import CONNECTORX_VERSION, DLT_VERSION  # noqa: E402
 from benchkit.runner import Row, evaluate, run_benchmark  # noqa: E402
 from benchkit.suites import SUITES, load  # noqa: E402
@@ -47,7 +47,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help=f"every size × {QUICK_SCALE} (for development)")
     parser.add_argument("--scale", type=float, default=None, help="every size × this factor")
     parser.add_argument("--cache-dir", type=Path, default=REPO / ".bench",
-                        help="peers' environments, generated data and scratch space (.bench)")
+                        help="generated data, scratch space and --quick results (.bench)")
+    parser.add_argument("--venv-dir", type=Path, default=DEFAULT_VENV_ROOT,
+                        help=f"where the peers' environments are made and kept ({DEFAULT_VENV_ROOT})")
     parser.add_argument("--results", type=Path, default=None,
                         help="folder for results.md and results.json (bench/ for a complete run)")
     parser.add_argument("--keep-work", action="store_true", help="keep every run's output folder")
@@ -110,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     work = args.cache_dir / "work" / datetime.now().strftime("%Y%m%d-%H%M%S")
     ctx = Context(REPO, args.cache_dir.resolve(), work.resolve(), scale=args.scale, repeat=args.repeat, only=only,
-                  log=lambda text: print(text, flush=True))
+                  log=lambda text: print(text, flush=True), venv_root=args.venv_dir.expanduser().resolve())
     from gobblin_py.runtime.java import ensure_java
 
     ensure_java()  # the plain PySpark script runs on the Java runtime gpy finds (JAVA_HOME is inherited)

@@ -12,6 +12,8 @@ from pathlib import Path
 
 from benchkit.venvs import VenvError, Venvs, VenvSpec
 
+DEFAULT_VENV_ROOT = Path.home() / ".cache" / "gobblin_py"
+
 
 @dataclass
 class Context:
@@ -28,10 +30,11 @@ class Context:
     repeat: int = 3
     only: Sequence[str] = ()
     log: Callable[[str], None] = print
+    venv_root: Path = DEFAULT_VENV_ROOT
     venvs: Venvs = field(init=False)
 
     def __post_init__(self) -> None:
-        self.venvs = Venvs(self.cache, self.log)
+        self.venvs = Venvs(self.venv_root, self.log)
 
     @property
     def data(self) -> Path:

@@ -1,14 +1,16 @@
 """The peers' own virtual environments, never the project's: created once, reused while their pins hold.
 
-Each environment lives in ``<cache>/venvs/<name>-<hash>``, the hash taken over its requirement lines, so
-changing a pin makes a new one and an unchanged pin reuses the old one (a ``.complete`` marker is written only
-after ``pip install`` succeeded). Packages the project also uses (pyarrow, the ADBC drivers, confluent-kafka,
+Each environment lives in ``<root>/bench-<name>-<hash>`` (``~/.cache/gobblin_py`` by default, shared by every
+checkout), the hash taken over its requirement lines, so changing a pin makes a new one and an unchanged pin
+reuses the old one (a ``.complete`` marker is written only after ``pip install`` succeeded; a lock file keeps two
+benchmark runs from building the same one at once). Packages the project also uses (pyarrow, the ADBC drivers, confluent-kafka,
 pyspark) are pinned to the versions in the project's own environment, so a peer and gpy run the same library
 and the comparison is of the code around it.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import shutil
 import subprocess
@@ -45,10 +47,10 @@ class VenvSpec:
 
 
 class Venvs:
-    """Creates (once) and finds the peers' environments under ``cache``."""
+    """Creates (once) and finds the peers' environments under ``root``."""
 
-    def __init__(self, cache: Path, log=print) -> None:
-        self.root = cache / "venvs"
+    def __init__(self, root: Path, log=print) -> None:
+        self.root = root
         self.log = log
         self._ready: dict[str, Path] = {}
 
@@ -56,10 +58,14 @@ class Venvs:
         """The interpreter of ``spec``'s environment, creating and installing it the first time."""
         if spec.name in self._ready:
             return str(self._ready[spec.name])
-        folder = self.root / f"{spec.name}-{spec.digest}"
+        folder = self.root / f"bench-{spec.name}-{spec.digest}"
         python = folder / "bin" / "python"
         if not (folder / ".complete").exists():
-            self._create(spec, folder)
+            self.root.mkdir(parents=True, exist_ok=True)
+            with open(self.root / f"{folder.name}.lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)  # another run may be building it: wait, then look again
+                if not (folder / ".complete").exists():
+                    self._create(spec, folder)
         self._ready[spec.name] = python
         return str(python)
 
