@@ -6,8 +6,9 @@ Runs the suites of ``benchkit/suites`` (CSV files at 1 M, 5 M and 20 M rows on t
 SQLite and PostgreSQL first, incremental and no-op loads, a Kafka topic, a state store of 10,000 datasets),
 checks every contender's output row count, prints the table and writes ``bench/results.md`` (and
 ``results.json``). Peers (dlt, plain PySpark) and the limit scripts run from their own virtual environments
-under ``~/.cache/gobblin_py/bench-<name>-<hash>``; generated data is kept under ``.bench/data``. Exit code 1 when any run failed or left
-the wrong number of rows; missed targets are reported and, with ``--strict``, exit with 3.
+under ``~/.cache/gobblin_py/bench-<name>-<hash>``; generated data is kept under ``.bench/data``. Exit code 1
+when any run failed or left the wrong number of rows; missed targets are reported and, with ``--strict``, exit
+with 3.
 
 A run with ``--quick``, ``--scale`` or ``--only`` writes its results under ``.bench/results`` unless ``--results``
 says otherwise, so ``bench/results.md`` only ever holds a complete run.
@@ -41,7 +42,8 @@ QUICK_SCALE = 0.02
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeat", "--repeats", dest="repeat", type=int, default=3, help="rounds per benchmark; the median is reported (3)")
+    parser.add_argument("--repeat", "--repeats", dest="repeat", type=int, default=3,
+                        help="rounds per benchmark; the median is reported (3)")
     parser.add_argument("--only", default="", help="comma-separated case keys, globs or parts of them "
                                                    "(see --list), e.g. files-5M,sql-*")
     parser.add_argument("--quick", action="store_true", help=f"every size × {QUICK_SCALE} (for development)")

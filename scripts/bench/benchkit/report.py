@@ -12,7 +12,7 @@ EXPLANATION = (
     "Each contender runs as a whole process, started by the harness (interpreter and JVM start-up included, as "
     "cron would see it); contenders take turns within each round; the time is the median of the runs. Peak "
     "memory is the resident memory of the process and all its children summed (a Spark driver's JVM "
-    "included). \"× gpy\" is the contender's median time ÷ gpy --engine local's on the same row group "
+    "included). \"× gpy\" is the contender's median time ÷ gpy --engine local's on the same benchmark "
     "(below 1: faster than gpy). Every run's output was counted: a wrong count or a failed process shows as "
     "FAILED. gpy is the project; *peers* are the alternatives a team would pick instead (dlt, a plain PySpark "
     "script); the *limit* is a bare script calling the same libraries with nothing around them."
