@@ -1,5 +1,6 @@
-# Two commands for a fresh machine: `make run` and `make test`. Both create .venv and install gobblin_py
-# with its dev, kafka and sql-fast extras when the environment is missing or older than pyproject.toml.
+# Two commands for a fresh machine: `make run` and `make test` (`make bench` for the benchmarks). They create
+# .venv and install gobblin_py with its dev, kafka and sql-fast extras when the environment is missing or older
+# than pyproject.toml.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -7,7 +8,7 @@ GPY := $(VENV)/bin/gpy
 STAMP := $(VENV)/.installed
 WORK := work
 
-.PHONY: run test install clean docs
+.PHONY: run test install clean docs bench
 
 install: $(STAMP)
 
@@ -29,6 +30,12 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# Every benchmark against the peers and the practical limit (under 20 minutes; the first time also installs
+# the peers into their own environments under ~/.cache/gobblin_py): prints the table, writes bench/results.md.
+# BENCH_ARGS=--quick for a smoke check at small sizes, e.g. BENCH_ARGS="--quick --only files".
+bench: $(STAMP)
+	$(PY) scripts/bench/run.py $(BENCH_ARGS)
 
 # The README's key tables, regenerated from the keys' declarations (a test fails while they are stale).
 docs: $(STAMP)

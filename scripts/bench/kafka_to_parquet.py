@@ -73,12 +73,16 @@ def free_port() -> int:
 
 
 def start_broker(directory: Path) -> tuple[subprocess.Popen, str]:
-    import noida_db
+    """The Kafka tests' broker (noida-db's binary, found as ``tests/kafka/conftest.py`` finds it) on a free port."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from tests.kafka.conftest import broker_binary
 
-    binary = Path(noida_db.__file__).parent / "noida-db"
-    binary.chmod(binary.stat().st_mode | 0o111)
+    binary = broker_binary()
+    if binary is None:
+        raise RuntimeError("the noida-db package (the Kafka broker) is not installed: pip install -e '.[dev,kafka]'")
     port = free_port()
-    process = subprocess.Popen([str(binary), "start", "--only", "kafka", "--host", "127.0.0.1", "--kafka-port",
+    process = subprocess.Popen([binary, "start", "--only", "kafka", "--host", "127.0.0.1", "--kafka-port",
                                 str(port), "--data-dir", str(directory)], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + 15

@@ -19,11 +19,9 @@ ratio of its rows/s to the bare script's.
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
 import shutil
-import socket
 import sqlite3
 import statistics
 import subprocess
@@ -67,43 +65,34 @@ pipeline.run(table, loader_file_format="parquet")
 """
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 class Postgres:
-    """A private PostgreSQL server in a temporary folder (trust authentication on loopback)."""
+    """A private PostgreSQL server, started by the SQL tests' own code (``tests/sql/conftest.py``): Debian's
+    server binaries (installed with apt-get when missing), a cluster in a temporary folder on a free loopback
+    port, and a database owned by a user who logs in with a password over TCP."""
 
-    def __init__(self, root: Path) -> None:
-        found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[-3]))
-        if not found:
-            raise SystemExit("PostgreSQL server binaries not found (apt-get install postgresql)")
-        self.bin = os.path.dirname(found[-1])
-        self.dir = root / "pg"
-        self.dir.mkdir()
-        self.port = free_port()
-        self.prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-        if os.geteuid() == 0:
-            shutil.chown(self.dir, "postgres", "postgres")
-        subprocess.run([*self.prefix, f"{self.bin}/initdb", "-D", f"{self.dir}/data", "-U", "postgres", "-A", "trust",
-                        "--no-sync"], check=True, capture_output=True)
-        subprocess.run([*self.prefix, f"{self.bin}/pg_ctl", "-D", f"{self.dir}/data", "-l", f"{self.dir}/log", "-w",
-                        "-o", f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off",
-                        "start"], check=True, capture_output=True)
-        self.uri = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+    def __init__(self) -> None:
+        if str(REPO) not in sys.path:
+            sys.path.insert(0, str(REPO))
+        from tests.sql import conftest
+
+        bin_dir = conftest._pg_bin_dir()
+        if bin_dir is None:
+            reason = conftest._install_postgres()
+            bin_dir = conftest._pg_bin_dir()
+            if bin_dir is None:
+                raise SystemExit(reason or "PostgreSQL server binaries not found (apt-get install postgresql)")
+        self.cluster = conftest.PgCluster.create(bin_dir)
+        self.cluster.create_role()
+        self.db = self.cluster.create_database()
+        self.uri = f"postgresql://{self.db.user}:{self.db.password}@{self.db.host}:{self.db.port}/{self.db.name}"
 
     def execute(self, *statements: str) -> None:
-        import psycopg
-
-        with psycopg.connect(self.uri, autocommit=True) as conn:
+        with self.db.connect() as conn:
             for statement in statements:
                 conn.execute(statement)
 
     def stop(self) -> None:
-        subprocess.run([*self.prefix, f"{self.bin}/pg_ctl", "-D", f"{self.dir}/data", "-m", "fast", "stop"],
-                       capture_output=True)
+        self.cluster.destroy()
 
 
 class Database:
@@ -116,7 +105,7 @@ class Database:
             self.target = f"file:{self.path}?mode=ro"
             self.url = f"sqlite:///{self.path}"
         else:
-            self.pg = Postgres(root)
+            self.pg = Postgres()
             self.target = self.url = self.pg.uri
         self.execute("CREATE TABLE orders (id BIGINT PRIMARY KEY, grp INTEGER, qty INTEGER, price DOUBLE PRECISION, "
                      "amount NUMERIC(12,2), name TEXT, created_at TIMESTAMP, updated_at TIMESTAMP)")
@@ -267,7 +256,6 @@ def main() -> None:
     contenders = ["bare", "gpy"] + (["dlt"] if python else [])
     results = {}
     root = Path(tempfile.mkdtemp(prefix="gpy-sqlbench-"))
-    root.chmod(0o755)  # the PostgreSQL server runs as the postgres user
     try:
         for kind in args.db.split(","):
             started = time.perf_counter()

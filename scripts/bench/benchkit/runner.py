@@ -1,0 +1,138 @@
+"""Run a benchmark: interleaved rounds of whole-process trials, row counts checked, medians kept.
+
+Round *r* runs every contender once, the order rotated by *r* so none always goes first (or last, on a warm
+page cache). A step that exits non-zero or leaves the wrong number of rows marks its case and every later case
+of that trial FAILED for its contender, which then sits out the remaining rounds; its folder and log are kept.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchkit.context import Context
+from benchkit.model import Benchmark, Case, Contender, Step, Target
+from benchkit.process import Sample, measure
+
+STEP_TIMEOUT = 1800.0  # seconds: a hung contender must not hang the harness
+
+
+@dataclass
+class Row:
+    """One contender's results on one case."""
+
+    case: Case
+    contender: Contender
+    samples: list[Sample] = field(default_factory=list)
+    failure: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None and bool(self.samples)
+
+    @property
+    def seconds(self) -> float:
+        return statistics.median(s.seconds for s in self.samples)
+
+    @property
+    def peak_bytes(self) -> int:
+        return max(s.peak_bytes for s in self.samples)
+
+    @property
+    def rate(self) -> float | None:
+        return self.case.work / self.seconds if self.case.work and self.ok else None
+
+
+@dataclass
+class TargetResult:
+    """A target and what was measured: ``ratio`` is None when one side failed or did not run."""
+
+    target: Target
+    ratio: float | None
+
+    @property
+    def status(self) -> str:
+        if self.ratio is None:
+            return "FAILED"
+        return "met" if self.target.holds(self.ratio) else "MISSED"
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def _run_trial(contender: Contender, steps: list[Step], work: Path, rows: dict[str, Row], ctx: Context,
+               label: str) -> bool:
+    """Run one trial's steps; record samples in ``rows``; False (with the rows marked FAILED) on a failure."""
+    for index, step in enumerate(steps):
+        if step.before is not None:
+            step.before()
+        log = step.log or work / f"step-{index}.log"
+        sample = measure(step.argv, log, env=step.env, cwd=step.cwd, timeout=STEP_TIMEOUT)
+        problem = None
+        if sample.returncode != 0:
+            problem = f"exit code {sample.returncode}"
+        elif step.expect is not None and step.count is not None:
+            found = step.count()
+            if found != step.expect:
+                problem = f"{found:,} rows in its output, {step.expect:,} expected"
+        if problem:
+            ctx.log(f"  {label}: FAILED, {problem} (log {log})\n{_tail(log)}")
+            for later in steps[index:]:
+                if later.case in rows and rows[later.case].failure is None:
+                    rows[later.case].failure = problem
+            return False
+        if step.case in rows:
+            rows[step.case].samples.append(sample)
+            ctx.log(f"  {label}: {step.case} {sample.seconds:.2f} s, {sample.peak_bytes / 2**20:.0f} MB")
+    return True
+
+
+def run_benchmark(bench: Benchmark, ctx: Context) -> list[Row]:
+    """Every contender's rows on every selected case of ``bench``, after the interleaved rounds."""
+    cases = [case for case in bench.cases if ctx.wants(case.key)]
+    table = {c.name: {case.key: Row(case, c) for case in cases if c.takes_part(case.key)} for c in bench.contenders}
+    for contender in bench.contenders:
+        if contender.error:
+            for row in table[contender.name].values():
+                row.failure = contender.error
+    rounds = min(ctx.repeat, bench.max_rounds or ctx.repeat)
+    active = [c for c in bench.contenders if not c.error]
+    for round_ in range(rounds):
+        shift = round_ % len(active) if active else 0
+        for contender in active[shift:] + active[:shift]:
+            rows = table[contender.name]
+            if any(row.failure for row in rows.values()):
+                continue  # it failed in an earlier round
+            work = ctx.work / bench.name / f"{contender.name.replace(' ', '_').replace('/', '_')}-{round_}"
+            shutil.rmtree(work, ignore_errors=True)
+            work.mkdir(parents=True)
+            if bench.before_trial is not None:
+                bench.before_trial()
+            label = f"[{bench.name} {round_ + 1}/{rounds}] {contender.name}"
+            if _run_trial(contender, contender.trial(work), work, rows, ctx, label):
+                shutil.rmtree(work, ignore_errors=True)
+    return [table[c.name][case.key] for case in cases for c in bench.contenders if case.key in table[c.name]]
+
+
+def evaluate(rows: list[Row]) -> list[TargetResult]:
+    """Each selected case's targets, checked against the medians."""
+    by_key = {(row.case.key, row.contender.name): row for row in rows}
+    results, seen = [], set()
+    for row in rows:
+        if row.case.key in seen:
+            continue
+        seen.add(row.case.key)
+        for target in row.case.targets:
+            subject, baseline = by_key.get((target.case, target.subject)), by_key.get((target.case, target.baseline))
+            ratio = None
+            if subject is not None and baseline is not None and subject.ok and baseline.ok:
+                ratio = (subject.seconds / baseline.seconds if target.measure == "time"
+                         else baseline.seconds / subject.seconds)
+            results.append(TargetResult(target, ratio))
+    return results

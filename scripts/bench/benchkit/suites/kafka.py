@@ -1,0 +1,86 @@
+"""A Kafka topic → Parquet: 2,000,000 messages of 100 bytes in 3 partitions, then the next run with nothing new.
+
+The broker is the Kafka tests' (noida-db's single binary, from the dev extra), started by
+``kafka_to_parquet.start_broker`` in a temporary folder on a free port and stopped afterwards; the topic is
+produced once per ``make bench``. Contenders: the limit is ``kafka_to_parquet.py``'s bare confluent-kafka loop
+(``consume()`` in bulk, values into Arrow arrays of 65,536 messages, one Parquet file per partition; it keeps
+no offsets, so it has no no-op row); gpy ``--engine local`` on a job pulling the topic from the earliest
+offset, fresh state each trial, then the same job again. No peer: dlt has no Kafka source of its own.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import kafka_to_parquet
+from benchkit.context import Context
+from benchkit.model import GPY_LOCAL, Benchmark, Case, Contender, Step
+from benchkit.peers import BARE, parquet_rows
+
+MESSAGES = 2_000_000
+SIZE = 100
+PARTITIONS = 3
+FIRST, NOOP = "kafka-first", "kafka-noop"
+KEYS = (FIRST, NOOP)
+LIMIT = "bare confluent-kafka loop"
+
+
+def _cases(messages: int) -> list[Case]:
+    return [
+        Case(FIRST, f"Kafka topic → Parquet, {messages:,} messages of {SIZE} bytes, {PARTITIONS} partitions",
+             messages, unit="msgs"),
+        Case(NOOP, "Kafka, the next run with nothing new (no-op)", 0, unit="msgs"),
+    ]
+
+
+def _contenders(ctx: Context, brokers: str, messages: int) -> list[Contender]:
+    bare, bare_error = ctx.python(BARE)
+
+    def bare_trial(work: Path) -> list[Step]:
+        out = work / "out"
+        argv = [bare or "python", "-c", kafka_to_parquet.BARE_LOOP, brokers, kafka_to_parquet.TOPIC, str(out)]
+        return [Step(argv, FIRST, messages, lambda: parquet_rows(out))]
+
+    def gpy_trial(work: Path) -> list[Step]:
+        command = ctx.gpy("run", str(kafka_to_parquet.gpy_job(work, brokers)), "--engine", "local")
+        out = work / "published"
+        return [Step(command, FIRST, messages, lambda: parquet_rows(out)),
+                Step(command, NOOP, messages, lambda: parquet_rows(out))]
+
+    return [Contender(LIMIT, "limit", bare_trial, cases=(FIRST,), error=bare_error),
+            Contender(GPY_LOCAL, "gpy", gpy_trial)]
+
+
+def _stop(broker: subprocess.Popen) -> None:
+    broker.send_signal(signal.SIGTERM)
+    try:
+        broker.wait(60)  # it saves its data first
+    except subprocess.TimeoutExpired:
+        broker.kill()
+
+
+def benchmarks(ctx: Context) -> Iterator[Benchmark]:
+    if not ctx.wants(*KEYS):
+        return
+    messages = ctx.size(MESSAGES, least=PARTITIONS)
+    root = Path(tempfile.mkdtemp(prefix="gpy-bench-kafka-"))
+    broker = None
+    try:
+        try:
+            broker, brokers = kafka_to_parquet.start_broker(root / "broker")
+            kafka_to_parquet.produce(brokers, messages, SIZE, PARTITIONS)
+        except Exception as exc:  # no broker package, a broker that did not start…
+            failed = [Contender(name, role, lambda work: [], error=f"the Kafka topic: {exc}")
+                      for name, role in ((LIMIT, "limit"), (GPY_LOCAL, "gpy"))]
+            yield Benchmark("kafka", _cases(messages), failed)
+            return
+        yield Benchmark("kafka", _cases(messages), _contenders(ctx, brokers, messages))
+    finally:
+        if broker is not None:
+            _stop(broker)
+        shutil.rmtree(root, ignore_errors=True)

@@ -1,0 +1,119 @@
+"""A database table → Parquet: the first load, an incremental load and a run with nothing new (no-op).
+
+The table is ``sql_first_load.py``'s: 8 columns (bigint id, two ints, a double, a numeric(12,2), text, two
+timestamps), 1 M rows, built at each run (seconds) in SQLite and in a private PostgreSQL server this suite
+starts, like the test fixtures, on a free port (and stops afterwards). Each trial starts from the 1 M rows:
+the first load, then 100,000 new rows and the incremental load by ``id``, then the same run again with nothing
+new. Contenders: the limit is ``sql_first_load.py``'s bare script (ADBC's ``fetch_record_batch`` straight
+into a ``ParquetWriter``, given the id range; it keeps no state, so it has no no-op row); gpy ``--engine
+local`` (``QueryBasedSource``, ADBC readers); dlt's ``sql_table`` with ``dlt.sources.incremental("id")`` and
+its fastest backend that loads the table: connectorx on PostgreSQL, pyarrow on SQLite (connectorx refuses the
+``NUMERIC`` column once SQLite stores REAL values in it, as the incremental rows do).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import sql_first_load
+from benchkit.context import Context
+from benchkit.model import GPY_LOCAL, Benchmark, Case, Contender, Step, Target, peers_slower
+from benchkit.peers import BARE, DLT, parquet_rows
+
+ROWS = 1_000_000
+DATABASES = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
+KEYS = tuple(f"sql-{kind}-{load}" for kind in DATABASES for load in ("first", "incremental", "noop"))
+FIRST_LOAD_RATE = 0.8  # gpy's rows/s at least this × the bare script's
+
+DLT_SCRIPT = """
+import sys, dlt
+from dlt.sources.sql_database import sql_table
+url, out, pipelines, backend = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+pipeline = dlt.pipeline(pipeline_name="bench", destination=dlt.destinations.filesystem("file://" + out),
+                        dataset_name="bench", pipelines_dir=pipelines)
+options = {"backend_kwargs": {"return_type": "arrow"}} if backend == "connectorx" else {}
+table = sql_table(credentials=url, table="orders", backend=backend, incremental=dlt.sources.incremental("id"),
+                  **options)
+pipeline.run(table, loader_file_format="parquet")
+"""
+DLT_ENV = {"RUNTIME__LOG_LEVEL": "WARNING"}
+DLT_BACKEND = {"sqlite": "pyarrow", "postgresql": "connectorx"}
+
+
+def _cases(kind: str, rows: int, extra: int) -> list[Case]:
+    name = DATABASES[kind]
+    first, incremental, noop = (f"sql-{kind}-{load}" for load in ("first", "incremental", "noop"))
+    return [
+        Case(first, f"{name} table → Parquet, first load, {rows:,} rows", rows,
+             targets=[Target(first, GPY_LOCAL, "bare script", ">=", FIRST_LOAD_RATE, "rate"),
+                      *peers_slower(first, ["dlt"])]),
+        Case(incremental, f"{name}, incremental load, {extra:,} new rows", extra,
+             targets=peers_slower(incremental, ["dlt"])),
+        Case(noop, f"{name}, the next run with nothing new (no-op)", 0, targets=peers_slower(noop, ["dlt"])),
+    ]
+
+
+def _contenders(ctx: Context, db: sql_first_load.Database, extra: int) -> list[Contender]:
+    rows, kind = db.rows, db.kind
+    first, incremental, noop = (f"sql-{kind}-{load}" for load in ("first", "incremental", "noop"))
+
+    def more() -> None:
+        db.insert(rows + 1, rows + extra + 1)
+
+    bare, bare_error = ctx.python(BARE)
+
+    def bare_trial(work: Path) -> list[Step]:
+        def load(case: str, low: int, high: int, before=None) -> Step:
+            out = work / f"{case}.parquet"
+            return Step([bare or "python", "-c", sql_first_load.BARE, kind, db.target, str(low), str(high), str(out)],
+                        case, high - low, lambda: parquet_rows(out), before=before)
+
+        return [load(first, 1, rows + 1), load(incremental, rows + 1, rows + extra + 1, more)]
+
+    def gpy_trial(work: Path) -> list[Step]:
+        command = ctx.gpy("run", str(sql_first_load.gpy_job(db, work)), "--engine", "local")
+        out = work / "out"
+        return [Step(command, first, rows, lambda: parquet_rows(out)),
+                Step(command, incremental, rows + extra, lambda: parquet_rows(out), before=more),
+                Step(command, noop, rows + extra, lambda: parquet_rows(out))]
+
+    dlt, dlt_error = ctx.python(DLT)
+
+    def dlt_trial(work: Path) -> list[Step]:
+        command = [dlt or "python", "-c", DLT_SCRIPT, db.url, str(work / "out"), str(work / "pipelines"),
+                   DLT_BACKEND[kind]]
+        out = work / "out" / "bench" / "orders"
+        return [Step(command, first, rows, lambda: parquet_rows(out), env=DLT_ENV),
+                Step(command, incremental, rows + extra, lambda: parquet_rows(out), before=more, env=DLT_ENV),
+                Step(command, noop, rows + extra, lambda: parquet_rows(out), env=DLT_ENV)]
+
+    return [Contender("bare script", "limit", bare_trial, cases=(first, incremental), error=bare_error),
+            Contender(GPY_LOCAL, "gpy", gpy_trial),
+            Contender("dlt", "peer", dlt_trial, error=dlt_error)]
+
+
+def benchmarks(ctx: Context) -> Iterator[Benchmark]:
+    rows = ctx.size(ROWS, least=10)
+    extra = max(1, rows // 10)
+    for kind in DATABASES:
+        name = f"sql-{kind}"
+        if not ctx.wants(*(key for key in KEYS if key.startswith(name + "-"))):
+            continue
+        root = Path(tempfile.mkdtemp(prefix="gpy-bench-sql-"))
+        db = None
+        try:
+            try:
+                db = sql_first_load.Database(kind, root, rows)
+            except (Exception, SystemExit) as exc:  # no server binaries, initdb refused…
+                failed = [Contender(c, r, lambda work: [], error=f"the {DATABASES[kind]} table: {exc}")
+                          for c, r in (("bare script", "limit"), (GPY_LOCAL, "gpy"), ("dlt", "peer"))]
+                yield Benchmark(name, _cases(kind, rows, extra), failed)
+                continue
+            yield Benchmark(name, _cases(kind, rows, extra), _contenders(ctx, db, extra), before_trial=db.reset)
+        finally:
+            if db is not None:
+                db.stop()
+            shutil.rmtree(root, ignore_errors=True)

@@ -1,0 +1,97 @@
+"""The ``make bench`` harness's own logic: medians and ratios, targets, the results table, the row-count check.
+
+Cheap by design: the only processes started are ``python -c`` one-liners, and nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent.parent / "scripts" / "bench"
+if str(BENCH) not in sys.path:
+    sys.path.insert(0, str(BENCH))
+
+from benchkit import report  # noqa: E402
+from benchkit.context import Context  # noqa: E402
+from benchkit.model import GPY_LOCAL, Case, Contender, Step, Target  # noqa: E402
+from benchkit.process import Sample  # noqa: E402
+from benchkit.runner import Row, _run_trial, evaluate  # noqa: E402
+
+
+def _row(case: Case, name: str, role: str, seconds: list[float], peaks: list[int] | None = None) -> Row:
+    contender = Contender(name, role, lambda work: [])
+    peaks = peaks or [100 * 2**20] * len(seconds)
+    return Row(case, contender, [Sample(s, p, 0) for s, p in zip(seconds, peaks)])
+
+
+def test_a_row_reports_the_median_time_the_highest_peak_and_the_rate():
+    case = Case("c", "CSV", 1_000_000)
+    row = _row(case, GPY_LOCAL, "gpy", [3.0, 1.0, 2.0], [10, 30, 20])
+    assert row.ok and row.seconds == 2.0 and row.peak_bytes == 30
+    assert row.rate == 500_000
+    assert _row(Case("n", "no-op", 0), GPY_LOCAL, "gpy", [1.0]).rate is None
+
+
+def test_targets_compare_medians_by_time_or_by_rate():
+    case = Case("c", "CSV", 1000, targets=[Target("c", GPY_LOCAL, "limit", "<=", 1.2),
+                                           Target("c", GPY_LOCAL, "limit", ">=", 0.8, "rate"),
+                                           Target("c", "dlt", GPY_LOCAL, ">", 1.0)])
+    rows = [_row(case, "limit", "limit", [1.0, 1.0, 1.0]), _row(case, GPY_LOCAL, "gpy", [1.5, 1.5, 1.5]),
+            _row(case, "dlt", "peer", [3.0, 3.0, 3.0])]
+    results = evaluate(rows)
+    assert [round(r.ratio, 3) for r in results] == [1.5, 0.667, 2.0]
+    assert [r.status for r in results] == ["MISSED", "MISSED", "met"]
+
+
+def test_a_target_against_a_failed_contender_is_failed_not_met():
+    case = Case("c", "CSV", 1000, targets=[Target("c", "dlt", GPY_LOCAL, ">", 1.0)])
+    dlt = _row(case, "dlt", "peer", [])
+    dlt.failure = "exit code 1"
+    (result,) = evaluate([_row(case, GPY_LOCAL, "gpy", [1.0]), dlt])
+    assert result.ratio is None and result.status == "FAILED"
+
+
+def test_the_table_shows_rates_ratios_to_gpy_and_failures():
+    case = Case("c", "CSV → Parquet, 1,000,000 rows", 1_000_000)
+    dlt = _row(case, "dlt", "peer", [])
+    dlt.failure = "5 rows in its output, 6 expected"
+    table = report.results_table([_row(case, "pyarrow script", "limit", [0.5]),
+                                  _row(case, GPY_LOCAL, "gpy", [1.0]), dlt])
+    lines = table.splitlines()
+    assert lines[2] == ("| CSV → Parquet, 1,000,000 rows | pyarrow script (limit) | 1 | 0.50 s | 2.00 M rows | 100 "
+                        "| 0.50 |")
+    assert lines[3] == "|  | **gpy --engine local** | 1 | 1.00 s | 1.00 M rows | 100 | 1.00 |"
+    assert lines[4] == "|  | dlt (peer) | 0 | FAILED: 5 rows in its output, 6 expected | | | |"
+
+
+def test_a_wrong_row_count_fails_the_step_and_every_later_case_of_its_trial(tmp_path):
+    first, second = Case("first", "first load", 6), Case("incremental", "incremental", 1)
+    contender = Contender(GPY_LOCAL, "gpy", lambda work: [])
+    rows = {case.key: Row(case, contender) for case in (first, second)}
+    steps = [Step([sys.executable, "-c", "pass"], "first", expect=6, count=lambda: 5),
+             Step([sys.executable, "-c", "pass"], "incremental", expect=7, count=lambda: 7)]
+    ctx = Context(tmp_path, tmp_path, tmp_path, log=lambda text: None)
+    assert _run_trial(contender, steps, tmp_path, rows, ctx, "test") is False
+    assert rows["first"].failure == "5 rows in its output, 6 expected" and not rows["first"].ok
+    assert rows["incremental"].failure == rows["first"].failure and not rows["incremental"].samples
+
+
+def test_a_right_count_records_a_sample_and_a_failing_process_is_caught(tmp_path):
+    case = Case("c", "CSV", 3)
+    contender = Contender(GPY_LOCAL, "gpy", lambda work: [])
+    ctx = Context(tmp_path, tmp_path, tmp_path, log=lambda text: None)
+    rows = {"c": Row(case, contender)}
+    assert _run_trial(contender, [Step([sys.executable, "-c", "pass"], "c", 3, lambda: 3)], tmp_path, rows, ctx, "t")
+    assert rows["c"].ok and len(rows["c"].samples) == 1 and rows["c"].samples[0].peak_bytes > 0
+    rows = {"c": Row(case, contender)}
+    failing = Step([sys.executable, "-c", "raise SystemExit(4)"], "c", 3, lambda: 3)
+    assert not _run_trial(contender, [failing], tmp_path, rows, ctx, "t")
+    assert rows["c"].failure == "exit code 4"
+
+
+def test_only_selects_cases_by_glob_or_by_part_of_their_key(tmp_path):
+    ctx = Context(tmp_path, tmp_path, tmp_path, only=["files-5M", "sql-*-noop"])
+    assert ctx.wants("files-5M") and ctx.wants("sql-sqlite-noop") and not ctx.wants("files-20M", "kafka-first")
+    assert Context(tmp_path, tmp_path, tmp_path, only=["kafka"]).wants("kafka-first")
+    assert Context(tmp_path, tmp_path, tmp_path, scale=0.02).size(1_000_000) == 20_000
