@@ -109,6 +109,9 @@ class StagedFileWriter(DataWriter):
         """Write what is buffered and the file's footer (``sink`` is closed by the base class)."""
         raise NotImplementedError
 
+    def _drop(self) -> None:
+        """Forget what the format holds in memory: the file is being discarded (before :meth:`_finish`)."""
+
     # -- the DataWriter contract ----------------------------------------------------------------------------------
 
     def write(self, batch: pa.RecordBatch) -> None:
@@ -172,6 +175,7 @@ class StagedFileWriter(DataWriter):
         if self._open_ok:
             self._open_ok = False
             try:
+                self._drop()
                 self._finish()
             except Exception as exc:  # noqa: BLE001 - the file is discarded; the error that led here matters
                 log.debug("close_on_cleanup_failed", path=self.staging_path, error=str(exc))

@@ -114,8 +114,9 @@ class FsDataWriterBuilder(DataWriterBuilder):
         options: dict[str, Any] = writer_cls.options(settings, state, schema)
         options["include_record_count"] = files.record_count_in_names
         target = files.target_size
-        if target and "stripe_size" in options:  # let an ORC file's growth show before it passes the target
-            options["stripe_size"] = min(options["stripe_size"], target)
+        for buffered in ("stripe_size", "row_group_bytes"):  # ORC stripes, Parquet row groups: at most a file
+            if target and buffered in options:
+                options[buffered] = min(options[buffered], target)
         suffix = writer_cls.name_suffix(options)
         partitioner = load_partitioner(state, branches, branch)
         if isinstance(partitioner, WriterPartitioner):
