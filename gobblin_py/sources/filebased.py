@@ -31,6 +31,7 @@ from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import Kind, Settings, setting
 from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.logs import get_logger
+from gobblin_py.native_io import open_input
 from gobblin_py.sources.avro_read import read_avro
 from gobblin_py.sources.event_time import at_or_after, min_max_millis
 from gobblin_py.sources.retry import workunits_to_retry
@@ -308,7 +309,7 @@ class FileExtractor(Extractor):
 
     def _reader(self, path: str):
         fmt = file_format(path, self.settings.format)
-        stream = self.fs.open(path, "rb")
+        stream = open_input(self.fs, path)
         self._open.append(stream)
         try:
             if fmt == "parquet":
@@ -358,7 +359,7 @@ class FileExtractor(Extractor):
             return -1
         total = 0
         for path in self.paths:
-            with self.fs.open(path, "rb") as stream:
+            with open_input(self.fs, path) as stream:
                 total += pq.ParquetFile(stream).metadata.num_rows
         return total
 

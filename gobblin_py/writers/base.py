@@ -21,6 +21,7 @@ from gobblin_py import fs as fsutil
 from gobblin_py.api import DataWriter
 from gobblin_py.errors import UsageError
 from gobblin_py.logs import get_logger
+from gobblin_py.native_io import open_output
 
 log = get_logger(__name__)
 
@@ -85,7 +86,7 @@ class StagedFileWriter(DataWriter):
         if fs.exists(staging_path):  # a leftover of an earlier attempt
             log.warning("staging_file_exists", path=staging_path)
             fsutil.remove(fs, staging_path)
-        self._stream = fs.open(staging_path, "wb")
+        self._stream = open_output(fs, staging_path)
         try:
             self._sink = gzip.GzipFile(fileobj=self._stream, mode="wb", compresslevel=gzip_level, mtime=0) \
                 if gzip_level is not None else self._stream
