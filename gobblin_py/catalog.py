@@ -114,6 +114,8 @@ def explain(key: str) -> str:
         lines.append(f"{k.name}  ({owner})")
         lines.append(f"  {k.doc}")
         lines.append(f"  type: {k.describe_type()}; default: {k.render_default()}")
+        if k.secret:
+            lines.append("  secret: its value is never printed (gpy validate --json masks it)")
         if k.scope.value != "job":
             lines.append(f"  scope: {_scope_text(k)}")
         if k.aliases:
@@ -144,7 +146,8 @@ def _cell(text: str) -> str:
 def _table(keys: list[Key]) -> list[str]:
     rows = ["| key | default | accepted | meaning |", "|---|---|---|---|"]
     for k in keys:
-        name = f"`{k.name}`" + (" (`.N` per branch)" if k.scope.value in ("branch", "fork") else "")
+        name = f"`{k.name}`" + (" (`.N` per branch)" if k.scope.value in ("branch", "fork") else "") + (
+            " (secret)" if k.secret else "")
         rows.append(f"| {name} | {_cell(k.render_default())} | {_cell(k.describe_type())} | {_cell(k.doc)} |")
     return rows
 

@@ -16,6 +16,8 @@ from typing import Any
 import fsspec
 from fsspec import AbstractFileSystem
 
+from gobblin_py.errors import UsageError
+
 OBJECT_STORE_PROTOCOLS = {"s3", "s3a", "s3n", "gs", "gcs", "abfs", "abfss", "az", "adl", "memory"}
 
 
@@ -26,7 +28,17 @@ def open_fs(url: str, fs_uri: str | None = None, storage_options: dict[str, Any]
         url = base + url.lstrip("/")
     if "://" not in url:
         url = os.path.abspath(url)
-    fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
+    try:
+        fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
+    except ImportError as exc:  # fsspec names the package: "Install s3fs to access S3"
+        hint = " (pip install 'gobblin_py[s3]')" if url.startswith(("s3://", "s3a://", "s3n://")) else ""
+        raise UsageError(f"{url}: {str(exc).rstrip('.')}{hint}") from None
+    except OSError as exc:
+        if url.startswith(("hdfs://", "viewfs://")):  # pyarrow lists every libjvm it tried: say it in one line
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise UsageError(f"{url}: cannot start the HDFS client ({first}); set JAVA_HOME, HADOOP_HOME and "
+                             "CLASSPATH=$(hadoop classpath --glob) (README: HDFS)") from None
+        raise
     return fs, path
 
 
@@ -35,7 +47,8 @@ def is_local(fs: AbstractFileSystem) -> bool:
     return "file" in protocols or "local" in protocols
 
 
-def _is_object_store(fs: AbstractFileSystem) -> bool:
+def is_object_store(fs: AbstractFileSystem) -> bool:
+    """Whether ``fs`` keeps objects under keys (S3, GCS, Azure, memory): no folders, no renames."""
     protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
     return any(p in OBJECT_STORE_PROTOCOLS for p in protocols)
 
@@ -69,11 +82,18 @@ def fsync_dir(path: str) -> None:
         os.close(fd)
 
 
+def makedirs(fs: AbstractFileSystem, path: str) -> None:
+    """Make the folder ``path`` and its parents. Object stores have no folders: nothing is done there (a missing
+    bucket then fails the first write, naming it, instead of being created)."""
+    if not is_object_store(fs):
+        fs.makedirs(path, exist_ok=True)
+
+
 def atomic_write(fs: AbstractFileSystem, path: str, data: bytes) -> None:
     """Replace ``path`` with ``data`` so that readers see either the old file whole or the new one whole."""
     parent, name = posixpath.split(path)
-    fs.makedirs(parent, exist_ok=True)
-    if _is_object_store(fs):
+    makedirs(fs, parent)
+    if is_object_store(fs):
         fs.pipe_file(path, data)
         return
     tmp = posixpath.join(parent, f"_tmp_{name}.{uuid.uuid4().hex}")

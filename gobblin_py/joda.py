@@ -10,6 +10,9 @@ from __future__ import annotations
 _TOKENS = {"yyyy": "%Y", "YYYY": "%Y", "yy": "%y", "YY": "%y", "MM": "%m", "M": "%m", "MMM": "%b", "dd": "%d",
            "d": "%d", "DDD": "%j", "HH": "%H", "H": "%H", "hh": "%I", "h": "%I", "a": "%p", "mm": "%M", "m": "%M",
            "ss": "%S", "s": "%S", "SSS": "%f", "Z": "%z", "ZZ": "%z", "EEE": "%a"}
+# for formatting (partition paths): only letter runs whose strftime output is what Joda prints
+FORMAT_TOKENS = {"yyyy": "%Y", "YYYY": "%Y", "yy": "%y", "YY": "%y", "MM": "%m", "MMM": "%b", "dd": "%d",
+                 "DDD": "%j", "HH": "%H", "hh": "%I", "a": "%p", "mm": "%M", "ss": "%S", "EEE": "%a", "ww": "%V"}
 DATE_LETTERS = set("yYMdDE")
 # Gobblin's DatePartitionType.getLowestIntervalUnit: the first of these letters found anywhere in the pattern
 _UNIT_ORDER = (("s", "SECOND"), ("m", "MINUTE"), ("h", "HOUR"), ("H", "HOUR"), ("K", "HOUR"), ("d", "DAY"),
@@ -39,17 +42,19 @@ def tokens(pattern: str) -> list[tuple[str, str]]:
     return out
 
 
-def to_strftime(pattern: str) -> str:
-    """The C format of a Joda pattern; ValueError naming an unsupported letter run."""
+def to_strftime(pattern: str, table: dict[str, str] | None = None) -> str:
+    """The C format of a Joda pattern (letter runs from ``table``, default: every run gpy parses); ValueError
+    naming an unsupported letter run."""
+    table = _TOKENS if table is None else table
     out = []
     for kind, text in tokens(pattern):
         if kind == "literal":
             out.append(text.replace("%", "%%"))
-        elif text in _TOKENS:
-            out.append(_TOKENS[text])
+        elif text in table:
+            out.append(table[text])
         else:
-            raise ValueError(f"'{text}' in date pattern {pattern!r} is not supported "
-                             f"(use {', '.join(sorted(_TOKENS))} and 'quoted text')")
+            raise ValueError(f"date pattern {pattern!r}: '{text}' is not supported "
+                             f"(use {', '.join(sorted(table))} and 'quoted text')")
     return "".join(out)
 
 

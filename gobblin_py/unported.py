@@ -44,10 +44,7 @@ HINTS: dict[str, tuple[str | None, str]] = {
     G + "source.extractor.extract.google.": (None, _VENDOR.format("Google APIs")),
     G + "zuora.": (None, _VENDOR.format("Zuora")),
     G + "salesforce.": (None, _VENDOR.format("Salesforce")),
-    # streaming and cluster services
-    G + "source.extractor.extract.kafka.KafkaSimpleStreamingSource": ("KafkaSimpleSource", "streaming mode is not "
-                                                                      "ported: gpy runs bounded batches; use "
-                                                                      "KafkaSimpleSource and schedule the job"),
+    # cluster services
     G + "runtime.locks.ZookeeperBasedJobLock": (None, "gpy's job lock is a file next to the state store "
                                                 "(job.lock.dir)"),
     # everyday classes with a near equivalent

@@ -15,8 +15,24 @@ MASK = "******"
 
 
 def mask_secrets(props: dict[str, str]) -> dict[str, str]:
-    """The properties with the values of password-like keys replaced by ``******``."""
-    return {k: (MASK if SECRET_KEY.search(k) and v else v) for k, v in props.items()}
+    """The properties with the values of password-like keys, and of keys declared secret, replaced by ``******``."""
+    names, prefixes = _declared_secrets()
+    return {k: (MASK if v and (SECRET_KEY.search(k) or _base(k) in names or k.startswith(prefixes)) else v)
+            for k, v in props.items()}
+
+
+def _base(key: str) -> str:
+    return re.sub(r"\.\d+$", "", key)
+
+
+def _declared_secrets() -> tuple[set[str], tuple[str, ...]]:
+    """Names of the keys declared ``secret=True``, and the prefixes of secret key families (``fsspec.``)."""
+    from gobblin_py.runtime.validation import declared_keys
+
+    secrets = [key for key, _ in declared_keys() if key.secret]
+    names = {name for key in secrets if not key.is_prefix for name in (key.name, *key.aliases)}
+    prefixes = tuple(key.name[:-1] for key in secrets if key.is_prefix)
+    return names, prefixes
 
 
 @dataclass

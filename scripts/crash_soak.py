@@ -1,8 +1,10 @@
 """Crash soak: thousands of SIGKILLs at random instants against a real job, then the exactly-once checks.
 
-    python scripts/crash_soak.py --kills 2000 [--seed N] [--dir DIR] [--boundaries]
+    python scripts/crash_soak.py --kills 2000 [--seed N] [--dir DIR] [--boundaries] [--s3]
 
 Same harness as tests/crash (which runs 50 kills in CI); prints a line per 100 kills and a final verdict.
+``--s3`` keeps the job's data, staging, output, published files, state store, commit log and lock in a bucket of
+an S3 API server (moto, started on a free loopback port for the soak), as tests/s3/test_s3_crash.py does.
 """
 
 from __future__ import annotations
@@ -24,9 +26,44 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--dir", default=None, help="work folder (default: a new temporary one)")
     parser.add_argument("--boundaries", action="store_true", help="also kill at every commit boundary first")
+    parser.add_argument("--s3", action="store_true", help="everything in a bucket of a local S3 API server (moto)")
     args = parser.parse_args()
     root = Path(args.dir or tempfile.mkdtemp(prefix="gpy-crash-"))
-    job = CrashJob(root)
+    server = start_s3_server() if args.s3 else None
+    try:
+        return soak(args, root, server)
+    finally:
+        if server is not None:
+            server.process.terminate()
+            server.process.wait()
+
+
+def start_s3_server():
+    """moto's S3 server on a free loopback port, and a bucket on it."""
+    import subprocess
+
+    from tests.s3.conftest import S3Server, _answers, _server_command
+    from tests.sql.conftest import free_port
+
+    port = free_port()
+    log = Path(tempfile.mkdtemp(prefix="gpy-moto-")) / "server.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(_server_command(port), stdout=out, stderr=subprocess.STDOUT)
+    server = S3Server(process, port, log)
+    deadline = time.monotonic() + 60
+    while not _answers(server.endpoint):
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"moto_server did not start: {log.read_text()[-500:]}")
+        time.sleep(0.1)
+    server.filesystem().mkdir("crash-soak")
+    return server
+
+
+def soak(args, root: Path, server) -> int:
+    if server is None:
+        job = CrashJob(root)
+    else:
+        job = CrashJob(root, store_url="s3://crash-soak/crash", job_keys=server.job_keys())
     started = time.time()
     if args.boundaries:
         print(f"killed at each of {boundary_campaign(job)} commit boundaries: invariants hold", flush=True)
@@ -38,13 +75,14 @@ def main() -> int:
     while job.kills < target:
         if rng.random() < 0.3:
             job.add_files(rng.randint(1, 3))
-        job.run(kill_after=rng.uniform(0.05, 1.6))
+        job.run(kill_after=rng.uniform(0.05, 2.5 if server is not None else 1.6))
         if job.kills % 100 == 0 and job.runs % 1 == 0:
             print(f"{job.kills} kills, {job.runs} runs, {job.files_written} files, {time.time() - started:.0f} s", flush=True)
     job.run_until_success()
     job.check()
+    where = "s3://crash-soak/crash" if server is not None else root
     print(f"OK: {job.kills} kills over {job.runs} runs (seed {args.seed}); every row published exactly once, "
-          f"state consistent ({root})")
+          f"state consistent ({where})")
     return 0
 
 

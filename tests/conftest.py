@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+# the contract suites' assertions explain themselves as the tests' own do
+pytest.register_assert_rewrite("gobblin_py.testing")
+
 # CI (CI=true) explores the same examples every run, so a submission's result does not depend on luck;
 # locally, property tests keep searching new inputs (and remember failures in .hypothesis/).
 settings.register_profile("ci", derandomize=True, print_blob=True)

@@ -37,6 +37,16 @@ class _Group(click.Group):
         except OSError as exc:  # a filesystem that refuses: say which path, without a traceback
             click.echo(f"gpy: error: {exc}", err=True)
             sys.exit(1)
+        except Exception as exc:
+            if not type(exc).__module__.startswith("botocore"):
+                raise
+            # S3 through s3fs: no credentials, an endpoint that does not answer, …: one line, no traceback
+            if type(exc).__name__ == "NoCredentialsError":
+                click.echo(f"gpy: error: S3: {exc}; set fs.s3a.access.key and fs.s3a.secret.key in the job, or "
+                           "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) in the environment", err=True)
+                sys.exit(2)
+            click.echo(f"gpy: error: S3: {exc}", err=True)
+            sys.exit(1)
 
 
 def conf_options(func: Callable) -> Callable:
@@ -65,10 +75,29 @@ def resolve_sysconfig(sysconfig: str | None) -> str | None:
 
 
 def load_job_properties(path: str, conf_root: str | None, sysconfig: str | None):
-    """The fully resolved properties of one job file (a JobConfig: it knows the file and line of each key)."""
+    """The fully resolved properties of one job file (a JobConfig: it knows the file and line of each key); the
+    file may be on an fsspec URL (s3://…)."""
     from gobblin_py.config import load_job
+    from gobblin_py.config.remote import is_remote, load_remote_job
 
+    if is_remote(path):
+        return load_remote_job(path, conf_root=conf_root, sysconfig=resolve_sysconfig(sysconfig))
     return load_job(path, conf_root=conf_root, sysconfig=resolve_sysconfig(sysconfig))
+
+
+def require_job_file(path: str) -> None:
+    """UsageError unless ``path`` is a job file on local disk or an fsspec URL (fetched when loaded)."""
+    from gobblin_py.config.remote import is_remote
+
+    if not is_remote(path) and not os.path.isfile(path):
+        raise UsageError(f"{path}: no such job file")
+
+
+def job_filesystems(props: Any) -> None:
+    """Open the job's filesystems with its own settings (S3 endpoint and credentials, fsspec options)."""
+    from gobblin_py import fs_settings
+
+    fs_settings.apply(props)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
 
-from gobblin_py.cli.base import _Group, conf_options, load_job_properties, main
+from gobblin_py.cli.base import _Group, conf_options, job_filesystems, load_job_properties, main, require_job_file
 from gobblin_py.errors import UsageError
 
 
@@ -22,11 +21,11 @@ def lock() -> None:
 def _job_lock(job_file: str, conf_root: str | None, sysconfig: str | None):
     from gobblin_py.runtime.locks import JobLock
 
-    if not os.path.isfile(job_file):
-        raise UsageError(f"{job_file}: no such job file")
+    require_job_file(job_file)
     props = load_job_properties(job_file, conf_root, sysconfig)
     if not props.get("job.name"):
         raise UsageError(f"{job_file}: job.name is not set")
+    job_filesystems(props)
     return JobLock(props, props["job.name"])
 
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
 
-from gobblin_py.cli.base import conf_options, load_job_properties, main
-from gobblin_py.errors import UsageError
+from gobblin_py.cli.base import conf_options, load_job_properties, main, require_job_file
 
 
 # ------------------------------------------------------------------ run
@@ -33,8 +31,7 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
     from gobblin_py.runtime.launcher import JobLauncher
     from gobblin_py.runtime.summary import render
 
-    if not os.path.isfile(job_file):
-        raise UsageError(f"{job_file}: no such job file")
+    require_job_file(job_file)
     props = load_job_properties(job_file, conf_root, sysconfig)
     launcher = JobLauncher(props, engine=engine, master=master, strict=strict)
     if dry_run:

@@ -8,23 +8,21 @@ import sys
 
 import click
 
-from gobblin_py.cli.base import _Group, conf_options, load_job_properties
+from gobblin_py.cli.base import _Group, conf_options, job_filesystems, load_job_properties, require_job_file
 from gobblin_py.cli.state import state
 from gobblin_py.errors import UsageError
 
 
 def job_context(job_file: str, conf_root: str | None, sysconfig: str | None):
     """``(properties, job name)`` of a job file whose state is kept (startpoints live beside its state store)."""
-    import os
-
-    if not os.path.isfile(job_file):
-        raise UsageError(f"{job_file}: no such job file")
+    require_job_file(job_file)
     props = load_job_properties(job_file, conf_root, sysconfig)
     name = props.get("job.name")
     if not name:
         raise UsageError(f"{job_file}: job.name is not set")
     if (props.get("state.store.enabled") or "true").strip().lower() == "false":
         raise UsageError(f"{job_file}: state.store.enabled=false, so this job keeps no state")
+    job_filesystems(props)
     return props, name
 
 

@@ -7,7 +7,7 @@ import os
 
 import click
 
-from gobblin_py.cli.base import _Group, conf_options, load_job_properties, main
+from gobblin_py.cli.base import _Group, conf_options, job_filesystems, load_job_properties, main
 from gobblin_py.errors import UsageError
 
 
@@ -21,16 +21,19 @@ def state() -> None:
 
 def _store_and_jobs(target: str, conf_root: str | None, sysconfig: str | None):
     """A store and the job names to look at, from a job file or a store directory."""
+    from gobblin_py.config.loader.job_files import classify
+    from gobblin_py.config.remote import is_remote
     from gobblin_py.state.store import FsDatasetStateStore, TABLE_SUFFIX
 
-    if os.path.isdir(target) or "://" in target:
+    remote_job = is_remote(target) and classify(target) in ("props", "hocon")
+    if (os.path.isdir(target) or "://" in target) and not remote_job:
         store_dir = FsDatasetStateStore(target)
         if any(name.endswith(TABLE_SUFFIX) for name in _names(store_dir)):
             # a job's own folder: <root>/<job>
             root, job = os.path.split(os.path.normpath(target)) if "://" not in target else target.rstrip("/").rsplit("/", 1)
             return FsDatasetStateStore(root), [job]
         return store_dir, store_dir.job_names()
-    if not os.path.exists(target):
+    if not remote_job and not os.path.exists(target):
         raise UsageError(f"{target}: no such job file or state store directory")
     props = load_job_properties(target, conf_root, sysconfig)
     job_name = props.get("job.name")
@@ -38,6 +41,7 @@ def _store_and_jobs(target: str, conf_root: str | None, sysconfig: str | None):
         raise UsageError(f"{target}: job.name is not set")
     if props.get("state.store.enabled", "true").strip().lower() == "false":
         raise UsageError(f"{target}: state.store.enabled=false, so this job keeps no state")
+    job_filesystems(props)
     return FsDatasetStateStore.from_properties(props), [job_name]
 
 

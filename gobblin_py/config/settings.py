@@ -335,7 +335,8 @@ class Settings:
             try:
                 values[field_name] = coerce(key, str(raw))
             except ValueError as exc:
-                problems.append(_problem(locate, name or key.name, f"{raw!r}: {exc}", _fix(key)))
+                shown = "(secret value)" if key.secret else repr(raw)  # a secret is never printed
+                problems.append(_problem(locate, name or key.name, f"{shown}: {exc}", _fix(key)))
                 values[field_name] = key.default
         return values, problems
 

@@ -144,13 +144,15 @@ class BaseDataPublisher(DataPublisher):
         if written is not None and sum(recorded.values()) != written:
             raise RecordsLost(f"task {task.task_id} branch {scope.name}: its writer wrote {written} records but its "
                               f"files are said to hold {sum(recorded.values())}")
-        header = WriterSettings.load(task, branches=scope.branches, branch=scope.branch).csv_header \
-            if (scope.prop("writer.output.format") or "").upper() == "CSV" else True
+        # the CSV keys only for CSV: other writers (the byte writer) have formats WriterSettings does not know
+        csv = (WriterSettings.load(task, branches=scope.branches, branch=scope.branch)
+               if (scope.prop("writer.output.format") or "").upper() == "CSV" else None)
         for path, expected in sorted(recorded.items()):
             if not fs.exists(path):
                 raise RecordsLost(f"{path}: task {task.task_id} wrote {expected} records to this file, and it is gone; "
                                   "nothing of the dataset is published")
-            found = count_records(fs, path, csv_header=header, text_formats=mode == "all")
+            found = count_records(fs, path, text_formats=mode == "all", csv_header=csv.csv_header if csv else True,
+                                  csv_delimiter=csv.delimiter if csv else ",")
             if found is not None and found != expected:
                 raise RecordsLost(f"{path}: task {task.task_id} wrote {expected} records to this file, and it holds "
                                   f"{found}; nothing of the dataset is published")

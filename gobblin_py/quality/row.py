@@ -189,7 +189,7 @@ class RowChecker:
         handle = self._err_files.get(entry.name)
         if handle is None:
             fs, root = fsutil.open_fs(directory, self.state.get_prop("writer.fs.uri"))
-            fs.makedirs(root, exist_ok=True)
+            fsutil.makedirs(fs, root)
             safe = re.sub(r"[^A-Za-z0-9._-]", "-", entry.name)
             suffix = f".{self.branch}" if self.branch >= 0 else ""
             stamp = f"-{int(time.time() * 1000)}" if self.settings.err_speculative else ""

@@ -17,6 +17,7 @@ import importlib
 import json
 import os
 import posixpath
+import tempfile
 import uuid
 from urllib.parse import quote
 from abc import ABC, abstractmethod
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gobblin_py import fs as fsutil
+from gobblin_py import fs_conditional as conditional
 from gobblin_py.config.settings import Settings, setting
 from gobblin_py.errors import CorruptFileError, GobblinPyError
 from gobblin_py.state import DatasetState, FsDatasetStateStore
@@ -119,10 +121,13 @@ class FsRenameStep(CommitStep):
     """Move one file from task output to its final place (rename, or copy and delete across filesystems).
 
     Never replaces a file: on local disk the move is a hard link then an unlink (``link`` fails if the
-    destination exists), elsewhere a copy to a temporary name checked before the final move. Completed once
-    the destination exists and the source is gone. When finishing an earlier run's commit, a destination that
-    exists beside its source is the interrupted tail of a copy-and-delete move only if the two match in size;
-    then the source is removed. In a fresh commit an existing destination is always a conflict.
+    destination exists). On an object store, where an object appears whole or not at all, the destination is
+    written in one step — a server-side copy within the store, an upload (conditional, ``If-None-Match``, where
+    the store has it) from elsewhere — then the source deleted. Elsewhere a copy to a temporary name is checked
+    before the final move. Completed once the destination exists and the source is gone. When finishing an
+    earlier run's commit, a destination that exists beside its source is the interrupted tail of a
+    copy-and-delete move only if the two match in size; then the source is removed. In a fresh commit an
+    existing destination is always a conflict.
     """
 
     src: str
@@ -155,7 +160,11 @@ class FsRenameStep(CommitStep):
             return
         if not src_fs.exists(src):
             raise GobblinPyError(f"cannot publish {self.src}: it is gone and {self.dst} does not exist")
-        dst_fs.makedirs(posixpath.dirname(dst), exist_ok=True)
+        fsutil.makedirs(dst_fs, posixpath.dirname(dst))
+        if fsutil.is_object_store(dst_fs):
+            self._copy_to_object_store(src_fs, src, dst_fs, dst)
+            fsutil.remove(src_fs, src)
+            return
         if fsutil.is_local(src_fs) and fsutil.is_local(dst_fs):
             try:
                 os.link(src, dst)  # atomic, and refuses to replace an existing file
@@ -186,6 +195,28 @@ class FsRenameStep(CommitStep):
                 raise self._conflict()
             dst_fs.mv(tmp, dst)
         src_fs.rm(src)
+
+    def _copy_to_object_store(self, src_fs, src: str, dst_fs, dst: str) -> None:
+        """Write ``dst`` whole in one step: a crash leaves it absent or complete (an interrupted multipart
+        upload stays invisible), so a destination seen on replay is never a torn copy."""
+        if type(src_fs) is type(dst_fs) and src_fs.storage_options == dst_fs.storage_options:
+            dst_fs.cp_file(src, dst)  # server-side copy within the store
+            return
+        create = {"mode": "create"} if conditional.conditional_writes(dst_fs) else {}
+        try:
+            if fsutil.is_local(src_fs):
+                dst_fs.put_file(src, dst, **create)
+                return
+            with tempfile.TemporaryDirectory(prefix="gpy-publish-") as scratch:
+                local = os.path.join(scratch, posixpath.basename(src))
+                src_fs.get_file(src, local)
+                dst_fs.put_file(local, dst, **create)
+        except FileExistsError:
+            raise self._conflict() from None
+        except OSError as exc:
+            if conditional.is_precondition_failure(exc):
+                raise self._conflict() from None
+            raise
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "src": self.src, "dst": self.dst, "src_fs_uri": self.src_fs_uri,

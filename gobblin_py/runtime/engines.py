@@ -73,9 +73,11 @@ def _run_group(job_props: dict[str, str], job_id: str, tasks: list[tuple[str, Wo
 def _spark_partition(job_props: dict[str, str], job_id: str, log_settings: tuple[str, str],
                      items: Iterator[tuple[int, list[tuple[str, bytes]]]]) -> Iterator[tuple[str, bytes]]:
     """Runs on a Spark executor's Python worker: decode work units, run them, encode TaskStates."""
+    from gobblin_py import fs_settings
     from gobblin_py.logs import configure_logging
 
     configure_logging(*log_settings)
+    fs_settings.apply(job_props)  # an executor opens the job's filesystems with the job's S3 (fsspec) settings
     for _, tasks in items:
         for task_id, unit_bytes in tasks:
             unit = deserialize(WORK_UNIT_CLASS, unit_bytes)

@@ -3,7 +3,8 @@
 With several branches each runs in its own thread behind a bounded queue of record batches
 (``fork.record.queue.capacity`` batches, put/get timeout ``fork.record.queue.timeout`` ms, a blocked put is
 retried while the branch is alive): a slow branch holds the producer back instead of filling memory. Queue
-statistics (size, fill ratio, put/get counts and rates) are logged at DEBUG. A single branch runs inline.
+statistics (size, fill ratio, put/get counts and rates, puts that found the queue full) are logged at DEBUG. A
+single branch runs inline.
 
 Failure: a failing branch stops taking batches; the others go on; the task waits for all of them and fails if
 any failed — and then commits no branch at all.
@@ -43,11 +44,21 @@ class BoundedBatchQueue:
         self.get_count = 0
         self.max_size = 0
         self.put_blocked_s = 0.0  # time the producer waited for room: the back pressure this branch exerted
+        self.puts_blocked = 0  # items the producer found no room for at once (it waited for the branch)
         self._started = time.monotonic()
         self._last_log = self._started
 
     def put(self, item: Any, alive) -> bool:
         """Block until there is room (retrying each timeout while ``alive()``); False if the branch died."""
+        try:
+            self._queue.put_nowait(item)
+        except queue.Full:
+            self.puts_blocked += 1
+        else:
+            self.put_count += 1
+            self.max_size = max(self.max_size, self._queue.qsize())
+            self._maybe_log()
+            return True
         while True:
             self.put_count += 1
             began = time.monotonic()
@@ -82,6 +93,7 @@ class BoundedBatchQueue:
             "get_rate_per_s": round(self.get_count / elapsed, 2),
             "max_size": self.max_size,
             "put_blocked_s": round(self.put_blocked_s, 3),
+            "puts_blocked": self.puts_blocked,
         }
 
     def _maybe_log(self) -> None:

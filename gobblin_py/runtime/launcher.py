@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from gobblin_py import fs_settings
 from gobblin_py.api import Source, StartpointSource
 from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.logs import get_logger
@@ -114,6 +115,7 @@ class JobLauncher:
         for warning in check.warnings:
             log.warning("config_warning", problem=warning)
         check.raise_for_errors()
+        fs_settings.apply(props)  # the job's S3 / fsspec settings, for every filesystem opened from here on
         # executors import plugins by module path: they need no registry of names
         self.props = canonical_plugin_props(props)
         self.settings = JobSettings.load(self.props)

@@ -1,11 +1,17 @@
 """One run per job at a time: a lock file next to the job's state.
 
 ``<job.lock.dir>/<job.name>.lock`` (``job.lock.dir`` defaults to ``state.store.dir``) is created atomically
-(``O_CREAT|O_EXCL`` on local disk) and holds the holder's host, pid, job id, start time and last refresh; a
-background thread refreshes it every ``job.lock.refresh.seconds`` (default 30). A lock is stale — and taken
-over — when its holder is a process of this host that is gone, or when it has not been refreshed for
-``job.lock.timeout.seconds`` (default 300). A second run of a live job exits with code 75 (EX_TEMPFAIL:
-"try again later") naming the holder.
+and holds the holder's host, pid, job id, start time and last refresh; a background thread refreshes it every
+``job.lock.refresh.seconds`` (default 30). A lock is stale — and taken over — when its holder is a process of
+this host that is gone, or when it has not been refreshed for ``job.lock.timeout.seconds`` (default 300). A
+second run of a live job exits with code 75 (EX_TEMPFAIL: "try again later") naming the holder.
+
+How "atomically" is done depends on the filesystem (:mod:`gobblin_py.fs_conditional`): a hard link on local
+disk; on S3 a conditional put (``If-None-Match: *``) creates the lock, and taking over a stale lock or
+refreshing it replaces only the version that was read (``If-Match: <ETag>``); elsewhere a check, then a write.
+Every taker reads the lock back before it counts as held, and a holder that finds another run's lock at a
+refresh, or before committing, commits nothing: on a store that ignores conditional requests, two runs started
+at the same instant may both pass the start, but only one commits.
 """
 
 from __future__ import annotations
@@ -21,9 +27,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from gobblin_py import fs as fsutil
+from gobblin_py import fs_conditional as conditional
 from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import Settings, same_as, setting
 from gobblin_py.errors import GobblinPyError
+from gobblin_py.logs import get_logger
 from gobblin_py.state.store import StateStoreSettings
 
 ENABLED_KEY = "job.lock.enabled"
@@ -31,6 +39,8 @@ DIR_KEY = "job.lock.dir"
 TIMEOUT_KEY = "job.lock.timeout.seconds"
 REFRESH_KEY = "job.lock.refresh.seconds"
 EXIT_LOCKED = 75
+
+log = get_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -121,17 +131,22 @@ class JobLock:
 
     # ------------------------------------------------------------ inspection
     def holder(self) -> LockInfo | None:
+        """What the lock file says, or None when there is none."""
+        return self._read()[0]
+
+    def _read(self) -> tuple[LockInfo | None, str | None]:
+        """The holder and the version of the lock file read (an ETag where the store has conditional writes)."""
         try:
-            data = self.fs.cat_file(self.path)
+            data, version = conditional.read_versioned(self.fs, self.path)
         except FileNotFoundError:
-            return None
+            return None, None
         try:
-            return LockInfo.parse(data, self.display)
+            return LockInfo.parse(data, self.display), version
         except GobblinPyError:
             # unreadable (an older gpy crashed mid-write?): a stale holder once the timeout has passed
             age = time.time() - self.fs.modified(self.path).timestamp()
             if age > self.timeout_s:
-                return LockInfo("?", -1, "", 0.0, 0.0, "unreadable")
+                return LockInfo("?", -1, "", 0.0, 0.0, "unreadable"), version
             raise
 
     def is_stale(self, info: LockInfo) -> bool:
@@ -142,74 +157,85 @@ class JobLock:
     # ------------------------------------------------------------ acquire / release
     def _create(self, info: LockInfo) -> bool:
         """Create the lock file with its content in one step (a crash never leaves an empty lock)."""
-        self.fs.makedirs(posixpath.dirname(self.path), exist_ok=True)
-        if fsutil.is_local(self.fs):
-            tmp = f"{self.path}.{info.token}.tmp"
-            fsutil.write_new_local(tmp, info.to_bytes())  # on a full disk: an error naming it, no file left
-            try:
-                os.link(tmp, self.path)  # fails if the lock exists: atomic create-if-absent
-                fsutil.fsync_dir(posixpath.dirname(self.path))
-                return True
-            except FileExistsError:
-                return False
-            finally:
-                os.unlink(tmp)
-        # other filesystems: best effort (object stores have no create-if-absent through fsspec)
-        if self.fs.exists(self.path):
-            return False
-        self.fs.pipe_file(self.path, info.to_bytes())
-        return True
+        return conditional.create_if_absent(self.fs, self.path, info.to_bytes())
+
+    def _ours(self, info: LockInfo) -> bool:
+        """Read the lock back: a store that ignores conditional writes lets the last writer win."""
+        current = self.holder()
+        return current is not None and current.token == info.token
 
     def acquire(self) -> None:
         now = time.time()
         info = LockInfo(socket.gethostname(), os.getpid(), self.job_id, now, now, uuid.uuid4().hex)
         for _ in range(5):
             if self._create(info):
-                self.info = info
-                self._thread = threading.Thread(target=self._refresh_loop, name="gpy-lock-refresh", daemon=True)
-                self._thread.start()
-                return
-            holder = self.holder()
+                if self._ours(info):
+                    self._held(info)
+                    return
+                continue  # another run wrote over it at the same instant: look at who holds it now
+            holder, version = self._read()
             if holder is None:
                 continue  # released between our create and our read: try again
             if not self.is_stale(holder):
                 raise JobLockedError(f"{self.display}: the job is already running: {holder.describe()}")
-            # a dead holder's lock: move it aside atomically, check it was that lock (not a fresh one another
-            # taker just created), then retry the create
-            aside = f"{self.path}.stale-{info.token}"
-            try:
-                self.fs.mv(self.path, aside)
-            except FileNotFoundError:
+            if version is not None:
+                # a dead holder's lock, replaced only if it is still the version read (compare-and-swap)
+                if conditional.replace_if_version(self.fs, self.path, info.to_bytes(), version) and self._ours(info):
+                    log.info("stale_lock_taken_over", lock=self.display, holder=holder.describe())
+                    self._held(info)
+                    return
                 continue
-            try:
-                moved_token = LockInfo.parse(self.fs.cat_file(aside), aside).token
-            except GobblinPyError:
-                moved_token = "unreadable"
-            if moved_token != holder.token:
-                try:  # someone else's fresh lock: put it back unless yet another lock is there now
-                    if fsutil.is_local(self.fs):
-                        os.link(aside, self.path)
-                    else:
-                        self.fs.mv(aside, self.path)
-                except FileExistsError:
-                    pass
-                finally:
-                    if self.fs.exists(aside):
-                        self.fs.rm(aside)
-                raise JobLockedError(f"{self.display}: another run took the stale lock first")
-            self.fs.rm(aside)
+            self._move_aside(holder, info)
         raise JobLockedError(f"{self.display}: could not take the job lock (contended)")
+
+    def _move_aside(self, holder: LockInfo, info: LockInfo) -> None:
+        """Remove a dead holder's lock where there is no compare-and-swap: move it aside (a rename on local
+        disk and HDFS), check it was that lock (not a fresh one another taker just created), put back any other."""
+        aside = f"{self.path}.stale-{info.token}"
+        try:
+            self.fs.mv(self.path, aside)
+        except FileNotFoundError:
+            return
+        try:
+            moved_token = LockInfo.parse(self.fs.cat_file(aside), aside).token
+        except GobblinPyError:
+            moved_token = "unreadable"
+        if moved_token == holder.token:
+            self.fs.rm(aside)
+            log.info("stale_lock_taken_over", lock=self.display, holder=holder.describe())
+            return
+        try:  # someone else's fresh lock: put it back unless yet another lock is there now
+            if fsutil.is_local(self.fs):
+                os.link(aside, self.path)
+            else:
+                self.fs.mv(aside, self.path)
+        except FileExistsError:
+            pass
+        finally:
+            if self.fs.exists(aside):
+                self.fs.rm(aside)
+        raise JobLockedError(f"{self.display}: another run took the stale lock first")
+
+    def _held(self, info: LockInfo) -> None:
+        self.info = info
+        self._thread = threading.Thread(target=self._refresh_loop, name="gpy-lock-refresh", daemon=True)
+        self._thread.start()
 
     def _refresh_loop(self) -> None:
         while not self._stop.wait(self.refresh_s):
             assert self.info is not None
             try:
-                current = self.holder()
+                current, version = self._read()
                 if current is None or current.token != self.info.token:
                     self.lost = "the lock was broken or taken over by another run"
                     return
                 self.info.refreshed = time.time()
-                fsutil.atomic_write(self.fs, self.path, self.info.to_bytes())
+                data = self.info.to_bytes()
+                if version is None:
+                    fsutil.atomic_write(self.fs, self.path, data)
+                elif not conditional.replace_if_version(self.fs, self.path, data, version):
+                    self.lost = "the lock was broken or taken over by another run"
+                    return
             except Exception as exc:  # noqa: BLE001 - keep trying until the timeout; report if it passes
                 if time.time() - self.info.refreshed > self.timeout_s:
                     self.lost = f"the lock could not be refreshed for {self.timeout_s:.0f} s ({exc})"

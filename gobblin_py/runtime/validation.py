@@ -42,6 +42,7 @@ from gobblin_py.config.gobblin_keys import GOBBLIN_KEYS
 from gobblin_py.config.settings import Context, Key, Scope, Settings, SettingsError, problem_at, unresolved_substitutions
 from gobblin_py.errors import UsageError
 from gobblin_py.forks.identity import ForkSettings
+from gobblin_py.fs_settings import FsSettings
 from gobblin_py.plugins import PluginError, PluginRef, plugin_refs, registered_plugins, resolve_class
 from gobblin_py.quality.row import RowQualitySettings
 from gobblin_py.quality.task import QualitySettings
@@ -56,7 +57,7 @@ from gobblin_py.writers.partitioners import WriterPartitioner
 
 CORE_SETTINGS: tuple[type[Settings], ...] = (
     JobSettings, CommitSettings, ReplaySettings, DeliverySettings, TaskSettings, EngineSettings, LockSettings,
-    StateStoreSettings, RetrySettings, QualitySettings, RowQualitySettings, ForkSettings,
+    StateStoreSettings, FsSettings, RetrySettings, QualitySettings, RowQualitySettings, ForkSettings,
 )
 DEFAULT_PUBLISHER = "gobblin_py.publishers.base.BaseDataPublisher"
 _BRANCH_SUFFIX = re.compile(r"^(?P<base>.+)\.(?P<branch>\d+)$")

@@ -129,7 +129,8 @@ class FileBasedSource(Source):
         fs, root = fsutil.open_fs(settings.directory, settings.fs_uri)
         self._fs = fs
         if not fs.isdir(root):
-            raise GobblinPyError(f"{DATA_DIRECTORY_KEY}={settings.directory}: no such directory")
+            where = " (no object has this prefix)" if fsutil.is_object_store(fs) else ""
+            raise GobblinPyError(f"{DATA_DIRECTORY_KEY}={settings.directory}: no such directory{where}")
         level = settings.urn_level
         listing = self._list(fs, root, settings.pattern)
         by_urn: dict[str, list[tuple[str, int]]] = {}

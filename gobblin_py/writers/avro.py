@@ -48,12 +48,12 @@ from functools import lru_cache
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from gobblin_py.errors import UsageError
 from gobblin_py.schema_meta import avro_schema_of
 from gobblin_py.state import State
 from gobblin_py.writers.settings import WriterSettings
+from gobblin_py.writers.arrow_lists import rebased_offsets
 from gobblin_py.writers.base import StagedFileWriter
 
 CODECS = {"null": "null", "none": "null", "uncompressed": "null", "deflate": "deflate", "snappy": "snappy",
@@ -274,7 +274,7 @@ def _ready(arr: pa.Array) -> pa.Array:
     if pa.types.is_map(t):
         if not _needs_ready(t):
             return arr
-        offsets, start, length = _offsets(arr)
+        offsets, start, length = rebased_offsets(arr)
         items = _ready(arr.items.slice(start, length))
         return pa.MapArray.from_arrays(offsets, arr.keys.slice(start, length), items,
                                        type=pa.map_(t.key_field, pa.field(t.item_field.name, items.type, t.item_field.nullable)),
@@ -284,22 +284,12 @@ def _ready(arr: pa.Array) -> pa.Array:
             return arr
         if not pa.types.is_list(t):
             arr = arr.cast(pa.list_(t.value_field))
-        offsets, start, length = _offsets(arr)
+        offsets, start, length = rebased_offsets(arr)
         values = _ready(arr.values.slice(start, length))
         item = pa.field(t.value_field.name, values.type, t.value_field.nullable)
         return pa.ListArray.from_arrays(offsets, values, type=pa.list_(item),
                                         mask=arr.is_null() if arr.null_count else None)
     return arr
-
-
-def _offsets(arr: pa.Array) -> tuple[pa.Array, int, int]:
-    """A list/map array's offsets rebased to 0, and the start and length of its slice of the child values."""
-    offsets = arr.offsets
-    start = offsets[0].as_py()
-    length = offsets[len(offsets) - 1].as_py() - start
-    if start:
-        offsets = pc.subtract(offsets, pa.scalar(start, offsets.type))
-    return offsets, start, length
 
 
 def _needs_ready(t: pa.DataType) -> bool:

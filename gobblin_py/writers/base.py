@@ -82,7 +82,7 @@ class StagedFileWriter(DataWriter):
         self._stream: BinaryIO | None = None
         self._sink: Any = None
         self._open_ok = False
-        fs.makedirs(posixpath.dirname(staging_path), exist_ok=True)
+        fsutil.makedirs(fs, posixpath.dirname(staging_path))
         if fs.exists(staging_path):  # a leftover of an earlier attempt
             log.warning("staging_file_exists", path=staging_path)
             fsutil.remove(fs, staging_path)
@@ -156,7 +156,7 @@ class StagedFileWriter(DataWriter):
         output = self.output_path
         if self.include_record_count:
             output = posixpath.join(posixpath.dirname(output), with_record_count(posixpath.basename(output), self._records))
-        self.fs.makedirs(posixpath.dirname(output), exist_ok=True)
+        fsutil.makedirs(self.fs, posixpath.dirname(output))
         if self.fs.exists(output):  # like Gobblin: a retried task overwrites its own earlier output
             fsutil.remove(self.fs, output)
         self.fs.mv(self.staging_path, output)

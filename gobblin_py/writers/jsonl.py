@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 from gobblin_py.errors import UsageError
 from gobblin_py.state import State
 from gobblin_py.writers.settings import WriterSettings
+from gobblin_py.writers.arrow_lists import rebased_offsets
 from gobblin_py.writers.base import StagedFileWriter, codec_for
 
 TEXT_CODECS = {"none": "none", "uncompressed": "none", "gzip": "gzip", "gz": "gzip"}
@@ -79,15 +80,6 @@ def base64_strings(arr: pa.Array) -> pa.Array:
     return pa.array([None if v is None else base64.b64encode(v).decode("ascii") for v in arr.to_pylist()], _T)
 
 
-def _rebased(arr: pa.Array) -> tuple[pa.Array, int, int]:
-    offsets = arr.offsets
-    start = offsets[0].as_py()
-    length = offsets[len(offsets) - 1].as_py() - start
-    if start:
-        offsets = pc.subtract(offsets, pa.scalar(start, offsets.type))
-    return offsets, start, length
-
-
 def json_texts(arr: pa.Array) -> pa.Array:
     """The JSON text of every value of ``arr`` (a large_string array without nulls; null values are ``null``)."""
     t = arr.type
@@ -131,7 +123,7 @@ def json_texts(arr: pa.Array) -> pa.Array:
         parts.append(_lit("}"))
         text = _join(*parts) if t.num_fields else _const(n, "{}")
     elif pa.types.is_map(t):
-        offsets, start, length = _rebased(arr)
+        offsets, start, length = rebased_offsets(arr)
         keys = arr.keys.slice(start, length)
         keys_text = _quote(escape_strings(keys if pa.types.is_string(keys.type) or pa.types.is_large_string(keys.type)
                                           else json_texts(keys)))
@@ -140,7 +132,7 @@ def json_texts(arr: pa.Array) -> pa.Array:
     elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) or pa.types.is_list_view(t):
         if not (pa.types.is_list(t) or pa.types.is_large_list(t)):
             arr = arr.cast(pa.list_(t.value_field))
-        offsets, start, length = _rebased(arr)
+        offsets, start, length = rebased_offsets(arr)
         values = json_texts(arr.values.slice(start, length))
         lists = (pa.LargeListArray if pa.types.is_large_list(arr.type) else pa.ListArray).from_arrays(offsets, values)
         text = _join(_lit("["), pc.binary_join(lists, _lit(",")), _lit("]"))

@@ -116,6 +116,8 @@ class KafkaTransactionStep(CommitStep):
             consumer.close()
 
     def execute(self, fresh: bool = False) -> None:
+        if not fresh and self.is_completed():
+            return  # its transaction committed before (the marker says so): producing again would publish twice
         kafka = kafka_module()
         producer = self._start()
         settings = self._settings()

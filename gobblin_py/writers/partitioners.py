@@ -29,6 +29,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gobblin_py import joda
 from gobblin_py.api import Initializable
 from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import Scope, Settings, setting
@@ -49,10 +50,6 @@ GRANULARITY_PATTERNS = {"YEAR": "yyyy", "MONTH": "yyyy/MM", "DAY": "yyyy/MM/dd",
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 _TIMEUNIT_TO_ARROW = {"SECONDS": ("s", 1), "MILLISECONDS": ("ms", 1), "MICROSECONDS": ("us", 1),
                       "NANOSECONDS": ("ns", 1), "MINUTES": ("s", 60), "HOURS": ("s", 3600), "DAYS": ("s", 86400)}
-_JODA_TOKENS = {"yyyy": "%Y", "YYYY": "%Y", "yy": "%y", "YY": "%y", "MM": "%m", "MMM": "%b", "dd": "%d",
-                "DDD": "%j", "HH": "%H", "hh": "%I", "a": "%p", "mm": "%M", "ss": "%S", "EEE": "%a", "ww": "%V"}
-
-
 class WriterPartitioner(ABC):
     """Partition fields of a batch; see the module notes."""
 
@@ -107,29 +104,10 @@ def find_column(batch_or_schema: pa.RecordBatch | pa.Schema, name: str) -> Any:
 
 def joda_to_strftime(pattern: str) -> str:
     """Gobblin's Joda-Time pattern (``yyyy/MM/dd/HH``, ``'ds='yyyy-MM-dd``) as an Arrow ``strftime`` format."""
-    out, i = [], 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "'":
-            end = pattern.find("'", i + 1)
-            if end < 0:
-                raise UsageError(f"writer.partition.pattern={pattern}: unclosed quote")
-            out.append("'" if end == i + 1 else pattern[i + 1:end].replace("%", "%%"))
-            i = end + 1
-        elif c.isalpha():
-            j = i
-            while j < len(pattern) and pattern[j] == c:
-                j += 1
-            token = pattern[i:j]
-            if token not in _JODA_TOKENS:
-                raise UsageError(f"writer.partition.pattern={pattern}: '{token}' is not supported "
-                                 f"(use {', '.join(sorted(_JODA_TOKENS))} and 'quoted text')")
-            out.append(_JODA_TOKENS[token])
-            i = j
-        else:
-            out.append("%%" if c == "%" else c)
-            i += 1
-    return "".join(out)
+    try:
+        return joda.to_strftime(pattern, joda.FORMAT_TOKENS)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _check_timezone(key: str, tz: str) -> None:

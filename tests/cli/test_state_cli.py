@@ -2,7 +2,6 @@
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -37,7 +36,9 @@ def test_show_text_and_job_folder_and_dataset_filter(store_dir):
     assert result.returncode == 0, result.stderr
     assert "dataset orders_db:public.refunds" in result.stdout
     assert "orders_db:public.orders" not in result.stdout
-    assert "120" in result.stdout and "360" in result.stdout
+    # the task's row, column by column: low 120, expected high 480, actual high 360, 240 extracted and written
+    [row] = [line.split() for line in result.stdout.splitlines() if line.strip().startswith("task_")]
+    assert row == ["task_SampleOrdersPull_1763600000000_0", "COMMITTED", "120", "480", "360", "240", "240"]
 
 
 def test_unknown_dataset_and_missing_target_exit_2(store_dir, tmp_path):

@@ -12,8 +12,8 @@ import pytest
 
 from tests.conftest import CORPUS, run_gpy
 
-VALID = 12
-COVERED = 26  # files whose every class has a gpy equivalent (13 fragments without a source.class,
+VALID = 14
+COVERED = 28  # files whose every class has a gpy equivalent (13 fragments without a source.class,
 # and kafka-console.pull, whose Confluent Avro records need source.schema without a schema registry)
 # every file that names Gobblin classes without a gpy equivalent (short names), or does not load
 UNPORTED = {
@@ -31,9 +31,6 @@ UNPORTED = {
     "gobblin-example/src/main/resources/wikipedia-kafka.pull": ["WikipediaConverter", "WikipediaSource"],
     "gobblin-example/src/main/resources/wikipedia-orc.pull": ["WikipediaConverter", "HiveSerDeConverter",
                                                               "WikipediaSource", "HiveWritableHdfsDataWriterBuilder"],
-    # streaming mode: gpy runs bounded batches (KafkaSimpleSource is the nearest)
-    "gobblin-example/src/main/resources/streaming-kafka-console.pull": ["KafkaSimpleStreamingSource"],
-    "gobblin-example/src/main/resources/streaming-kafka-kafka.pull": ["KafkaSimpleStreamingSource"],
     # Gobblin itself refuses this file (a line without a separator)
     "gobblin-test-harness/resource/dataManagement/copy/job-props/copy.pull": [],
 }

@@ -1,6 +1,5 @@
 """Bad input: each case exits non-zero with a one-line cause naming the file or key, and changes no state."""
 
-import shutil
 import subprocess
 import uuid
 from pathlib import Path

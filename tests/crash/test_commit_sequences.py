@@ -1,7 +1,6 @@
 """Commit sequences: idempotent steps, replay on the next run, datasets skipped when replay keeps failing."""
 
 import json
-import os
 
 import pytest
 

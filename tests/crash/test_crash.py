@@ -2,7 +2,6 @@
 
 import os
 
-import pytest
 
 from tests.crash.harness import CrashJob, boundary_campaign, random_campaign
 

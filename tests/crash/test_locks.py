@@ -133,3 +133,41 @@ def test_a_run_whose_lock_is_broken_commits_nothing(tmp_path):
     assert proc.returncode == 75, out + err
     assert "the lock was broken or taken over" in err
     assert job.published_ids() == [] and not list(job.state.rglob("*.jst"))
+
+
+def test_two_runs_started_together_one_runs_and_the_other_exits_75(tmp_path):
+    """Two real `gpy run` processes race for the lock: exactly one wins; it holds the lock until a test file lets
+    its task finish, so the loser always meets it held."""
+    marker, release = tmp_path / "task-started", tmp_path / "release"
+    job = Job(tmp_path / "job", extra=(f"converter.classes=tests.runtime.sample_plugins.WaitForRelease\n"
+                                       f"test.marker={marker}\ntest.release={release}\n"))
+    write_csv(job.data / "a.csv", 1)
+    command = [sys.executable, "-m", "gobblin_py.cli", "run", str(job.file), "--engine", "local"]
+    runs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    try:
+        finished = []
+        for _ in range(1200):  # until the loser gives up (the winner waits for the release file)
+            finished = [p for p in runs if p.poll() is not None]
+            if finished:
+                break
+            time.sleep(0.05)
+        [loser] = finished
+        [winner] = [p for p in runs if p is not loser]
+        out, err = loser.communicate(timeout=60)
+        assert loser.returncode == 75, out + err
+        assert f"pid {winner.pid}" in err.strip().splitlines()[-1]  # it names the holder
+        for _ in range(1200):  # the winner's task starts (the loser may have given up before that)
+            if marker.exists():
+                break
+            time.sleep(0.05)
+        assert marker.exists() and winner.poll() is None  # held at its task until the release file exists
+        release.touch()
+        out, err = winner.communicate(timeout=120)
+        assert winner.returncode == 0, out + err
+    finally:
+        release.touch()
+        for proc in runs:
+            if proc.poll() is None:
+                proc.kill()
+    assert job.published_ids() == list(range(1, 41))  # pulled once, by the winner
+    assert not lock_file(job).exists()

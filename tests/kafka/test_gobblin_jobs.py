@@ -15,7 +15,9 @@ import json
 import re
 import struct
 
-from tests.conftest import GOBBLIN_DATA, run_gpy
+import pytest
+
+from tests.conftest import CORPUS, GOBBLIN_DATA, run_gpy
 
 
 def _rewrite(text: str, values: dict[str, str]) -> str:
@@ -82,3 +84,55 @@ def test_gobblin_kafka_console_runs_with_the_schema_in_the_job(tmp_path, broker)
     assert [p["title"] for p in printed][-3:] == ["Page 0", "Page 1", "Page 2"]
     assert printed[-1]["size"] == 102.0 and printed[-1]["anon"] is None
     assert "kafka.schema.registry.url" in result.stderr  # said once: no registry is consulted
+
+
+STREAMING = CORPUS / "gobblin-example/src/main/resources"
+
+
+def _streaming_copy(name: str, tmp_path, broker) -> tuple:
+    """The corpus file with its broker and producer addresses pointed at the test broker, and a system
+    configuration for the state and task folders (which the file leaves to the deployment)."""
+    text = (STREAMING / name).read_text().replace("localhost:9092", broker.bootstrap)
+    job = tmp_path / name
+    job.write_text(text)
+    sysconfig = tmp_path / "gobblin.properties"
+    sysconfig.write_text(f"state.store.dir={tmp_path}/state\ntask.data.root.dir={tmp_path}/task-data\n")
+    return job, sysconfig
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the Gobblin job corpus is not at {CORPUS}")
+def test_gobblin_streaming_kafka_console_runs_as_bounded_batches(tmp_path, broker):
+    if "test" not in broker.admin().list_topics(timeout=10).topics:
+        broker.create_topic("test", partitions=2)
+    before = len(broker.read_all("test"))
+    broker.produce("test", [f"stream-{i}" for i in range(6)])
+    job, sysconfig = _streaming_copy("streaming-kafka-console.pull", tmp_path, broker)
+    first = run_gpy("run", str(job), "--engine", "local", "--sysconfig", str(sysconfig))
+    assert first.returncode == 0, first.stdout + first.stderr[-3000:]
+    assert "streaming_runs_as_batch" in first.stderr
+    # a partition without a committed offset starts at its beginning, as Gobblin's streaming extractor does
+    assert f"records extracted {before + 6}" in first.stdout
+    assert all(f"stream-{i}" in first.stdout for i in range(6))  # ByteArrayDeserializer values, printed
+    broker.produce("test", ["stream-6"])
+    second = run_gpy("run", str(job), "--engine", "local", "--sysconfig", str(sysconfig))
+    assert second.returncode == 0 and "records extracted 1 " in second.stdout.replace("written", " written")
+    assert "stream-6" in second.stdout and "stream-0" not in second.stdout  # the next batch goes on from there
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the Gobblin job corpus is not at {CORPUS}")
+def test_gobblin_streaming_kafka_to_kafka_samples_a_tenth_into_the_copy(tmp_path, broker):
+    source = "test"
+    if source not in broker.admin().list_topics(timeout=10).topics:
+        broker.create_topic(source, partitions=2)
+    if "test_copied" not in broker.admin().list_topics(timeout=10).topics:
+        broker.create_topic("test_copied", partitions=1)
+    copied_before = len(broker.read_all("test_copied"))
+    broker.produce(source, [f"copy-{i}" for i in range(300)])
+    everything = {m.value() for m in broker.read_all(source)}
+    job, sysconfig = _streaming_copy("streaming-kafka-kafka.pull", tmp_path, broker)
+    result = run_gpy("run", str(job), "--engine", "local", "--sysconfig", str(sysconfig))
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    copied = [m.value() for m in broker.read_all("test_copied")][copied_before:]
+    assert set(copied) <= everything  # each copied message is one of the topic's, unchanged
+    # converter.sample.ratio=0.10 of 300+ messages: none, or three times the ratio, is not sampling
+    assert 0 < len(copied) < 0.3 * len(everything), len(copied)

@@ -8,7 +8,7 @@ import time
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.api import Converter, ForkOperator
+from gobblin_py.api import Converter, DataPublisher, ForkOperator
 from gobblin_py.publishers.base import BaseDataPublisher
 
 
@@ -205,4 +205,74 @@ class DeleteFirstTaskOutput(Converter):
             for path in glob.glob(f"{self.root}/**/part.*_0_0.parquet", recursive=True):
                 os.unlink(path)
             self.done = True
+        return batch
+
+
+def _die_once(props) -> None:
+    """SIGKILL this process unless ``test.die.marker`` (a file) exists; create it first, so a rerun lives."""
+    marker = props.get("test.die.marker")
+    if marker and not os.path.exists(marker):
+        open(marker, "w").close()
+        os.kill(os.getpid(), 9)
+
+
+class DieAfterPublishing(BaseDataPublisher):
+    """BaseDataPublisher whose process is killed right after it published, once per ``test.die.marker``: a crash
+    between publishing a dataset and saving its state."""
+
+    def publish(self, task_states):
+        published = super().publish(task_states)
+        _die_once(self.job_props)
+        return published
+
+
+class PublishOnly(DataPublisher):
+    """A publisher with ``publish`` and no ``plan`` (at least once): BaseDataPublisher's moves, made at once; killed
+    after publishing once per ``test.die.marker`` when that key is set."""
+
+    def init(self, job_props):
+        self.job_props = job_props
+        self.inner = BaseDataPublisher()
+        self.inner.init(job_props)
+
+    def publish(self, task_states):
+        published = self.inner.publish(task_states)
+        _die_once(self.job_props)
+        return published
+
+
+class FailAttempts(Converter):
+    """Fails the first ``test.fail.attempts`` attempts of each task (counted by files in ``test.attempts.dir``)."""
+
+    def init(self, state):
+        directory = os.path.join(state.get_prop("test.attempts.dir"), state.get_prop("task.id"))
+        os.makedirs(directory, exist_ok=True)
+        open(os.path.join(directory, state.get_prop("task.attempt.id")), "w").close()
+        self.fail = len(os.listdir(directory)) <= int(state.get_prop("test.fail.attempts"))
+
+    def convert_schema(self, schema, state):
+        return schema
+
+    def convert_batch(self, batch, state):
+        if self.fail:
+            raise RuntimeError("this attempt fails on purpose")
+        return batch
+
+
+class WaitForRelease(Converter):
+    """Touches ``test.marker`` as the task starts, then holds the task until the file ``test.release`` exists (at
+    most a minute): a run that visibly holds its lock for as long as a test needs."""
+
+    def init(self, state):
+        open(state.get_prop("test.marker"), "a").close()
+        release = state.get_prop("test.release")
+        for _ in range(1200):
+            if os.path.exists(release):
+                break
+            time.sleep(0.05)
+
+    def convert_schema(self, schema, state):
+        return schema
+
+    def convert_batch(self, batch, state):
         return batch

@@ -132,11 +132,37 @@ def test_queue_back_pressure_with_capacity_one(tmp_path):
     assert len(final) == 2
     for s in final:
         assert s["max_size"] <= 1 and s["fill_ratio"] <= 1
+        assert s["put_attempts"] >= 41  # 40 batches and the end of input, each put at least once
     slow = next(s for s in final if s["branch"] == "fork_1")
-    fast = next(s for s in final if s["branch"] == "fork_0")
-    # the slow branch (40 batches x 20 ms) held the producer back; the fast one hardly did
-    assert slow["put_blocked_s"] > 0.4 and slow["put_blocked_s"] > 4 * fast["put_blocked_s"]
+    # the slow branch held the reader back: its queue of one batch was found full again and again (a batch
+    # takes it 20 ms; the reader puts the next within a millisecond), where an unbounded queue never is
+    assert slow["puts_blocked"] >= 10, slow
     assert ids(job.final / "fork_0") == list(range(400)) == ids(job.final / "fork_1")
+
+
+def test_a_full_queue_makes_the_put_wait_and_counts_it():
+    import threading
+    import time
+
+    from gobblin_py.runtime.fork import BoundedBatchQueue
+
+    queue = BoundedBatchQueue(1, 0.01, "fork_1")
+    assert queue.put("first", lambda: True) and queue.puts_blocked == 0
+
+    def consumer() -> None:
+        for _ in range(10_000):  # until the reader is waiting for room (bounded)
+            if queue.puts_blocked:
+                break
+            time.sleep(0.001)
+        taken.append(queue.get())
+
+    taken: list[str] = []
+    thread = threading.Thread(target=consumer)
+    thread.start()
+    assert queue.put("second", lambda: True)  # waits until the consumer takes "first"
+    thread.join()
+    assert taken == ["first"] and queue.puts_blocked == 1 and queue.get() == "second"
+    assert queue.stats()["puts_blocked"] == 1 and queue.max_size == 1
 
 
 def test_row_policies_optional_drops_err_file_records_fail_fails(tmp_path):

@@ -312,3 +312,16 @@ def test_corrupt_state_stops_the_run_with_exit_2_and_changes_nothing(tmp_path):
     assert str(current) in line and "truncated" in line and "Traceback" not in result.stderr
     assert {p.name: p.read_bytes() for p in (job.state / "Orders").iterdir()} == before
     assert job.published_ids() == list(range(1, 41))
+
+
+def test_a_job_without_a_state_store_keeps_no_state_and_pulls_everything_each_run(tmp_path):
+    job = Job(tmp_path, extra="state.store.enabled=false\n")
+    write_csv(job.data / "a.csv", 1)
+    first = run_local(job)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "state unchanged" in first.stdout and "state saved" not in first.stdout
+    assert job.published_ids() == list(range(1, 41))
+    assert not list(job.state.rglob("*.jst")) and not list(job.state.rglob("*.json"))  # no state, no commit log
+    second = run_local(job)  # nothing remembers what was pulled: everything again
+    assert second.returncode == 0 and "nothing new to pull" not in second.stdout
+    assert job.published_ids() == sorted(list(range(1, 41)) * 2)

@@ -1,7 +1,5 @@
 """Interop with real Hadoop: the SequenceFile classes that ship inside pyspark, driven through its JVM."""
 
-import io
-import os
 
 import pytest
 

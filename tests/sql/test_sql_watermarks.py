@@ -34,7 +34,6 @@ from gobblin_py.state import (
     LongWatermark,
     MultiWorkUnit,
     SourceState,
-    State,
     WatermarkInterval,
     WorkingState,
     WorkUnit,

@@ -1,6 +1,7 @@
 """Each format writer: an all-types batch read back by an independent reader (pyarrow, fastavro) unchanged,
-codecs, the staging → output protocol (no rows → no file, cleanup on failure, leftovers, overwrite), and
-the types a format refuses at build time."""
+codecs, the staging → output protocol's specifics (file names, cleanup after a failed write, leftovers, overwrite;
+the protocol itself, no rows → no file included, is WriterContract's in tests/contracts), and the types a format
+refuses at build time."""
 
 from __future__ import annotations
 
@@ -199,16 +200,7 @@ def test_unknown_codec_is_refused_with_the_choices(tmp_path, fmt):
     assert files_under(tmp_path) == []
 
 
-# -- the staging → output protocol ----------------------------------------------------------------------------
-
-@pytest.mark.parametrize("fmt", FORMATS)
-def test_no_rows_no_file(tmp_path, fmt):
-    writer = build(task_state(tmp_path, writer__output__format=fmt))
-    writer.write(_batch_for(fmt).slice(0, 0))
-    assert writer.commit() == []
-    writer.cleanup()
-    assert files_under(tmp_path) == [] and writer.records_written == 0 and writer.bytes_written == 0
-
+# -- the staging → output protocol (with tests/contracts/test_writers.py, WriterContract) ------------------------
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_commit_moves_the_staged_file_and_cleanup_leaves_nothing(tmp_path, fmt):

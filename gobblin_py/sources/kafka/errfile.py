@@ -58,7 +58,7 @@ class UndecodableLog:
             return
         if self._handle is None:
             fs, root = fsutil.open_fs(self.directory, self.state.get_prop("writer.fs.uri"))
-            fs.makedirs(root, exist_ok=True)
+            fsutil.makedirs(fs, root)
             task = self.state.get_prop("task.id") or self.state.id or "task"
             self.path = posixpath.join(root, f"{POLICY_NAME}-{task}-{int(time.time() * 1000)}.err")
             self._handle = fs.open(self.path, "wb")
