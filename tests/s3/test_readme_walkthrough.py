@@ -1,0 +1,377 @@
+"""The README's walkthrough ("A first real job: forked, incremental, on S3"), typed as a new user types it.
+
+Every ``sh`` block between the README's ``<!-- walkthrough: … -->`` and ``<!-- /walkthrough -->`` markers runs,
+in order, in one bash session (``set -eo pipefail``: a failing command ends the walk), with the installed ``gpy``
+on PATH, HOME a fresh folder and S3 the test session's S3 API server. The one block marked ``sh install`` is not
+run: the test's own environment is that installation. The block that sets the S3 variables runs as written, and
+then the server's endpoint, credentials and a new bucket replace the placeholders it sets.
+
+After each block that runs a ``gpy`` command, the check registered for that command (``CHECKS``) looks at what it
+did: the rows published on S3 per fork branch, the state it saved, what it printed. A ``text`` block after an
+``sh`` block is that block's expected stdout, compared line by line once job ids, times, durations, file
+modification times (the file source's watermarks) and the bucket's name are set aside. A step added to the walk
+adds its check here.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
+import pyarrow.json as pa_json
+import pyarrow.parquet as pq
+
+from tests.conftest import REPO
+from tests.s3.conftest import ACCESS_KEY, SECRET_KEY
+
+START = "<!-- walkthrough:"
+END = "<!-- /walkthrough -->"
+DONE = "__walkthrough_block_done__"
+# the variables the settings block sets, replaced by the test server's
+S3_VARIABLES = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL", "BUCKET"}
+
+
+@dataclass
+class Block:
+    info: str  # the fence's info string: "sh", "sh install" or "text"
+    text: str
+    line: int  # in README.md, for messages
+    expected: str | None = None  # the text block that follows an sh block
+
+
+def walkthrough_blocks(readme: str) -> list[Block]:
+    """The sh blocks of the README's walkthrough, each with the text block that shows its output."""
+    start, end = readme.find(START), readme.find(END)
+    assert start >= 0 and end > start, f"README.md has no walkthrough section ({START} … {END})"
+    offset = readme.count("\n", 0, start)
+    section = readme[start:end]
+    blocks: list[Block] = []
+    for match in re.finditer(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", section, re.MULTILINE | re.DOTALL):
+        info, text = match.group(1).strip(), match.group(2)
+        line = offset + section.count("\n", 0, match.start()) + 1
+        if info == "text":
+            assert blocks and blocks[-1].expected is None and blocks[-1].info == "sh", \
+                f"README.md:{line}: an output block must follow a command block"
+            blocks[-1].expected = text
+        elif info in ("sh", "sh install"):
+            blocks.append(Block(info, text, line))
+        else:
+            raise AssertionError(f"README.md:{line}: a walkthrough block is ```sh, ```sh install or ```text, "
+                                 f"not ```{info}")
+    return blocks
+
+
+# --- comparing an output the README shows with the real one ---------------------------------------------------
+
+VOLATILE = [
+    (re.compile(r"\btask_(\w+?)_\d{13}_(\d+)\b"), r"task_\1_<id>_\2"),
+    (re.compile(r"\bjob_(\w+?)_\d{13}\b"), r"job_\1_<id>"),
+    (re.compile(r"\S+Z → \S+Z \(\d+\.\d+ s\)"), "<start> → <end> (<duration>)"),  # a run's start and end
+    (re.compile(r"\b\d+\.\d+ s\b"), "<duration>"),
+    (re.compile(r"\b1\d{12}\b"), "<mtime>"),  # a file's modification time, the file source's watermark
+]
+
+
+def normalized(output: str) -> list[str]:
+    lines = []
+    for line in output.strip("\n").splitlines():
+        for pattern, replacement in VOLATILE:
+            line = pattern.sub(replacement, line)
+        lines.append(re.sub(r"\s+", " ", line).strip())  # column widths follow the values' widths
+    return lines
+
+
+# --- the walk's state, as the checks see it ----------------------------------------------------------------------
+
+@dataclass
+class Step:
+    block: Block
+    command: list[str]  # the block's gpy command, split as bash splits it
+    stdout: str
+    stderr: str
+    cwd: Path
+
+
+@dataclass
+class Walk:
+    server: object
+    bucket: str
+    env: dict[str, str]
+    runs: list[dict] = field(default_factory=list)  # after each `gpy run`: its job id, rows and the saved state
+    pulled: set[Path] = field(default_factory=set)  # source files pulled so far
+
+    def job(self, step: Step) -> tuple[Path, dict[str, str]]:
+        """The job file a command names, and its keys (the walk's job file is plain key=value lines)."""
+        names = [arg for arg in step.command if arg.endswith((".pull", ".job", ".conf"))]
+        assert len(names) == 1, f"README.md:{step.block.line}: which job file does {step.command} run?"
+        path = step.cwd / names[0]
+        keys = {}
+        for line in path.read_text().splitlines():
+            if line.strip() and not line.lstrip().startswith(("#", "!")):
+                key, _, value = line.partition("=")
+                keys[key.strip()] = value.strip()
+        return path, keys
+
+    def gpy(self, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+        """A gpy command the test runs itself, in the walk's environment."""
+        result = subprocess.run(["gpy", *args], cwd=cwd, env=self.env, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, f"gpy {' '.join(args)}: exit {result.returncode}\n{result.stderr}"
+        return result
+
+    def state(self, step: Step) -> dict:
+        path, _ = self.job(step)
+        shown = json.loads(self.gpy("state", "show", str(path), "--json", cwd=step.cwd).stdout)
+        assert len(shown["datasets"]) == 1, shown
+        return shown["datasets"][0]
+
+
+def source_table(files) -> pa.Table:
+    return pa.concat_tables([pa_csv.read_csv(path) for path in sorted(files)])
+
+
+def newest_event(table: pa.Table, column: str) -> str:
+    times = pc.cast(table.column(column), pa.timestamp("ms", "UTC"))
+    return pc.max(times).as_py().strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def published_rows(walk: Walk, folder: str) -> tuple[str, pa.Table]:
+    """The rows of every file under a published folder on S3, and the files' format."""
+    fs = walk.server.filesystem()
+    files = sorted(fs.find(folder.removeprefix("s3://")))
+    assert files, f"nothing published under {folder}"
+    formats = {Path(name).suffix for name in files}
+    assert len(formats) == 1, f"{folder} holds files of several formats: {files}"
+    suffix = formats.pop()
+    read = {".parquet": lambda data: pq.read_table(io.BytesIO(data)),
+            ".json": lambda data: pa_json.read_json(io.BytesIO(data))}[suffix]
+    return suffix, pa.concat_tables([read(fs.cat_file(name)) for name in files])
+
+
+# --- the checks, one per gpy command of the walk ----------------------------------------------------------------
+
+def check_run(walk: Walk, step: Step) -> None:
+    """A run pulls the source files no earlier run pulled, and each branch's folder holds every row exactly once."""
+    _, keys = walk.job(step)
+    source = step.cwd / keys["source.filebased.data.directory"]
+    files = set(source.glob(keys.get("source.filebased.file.pattern", "*")))
+    new = files - walk.pulled
+    assert new, f"README.md:{step.block.line}: the walk runs the job with no new file to pull"
+    everything = source_table(files)
+    new_rows = source_table(new).num_rows
+    assert re.search(rf'dataset "" \(default\): COMMITTED .*records extracted {new_rows} '
+                     rf'written {new_rows * int(keys["fork.branches"])} ', re.sub(r"\s+", " ", step.stdout)), \
+        step.stdout
+
+    # one published folder per branch: the Parquet one with every column, the JSON one with the projection
+    folders = re.findall(r"^\s*published (s3://\S+)$", step.stdout, re.MULTILINE)
+    assert len(folders) == int(keys["fork.branches"]) == 2, step.stdout
+    assert all(folder.startswith(f"s3://{walk.bucket}/") for folder in folders), folders
+    branches = dict(published_rows(walk, folder) for folder in folders)
+    assert set(branches) == {".parquet", ".json"}, branches.keys()
+    source_ids = sorted(everything.column("order_id").to_pylist())
+    assert len(set(source_ids)) == len(source_ids) == everything.num_rows
+    lake, export = branches[".parquet"], branches[".json"]
+    assert lake.column_names == everything.column_names
+    assert lake.schema.field("order_id").type == pa.int64()
+    assert lake.schema.field("ordered_at").type == pa.timestamp("ms", "UTC")
+    assert sorted(lake.column("order_id").to_pylist()) == source_ids  # all of them, none twice
+    assert export.column_names == keys["converter.projection.fields.1"].split(",")
+    assert sorted(export.column("order_id").to_pylist()) == source_ids
+    # the task files of the run are gone from the bucket, and the job's lock is released
+    fs = walk.server.filesystem()
+    assert not fs.find(keys["task.data.root.dir"].replace("${env:BUCKET}", walk.bucket).removeprefix("s3://"))
+    state_dir = keys["state.store.dir"].replace("${env:BUCKET}", walk.bucket).removeprefix("s3://")
+    assert not fs.exists(f"{state_dir}/{keys['job.name']}.lock")
+
+    state = walk.state(step)
+    job_id = re.search(r"\bjob_\w+_\d{13}\b", step.stdout).group(0)
+    assert state["job_id"] == job_id and state["state"] == "COMMITTED"
+    [task] = state["tasks"]
+    assert task["records_extracted"] == new_rows
+    if walk.runs:  # incremental: this run started where the previous one ended, and moved on
+        previous = walk.runs[-1]["state"]["tasks"][0]["actual_high_watermark"]["value"]
+        assert task["low_watermark"]["value"] == previous
+        assert task["actual_high_watermark"]["value"] > previous
+    else:
+        assert task["low_watermark"]["value"] == 0
+    walk.runs.append({"job_id": job_id, "state": state, "source": everything})
+    walk.pulled = files
+
+
+def check_state_show(walk: Walk, step: Step) -> None:
+    """The dataset is committed by the last run, with the watermark moved from the run before."""
+    assert len(walk.runs) >= 2, "the walk shows the state after an incremental run"
+    last = walk.runs[-1]
+    task = last["state"]["tasks"][0]
+    text = re.sub(r"\s+", " ", step.stdout)
+    assert f'dataset "" (default) last run {last["job_id"]} COMMITTED' in text, step.stdout
+    assert (f'{task["task_id"]} COMMITTED {task["low_watermark"]["value"]} {task["expected_high_watermark"]["value"]} '
+            f'{task["actual_high_watermark"]["value"]} {task["records_extracted"]} {task["records_written"]}') in text
+    assert task["low_watermark"]["value"] == walk.runs[-2]["state"]["tasks"][0]["actual_high_watermark"]["value"]
+    assert f"complete up to {newest_event(last['source'], 'ordered_at')}" in text
+
+
+def check_state_datasets(walk: Walk, step: Step) -> None:
+    last = walk.runs[-1]
+    assert re.sub(r"\s+", " ", step.stdout.strip()) == (
+        f'"" (default) {last["job_id"]} COMMITTED complete up to {newest_event(last["source"], "ordered_at")}')
+
+
+def check_state_watermark(walk: Walk, step: Step) -> None:
+    """The completeness watermark is the newest event time pulled; --at a time before it says yes (exit 0)."""
+    newest = newest_event(walk.runs[-1]["source"], "ordered_at")
+    assert f"complete up to {newest}" in step.stdout
+    at = step.command[step.command.index("--at") + 1]
+    assert at.replace("Z", ".000Z") < newest  # the README asks about a complete day: exit code 0
+    assert step.stdout.strip().splitlines()[-1] == f"complete up to {at.replace('Z', '.000Z')}: yes"
+
+
+# The walk's gpy commands, each with its check. Run history goes after `gpy state watermark`: a README block
+# `gpy history orders.pull` (with its output) and here ("gpy history", check_history).
+CHECKS = {
+    "gpy run": check_run,
+    "gpy state show": check_state_show,
+    "gpy state datasets": check_state_datasets,
+    "gpy state watermark": check_state_watermark,
+}
+
+
+def gpy_command(block: Block) -> list[str] | None:
+    commands = [shlex.split(line, comments=True) for line in block.text.splitlines() if line.startswith("gpy ")]
+    assert len(commands) <= 1, f"README.md:{block.line}: one gpy command per block, so its output is its own"
+    return commands[0] if commands else None
+
+
+def check_for(command: list[str], line: int):
+    matching = [name for name in CHECKS if command[:len(name.split())] == name.split()]
+    assert matching, f"README.md:{line}: `{shlex.join(command)}` has no check in this test: add one to CHECKS"
+    return CHECKS[max(matching, key=len)]
+
+
+# --- one bash session ---------------------------------------------------------------------------------------------
+
+class Shell:
+    """bash reading the walk from the test: each block is sourced (so cd and export carry on), stdin /dev/null."""
+
+    def __init__(self, home: Path, env: dict[str, str]) -> None:
+        self.folder = home.parent / "blocks"
+        self.folder.mkdir()
+        self.stderr = self.folder / "shell.stderr"
+        self.process = subprocess.Popen(["bash", "--noprofile", "--norc"], cwd=home, env=env, text=True,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=self.stderr.open("w"), start_new_session=True)
+        # a hung command must not hang the test run: the shell's process group is ended after 10 minutes
+        self.watchdog = threading.Timer(600, self.close)
+        self.watchdog.start()
+        self.send("set -eo pipefail")
+
+    def send(self, line: str) -> None:
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+
+    def run(self, number: int, block: Block, command: list[str] | None, after: str = "") -> Step:
+        script, out, err = (self.folder / f"{number}.{suffix}" for suffix in ("sh", "stdout", "stderr"))
+        script.write_text(block.text)
+        self.send(f". {shlex.quote(str(script))} < /dev/null > {shlex.quote(str(out))} 2> {shlex.quote(str(err))}")
+        if after:
+            self.send(after)
+        self.send(f'echo "{DONE} $PWD"')
+        done = self.process.stdout.readline()
+        stderr = err.read_text() if err.exists() else ""
+        assert done.startswith(DONE), (
+            f"README.md:{block.line}: the walk stopped in this block:\n{block.text}\n--- stdout\n"
+            f"{out.read_text() if out.exists() else ''}--- stderr\n{stderr}{self.stderr.read_text()}")
+        return Step(block, command or [], out.read_text(), stderr, Path(done.split(" ", 1)[1].strip()))
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            try:
+                self.process.stdin.close()
+                self.process.wait(timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        self.watchdog.cancel()
+
+
+def settings_block(blocks: list[Block]) -> tuple[int, str]:
+    """The block that sets the S3 variables, and the bucket name the README shows."""
+    found = [i for i, block in enumerate(blocks) if "export AWS_ENDPOINT_URL=" in block.text]
+    assert len(found) == 1, "the walkthrough has one block setting AWS_ENDPOINT_URL, the S3 endpoint"
+    block = blocks[found[0]]
+    exported = set(re.findall(r"^export (\w+)=", block.text, re.MULTILINE))
+    assert exported == S3_VARIABLES, f"README.md:{block.line}: the test stands in for {S3_VARIABLES}, not {exported}"
+    return found[0], re.search(r"^export BUCKET=(\S+)", block.text, re.MULTILINE).group(1)
+
+
+def check_install(block: Block) -> None:
+    """The extras the install block names exist, and this environment, which stands in for it, has what they bring."""
+    extras = re.findall(r"pip install -e '\.\[([\w,-]+)\]'", block.text)
+    assert extras, f"README.md:{block.line}: the install block installs this repository with its extras"
+    provided = metadata.metadata("gobblin_py").get_all("Provides-Extra")
+    for extra in extras[0].split(","):
+        assert extra in provided, f"README.md:{block.line}: gobblin_py has no extra {extra!r}"
+        for requirement in metadata.requires("gobblin_py"):
+            if re.search(rf"extra\s*==\s*[\"']{extra}[\"']", requirement):
+                name = re.match(r"[\w.-]+", requirement).group(0)
+                assert metadata.version(name), f"{requirement} is not installed"
+
+
+def test_the_readme_walkthrough_runs_as_written(tmp_path, s3_server, bucket):
+    blocks = walkthrough_blocks((REPO / "README.md").read_text())
+    installs = [block for block in blocks if block.info == "sh install"]
+    assert len(installs) == 1 and "pip install" in installs[0].text, "the walkthrough starts with its install block"
+    check_install(installs[0])
+    settings, readme_bucket = settings_block(blocks)
+
+    home = tmp_path / "home"
+    home.mkdir()
+    bin_dir = Path(sys.executable).parent
+    env = {name: value for name, value in os.environ.items()
+           if not name.startswith(("AWS_", "FSSPEC_")) and name not in ("BUCKET", "VIRTUAL_ENV")}
+    env.update(HOME=str(home), PATH=f"{bin_dir}:{env.get('PATH', '/usr/bin:/bin')}", AWS_EC2_METADATA_DISABLED="true")
+    assert shutil.which("gpy", path=env["PATH"]) == str(bin_dir / "gpy"), "the installed gpy is first on PATH"
+    test_values = {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+                   "AWS_ENDPOINT_URL": s3_server.endpoint, "BUCKET": bucket}
+    walk = Walk(s3_server, bucket, {**env, **test_values})
+
+    shell = Shell(home, env)
+    used, compared = set(), 0
+    try:
+        for number, block in enumerate(blocks):
+            if block.info == "sh install":
+                continue
+            command = gpy_command(block)
+            check = check_for(command, block.line) if command else None
+            after = ("export " + " ".join(f"{name}={shlex.quote(value)}" for name, value in test_values.items())
+                     if number == settings else "")
+            step = shell.run(number, block, command, after)
+            assert SECRET_KEY not in step.stdout + step.stderr, f"README.md:{block.line}: the secret key was printed"
+            if block.expected is not None:
+                actual = step.stdout.replace(f"s3://{bucket}/", f"s3://{readme_bucket}/")
+                assert normalized(actual) == normalized(block.expected), (
+                    f"README.md:{block.line}: the output shown differs from the real one:\n{step.stdout}")
+                compared += 1
+            if check:
+                check(walk, step)
+                used.add(check)
+    finally:
+        shell.close()
+
+    assert used == set(CHECKS.values()), f"steps of the walk not run: {set(CHECKS.values()) - used}"
+    assert len(walk.runs) >= 2, "the walk runs its job twice: the second run pulls only what is new"
+    assert compared >= len(walk.runs), "the README shows what each run prints"
