@@ -18,7 +18,6 @@ import pyarrow as pa
 
 from gobblin_py.api import Extractor, PartitionProgress
 from gobblin_py.errors import GobblinPyError, UsageError
-from gobblin_py.read_ahead import read_ahead
 from gobblin_py.sources.event_time import at_or_after, min_max_millis
 from gobblin_py.logs import get_logger
 from gobblin_py.sources.sql import delta as deltas
@@ -182,10 +181,8 @@ class QueryBasedExtractor(Extractor):
                 self._expected = sum(session.count(count, params) for _, _, count, params in queries)
             track = len(self.delta) == 1 and not self.unbounded_low
             delta_index = schema.get_field_index(self.delta[0]) if track else -1
-            ahead = self.settings.read_ahead if session.read_ahead else 0
             for key, select, _, params in queries:
-                stream = session.stream(select, params, self.columns, schema, self.settings.fetch_size)
-                for batch in read_ahead(stream, ahead, name=f"gpy-sql-{self.table}"):
+                for batch in session.stream(select, params, self.columns, schema, self.settings.fetch_size):
                     if batch.num_rows == 0:
                         continue
                     if delta_index >= 0:

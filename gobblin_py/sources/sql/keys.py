@@ -42,7 +42,6 @@ EMPTY_WORKUNIT = "empty_workunit"
 FETCH_SIZE = "source.querybased.fetch.size"
 FETCH_METHOD = "source.querybased.fetch.method"
 SKIP_COUNT = "source.querybased.skip.count.calc"
-READ_AHEAD = "source.querybased.read.ahead"
 UNBOUNDED_NUMERIC = "source.querybased.unbounded.numeric.type"
 
 # set by the source on each work unit (kept in the state store; never a secret)

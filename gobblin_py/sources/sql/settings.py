@@ -103,9 +103,6 @@ class TableSettings(Settings):
     fetch_method: str = setting(K.FETCH_METHOD, default="auto", choices=FETCH_METHODS, scope=ENTITY,
                                 doc="auto: ADBC where installed (SQLite, PostgreSQL), else COPY (PostgreSQL) or "
                                     "cursor; adbc; copy (PostgreSQL COPY … TO STDOUT); cursor (DB-API fetchmany)")
-    read_ahead: int = setting(K.READ_AHEAD, default=2, minimum=0, maximum=64, scope=ENTITY,
-                              doc="Arrow batches an ADBC reader fetches ahead in a second thread while the task "
-                                  "writes (memory: this many batches more); 0 reads and writes in turn")
     skip_count: bool = setting(K.SKIP_COUNT, default=False, scope=ENTITY,
                                doc="skip COUNT(*) (planning estimates and the expected record count)")
     unbounded_numeric: str = setting(K.UNBOUNDED_NUMERIC, default="decimal128(38,9)", scope=ENTITY,

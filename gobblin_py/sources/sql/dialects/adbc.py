@@ -38,7 +38,6 @@ class AdbcSession(Session):
     """A DB-API connection of an ADBC driver: counts by ``fetchone``, streams by ``fetch_record_batch``."""
 
     method = "adbc"
-    read_ahead = True  # the driver fetches and Arrow converts without the interpreter lock
 
     def __init__(self, dialect: Any, conn: Any) -> None:
         self.dialect, self.conn = dialect, conn

@@ -27,7 +27,6 @@ class Session:
 
     dialect: "Dialect"
     method = ""
-    read_ahead = False  # whether stream() may run in a helper thread (the connection then serves it alone)
 
     def count(self, sql: str, params: Sequence[Any]) -> int:
         raise NotImplementedError
