@@ -96,7 +96,7 @@ def atomic_write(fs: AbstractFileSystem, path: str, data: bytes) -> None:
     if is_object_store(fs):
         fs.pipe_file(path, data)
         return
-    tmp = posixpath.join(parent, f"_tmp_{name}.{uuid.uuid4().hex}")
+    tmp = posixpath.join(parent, f"{TEMP_PREFIX}{name}.{uuid.uuid4().hex}")
     if is_local(fs):
         try:
             write_new_local(tmp, data)
@@ -117,6 +117,25 @@ def atomic_write(fs: AbstractFileSystem, path: str, data: bytes) -> None:
     if fs.exists(path):
         fs.rm(path)
     fs.mv(tmp, path)
+
+
+TEMP_PREFIX = "_tmp_"
+
+
+def remove_temporary_files(fs: AbstractFileSystem, directory: str) -> list[str]:
+    """Delete the temporary files (``_tmp_<name>.<hex>``) that writers killed mid-write left in ``directory``;
+    only for a folder no one else is writing in (the job lock is held). Returns their names."""
+    try:
+        paths = fs.ls(directory, detail=False)
+    except FileNotFoundError:
+        return []
+    removed = []
+    for path in paths:
+        name = posixpath.basename(str(path).rstrip("/"))
+        if name.startswith(TEMP_PREFIX):
+            fs.rm(path)
+            removed.append(name)
+    return removed
 
 
 def write_new_local(path: str, data: bytes) -> None:

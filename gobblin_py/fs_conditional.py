@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import socket
 import uuid
 from typing import Any
 
@@ -66,12 +67,18 @@ def is_precondition_failure(exc: BaseException) -> bool:
     return _error_code(exc) in _PRECONDITION_CODES
 
 
+def owner_tag() -> str:
+    """``<host>-<pid>``: names a temporary file after the process writing it, so that once that process is gone
+    another can tell the file is a leftover (a crash between writing and removing it)."""
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
 def create_if_absent(fs: AbstractFileSystem, path: str, data: bytes) -> bool:
     """Write ``data`` to ``path`` unless a file is there; False when one is. Atomic where
     :func:`conditional_writes` says so; elsewhere a check, then a write."""
     if fsutil.is_local(fs):
         fsutil.makedirs(fs, posixpath.dirname(path))
-        tmp = f"{path}.{uuid.uuid4().hex}.new"
+        tmp = f"{path}.{owner_tag()}.{uuid.uuid4().hex}.new"
         fsutil.write_new_local(tmp, data)  # on a full disk: an error naming it, no file left
         try:
             os.link(tmp, path)  # fails if the target exists: atomic create-if-absent

@@ -1,6 +1,6 @@
 """Crash soak: thousands of SIGKILLs at random instants against a real job, then the exactly-once checks.
 
-    python scripts/crash_soak.py --kills 2000 [--seed N] [--dir DIR] [--boundaries] [--s3]
+    python scripts/crash_soak.py --kills 2000 [--seed N] [--dir DIR] [--boundaries] [--phases K] [--s3]
 
 Same harness as tests/crash (which runs 50 kills in CI); prints a line per 100 kills and a final verdict.
 ``--s3`` keeps the job's data, staging, output, published files, state store, commit log and lock in a bucket of
@@ -18,6 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.crash.harness import CrashJob, boundary_campaign  # noqa: E402
+from tests.crash.phases import phase_campaign  # noqa: E402
 
 
 def main() -> int:
@@ -26,6 +27,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--dir", default=None, help="work folder (default: a new temporary one)")
     parser.add_argument("--boundaries", action="store_true", help="also kill at every commit boundary first")
+    parser.add_argument("--phases", type=int, default=0,
+                        help="also K kills aimed inside the phases of a run first (tests/crash/phases.py)")
     parser.add_argument("--s3", action="store_true", help="everything in a bucket of a local S3 API server (moto)")
     args = parser.parse_args()
     root = Path(args.dir or tempfile.mkdtemp(prefix="gpy-crash-"))
@@ -67,6 +70,9 @@ def soak(args, root: Path, server) -> int:
     started = time.time()
     if args.boundaries:
         print(f"killed at each of {boundary_campaign(job)} commit boundaries: invariants hold", flush=True)
+    if args.phases:
+        kills = phase_campaign(job, kills=args.phases, seed=args.seed)
+        print(f"killed inside phases: {kills.describe()}: invariants hold", flush=True)
     import random
 
     rng = random.Random(args.seed)

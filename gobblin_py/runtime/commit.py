@@ -22,7 +22,8 @@ from gobblin_py.logs import get_logger
 from gobblin_py.plugins import instantiate
 from gobblin_py.errors import GobblinPyError
 from gobblin_py.runtime.boundary import plugin_boundary
-from gobblin_py.runtime.commit_sequence import CommitSequence, CommitStep, DatasetStateStep, boundary
+from gobblin_py.runtime.commit_sequence import CommitSequence, CommitStep, DatasetStateStep
+from gobblin_py.runtime.crash_points import boundary, phase
 from gobblin_py.runtime.job_run import JobRun
 from gobblin_py.runtime.job_settings import COMMIT_POLICIES, CommitSettings, ReplaySettings
 from gobblin_py.runtime.startpoint_steps import StartpointsConsumedStep
@@ -196,7 +197,8 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int)
                                                      job_name, urn, consumed)]
         sequence = CommitSequence(job_name, urn, job_id, [*steps, DatasetStateStep(store, urn, dataset)])
         boundary(f"{urn}:before_log")
-        sequences.put(sequence)
+        with phase("commit.log"):
+            sequences.put(sequence)
         boundary(f"{urn}:logged")
         try:
             sequence.execute(fresh=True)
@@ -206,7 +208,8 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int)
             result.error = f"commit interrupted ({exc}); the next run finishes it before pulling more"
             log.error("commit_interrupted", dataset=urn, error=str(exc))
             return result
-        sequences.delete(sequence)
+        with phase("commit.unlog"):
+            sequences.delete(sequence)
         boundary(f"{urn}:done")
         result.persisted = True
     elif store is not None:

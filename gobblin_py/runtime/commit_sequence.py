@@ -28,6 +28,7 @@ from typing import Any
 from gobblin_py import fs as fsutil
 from gobblin_py import fs_conditional as conditional
 from gobblin_py.config.settings import Settings, setting
+from gobblin_py.runtime.crash_points import boundary, phase
 from gobblin_py.errors import CorruptFileError, GobblinPyError
 from gobblin_py.state import DatasetState, FsDatasetStateStore
 from gobblin_py.state.writable import DATASET_STATE_CLASS, deserialize, serialize
@@ -57,29 +58,6 @@ class DeliverySettings(Settings):
 def delivery_semantics(props) -> str:
     """``EXACTLY_ONCE`` or ``AT_LEAST_ONCE``."""
     return DeliverySettings.load(props).semantics
-
-
-# ------------------------------------------------------------------ a test-only hook
-
-_BOUNDARY_ENV = "GPY_TEST_CRASH_AT_BOUNDARY"
-_boundaries_seen = 0
-
-
-def boundary(name: str) -> None:
-    """Mark a commit step boundary. Only the crash tests act on it: with ``GPY_TEST_CRASH_AT_BOUNDARY=n``
-    the process kills itself (SIGKILL, or the signal number in ``GPY_TEST_SIGNAL``) at the n-th boundary,
-    exactly as a crash or an operator's signal there would."""
-    global _boundaries_seen
-    target = os.environ.get(_BOUNDARY_ENV)
-    if not target:
-        return
-    _boundaries_seen += 1
-    if _boundaries_seen == int(target):
-        log_path = os.environ.get("GPY_TEST_BOUNDARY_LOG")
-        if log_path:
-            with open(log_path, "a") as out:
-                out.write(f"{_boundaries_seen} {name}\n")
-        os.kill(os.getpid(), int(os.environ.get("GPY_TEST_SIGNAL", "9")))
 
 
 # ------------------------------------------------------------------ steps
@@ -289,8 +267,9 @@ class CommitSequence:
         needed when finishing a sequence an earlier run left behind (steps are idempotent either way).
         """
         for index, step in enumerate(self.steps):
-            if fresh or not step.is_completed():
-                step.execute(fresh=fresh)
+            with phase(f"commit.{step.kind}"):
+                if fresh or not step.is_completed():
+                    step.execute(fresh=fresh)
             on_step(f"{self.urn}:step{index}:{step.kind}")
 
 

@@ -1,8 +1,9 @@
 """The driver: one job run from loaded properties to committed datasets and an exit code.
 
 check the configuration → job id ``job_<name>_<millis>`` and the run's folders → take the job lock → finish
-commits earlier runs left → remove their leftover files → previous dataset states → the Source plans work
-units → tasks on the engine → each dataset committed per the commit policy → this run's files removed.
+commits earlier runs left → remove their leftover files (run folders, temporary copies) → previous dataset
+states → the Source plans work units → tasks on the engine → each dataset committed per the commit policy →
+this run's files removed.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from gobblin_py.runtime import interrupts
 from gobblin_py.runtime.boundary import plugin_boundary
 from gobblin_py.runtime.commit import DatasetResult, commit_dataset, group_by_urn
 from gobblin_py.runtime.commit_sequence import EXACTLY_ONCE, CommitSequenceStore, DeliverySettings
+from gobblin_py.runtime.crash_points import phase
 from gobblin_py.runtime.engines import TaskGroup, make_engine, task_groups
 from gobblin_py.runtime.job_run import JobRun
 from gobblin_py.runtime.job_settings import JobSettings
 from gobblin_py.runtime.locks import JobLock, LockSettings
-from gobblin_py.runtime.recovery import finish_pending_commits
+from gobblin_py.runtime.recovery import finish_pending_commits, remove_temporary_files
 from gobblin_py.runtime.run_folders import RunFolders
 from gobblin_py.runtime.validation import check_job
 from gobblin_py.state import FsDatasetStateStore, MultiWorkUnit, RunningState, SourceState, State, TaskState, WorkingState
@@ -136,7 +138,8 @@ class JobLauncher:
         self._lock = JobLock(run.props, self.job_name, job_id) if LockSettings.load(run.props).enabled else None
         with interrupts.handle_signals():
             if self._lock is not None:
-                with interrupts.shielded():  # a signal while taking the lock stops the run once it is held
+                # a signal while taking the lock stops the run once it is held
+                with interrupts.shielded(), phase("lock"):
                     self._lock.acquire()
             try:
                 interrupts.raise_if_interrupted()
@@ -161,7 +164,9 @@ class JobLauncher:
         with interrupts.deferred("earlier runs' unfinished commits were finished first"):
             blocked, failed = finish_pending_commits(run)
         result.datasets.extend(failed)
-        folders.remove_earlier_runs(keep=set(blocked.values()))
+        with phase("cleanup"):
+            folders.remove_earlier_runs(keep=set(blocked.values()))
+            remove_temporary_files(run)
         source, source_state = open_source(run)
         try:
             units = self._plan(run, source, source_state, blocked)
@@ -172,7 +177,8 @@ class JobLauncher:
                 log.info("job_nothing_to_do", job=self.job_name, job_id=run.job_id)
                 return result
             runnable, skipped = self._task_groups(run, units)
-            task_states = self.engine.run(run.props, run.job_id, runnable) if runnable else []
+            with phase("tasks"):
+                task_states = self.engine.run(run.props, run.job_id, runnable) if runnable else []
             self._commit(run, task_states + skipped, result)
             return result
         finally:
@@ -181,7 +187,8 @@ class JobLauncher:
                     source.shutdown(source_state)
             finally:
                 # a commit left for the next run still needs this run's task output
-                folders.remove(keep_output=any(d.commit_pending for d in result.datasets))
+                with phase("cleanup"):
+                    folders.remove(keep_output=any(d.commit_pending for d in result.datasets))
 
     def _open_store(self, run: JobRun) -> None:
         """The state store and, for exactly-once delivery, the commit log (None when the job keeps no state)."""
@@ -201,7 +208,7 @@ class JobLauncher:
     def _plan(self, run: JobRun, source: Source, state: SourceState, blocked: dict[str, str]) -> list:
         """The Source's work units, without those of datasets whose earlier commit could not be finished."""
         name = run.props["source.class"]
-        with plugin_boundary(f"source.class={name}: planning work units"):
+        with plugin_boundary(f"source.class={name}: planning work units"), phase("planning"):
             units = source.get_workunits(state)
         if units is None:
             raise GobblinPyError(f"source.class={name}: returned no work units (failure)")

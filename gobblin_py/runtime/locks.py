@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+import re
 import socket
 import threading
 import time
@@ -100,6 +101,9 @@ class LockInfo:
     def describe(self) -> str:
         started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started))
         return f"{self.job_id or 'a run'} (pid {self.pid} on {self.host}, started {started}, refreshed {time.time() - self.refreshed:.0f} s ago)"
+
+
+_TAKER_FILE = re.compile(r"\.(?P<host>.+)-(?P<pid>\d+)\.[0-9a-f]+\.(new|stale)")
 
 
 def _pid_alive(pid: int) -> bool:
@@ -191,7 +195,7 @@ class JobLock:
     def _move_aside(self, holder: LockInfo, info: LockInfo) -> None:
         """Remove a dead holder's lock where there is no compare-and-swap: move it aside (a rename on local
         disk and HDFS), check it was that lock (not a fresh one another taker just created), put back any other."""
-        aside = f"{self.path}.stale-{info.token}"
+        aside = f"{self.path}.{conditional.owner_tag()}.{info.token}.stale"
         try:
             self.fs.mv(self.path, aside)
         except FileNotFoundError:
@@ -218,8 +222,27 @@ class JobLock:
 
     def _held(self, info: LockInfo) -> None:
         self.info = info
+        self._remove_leftovers()
         self._thread = threading.Thread(target=self._refresh_loop, name="gpy-lock-refresh", daemon=True)
         self._thread.start()
+
+    def _remove_leftovers(self) -> None:
+        """Delete the files runs killed while taking or refreshing this lock left beside it: the temporary copy
+        of a create or a refresh, a stale lock moved aside. A taker's files (``<lock>.<host>-<pid>.<hex>.new``
+        or ``.stale``) only once its process is gone — this host's; a refresh's (``_tmp_<lock>.<hex>``) always,
+        since only the holder refreshes."""
+        directory, name = posixpath.split(self.path)
+        try:
+            paths = self.fs.ls(directory, detail=False)
+            for path in paths:
+                entry = posixpath.basename(str(path).rstrip("/"))
+                taker = _TAKER_FILE.fullmatch(entry[len(name):]) if entry.startswith(f"{name}.") else None
+                dead = taker is not None and taker["host"] == socket.gethostname() and not _pid_alive(int(taker["pid"]))
+                if dead or entry.startswith(f"{fsutil.TEMP_PREFIX}{name}."):
+                    self.fs.rm(path)
+                    log.info("lock_leftover_removed", file=entry)
+        except OSError as exc:  # housekeeping never costs the run its lock
+            log.warning("lock_leftovers_not_removed", lock=self.display, error=str(exc))
 
     def _refresh_loop(self) -> None:
         while not self._stop.wait(self.refresh_s):

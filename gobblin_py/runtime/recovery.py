@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import posixpath
 import time
 
+from gobblin_py import fs as fsutil
 from gobblin_py.logs import get_logger
 from gobblin_py.runtime.commit import DatasetResult
 from gobblin_py.runtime.commit_sequence import DeliverySettings
+from gobblin_py.runtime.crash_points import phase
 from gobblin_py.runtime.job_run import JobRun
 from gobblin_py.state import RunningState
 
@@ -30,8 +33,9 @@ def finish_pending_commits(run: JobRun) -> tuple[dict[str, str], list[DatasetRes
             if attempt:
                 time.sleep(min(2.0, 0.2 * attempt))
             try:
-                sequence.execute()
-                run.sequences.delete(sequence)
+                with phase("recovery"):
+                    sequence.execute()
+                    run.sequences.delete(sequence)
                 error = None
                 break
             except Exception as exc:  # noqa: BLE001 - reported below, per dataset
@@ -45,3 +49,21 @@ def finish_pending_commits(run: JobRun) -> tuple[dict[str, str], list[DatasetRes
         log.error("pending_commit_failed", dataset=sequence.urn, job_id=sequence.job_id, error=str(error))
         failed.append(DatasetResult(sequence.urn, RunningState.FAILED, 0, 0, 0, 0, error=message))
     return blocked, failed
+
+
+def remove_temporary_files(run: JobRun) -> None:
+    """Delete what earlier runs killed mid-write left beside the state store's and the commit log's files
+    (their temporary copies); the job's lock is held, so no run of the job is writing there."""
+    folders = []
+    if run.store is not None:
+        folders.append((run.store.fs, run.store.job_dir(run.job_name)))
+    if run.sequences is not None:
+        folders.append((run.sequences.fs, posixpath.join(run.sequences.root, run.job_name)))
+    for fs, folder in folders:
+        try:
+            removed = fsutil.remove_temporary_files(fs, folder)
+        except OSError as exc:  # housekeeping never fails a run
+            log.warning("temporary_files_not_removed", directory=folder, error=str(exc))
+            continue
+        if removed:
+            log.info("temporary_files_removed", directory=folder, files=removed)

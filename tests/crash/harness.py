@@ -4,7 +4,10 @@ Invariants after every campaign:
 - every source row appears in the published output exactly once;
 - the state store reads cleanly (``gpy state show`` exits 0);
 - each dataset's state matches its published data: the files its snapshot records are exactly the files
-  whose rows were published, and nothing else was published.
+  whose rows were published, and nothing else was published;
+- nothing is left behind: no staging or task output file, no run or attempt folder, no temporary file of a
+  publish, the state store, the commit log or the lock, no commit sequence, no lock — only the data, the
+  published files and the state store's run and ``current`` files.
 
 Used by tests/crash/ (a bounded number of kills in CI) and by ``scripts/crash_soak.py`` (thousands).
 """
@@ -15,6 +18,7 @@ import io
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -25,6 +29,11 @@ import pyarrow.parquet as pq
 
 ROWS_PER_FILE = 30
 DATASETS = ("eu", "us", "apac")
+LOGS = "test-logs"  # the campaigns' phase logs, beside the job file
+# what a job run may leave under its folders once it has succeeded: the rest is a leftover
+KEPT_FILE = re.compile(r"(data/[^/]+/f\d{5}\.csv|published/[^/]+/part\.task_Crash_\d+_\d+_0\.parquet"
+                       r"|state/Crash/[^/]+-(job_Crash_\d+|current)\.jst)")
+KEPT_FOLDER = re.compile(r"(data|published)(/[^/]+)?|state(/Crash|/_commit_sequences(/Crash)?)?|(staging|output)(/Crash)?")
 
 
 @dataclass
@@ -144,6 +153,10 @@ class CrashJob:
         except FileNotFoundError:
             return []
 
+    def pending_commits(self) -> list[str]:
+        """The commit sequences runs left unfinished."""
+        return [p for p in self._find("state", "_commit_sequences") if p.endswith(".json")]
+
     def check_rows(self) -> None:
         """Every source row published exactly once, and no commit left unfinished."""
         ids = self.published_ids()
@@ -180,6 +193,24 @@ class CrashJob:
             assert snapshot == on_disk, f"dataset {urn}: state and published data disagree"
         left = [p for p in self._find("state", "_commit_sequences") if p.endswith(".json")]
         assert not left, f"a commit sequence was left behind: {left}"
+        self.check_nothing_left()
+
+    def leftovers(self) -> list[str]:
+        """Files and folders under the job's folders that a run which succeeded should not have left."""
+        base = self.base.rstrip("/")
+        found = []
+        for path, info in self.fs.find(base, withdirs=True, detail=True).items():
+            relative = path[len(base):].lstrip("/")
+            if not relative or relative == self.job_file.name and not self.store_url or relative.split("/")[0] == LOGS:
+                continue
+            kept = KEPT_FOLDER if info["type"] == "directory" else KEPT_FILE
+            if not kept.fullmatch(relative):
+                found.append(relative)
+        return sorted(found)
+
+    def check_nothing_left(self) -> None:
+        left = self.leftovers()
+        assert not left, f"{len(left)} files or folders left behind: {left[:20]}"
 
 
 def random_campaign(job: CrashJob, kills: int, seed: int, max_delay: float = 1.6) -> None:

@@ -4,8 +4,10 @@ lock all live in a bucket, killed anywhere, loses nothing and publishes nothing 
 import os
 
 from tests.crash.harness import CrashJob, boundary_campaign, random_campaign
+from tests.crash.phases import phase_campaign
 
 S3_RANDOM_KILLS = int(os.environ.get("GPY_S3_CRASH_KILLS", "12"))
+S3_PHASE_KILLS = int(os.environ.get("GPY_S3_CRASH_PHASE_KILLS", "9"))
 
 
 def _job(tmp_path, s3_server, bucket) -> CrashJob:
@@ -26,3 +28,8 @@ def test_random_sigkills_on_s3(tmp_path, s3_server, bucket):
     job = _job(tmp_path, s3_server, bucket)
     random_campaign(job, kills=S3_RANDOM_KILLS, seed=20261123, max_delay=2.5)
     assert job.kills >= S3_RANDOM_KILLS
+
+
+def test_kills_inside_every_phase_on_s3(tmp_path, s3_server, bucket):
+    job = _job(tmp_path, s3_server, bucket)
+    phase_campaign(job, kills=S3_PHASE_KILLS, seed=20261125)  # every phase has kills; every check after

@@ -1,0 +1,23 @@
+"""Proof by crashing, aimed: kills inside every phase of a run, and while a run finishes an earlier run's commit.
+
+After each campaign every source row is published exactly once, the state matches the published data, no
+commit is left unfinished and nothing but data, published files and state is left (tests/crash/harness.py).
+"""
+
+import os
+
+from tests.crash.harness import CrashJob
+from tests.crash.phases import phase_campaign, recovery_campaign
+
+PHASE_KILLS = int(os.environ.get("GPY_CRASH_PHASE_KILLS", "36"))
+RECOVERY_ROUNDS = int(os.environ.get("GPY_CRASH_RECOVERY_ROUNDS", "4"))
+
+
+def test_kills_inside_every_phase(tmp_path):
+    # the campaign checks every row, the state and the folders after it, and that every phase had kills
+    phase_campaign(CrashJob(tmp_path), kills=PHASE_KILLS, seed=20261123)
+
+
+def test_kills_while_a_run_finishes_an_earlier_runs_commit(tmp_path):
+    # each round checks every row, the state and the folders, and that its first recovery kill landed
+    recovery_campaign(CrashJob(tmp_path), rounds=RECOVERY_ROUNDS, seed=20261124)
