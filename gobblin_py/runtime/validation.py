@@ -216,7 +216,10 @@ def check_job(props: Mapping[str, str], *, strict: bool = False) -> JobCheck:
                 add(exc.problems)
             except UsageError as exc:
                 add([_located(props, exc, ref.key)])
-    for key, suggestion in unknown_keys(props, declared | all_declared_names()):
+    # every plugin module is imported to know all keys only when a key is not one the job's own plugins declare
+    doubtful = [key for key in props if not _known(_plain_key(key), declared)]
+    for key, suggestion in unknown_keys({k: props[k] for k in doubtful}, declared | all_declared_names()) \
+            if doubtful else ():
         path, line = locate(key) if callable(locate) else (None, None)
         where = f"{path}:{line}: " if path and line else f"{path}: " if path else ""
         hint = f"did you mean {suggestion}?" if suggestion else "no plugin of gpy or Gobblin reads it"
@@ -274,19 +277,21 @@ def _owned_namespaces(declared: set[str]) -> tuple[set[str], set[str]]:
     return spaces, roots
 
 
+def _plain_key(key: str) -> str:
+    """``key`` without a branch suffix or an entity prefix: the name a settings class declares."""
+    match = _BRANCH_SUFFIX.match(key)
+    base = match.group("base") if match else key
+    entity = _ENTITY.match(base)
+    return entity.group("key") if entity else base
+
+
 def unknown_keys(props: Mapping[str, str], declared: set[str]) -> list[tuple[str, str | None]]:
     """``(key, nearest known key or None)`` for each key in a namespace gpy owns that nothing declares."""
     spaces, roots = _owned_namespaces(declared)
     candidates = sorted(declared | GOBBLIN_KEYS)
     found = []
     for key in props:
-        base = key
-        match = _BRANCH_SUFFIX.match(base)
-        if match:
-            base = match.group("base")
-        entity = _ENTITY.match(base)
-        if entity:
-            base = entity.group("key")
+        base = _plain_key(key)
         if _known(base, declared) or not base.startswith(tuple(spaces | roots)):
             continue
         close = difflib.get_close_matches(base, candidates, n=1, cutoff=0.75)

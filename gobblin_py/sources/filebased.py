@@ -31,6 +31,7 @@ from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import Kind, Settings, setting
 from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.logs import get_logger
+from gobblin_py.native_io import open_input
 from gobblin_py.sources.avro_read import read_avro
 from gobblin_py.sources.event_time import at_or_after, min_max_millis
 from gobblin_py.sources.retry import workunits_to_retry
@@ -299,6 +300,7 @@ class FileExtractor(Extractor):
         self.paths = state.get_prop_as_list(FILES_TO_PULL_KEY)
         self.fs, _ = fsutil.open_fs(self.settings.directory, self.settings.fs_uri)
         self._schema: pa.Schema | None = None
+        self._first: tuple | None = None  # the first file's reader, opened for its schema, read from then on
         self._open: list = []
         self._complete = False
         self._since: int | None = None
@@ -309,7 +311,7 @@ class FileExtractor(Extractor):
 
     def _reader(self, path: str):
         fmt = file_format(path, self.settings.format)
-        stream = self.fs.open(path, "rb")
+        stream = open_input(self.fs, path)
         self._open.append(stream)
         try:
             if fmt == "parquet":
@@ -336,7 +338,11 @@ class FileExtractor(Extractor):
     def get_schema(self) -> pa.Schema:
         if self._schema is None:
             first = self.paths[0] if self.paths else self.state.get_prop(SCHEMA_FILE_KEY)
-            self._schema = self._reader(first)[0] if first else pa.schema([])
+            if first and self.paths:
+                self._first = self._reader(first)
+                self._schema = self._first[0]
+            else:
+                self._schema = self._reader(first)[0] if first else pa.schema([])
         return self._schema
 
     def filter_before(self, timestamp_ms: int) -> None:
@@ -359,15 +365,18 @@ class FileExtractor(Extractor):
             return -1
         total = 0
         for path in self.paths:
-            with self.fs.open(path, "rb") as stream:
+            with open_input(self.fs, path) as stream:
                 total += pq.ParquetFile(stream).metadata.num_rows
         return total
 
     def read_batches(self) -> Iterator[pa.RecordBatch]:
         schema = self.get_schema()
         self._complete = False
-        for path in self.paths:
-            file_schema, batches, _ = self._reader(path)
+        for index, path in enumerate(self.paths):
+            if index == 0 and self._first is not None:  # its first block was parsed for the schema: go on from there
+                (file_schema, batches, _), self._first = self._first, None
+            else:
+                file_schema, batches, _ = self._reader(path)
             try:
                 for batch in batches:
                     if file_schema != schema:

@@ -21,6 +21,7 @@ from gobblin_py import fs as fsutil
 from gobblin_py.api import DataWriter
 from gobblin_py.errors import UsageError
 from gobblin_py.logs import get_logger
+from gobblin_py.native_io import open_output
 
 log = get_logger(__name__)
 
@@ -85,7 +86,7 @@ class StagedFileWriter(DataWriter):
         if fs.exists(staging_path):  # a leftover of an earlier attempt
             log.warning("staging_file_exists", path=staging_path)
             fsutil.remove(fs, staging_path)
-        self._stream = fs.open(staging_path, "wb")
+        self._stream = open_output(fs, staging_path)
         try:
             self._sink = gzip.GzipFile(fileobj=self._stream, mode="wb", compresslevel=gzip_level, mtime=0) \
                 if gzip_level is not None else self._stream
@@ -108,6 +109,9 @@ class StagedFileWriter(DataWriter):
     def _finish(self) -> None:
         """Write what is buffered and the file's footer (``sink`` is closed by the base class)."""
         raise NotImplementedError
+
+    def _drop(self) -> None:
+        """Forget what the format holds in memory: the file is being discarded (before :meth:`_finish`)."""
 
     # -- the DataWriter contract ----------------------------------------------------------------------------------
 
@@ -172,6 +176,7 @@ class StagedFileWriter(DataWriter):
         if self._open_ok:
             self._open_ok = False
             try:
+                self._drop()
                 self._finish()
             except Exception as exc:  # noqa: BLE001 - the file is discarded; the error that led here matters
                 log.debug("close_on_cleanup_failed", path=self.staging_path, error=str(exc))

@@ -15,6 +15,7 @@ The format-named builders (``AvroDataWriterBuilder`` …) differ only in the for
 
 from __future__ import annotations
 
+import importlib
 import posixpath
 from typing import Any
 
@@ -28,25 +29,27 @@ from gobblin_py.config.settings import Settings, problem_at
 from gobblin_py.errors import UsageError
 from gobblin_py.state import State, WorkUnitState
 from gobblin_py.writers.paths import FORMAT_EXTENSIONS, BranchScope
-from gobblin_py.writers.avro import AvroDataWriter
 from gobblin_py.writers.base import StagedFileWriter
-from gobblin_py.writers.csv import CsvDataWriter
-from gobblin_py.writers.jsonl import JsonLinesDataWriter
-from gobblin_py.writers.orc import OrcDataWriter
-from gobblin_py.writers.parquet import ParquetDataWriter
 from gobblin_py.writers.partitioned import PartitionedDataWriter
 from gobblin_py.writers.partitioners import RecordPartitionerAdapter, WriterPartitioner
 from gobblin_py.writers.rolling import RollingDataWriter, WriterIds
 from gobblin_py.writers.settings import FileWriterSettings, WriterSettings
 
-FORMAT_WRITERS: dict[str, type[StagedFileWriter]] = {
-    "PARQUET": ParquetDataWriter,
-    "AVRO": AvroDataWriter,
-    "ORC": OrcDataWriter,
-    "JSON": JsonLinesDataWriter,
-    "CSV": CsvDataWriter,
+# each format's writer, imported when a job writes it (a Parquet job loads neither fastavro nor pyarrow.orc)
+FORMAT_WRITERS: dict[str, str] = {
+    "PARQUET": "gobblin_py.writers.parquet:ParquetDataWriter",
+    "AVRO": "gobblin_py.writers.avro:AvroDataWriter",
+    "ORC": "gobblin_py.writers.orc:OrcDataWriter",
+    "JSON": "gobblin_py.writers.jsonl:JsonLinesDataWriter",
+    "CSV": "gobblin_py.writers.csv:CsvDataWriter",
 }
 PARTITIONER_KEY = "writer.partitioner.class"
+
+
+def format_writer(fmt: str) -> type[StagedFileWriter]:
+    """The file writer class of ``writer.output.format`` ``fmt`` (PARQUET, AVRO, ORC, JSON or CSV)."""
+    module, _, name = FORMAT_WRITERS[fmt].partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def numbered_name(name: str, sequence: int, extension: str) -> str:
@@ -86,7 +89,7 @@ class FsDataWriterBuilder(DataWriterBuilder):
     def writer_for(cls, settings: Any) -> tuple[type[StagedFileWriter], str]:
         """``(file writer class, file extension)`` of a branch (a builder of one writer overrides this)."""
         fmt = settings.format or cls.default_format
-        return FORMAT_WRITERS[fmt], FORMAT_EXTENSIONS[fmt]
+        return format_writer(fmt), FORMAT_EXTENSIONS[fmt]
 
     @classmethod
     def validate(cls, props) -> list[ConfigError]:
@@ -114,8 +117,9 @@ class FsDataWriterBuilder(DataWriterBuilder):
         options: dict[str, Any] = writer_cls.options(settings, state, schema)
         options["include_record_count"] = files.record_count_in_names
         target = files.target_size
-        if target and "stripe_size" in options:  # let an ORC file's growth show before it passes the target
-            options["stripe_size"] = min(options["stripe_size"], target)
+        for buffered in ("stripe_size", "row_group_bytes"):  # ORC stripes, Parquet row groups: at most a file
+            if target and buffered in options:
+                options[buffered] = min(options[buffered], target)
         suffix = writer_cls.name_suffix(options)
         partitioner = load_partitioner(state, branches, branch)
         if isinstance(partitioner, WriterPartitioner):

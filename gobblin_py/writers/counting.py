@@ -10,6 +10,8 @@ from __future__ import annotations
 import gzip
 from typing import Any
 
+from gobblin_py.native_io import open_input
+
 CHUNK = 8 << 20
 
 
@@ -20,12 +22,12 @@ def count_records(fs: Any, path: str, csv_header: bool = True, text_formats: boo
     if name.endswith(".parquet"):
         import pyarrow.parquet as pq
 
-        with fs.open(path, "rb") as stream:
+        with open_input(fs, path) as stream:
             return pq.ParquetFile(stream).metadata.num_rows
     if name.endswith(".orc"):
         import pyarrow.orc as orc
 
-        with fs.open(path, "rb") as stream:
+        with open_input(fs, path) as stream:
             return orc.ORCFile(stream).nrows
     if name.endswith(".avro"):
         from fastavro import block_reader

@@ -9,6 +9,7 @@ from gobblin_py.config.settings import Kind, Scope, Settings, setting
 FORMATS = ("PARQUET", "AVRO", "ORC", "JSON", "CSV")
 PATH_TYPES = ("DEFAULT", "TABLENAME", "NAMESPACE_TABLE")
 CSV_DELIMITER_NAMES = {"\\t": "\t", "tab": "\t", "\\u0001": "\x01"}
+DEFAULT_PARQUET_BLOCK_SIZE = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,12 @@ class WriterSettings(FileWriterSettings):
     csv_delimiter: str = setting("writer.csv.delimiter", scope=Scope.BRANCH, default=",",
                                  doc="CSV delimiter: one character, \\t or tab for a tab")
     csv_header: bool = setting("writer.csv.header", scope=Scope.BRANCH, default=True, doc="write a CSV header line")
+    parquet_block_size: int = setting("parquet.block.size", kind=Kind.SIZE, scope=Scope.BRANCH, shared_fallback=True,
+                                      aliases=("writer.file.block.size",), default=DEFAULT_PARQUET_BLOCK_SIZE,
+                                      minimum=1, default_doc="64MB",
+                                      doc="Parquet row group size: batches are held until they reach this many bytes "
+                                          "of Arrow data (or 1,048,576 rows), then written as one row group; also "
+                                          "read from Gobblin's writer.file.block.size")
     orc_compress: str | None = setting("orc.compress", doc="ORC codec when writer.codec.type is not set")
     orc_stripe_size: int | None = setting("orc.stripe.size", kind=Kind.SIZE, minimum=1, default_doc="64MB",
                                           doc="ORC stripe size")

@@ -160,8 +160,8 @@ def test_column_value_partitions_several_columns_and_separators(tmp_path):
 
 def test_partitions_across_batches_and_rolling_within_a_partition(tmp_path):
     state = task_state(tmp_path, writer__partitioner__class=VALUE, writer__partition__columns="country",
-                       writer__target__file__size="2KB", writer__codec__type="none")
-    many = [events() for _ in range(30)]
+                       writer__target__file__size="512", writer__codec__type="none")
+    many = [events() for _ in range(30)]  # a partition's rows make more than one 512-byte row group
     writer, outputs = write_all(state, *many)
     by_folder = rows_by_folder(tmp_path / "output/out")
     assert {k: len(v) for k, v in by_folder.items()} == {"US": 60, "DE": 60, "F_R": 30, "__HIVE_DEFAULT_PARTITION__": 30}

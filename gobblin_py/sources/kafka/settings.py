@@ -85,7 +85,7 @@ class KafkaSourceSettings(Settings):
                                                     "kafka_timestamp, kafka_topic (comma list of key, partition, "
                                                     "offset, timestamp, topic)")
     batch_rows: int = setting("source.kafka.batch.rows", default=65536, minimum=1,
-                              doc="records per Arrow batch (one Parquet row group)")
+                              doc="records per Arrow batch")
     batch_bytes: int = setting("source.kafka.batch.bytes", kind=Kind.SIZE, default=64 << 20, minimum=1,
                                default_doc="64MB", doc="bytes of message values per Arrow batch, at most")
     threads: int = setting("kafka.source.work.units.creation.threads", default=30, minimum=1,

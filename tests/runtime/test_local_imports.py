@@ -1,0 +1,28 @@
+"""`gpy run --engine local` never imports pyspark: a local run pays for no JVM bridge it does not use."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.runtime.test_run_cli import Job, write_csv
+
+# runs the real CLI, then reports at exit which of the heavy modules the run loaded
+WRAPPER = """
+import atexit, runpy, sys
+atexit.register(lambda: print("LOADED=" + ",".join(sorted(m for m in ("pyspark", "py4j") if m in sys.modules)),
+                              file=sys.stderr))
+sys.argv = ["gpy"] + sys.argv[1:]
+runpy.run_module("gobblin_py.cli", run_name="__main__")
+"""
+
+
+def test_a_local_run_does_not_import_pyspark(tmp_path):
+    job = Job(tmp_path, "writer.output.format=PARQUET\ntaskexecutor.threadpool.size=2")
+    write_csv(job.data / "day1.csv", 1)
+    write_csv(job.data / "day2.csv", 101)
+    done = subprocess.run([sys.executable, "-c", WRAPPER, "run", str(job.file), "--engine", "local"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert job.published_ids() == list(range(1, 41)) + list(range(101, 141))  # the run did its work
+    assert "LOADED=\n" in done.stderr or done.stderr.rstrip().endswith("LOADED="), done.stderr[-2000:]
