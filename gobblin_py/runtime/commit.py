@@ -58,6 +58,7 @@ class DatasetResult:
     high_watermarks: list = field(default_factory=list)
     quality: list[str] = field(default_factory=list)
     commit_pending: bool = False  # its commit log is left for the next run: keep this run's output files
+    saved: DatasetState | None = None  # the state this run saved as the dataset's latest
 
 
 def quality_lines(tasks: list[TaskState]) -> list[str]:
@@ -208,12 +209,12 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int)
             return result
         sequences.delete(sequence)
         boundary(f"{urn}:done")
-        result.persisted = True
+        result.persisted, result.saved = True, dataset
     elif store is not None:
         store.persist_dataset_state(dataset, urn)
         if consumed and run.startpoints is not None:
             run.startpoints.remove_ids(job_name, urn, set(consumed))
-        result.persisted = True
+        result.persisted, result.saved = True, dataset
     log.info("dataset_committed", dataset=urn, state=dataset.state.value, committed_tasks=len(tasks) - len(not_committed),
              failed_tasks=len(not_committed), records_written=result.records_written)
     return result
