@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 import posixpath
+import shutil
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import fsspec
@@ -141,6 +143,29 @@ def remove(fs: AbstractFileSystem, path: str) -> None:
     """Delete a file and, on local disk, its Hadoop checksum sidecar."""
     _drop_crc(fs, path)
     fs.rm(path)
+
+
+REMOVE_THREADS = 16
+
+
+def remove_tree(fs: AbstractFileSystem, path: str) -> None:
+    """Delete the folder ``path`` and everything in it. On local disk its sub-folders go in parallel: removing a
+    folder waits on the disk (a journal commit, a discard), so thousands of them one by one take minutes."""
+    if not is_local(fs):
+        fs.rm(path, recursive=True)
+        return
+    with os.scandir(path) as scan:
+        entries = list(scan)
+    folders = [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+    for entry in entries:
+        if not entry.is_dir(follow_symlinks=False):
+            os.unlink(entry.path)
+    if len(folders) == 1:
+        remove_tree(fs, folders[0])
+    elif folders:
+        with ThreadPoolExecutor(max_workers=min(REMOVE_THREADS, len(folders)), thread_name_prefix="gpy-rm") as pool:
+            list(pool.map(shutil.rmtree, folders))
+    os.rmdir(path)
 
 
 def list_names(fs: AbstractFileSystem, directory: str) -> list[str]:
