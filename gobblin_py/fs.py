@@ -121,6 +121,37 @@ def atomic_write(fs: AbstractFileSystem, path: str, data: bytes) -> None:
     fs.mv(tmp, path)
 
 
+def atomic_write_all(fs: AbstractFileSystem, files: list[tuple[str, bytes]]) -> None:
+    """:func:`atomic_write` of several files of one folder, replaced in the order given. On local disk every file
+    is written and fsynced before the first is renamed into place, and the folder is fsynced once at the end."""
+    parents = {posixpath.dirname(path) for path, _ in files}
+    if not is_local(fs) or len(parents) != 1:
+        for path, data in files:
+            atomic_write(fs, path, data)
+        return
+    [parent] = parents
+    makedirs(fs, parent)
+    temporary = []
+    try:
+        for path, data in files:
+            tmp = posixpath.join(parent, f"_tmp_{posixpath.basename(path)}.{uuid.uuid4().hex}")
+            write_new_local(tmp, data)
+            temporary.append(tmp)
+        for (path, _), tmp in zip(files, temporary):
+            _drop_crc(fs, path)
+            os.replace(tmp, path)
+    except BaseException as exc:
+        for tmp in temporary:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+        if isinstance(exc, OSError) and not exc.filename:
+            raise OSError(exc.errno, exc.strerror, files[0][0]) from exc
+        raise
+    fsync_dir(parent)
+
+
 def write_new_local(path: str, data: bytes) -> None:
     """Write a new local file and fsync it; on failure (a full disk) remove it and raise an error naming it."""
     try:
