@@ -51,14 +51,11 @@ def _names(store) -> list[str]:
     return fsutil.list_names(store.fs, store.root)
 
 
-SUMMARY_ABOVE = 20  # more datasets than this: one line each, unless the full detail is asked for
-
-
 @state.command("show")
 @click.argument("target")
 @click.option("--dataset", "urn", default=None, help="Only this dataset URN (full detail).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for machines (full detail).")
-@click.option("--full", is_flag=True, help=f"Full detail even for more than {SUMMARY_ABOVE} datasets.")
+@click.option("--full", is_flag=True, help="Full detail even for more than 20 datasets.")
 @conf_options
 def state_show(target: str, urn: str | None, as_json: bool, full: bool, conf_root: str | None,
                sysconfig: str | None) -> None:
@@ -68,10 +65,10 @@ def state_show(target: str, urn: str | None, as_json: bool, full: bool, conf_roo
     20 datasets it prints one line per dataset, newest first, unless --dataset, --json or --full asks for more.
     """
     from gobblin_py.state import report
+    from gobblin_py.state.summary_index import SUMMARY_ABOVE, StateIndex, current_files, render_summary
 
     store, jobs = _store_and_jobs(target, conf_root, sysconfig)
     if urn is None and not as_json and not full:
-        from gobblin_py.state.summary_index import StateIndex, current_files, render_summary
 
         if sum(len(current_files(store, job)) for job in jobs) > SUMMARY_ABOVE:
             summaries = [StateIndex(store, job).summary() for job in jobs]

@@ -5,8 +5,9 @@ modification time and inode on local disk; size, time and ETag on object stores)
 from it. It is an extra file, never the source of truth: the ``.jst`` SequenceFiles are. Every use lists the job
 folder and re-reads each ``current`` file whose fingerprint differs from (or is missing in) the index, so a
 stale, partial or deleted index only costs time; a corrupt one is reported and rebuilt. The leading ``_``
-keeps it out of Gobblin's and Hadoop's listings, as it is out of gpy's own. A run updates the index once,
-after its datasets committed; ``gpy state show`` rewrites it when it found entries to refresh.
+keeps it out of Gobblin's and Hadoop's listings, as it is out of gpy's own. A run of a job with more than
+``SUMMARY_ABOVE`` datasets (or one that has an index already) updates it once, after its datasets committed;
+``gpy state show`` rewrites it when it found entries to refresh.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ FORMAT = "gpy-state-index"
 VERSION = 1
 _CURRENT_SUFFIX = f"{CURRENT}{TABLE_SUFFIX}"
 _WATERMARK_WIDTH = 48
+SUMMARY_ABOVE = 20  # more datasets than this: state show summarises, and runs keep an index for it
 
 
 def dataset_line(state: DatasetState) -> dict[str, Any]:
@@ -166,8 +168,10 @@ class StateIndex:
             log.warning("state_index_not_updated", path=self.store.display_path(self.path), error=str(exc))
 
     def _record(self, states: dict[str, DatasetState]) -> None:
-        tables, _ = self.load()
         files = current_files(self.store, self.job_name)
+        if len(files) <= SUMMARY_ABOVE and not self.store.fs.exists(self.path):
+            return  # a store of few datasets is shown in full detail: it needs no index
+        tables, _ = self.load()
         for urn, state in states.items():
             name = self.store.current_table_name(urn)
             if files.get(name) is not None:

@@ -150,3 +150,12 @@ def test_a_run_keeps_the_index_fresh(tmp_path):
     (job_dir / INDEX_FILE).unlink()
     rebuilt = run_gpy("state", "show", str(job))
     assert rebuilt.stdout == indexed.stdout and len(indexed.stdout.splitlines()) == COUNT + 2
+
+
+def test_few_datasets_are_shown_in_full_and_get_no_index(tmp_path):
+    store = FsDatasetStateStore(str(tmp_path / "store"))
+    for i in range(3):
+        store.persist_dataset_state(make_state(i))
+    result = show(store)
+    assert result.stdout.startswith("job Many  dataset db:public.table_00")
+    assert not os.path.exists(os.path.join(store.root, JOB, INDEX_FILE))
