@@ -136,7 +136,7 @@ def main() -> None:
 
     shown, done = median("state", "show", str(job))
     print(f"state show         {shown:7.2f} s  ({len(done.stdout.splitlines())} lines; median of {args.repeat})")
-    (root / "state" / "Scale" / "_gpy_state_index.json").unlink()
+    (root / "state" / "Scale" / "_gpy_state_index.json").unlink(missing_ok=True)
     rebuilt, _ = gpy("state", "show", str(job))
     print(f"  without an index {rebuilt:7.2f} s  (every state file read, the index rebuilt)")
     one, _ = median("state", "show", str(job), "--dataset", "d00042")
