@@ -91,6 +91,17 @@ class Summary:
     problems: list[str] = field(default_factory=list)  # a corrupt index, said to the user
 
 
+_LINE_KEYS = {"urn": str, "job_id": str, "state": str, "end_ms": int, "end_time": (str, type(None)),
+              "records": (int, type(None)), "watermark": str}
+
+
+def _well_formed(entry: Any) -> bool:
+    if not (isinstance(entry, dict) and isinstance(entry.get("fp"), list) and isinstance(entry.get("line"), dict)):
+        return False
+    line = entry["line"]
+    return all(key in line and isinstance(line[key], kind) for key, kind in _LINE_KEYS.items())
+
+
 class StateIndex:
     """The index file of one job's folder in a store."""
 
@@ -112,9 +123,7 @@ class StateIndex:
             if index.get("version") != VERSION:
                 return {}, None  # another version's index: rebuilt without complaint
             tables = index["tables"]
-            if not isinstance(tables, dict) or not all(
-                    isinstance(v, dict) and isinstance(v.get("fp"), list) and isinstance(v.get("line"), dict)
-                    for v in tables.values()):
+            if not isinstance(tables, dict) or not all(_well_formed(v) for v in tables.values()):
                 raise ValueError("its entries are malformed")
             return tables, None
         except (ValueError, KeyError, UnicodeDecodeError) as exc:
