@@ -53,17 +53,29 @@ def _names(store) -> list[str]:
 
 @state.command("show")
 @click.argument("target")
-@click.option("--dataset", "urn", default=None, help="Only this dataset URN.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+@click.option("--dataset", "urn", default=None, help="Only this dataset URN (full detail).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for machines (full detail).")
+@click.option("--full", is_flag=True, help="Full detail even for more than 20 datasets.")
 @conf_options
-def state_show(target: str, urn: str | None, as_json: bool, conf_root: str | None, sysconfig: str | None) -> None:
+def state_show(target: str, urn: str | None, as_json: bool, full: bool, conf_root: str | None,
+               sysconfig: str | None) -> None:
     """Latest state of each dataset: run, times, tasks and their low/expected/actual watermarks.
 
-    TARGET is a job file (its state.store.dir and job.name are used) or a state store directory.
+    TARGET is a job file (its state.store.dir and job.name are used) or a state store directory. With more than
+    20 datasets it prints one line per dataset, newest first, unless --dataset, --json or --full asks for more.
     """
     from gobblin_py.state import report
+    from gobblin_py.state.summary_index import SUMMARY_ABOVE, StateIndex, current_files, render_summary
 
     store, jobs = _store_and_jobs(target, conf_root, sysconfig)
+    if urn is None and not as_json and not full:
+
+        if sum(len(current_files(store, job)) for job in jobs) > SUMMARY_ABOVE:
+            summaries = [StateIndex(store, job).summary() for job in jobs]
+            for problem in (p for s in summaries for p in s.problems):
+                click.echo(f"gpy: warning: {problem}", err=True)
+            click.echo(render_summary(summaries, store.url))
+            return
     rows = report.show(store, jobs, urn)
     if urn is not None and not rows:
         raise UsageError(f"no state for dataset {urn!r} in {store.url}")

@@ -66,6 +66,7 @@ class DatasetResult:
     task_errors: list[str] = field(default_factory=list)  # one line per failed task
     started_ms: int = 0  # its first task's start
     ended_ms: int = 0  # the end of its commit
+    saved: DatasetState | None = None  # the state this run saved as the dataset's latest
 
     @property
     def files(self) -> int:
@@ -232,12 +233,12 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int)
         with phase("commit.unlog"):
             sequences.delete(sequence)
         boundary(f"{urn}:done")
-        result.persisted = True
+        result.persisted, result.saved = True, dataset
     elif store is not None:
         store.persist_dataset_state(dataset, urn)
         if consumed and run.startpoints is not None:
             run.startpoints.remove_ids(job_name, urn, set(consumed))
-        result.persisted = True
+        result.persisted, result.saved = True, dataset
     log.info("dataset_committed", dataset=urn, state=dataset.state.value, committed_tasks=len(tasks) - len(not_committed),
              failed_tasks=len(not_committed), records_written=result.records_written)
     return result

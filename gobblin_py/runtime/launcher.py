@@ -34,6 +34,7 @@ from gobblin_py.runtime.validation import check_job
 from gobblin_py.state import FsDatasetStateStore, MultiWorkUnit, RunningState, SourceState, State, TaskState, WorkingState
 from gobblin_py.state.startpoints import StartpointStore, applied_ids
 from gobblin_py.state.store import StateStoreSettings
+from gobblin_py.state.summary_index import StateIndex
 
 log = get_logger(__name__)
 
@@ -249,6 +250,9 @@ class JobLauncher:
         with interrupts.deferred("the dataset commits under way finished; no other was started"), \
                 ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpy-commit") as pool:
             result.datasets.extend(pool.map(commit, datasets))
+        saved = {d.urn: d.saved for d in result.datasets if d.saved is not None}
+        if saved and run.store is not None:
+            StateIndex(run.store, self.job_name).record(saved)
         failed = any(d.state is RunningState.FAILED for d in result.datasets)
         result.state = RunningState.FAILED if failed else RunningState.COMMITTED
 

@@ -69,7 +69,7 @@ class RunFolders:
             for name in names:
                 if name != self.job_id and name not in keep and name.startswith(f"job_{self.job_name}_"):
                     log.info("old_run_files_removed", directory=posixpath.join(path, name))
-                    fs.rm(posixpath.join(path, name), recursive=True)
+                    fsutil.remove_tree(fs, posixpath.join(path, name))
 
     def remove(self, keep_output: bool = False) -> None:
         """Delete this run's staging and task-output folders (published data has moved out already);
@@ -80,6 +80,6 @@ class RunFolders:
             fs, path = fsutil.open_fs(self.props[key], self._fs_uri(key))
             try:
                 if fs.exists(path):
-                    fs.rm(path, recursive=True)
+                    fsutil.remove_tree(fs, path)
             except OSError as exc:
                 log.warning("run_files_not_removed", directory=path, error=str(exc))

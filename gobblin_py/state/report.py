@@ -91,7 +91,11 @@ def show(store: FsDatasetStateStore, job_names: list[str], urn: str | None = Non
     """Summaries of the latest state of each dataset of each job (or only of dataset ``urn``)."""
     rows = []
     for job in job_names:
-        latest = store.get_latest_dataset_states_by_urns(job)
+        if urn:  # one dataset: read its own current file only
+            state = store.get_latest_dataset_state(job, urn)
+            latest = {urn: state} if state is not None else {}
+        else:
+            latest = store.get_latest_dataset_states_by_urns(job)
         for dataset_urn in sorted(latest):
             if urn is not None and dataset_urn != urn:
                 continue

@@ -268,8 +268,8 @@ class FsDatasetStateStore:
         data = encode_dataset_state_file(urn, state)
         run_path = posixpath.join(job_dir, self.table_name(urn, state.job_id))
         try:
-            fsutil.atomic_write(self.fs, run_path, data)
-            fsutil.atomic_write(self.fs, posixpath.join(job_dir, self.current_table_name(urn)), data)
+            # the run file first, then the current file: a crash between leaves the previous current intact
+            fsutil.atomic_write_all(self.fs, [(run_path, data), (posixpath.join(job_dir, self.current_table_name(urn)), data)])
             self.name_parser.record(self.fs, job_dir, sanitize_urn(urn))
             self._drop_migrated_current(job_dir, urn)
         except OSError as exc:
