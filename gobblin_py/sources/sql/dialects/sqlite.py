@@ -98,6 +98,10 @@ class SqliteDialect(Dialect):
     def open_session(self, method: str, columns: list[ColumnSpec]) -> Session:
         if method == "adbc":
             conn = adbc.dbapi(ADBC_MODULE).connect(self._uri())
+            # as the sqlite3 path's timeout: wait for a writer's lock instead of failing at once ("database is locked")
+            with conn.cursor() as cur:
+                cur.execute(f"PRAGMA busy_timeout = {int(self.config.timeout_seconds * 1000)}")
+                cur.fetchall()
             return SqliteAdbcSession(self, conn)
         return CursorSession(self, self.connect())
 
