@@ -22,7 +22,6 @@ import time
 from dataclasses import dataclass, field
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from gobblin_py import fs as fsutil
 from gobblin_py.api import Initializable, RecordRowPolicy, RowPolicy, plugin_name
@@ -96,6 +95,8 @@ class RequiredFieldsPolicy(RowPolicy):
         self.fields = list(RequiredFieldsSettings.load(state).fields)
 
     def check_batch(self, batch: pa.RecordBatch, state: State) -> pa.BooleanArray:
+        import pyarrow.compute as pc  # only where a policy runs: a job without one never loads Arrow's kernels
+
         mask = None
         for name in self.fields:
             index = batch.schema.get_field_index(name)
@@ -162,6 +163,8 @@ class RowChecker:
 
     def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """The rows of ``batch`` that pass every policy; FAIL policies raise instead."""
+        import pyarrow.compute as pc  # only where a policy runs: a job without one never loads Arrow's kernels
+
         for entry in self.policies:
             if batch.num_rows == 0:
                 return batch

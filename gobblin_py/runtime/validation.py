@@ -54,7 +54,7 @@ from gobblin_py.runtime.task_settings import DEFAULT_FORK_OPERATOR, DEFAULT_WRIT
 from gobblin_py.sources.retry import RetrySettings
 from gobblin_py.state.run_history import HistorySettings
 from gobblin_py.state.store import StateStoreSettings
-from gobblin_py.writers.partitioners import WriterPartitioner
+from gobblin_py.writers.partitioner_base import WriterPartitioner
 
 CORE_SETTINGS: tuple[type[Settings], ...] = (
     JobSettings, CommitSettings, ReplaySettings, DeliverySettings, TaskSettings, EngineSettings, LockSettings,

@@ -32,8 +32,6 @@ from gobblin_py.config.settings import Kind, Settings, setting
 from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.logs import get_logger
 from gobblin_py.native_io import open_input
-from gobblin_py.sources.avro_read import read_avro
-from gobblin_py.sources.event_time import at_or_after, min_max_millis
 from gobblin_py.sources.retry import workunits_to_retry
 from gobblin_py.state.progress import replay_low
 from gobblin_py.state.startpoints import (
@@ -319,6 +317,8 @@ class FileExtractor(Extractor):
                 return (parquet.schema_arrow, parquet.iter_batches(batch_size=self.settings.batch_size),
                         parquet.metadata.num_rows)
             if fmt == "avro":
+                from gobblin_py.sources.avro_read import read_avro  # the Avro codec only for Avro files
+
                 schema, batches = read_avro(stream, path, self.settings.avro_schema, self.settings.batch_size)
                 return schema, batches, -1
             if fmt == "json":
@@ -395,6 +395,8 @@ class FileExtractor(Extractor):
         column = self.settings.event_column
         if not column or batch.num_rows == 0:
             return batch
+        from gobblin_py.sources.event_time import at_or_after, min_max_millis  # Arrow's kernels only with event times
+
         if column not in batch.schema.names:
             raise UsageError(f"source.event.time.column={column}: the records have no such column "
                              f"(they have {', '.join(batch.schema.names)})")

@@ -30,8 +30,7 @@ from gobblin_py.errors import UsageError
 from gobblin_py.state import State, WorkUnitState
 from gobblin_py.writers.paths import FORMAT_EXTENSIONS, BranchScope
 from gobblin_py.writers.base import StagedFileWriter
-from gobblin_py.writers.partitioned import PartitionedDataWriter
-from gobblin_py.writers.partitioners import RecordPartitionerAdapter, WriterPartitioner
+from gobblin_py.writers.partitioner_base import RecordPartitionerAdapter, WriterPartitioner
 from gobblin_py.writers.rolling import RollingDataWriter, WriterIds
 from gobblin_py.writers.settings import FileWriterSettings, WriterSettings
 
@@ -148,6 +147,8 @@ class FsDataWriterBuilder(DataWriterBuilder):
 
         if partitioner is None:
             return rolling("")
+        from gobblin_py.writers.partitioned import PartitionedDataWriter  # its Arrow kernels only when partitioning
+
         return PartitionedDataWriter(partitioner, rolling,  # type: ignore[arg-type]
                                      include_names=files.partition_in_names,
                                      replace_separators=files.replace_separators)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 import time
-from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,17 +29,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gobblin_py import joda
-from gobblin_py.api import Initializable
 from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import Scope, Settings, setting
 from gobblin_py.errors import UsageError
 from gobblin_py.logs import get_logger
 from gobblin_py.state import State
 from gobblin_py.config.branches import branch_key
+# the interface lives apart so that a job without a partitioner does not load Arrow's kernels; importable from here
+from gobblin_py.writers.partitioner_base import PartitionFields, RecordPartitionerAdapter, WriterPartitioner  # noqa: F401
 
 log = get_logger(__name__)
-
-PartitionFields = list[tuple[str, "pa.Array | str"]]
 
 DEFAULT_TIMEZONE = "America/Los_Angeles"  # Gobblin's ConfigurationKeys.PST_TIMEZONE_NAME
 DEFAULT_TIMEUNIT = "MILLISECONDS"
@@ -50,37 +48,6 @@ GRANULARITY_PATTERNS = {"YEAR": "yyyy", "MONTH": "yyyy/MM", "DAY": "yyyy/MM/dd",
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 _TIMEUNIT_TO_ARROW = {"SECONDS": ("s", 1), "MILLISECONDS": ("ms", 1), "MICROSECONDS": ("us", 1),
                       "NANOSECONDS": ("ns", 1), "MINUTES": ("s", 60), "HOURS": ("s", 3600), "DAYS": ("s", 86400)}
-class WriterPartitioner(ABC):
-    """Partition fields of a batch; see the module notes."""
-
-    def init(self, state: State, branches: int, branch: int) -> None:
-        """Read configuration (its keys take Gobblin's writer suffix rule: ``.i`` with several branches)."""
-
-    def check_schema(self, schema: pa.Schema) -> None:
-        """Fail (UsageError) before anything is written if the partitioner cannot work on ``schema``."""
-
-    @abstractmethod
-    def partition(self, batch: pa.RecordBatch) -> PartitionFields:
-        """``(field name, per-row values or a constant)`` in path order."""
-
-
-class RecordPartitionerAdapter(WriterPartitioner):
-    """Runs a per-record partitioner (``partition_for_record(dict) -> dict`` of field → value) on batches."""
-
-    def __init__(self, record_partitioner: Any) -> None:
-        self.inner = record_partitioner
-
-    def init(self, state: State, branches: int, branch: int) -> None:
-        if isinstance(self.inner, Initializable):  # same signature as WriterPartitioner.init
-            self.inner.init(state, branches, branch)
-
-    def partition(self, batch: pa.RecordBatch) -> PartitionFields:
-        partitions = [self.inner.partition_for_record(row) or {} for row in batch.to_pylist()]
-        names = list(dict.fromkeys(name for p in partitions for name in p))
-        return [(name, pa.array([None if p.get(name) is None else str(p[name]) for p in partitions], pa.large_string()))
-                for name in names]
-
-
 # -- column lookup -----------------------------------------------------------------------------------------------
 
 def find_column(batch_or_schema: pa.RecordBatch | pa.Schema, name: str) -> Any:
