@@ -17,6 +17,7 @@ from benchkit.context import Context  # noqa: E402
 from benchkit.model import GPY_LOCAL, Case, Contender, Step, Target  # noqa: E402
 from benchkit.process import Sample  # noqa: E402
 from benchkit.runner import Row, _run_trial, evaluate  # noqa: E402
+from benchkit.suites.state import shown_datasets  # noqa: E402
 
 
 def _row(case: Case, name: str, role: str, seconds: list[float], peaks: list[int] | None = None) -> Row:
@@ -95,3 +96,15 @@ def test_only_selects_cases_by_glob_or_by_part_of_their_key(tmp_path):
     assert ctx.wants("files-5M") and ctx.wants("sql-sqlite-noop") and not ctx.wants("files-20M", "kafka-first")
     assert Context(tmp_path, tmp_path, tmp_path, only=["kafka"]).wants("kafka-first")
     assert Context(tmp_path, tmp_path, tmp_path, scale=0.02).size(1_000_000) == 20_000
+
+
+def test_state_show_is_counted_in_its_summary_and_in_its_full_form(tmp_path):
+    summary = tmp_path / "summary.log"
+    summary.write_text("job Scale: 3 datasets, newest first (--dataset URN or --json for the full detail)\n"
+                       "  dataset  state      last run                  records  watermark\n"
+                       "  d2       COMMITTED  2026-11-23T06:24:15.496Z  1        17\n"
+                       "  d1       COMMITTED  2026-11-23T06:24:15.496Z  1        17\n\n")
+    assert shown_datasets(summary) == 2
+    full = tmp_path / "full.log"
+    full.write_text('job Scale  dataset d1\n  task t COMMITTED\njob Scale  dataset d2\n  task t COMMITTED\n')
+    assert shown_datasets(full) == 2

@@ -16,6 +16,7 @@ takes over a minute, so this benchmark runs one round (``MAX_ROUNDS``).
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -59,8 +60,12 @@ def scale_module() -> ModuleType | None:
 
 
 def shown_datasets(log: Path) -> int:
-    """Datasets ``gpy state show`` printed: one ``job <name>  dataset <urn>`` heading each."""
-    return sum(1 for line in log.read_text(errors="replace").splitlines() if line.startswith("job "))
+    """Datasets ``gpy state show`` printed: a summary line each (``job <name>: N datasets, newest first``, a column
+    header, then one line per dataset), or else one ``job <name>  dataset <urn>`` heading each."""
+    lines = log.read_text(errors="replace").splitlines()
+    if lines and re.match(r"job .+: [\d,]+ datasets, newest first", lines[0]):
+        return sum(1 for line in lines[2:] if line.strip())
+    return sum(1 for line in lines if line.startswith("job "))
 
 
 def benchmarks(ctx: Context) -> Iterator[Benchmark]:
