@@ -140,9 +140,10 @@ def remove_temporary_files(fs: AbstractFileSystem, directory: str) -> list[str]:
     return removed
 
 
-def atomic_write_all(fs: AbstractFileSystem, files: list[tuple[str, bytes]]) -> None:
+def atomic_write_all(fs: AbstractFileSystem, files: list[tuple[str, bytes]], sync_folder: bool = True) -> None:
     """:func:`atomic_write` of several files of one folder, replaced in the order given. On local disk every file
-    is written and fsynced before the first is renamed into place, and the folder is fsynced once at the end."""
+    is written and fsynced before the first is renamed into place, and the folder is fsynced once at the end
+    (unless ``sync_folder`` is false: the caller then fsyncs it before relying on the renames)."""
     parents = {posixpath.dirname(path) for path, _ in files}
     if not is_local(fs) or len(parents) != 1:
         for path, data in files:
@@ -168,7 +169,8 @@ def atomic_write_all(fs: AbstractFileSystem, files: list[tuple[str, bytes]]) -> 
         if isinstance(exc, OSError) and not exc.filename:
             raise OSError(exc.errno, exc.strerror, files[0][0]) from exc
         raise
-    fsync_dir(parent)
+    if sync_folder:
+        fsync_dir(parent)
 
 
 def write_new_local(path: str, data: bytes) -> None:

@@ -22,6 +22,7 @@ from gobblin_py.api import DataPublisher, ExactlyOncePublisher, Initializable
 from gobblin_py.logs import get_logger
 from gobblin_py.plugins import instantiate
 from gobblin_py.errors import GobblinPyError
+from gobblin_py.runtime import interrupts
 from gobblin_py.runtime.boundary import plugin_boundary
 from gobblin_py.runtime.commit_sequence import CommitSequence, CommitStep, DatasetStateStep
 from gobblin_py.runtime.crash_points import boundary, phase
@@ -36,7 +37,7 @@ from gobblin_py.state import DatasetState, RunningState, TaskState, WorkingState
 log = get_logger(__name__)
 
 DEFAULT_PUBLISHER = "gobblin_py.publishers.base.BaseDataPublisher"
-__all__ = ["COMMIT_POLICIES", "DatasetResult", "commit_dataset", "commit_policy", "describe_outputs", "failure_line",
+__all__ = ["COMMIT_POLICIES", "DatasetResult", "LoggedCommit", "commit_batch", "commit_dataset", "commit_policy", "describe_outputs", "failure_line",
            "group_by_urn"]
 
 
@@ -133,11 +134,23 @@ def group_by_urn(task_states: list[TaskState]) -> dict[str, list[TaskState]]:
     return groups
 
 
-def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int) -> DatasetResult:
+@dataclass
+class LoggedCommit:
+    """A dataset's commit sequence waiting to be logged with others of its batch, and then run."""
+
+    sequence: CommitSequence
+    result: DatasetResult
+    dataset: DatasetState
+    failed_tasks: int
+
+
+def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
+                   batch: list[LoggedCommit] | None = None) -> DatasetResult:
     """Publish and persist one dataset of ``run`` according to the job commit policy.
 
     With a commit-sequence store (EXACTLY_ONCE, the default) the moves and the new state are logged as one
-    commit sequence before any of them is made; otherwise data is published, then the state saved.
+    commit sequence before any of them is made; otherwise data is published, then the state saved. With
+    ``batch`` the sequence is added to it instead, for :func:`commit_batch` to log and run.
     """
     props, job_name, job_id, store, sequences = run.props, run.job_name, run.job_id, run.store, run.sequences
     previous = run.previous.get(urn)
@@ -218,6 +231,9 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int)
             steps = [*steps, StartpointsConsumedStep(run.startpoints.url, run.props.get("state.store.fs.uri"),
                                                      job_name, urn, consumed)]
         sequence = CommitSequence(job_name, urn, job_id, [*steps, DatasetStateStep(store, urn, dataset)])
+        if batch is not None:
+            batch.append(LoggedCommit(sequence, result, dataset, len(not_committed)))
+            return result
         boundary(f"{urn}:before_log")
         with phase("commit.log"):
             sequences.put(sequence)
@@ -239,6 +255,63 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int)
         if consumed and run.startpoints is not None:
             run.startpoints.remove_ids(job_name, urn, set(consumed))
         result.persisted, result.saved = True, dataset
-    log.info("dataset_committed", dataset=urn, state=dataset.state.value, committed_tasks=len(tasks) - len(not_committed),
-             failed_tasks=len(not_committed), records_written=result.records_written)
+    _log_committed(result, dataset, len(not_committed))
     return result
+
+
+def _log_committed(result: DatasetResult, dataset: DatasetState, failed_tasks: int) -> None:
+    log.info("dataset_committed", dataset=result.urn, state=dataset.state.value,
+             committed_tasks=result.tasks - failed_tasks, failed_tasks=failed_tasks,
+             records_written=result.records_written)
+
+
+def commit_batch(run: JobRun, number: int, commits: list[LoggedCommit]) -> None:
+    """Log the sequences of several datasets as one batch (one file, one fsync), run each, then drop the batch;
+    a sequence that fails stays logged (alone in the batch file) for the next run to finish. Stopped by a
+    signal, the commit under way finishes and no other starts: those not started leave the log unrun."""
+    sequences = run.sequences
+    if not commits or sequences is None:
+        return
+    name = f"batch{number}"
+    boundary(f"{name}:before_log")
+    with phase("commit.log"):
+        path = sequences.put_batch(run.job_name, run.job_id, number, [c.sequence for c in commits])
+    boundary(f"{name}:logged")
+    left = []
+    for commit in commits:  # the states' folder is fsynced once, after all of them, before the log goes
+        for step in commit.sequence.steps:
+            if isinstance(step, DatasetStateStep):
+                step.sync_folder = False
+    for commit in commits:
+        result = commit.result
+        if interrupts.cancelled():  # none of its steps ran: dropping it from the log is as if never logged
+            _not_started(commit)
+            continue
+        try:
+            commit.sequence.execute(fresh=True)
+        except Exception as exc:  # noqa: BLE001 - the logged sequence is finished by the next run
+            left.append(commit.sequence)
+            result.commit_pending = True
+            result.state = RunningState.FAILED
+            result.error = f"commit interrupted ({exc}); the next run finishes it before pulling more"
+            log.error("commit_interrupted", dataset=result.urn, error=str(exc))
+            continue
+        result.persisted, result.saved = True, commit.dataset
+    with phase("commit.unlog"):
+        if run.store is not None:
+            run.store.sync_job_dir(run.job_name)
+        sequences.finish_batch(path, [c.sequence for c in commits], left)
+    boundary(f"{name}:done")
+    for commit in commits:
+        if commit.result.persisted:
+            _log_committed(commit.result, commit.dataset, commit.failed_tasks)
+
+
+def _not_started(commit: LoggedCommit) -> None:
+    """A logged commit the run was stopped before starting: its tasks back to uncommitted, its dataset failed."""
+    result = commit.result
+    for task in commit.dataset.all_task_states():
+        if task.working_state is WorkingState.COMMITTED:
+            task.working_state = WorkingState.SUCCESSFUL
+    result.state, result.error = RunningState.FAILED, "not committed: the run was interrupted"
+    result.failed_tasks, result.records_written, result.published = result.tasks, 0, []

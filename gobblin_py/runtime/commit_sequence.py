@@ -7,7 +7,10 @@ before it plans new work, so data is published once and its watermark is saved w
 instant of the crash. Every step is idempotent: ``is_completed()`` says whether it has taken effect.
 
 Store layout: ``<gobblin.runtime.commit.sequence.store.dir>/<job name>/<sanitised urn>.json`` (default
-directory ``<state.store.dir>/_commit_sequences``), each written atomically.
+directory ``<state.store.dir>/_commit_sequences``), each written atomically. A run committing many datasets
+logs them in batches instead, one file (``+batch-<job id>-<n>.json``) and one fsync for up to
+``gobblin.runtime.commit.sequence.batch.size`` datasets; once every sequence of a batch has run the file is
+deleted, and one that could not finish is kept alone in it (rewritten atomically) for the next run.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ SEMANTICS_KEY = "gobblin.runtime.delivery.semantics"
 STORE_DIR_KEY = "gobblin.runtime.commit.sequence.store.dir"
 STORE_FS_URI_KEY = "gobblin.runtime.commit.sequence.store.fs.uri"
 MAX_RETRIES_KEY = "gobblin.runtime.commit.sequence.max.retries"
+BATCH_SIZE_KEY = "gobblin.runtime.commit.sequence.batch.size"
+BATCH_PREFIX = "+batch-"  # '+' is percent-encoded in a dataset's file name, so a batch's never collides with one
 EXACTLY_ONCE, AT_LEAST_ONCE = "EXACTLY_ONCE", "AT_LEAST_ONCE"
 FORMAT_VERSION = 1
 
@@ -53,6 +58,8 @@ class DeliverySettings(Settings):
                                        doc="filesystem of a bare commit sequence store dir")
     max_retries: int = setting(MAX_RETRIES_KEY, default=3, minimum=1, maximum=100,
                                doc="tries to finish an earlier run's commit before its dataset is skipped")
+    batch_size: int = setting(BATCH_SIZE_KEY, default=100, minimum=1, maximum=10_000,
+                              doc="most datasets one commit log holds when a run commits many (1: a log each)")
 
 
 def delivery_semantics(props) -> str:
@@ -212,13 +219,14 @@ class DatasetStateStep(CommitStep):
     urn: str
     state: DatasetState
     kind: str = "dataset_state"
+    sync_folder: bool = field(default=True, compare=False)  # false in a batch, whose end fsyncs the folder once
 
     def is_completed(self) -> bool:
         latest = self.store.get_latest_dataset_state(self.state.job_name, self.urn)
         return latest is not None and latest.job_id == self.state.job_id
 
     def execute(self, fresh: bool = False) -> None:
-        self.store.persist_dataset_state(self.state, self.urn)
+        self.store.persist_dataset_state(self.state, self.urn, sync_folder=self.sync_folder)
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "urn": self.urn, "state": serialize(self.state).hex()}
@@ -235,6 +243,7 @@ class CommitSequence:
     urn: str
     job_id: str
     steps: list[CommitStep] = field(default_factory=list)
+    batch: str | None = field(default=None, compare=False)  # the batch file that logged it, if any
 
     def to_json(self) -> dict[str, Any]:
         return {"version": FORMAT_VERSION, "job_name": self.job_name, "urn": self.urn, "job_id": self.job_id,
@@ -294,6 +303,7 @@ class CommitSequenceStore:
         self.fs, self.root = fsutil.open_fs(root, fs_uri)
         self.state_store = state_store
         self.props = props or {}
+        self._batched: set[tuple[str, str]] = set()  # (job, urn) of sequences pending() found in batch files
 
     @classmethod
     def for_job(cls, props: dict[str, str], state_store: FsDatasetStateStore) -> "CommitSequenceStore":
@@ -312,7 +322,31 @@ class CommitSequenceStore:
         return posixpath.join(self.root, job_name, self.file_name(urn))
 
     def exists(self, job_name: str, urn: str) -> bool:
-        return self.fs.exists(self.path(job_name, urn))
+        """Whether a commit of the dataset is logged: its own file, or a batch :meth:`pending` listed."""
+        return (job_name, urn) in self._batched or self.fs.exists(self.path(job_name, urn))
+
+    def put_batch(self, job_name: str, job_id: str, number: int, sequences: list[CommitSequence]) -> str:
+        """Log the sequences of several datasets as one file (one write, one fsync); returns its path."""
+        path = posixpath.join(self.root, job_name, f"{BATCH_PREFIX}{quote(job_id, safe='._-')}-{number}.json")
+        if self.fs.exists(path):
+            raise GobblinPyError(f"{path}: a batch of unfinished commits is already logged there")
+        for sequence in sequences:
+            sequence.batch = path
+        data = {"version": FORMAT_VERSION, "batch": [s.to_json() for s in sequences]}
+        fsutil.atomic_write(self.fs, path, json.dumps(data, separators=(",", ":")).encode("utf-8"))
+        return path
+
+    def finish_batch(self, path: str, sequences: list[CommitSequence], left: list[CommitSequence]) -> None:
+        """A batch whose ``sequences`` have all run, but for ``left`` (not finished): delete its file, or keep
+        only ``left`` in it."""
+        unfinished = {id(s) for s in left}
+        self._batched -= {(s.job_name, s.urn) for s in sequences if id(s) not in unfinished}
+        if not left:
+            if self.fs.exists(path):
+                fsutil.remove(self.fs, path)
+            return
+        data = {"version": FORMAT_VERSION, "batch": [s.to_json() for s in left]}
+        fsutil.atomic_write(self.fs, path, json.dumps(data, separators=(",", ":")).encode("utf-8"))
 
     def put(self, sequence: CommitSequence) -> None:
         """Log a sequence; never over another run's unfinished one."""
@@ -340,4 +374,14 @@ class CommitSequenceStore:
             except ValueError as exc:
                 raise CorruptFileError(where, f"corrupt commit sequence ({exc}); it records an unfinished commit: "
                                               "repair or remove it, knowing its data may be half published") from None
-            yield CommitSequence.from_json(data, self.state_store, where, self.props)
+            if not name.startswith(BATCH_PREFIX):
+                yield CommitSequence.from_json(data, self.state_store, where, self.props)
+                continue
+            if not isinstance(data, dict) or not isinstance(data.get("batch"), list):
+                raise CorruptFileError(where, "not a readable batch of commit sequences; it records unfinished "
+                                              "commits: repair or remove it, knowing their data may be half published")
+            batch = [CommitSequence.from_json(item, self.state_store, where, self.props) for item in data["batch"]]
+            for sequence in batch:
+                sequence.batch = path
+                self._batched.add((sequence.job_name, sequence.urn))
+            yield from batch

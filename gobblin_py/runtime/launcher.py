@@ -19,7 +19,7 @@ from gobblin_py.logs import get_logger
 from gobblin_py.plugins import canonical_plugin_props, instantiate
 from gobblin_py.runtime import interrupts
 from gobblin_py.runtime.boundary import plugin_boundary
-from gobblin_py.runtime.commit import DatasetResult, commit_dataset, describe_outputs, group_by_urn
+from gobblin_py.runtime.commit import DatasetResult, LoggedCommit, commit_batch, commit_dataset, describe_outputs, group_by_urn
 from gobblin_py.runtime.commit_sequence import EXACTLY_ONCE, CommitSequenceStore, DeliverySettings
 from gobblin_py.runtime.crash_points import phase
 from gobblin_py.runtime.engines import TaskGroup, make_engine, task_groups
@@ -245,11 +245,30 @@ class JobLauncher:
                 outcome = commit_dataset(run, urn, tasks, ended)
             return describe_outputs(outcome, tasks, run.started_ms)
 
+        def commit_chunk(numbered: tuple[int, list[tuple[str, list[TaskState]]]]) -> list[DatasetResult]:
+            number, chunk = numbered  # datasets whose commit sequences are logged as one batch
+            batch: list[LoggedCommit] = []
+            outcomes = []
+            for urn, tasks in chunk:
+                if interrupts.cancelled():
+                    outcome = DatasetResult(urn, RunningState.FAILED, len(tasks), len(tasks), 0, 0,
+                                            error="not committed: the run was interrupted")
+                else:
+                    outcome = commit_dataset(run, urn, tasks, ended, batch)
+                outcomes.append((outcome, tasks))
+            commit_batch(run, number, batch)
+            return [describe_outputs(outcome, tasks, run.started_ms) for outcome, tasks in outcomes]
+
         settings = run.commit_settings
         workers = settings.commit_threads if settings.parallel_commit and len(datasets) > 1 else 1
+        size = min(DeliverySettings.load(run.props).batch_size, -(-len(datasets) // workers)) if run.sequences else 1
         with interrupts.deferred("the dataset commits under way finished; no other was started"), \
                 ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpy-commit") as pool:
-            result.datasets.extend(pool.map(commit, datasets))
+            if size > 1:  # many datasets per thread: their commit logs are written in batches
+                chunks = enumerate(datasets[i:i + size] for i in range(0, len(datasets), size))
+                result.datasets.extend(d for outcomes in pool.map(commit_chunk, chunks) for d in outcomes)
+            else:
+                result.datasets.extend(pool.map(commit, datasets))
         saved = {d.urn: d.saved for d in result.datasets if d.saved is not None}
         if saved and run.store is not None:
             StateIndex(run.store, self.job_name).record(saved)

@@ -27,7 +27,11 @@ def finish_pending_commits(run: JobRun) -> tuple[dict[str, str], list[DatasetRes
     retries = DeliverySettings.load(run.props).max_retries
     blocked: dict[str, str] = {}
     failed: list[DatasetResult] = []
+    batches: dict[str, tuple[list, list]] = {}  # batch file: its sequences, those left unfinished
     for sequence in run.sequences.pending(run.job_name):
+        if sequence.batch is not None:
+            batch = batches.setdefault(sequence.batch, ([], []))
+            batch[0].append(sequence)
         error: Exception | None = None
         for attempt in range(retries):
             if attempt:
@@ -35,7 +39,8 @@ def finish_pending_commits(run: JobRun) -> tuple[dict[str, str], list[DatasetRes
             try:
                 with phase("recovery"):
                     sequence.execute()
-                    run.sequences.delete(sequence)
+                    if sequence.batch is None:
+                        run.sequences.delete(sequence)
                 error = None
                 break
             except Exception as exc:  # noqa: BLE001 - reported below, per dataset
@@ -44,10 +49,15 @@ def finish_pending_commits(run: JobRun) -> tuple[dict[str, str], list[DatasetRes
             log.info("pending_commit_finished", dataset=sequence.urn, job_id=sequence.job_id)
             continue
         blocked[sequence.urn] = sequence.job_id
+        if sequence.batch is not None:
+            batches[sequence.batch][1].append(sequence)
         message = (f"the commit of run {sequence.job_id} could not be finished after {retries} tries ({error}); "
                    "this dataset is skipped until it can")
         log.error("pending_commit_failed", dataset=sequence.urn, job_id=sequence.job_id, error=str(error))
         failed.append(DatasetResult(sequence.urn, RunningState.FAILED, 0, 0, 0, 0, error=message))
+    for path, (sequences, left) in batches.items():  # a batch file goes once all its sequences have run
+        with phase("recovery"):
+            run.sequences.finish_batch(path, sequences, left)
     return blocked, failed
 
 

@@ -256,10 +256,12 @@ class FsDatasetStateStore:
 
     # ------------------------------------------------------------ writing
 
-    def persist_dataset_state(self, state: DatasetState, urn: str | None = None) -> str:
+    def persist_dataset_state(self, state: DatasetState, urn: str | None = None, sync_folder: bool = True) -> str:
         """Write the run file of ``state``, then make it the dataset's ``current``; returns the run file path.
 
-        The current file is replaced atomically: a failure at any point leaves the previous one intact.
+        The current file is replaced atomically: a failure at any point leaves the previous one intact. Without
+        ``sync_folder`` the job's folder is not fsynced: the caller does it (:meth:`sync_job_dir`) for several
+        datasets at once before it counts on their states.
         """
         urn = state.dataset_urn if urn is None else urn
         if not state.job_id:
@@ -269,7 +271,8 @@ class FsDatasetStateStore:
         run_path = posixpath.join(job_dir, self.table_name(urn, state.job_id))
         try:
             # the run file first, then the current file: a crash between leaves the previous current intact
-            fsutil.atomic_write_all(self.fs, [(run_path, data), (posixpath.join(job_dir, self.current_table_name(urn)), data)])
+            fsutil.atomic_write_all(self.fs, [(run_path, data), (posixpath.join(job_dir, self.current_table_name(urn)), data)],
+                                    sync_folder)
             self.name_parser.record(self.fs, job_dir, sanitize_urn(urn))
             self._drop_migrated_current(job_dir, urn)
         except OSError as exc:
@@ -277,6 +280,11 @@ class FsDatasetStateStore:
         if self.retention_seconds is not None:
             self.apply_retention(state.job_name, self.retention_seconds, urn=urn)
         return run_path
+
+    def sync_job_dir(self, job_name: str) -> None:
+        """Make the states written without ``sync_folder`` durable (one fsync of the job's folder, local disk)."""
+        if fsutil.is_local(self.fs):
+            fsutil.fsync_dir(self.job_dir(job_name))
 
     def _drop_migrated_current(self, job_dir: str, urn: str) -> None:
         plain = sanitize_urn(urn)
