@@ -20,7 +20,8 @@ from gobblin_py.runtime.job_result import JobResult
 from gobblin_py.runtime.job_run import JobRun
 from gobblin_py.state import FsDatasetStateStore
 from gobblin_py.state.report import iso_time, watermark_text
-from gobblin_py.state.run_history import FORMAT, RUNNING, RunHistoryStore, host_name
+from gobblin_py.processes import host_name
+from gobblin_py.state.run_history import FORMAT, RUNNING, RunHistoryStore
 
 log = get_logger(__name__)
 

@@ -20,7 +20,6 @@ import json
 import os
 import posixpath
 import re
-import socket
 import threading
 import time
 import uuid
@@ -29,6 +28,7 @@ from typing import Any
 
 from gobblin_py import fs as fsutil
 from gobblin_py import fs_conditional as conditional
+from gobblin_py.processes import host_name, pid_alive
 from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import Settings, same_as, setting
 from gobblin_py.errors import GobblinPyError
@@ -106,16 +106,6 @@ class LockInfo:
 _TAKER_FILE = re.compile(r"\.(?P<host>.+)-(?P<pid>\d+)\.[0-9a-f]+\.(new|stale)")
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class JobLock:
     """The lock of one job; use as a context manager around the run."""
 
@@ -154,7 +144,7 @@ class JobLock:
             raise
 
     def is_stale(self, info: LockInfo) -> bool:
-        if info.host == socket.gethostname() and not _pid_alive(info.pid):
+        if info.host == host_name() and not pid_alive(info.pid):
             return True
         return time.time() - info.refreshed > self.timeout_s
 
@@ -170,7 +160,7 @@ class JobLock:
 
     def acquire(self) -> None:
         now = time.time()
-        info = LockInfo(socket.gethostname(), os.getpid(), self.job_id, now, now, uuid.uuid4().hex)
+        info = LockInfo(host_name(), os.getpid(), self.job_id, now, now, uuid.uuid4().hex)
         for _ in range(5):
             if self._create(info):
                 if self._ours(info):
@@ -237,7 +227,7 @@ class JobLock:
             for path in paths:
                 entry = posixpath.basename(str(path).rstrip("/"))
                 taker = _TAKER_FILE.fullmatch(entry[len(name):]) if entry.startswith(f"{name}.") else None
-                dead = taker is not None and taker["host"] == socket.gethostname() and not _pid_alive(int(taker["pid"]))
+                dead = taker is not None and taker["host"] == host_name() and not pid_alive(int(taker["pid"]))
                 if dead or entry.startswith(f"{fsutil.TEMP_PREFIX}{name}."):
                     self.fs.rm(path)
                     log.info("lock_leftover_removed", file=entry)

@@ -11,9 +11,7 @@ older than that, the newest excepted).
 from __future__ import annotations
 
 import json
-import os
 import posixpath
-import socket
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,6 +20,7 @@ from typing import Any
 from gobblin_py import fs as fsutil
 from gobblin_py.config.settings import Settings, setting
 from gobblin_py.errors import CorruptFileError, UsageError
+from gobblin_py.processes import host_name, pid_alive
 
 RUNNING = "RUNNING"
 KILLED = "KILLED"
@@ -39,21 +38,6 @@ class HistorySettings(Settings):
                                doc="where run records are kept (a path or URL)")
     retention: int = setting("job.history.retention", default=100, minimum=1, maximum=1_000_000,
                              doc="run records kept per job: the newest")
-
-
-def host_name() -> str:
-    return socket.gethostname()
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process of this host has that id (a process we may not signal is alive too)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def effective_status(record: Mapping[str, Any]) -> str:
