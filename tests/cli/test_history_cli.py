@@ -71,7 +71,9 @@ def test_committed_then_nothing_new_listed_newest_first_and_shown_in_full(tmp_pa
     published = sorted(job.final.rglob("*.parquet"))
     assert dataset["files"] == len(published) == 4
     assert dataset["bytes"] == sum(b["bytes_written"] for b in branches.values()) > 0
-    assert dataset["watermark_from"] == ["0"] and len(dataset["watermark_to"]) == 1
+    # one distinct high watermark per task at most (the tasks' files may differ in modification time by a ms)
+    assert dataset["watermark_from"] == ["0"] and 1 <= len(dataset["watermark_to"]) <= dataset["tasks"]
+    assert all(int(w) > 0 for w in dataset["watermark_to"])
     assert dataset["state_saved"] is True and dataset["error"] is None
 
     text = run_gpy("history", str(job.file), runs[1]["run_id"])
