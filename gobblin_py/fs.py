@@ -91,14 +91,24 @@ def makedirs(fs: AbstractFileSystem, path: str) -> None:
         fs.makedirs(path, exist_ok=True)
 
 
+TEMP_PREFIX = "_tmp_"
+
+
+def temporary_path(path: str) -> str:
+    """A fresh temporary name beside ``path`` (``_tmp_<name>.<hex>``): hidden from listings, and removed by
+    :func:`remove_temporary_files` when a killed writer left it."""
+    parent, name = posixpath.split(path)
+    return posixpath.join(parent, f"{TEMP_PREFIX}{name}.{uuid.uuid4().hex}")
+
+
 def atomic_write(fs: AbstractFileSystem, path: str, data: bytes) -> None:
     """Replace ``path`` with ``data`` so that readers see either the old file whole or the new one whole."""
-    parent, name = posixpath.split(path)
+    parent = posixpath.dirname(path)
     makedirs(fs, parent)
     if is_object_store(fs):
         fs.pipe_file(path, data)
         return
-    tmp = posixpath.join(parent, f"{TEMP_PREFIX}{name}.{uuid.uuid4().hex}")
+    tmp = temporary_path(path)
     if is_local(fs):
         try:
             write_new_local(tmp, data)
@@ -119,9 +129,6 @@ def atomic_write(fs: AbstractFileSystem, path: str, data: bytes) -> None:
     if fs.exists(path):
         fs.rm(path)
     fs.mv(tmp, path)
-
-
-TEMP_PREFIX = "_tmp_"
 
 
 def remove_temporary_files(fs: AbstractFileSystem, directory: str) -> list[str]:
@@ -154,7 +161,7 @@ def atomic_write_all(fs: AbstractFileSystem, files: list[tuple[str, bytes]], syn
     temporary = []
     try:
         for path, data in files:
-            tmp = posixpath.join(parent, f"_tmp_{posixpath.basename(path)}.{uuid.uuid4().hex}")
+            tmp = temporary_path(path)
             write_new_local(tmp, data)
             temporary.append(tmp)
         for (path, _), tmp in zip(files, temporary):

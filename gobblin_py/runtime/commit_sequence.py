@@ -21,7 +21,6 @@ import json
 import os
 import posixpath
 import tempfile
-import uuid
 from urllib.parse import quote
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
@@ -162,7 +161,7 @@ class FsRenameStep(CommitStep):
                 fsutil.fsync_dir(posixpath.dirname(dst))
                 os.unlink(src)
                 return
-        tmp = posixpath.join(posixpath.dirname(dst), f"_tmp_{posixpath.basename(dst)}.{uuid.uuid4().hex[:8]}")
+        tmp = fsutil.temporary_path(dst)
         with src_fs.open(src, "rb") as reader, dst_fs.open(tmp, "wb") as writer:
             while chunk := reader.read(8 << 20):
                 writer.write(chunk)
