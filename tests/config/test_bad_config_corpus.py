@@ -180,7 +180,7 @@ CASES = [
          key("writer.codec.type.1", "Avro supports")),
     Case("branch-converter", {"fork.branches": "2", "converter.classes.0": "nope.Converter"}, ("converter.classes.0=nope.Converter",)),
     # -- the job file itself ----------------------------------------------------------------------------------
-    Case("line-without-separator", extra_text="workunit.retry.enabled-false\n", says=("orders.pull:", "no key/value separator")),
+    Case("line-with-empty-key", extra_text="=false\n", says=("orders.pull:", "has an empty key")),
     Case("missing-include", extra_text="include=does-not-exist.properties\n", says=("does-not-exist.properties",)),
     Case("hocon-syntax", job_name="orders.conf", files={"orders.conf": 'job.name = "Orders"\nsource { class = \n'},
          says=("orders.conf:",)),

@@ -58,10 +58,12 @@ LOADS = {
     "gobblin-test/resource/job-conf/GobblinTest2.pull": 17,
     "gobblin-test/resource/job-conf/GobblinTest3.pull": 17,
     "gobblin-test/resource/mr-job-conf/GobblinMRTest.pull": 17,
+    # its last line has no separator: one more key, `workunit.retry.enabled-false` (java.util.Properties' reading)
+    "gobblin-test-harness/resource/dataManagement/copy/job-props/copy.pull": 14,
 }
 
-# Every .pull file that fails: (line, text that the error must quote).
-FAILS = {
+# Every .pull file that loads with a warning: (line, text that the warning must quote).
+WARNS = {
     "gobblin-test-harness/resource/dataManagement/copy/job-props/copy.pull": (39, "workunit.retry.enabled-false"),
 }
 
@@ -117,7 +119,7 @@ def pull_results():
 
 
 def test_every_pull_file_is_pinned(pull_results):
-    assert sorted(pull_results) == sorted(set(LOADS) | set(FAILS))
+    assert sorted(pull_results) == sorted(LOADS)
 
 
 def test_pinned_files_load_with_the_expected_number_of_keys(pull_results):
@@ -128,13 +130,11 @@ def test_pinned_files_load_with_the_expected_number_of_keys(pull_results):
             assert result.config["job.config.path"] == str(CORPUS / name)
 
 
-def test_pinned_files_fail_naming_line_and_text(pull_results):
-    for name, (line, text) in FAILS.items():
-        error = pull_results[name].error
-        assert isinstance(error, ConfigError)
-        assert error.path is not None and _relative(error.path) == name
-        assert error.line == line
-        assert f"line {line} of copy.pull has no key/value separator (`{text}`)" in str(error)
+def test_pinned_files_warn_naming_line_and_text(pull_results):
+    for name, (line, text) in WARNS.items():
+        result = pull_results[name]
+        assert result.ok and result.config[text] == ""
+        assert any(f"line {line} of copy.pull has no key/value separator (`{text}`)" in w for w in result.config.warnings)
 
 
 def test_selected_values(pull_results):

@@ -310,14 +310,22 @@ def test_shape_conflicts_across_files(tmp_path: Path, write_files):
     assert loaded["x.y"] == "job" and "x" not in loaded and "x.y.z" not in loaded
 
 
-def test_separator_less_line_is_reported(tmp_path: Path):
-    (tmp_path / "copy.pull").write_text("job.name=x\n\nworkunit.retry.enabled-false\n")
+def test_separator_less_line_is_a_key_of_its_own_with_a_warning(tmp_path: Path):
+    # java.util.Properties' reading, which Gobblin's command-line launcher and its copy test rely on
+    (tmp_path / "copy.pull").write_text("job.name=x\n\nworkunit.retry.enabled-false\nesc\\\\ape\n")
+    loaded = load_job(tmp_path / "copy.pull", env={})
+    assert loaded["workunit.retry.enabled-false"] == "" and loaded["esc\\ape"] == "" and "" not in loaded
+    [warning, other] = loaded.warnings
+    assert "line 3 of copy.pull has no key/value separator (`workunit.retry.enabled-false`)" in warning
+    assert "did you mean `workunit.retry.enabled=false`?" in warning  # the suggested fix
+    assert "line 4 of copy.pull" in other and "write it as key=value" in other
+
+
+def test_empty_key_is_an_error(tmp_path: Path):
+    (tmp_path / "job.pull").write_text("job.name=x\n=oops\n")
     with pytest.raises(ConfigError) as info:
-        load_job(tmp_path / "copy.pull", env={})
-    err = info.value
-    assert err.line == 3 and err.path == str(tmp_path / "copy.pull")
-    assert "line 3 of copy.pull has no key/value separator (`workunit.retry.enabled-false`)" in str(err)
-    assert "workunit.retry.enabled=false" in str(err)  # the suggested fix
+        load_job(tmp_path / "job.pull", env={})
+    assert info.value.line == 2 and "line 2 of job.pull has an empty key (`=oops`)" in str(info.value)
 
 
 def test_bad_keys_name_the_file_line_and_key(tmp_path: Path):

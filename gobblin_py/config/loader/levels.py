@@ -1,9 +1,11 @@
 """One level of a job's fallback chain: a Java-properties or HOCON file read over everything below it.
 
 Every loaded file gets ``job.config.path`` (its absolute path) at its top, as Gobblin's ``PullFileLoader``
-injects it, and is merged over the levels below with ``withFallback``. Lines that commons-configuration
-accepts silently but that are almost certainly mistakes (no separator, an empty key) are errors here; a
-continuation running into the end of the file is a warning.
+injects it, and is merged over the levels below with ``withFallback``. Of the lines commons-configuration
+accepts silently but that are almost certainly mistakes, an empty key is an error here; a line without a
+separator is read the way ``java.util.Properties`` reads it (the whole text is the key, the value is empty) —
+as Gobblin's command-line launcher and its own copy test load such a file, while its scheduler rejects it — and
+warned of with the likely fix; a continuation running into the end of the file is a warning.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from ..convert import config_get_boolean, desanitize_key, merge_with_fallback, p
 from ..errors import ConfigError
 from ..hocon import HObj, iter_leaves, parse_hocon_file, render_path
 from ..properties import LineProblem, PropertiesFile, load_properties
+from ..properties.syntax import unescape_java
 from .job_config import KeyLocator
 
-__all__ = ["Level", "LevelReader", "check_line_problems"]
+__all__ = ["Level", "LevelReader", "checked_properties"]
 
 _SEPARATOR_TYPO_RE = re.compile(r"(.+?)[-_](true|false|yes|no|[0-9]+)", re.IGNORECASE)
 
@@ -68,8 +71,7 @@ class LevelReader:
             system_properties=self.system_properties,
             cwd=self.cwd,
         )
-        check_line_problems(parsed, warnings)
-        props = parsed.to_dict()
+        props = checked_properties(parsed, warnings)
         converted = properties_to_config(props, locate=parsed.location, path=path)
         tree = merge_with_fallback([_config_path_object(os.path.abspath(path)), converted, fallback])
         return Level(path, tree, list(props) + [K.JOB_CONFIG_FILE_PATH_KEY], parsed.location)
@@ -89,23 +91,36 @@ def _flat_keys(tree: HObj) -> List[str]:
     return [desanitize_key(render_path(path)) for path, _ in iter_leaves(tree)]
 
 
-def _separator_hint(problem: LineProblem) -> str:
-    if problem.kind == "no-separator":
-        typo = _SEPARATOR_TYPO_RE.fullmatch(problem.text)
-        suggestion = f" (did you mean `{typo.group(1)}={typo.group(2)}`?)" if typo else ""
-        return f"write it as key=value{suggestion}; Gobblin reads such a line as an empty key and rejects the file"
-    return "put the key before the '=' or ':' separator; Gobblin rejects empty keys"
+def _separator_warning(problem: LineProblem) -> str:
+    typo = _SEPARATOR_TYPO_RE.fullmatch(problem.text)
+    suggestion = f"; did you mean `{typo.group(1)}={typo.group(2)}`?" if typo else "; write it as key=value"
+    name = os.path.basename(problem.path) if problem.path else "<properties>"
+    return (f"line {problem.line} of {name} has no key/value separator (`{problem.text}`): read as that key with "
+            f"an empty value, as java.util.Properties reads it (Gobblin's job scheduler rejects such a file)"
+            f"{suggestion}")
 
 
-def check_line_problems(parsed: PropertiesFile, warnings: List[str]) -> None:
-    """Raise :class:`ConfigError` for a line without separator or with an empty key; warn of a dangling ``\\``."""
+def checked_properties(parsed: PropertiesFile, warnings: List[str]) -> dict:
+    """The file's properties, after raising :class:`ConfigError` for an empty key and warning of the rest.
+
+    A separator-less line becomes a key of its own (whole text, empty value) instead of commons-configuration's
+    empty key, which no Gobblin configuration could hold.
+    """
+    separator_less: List[str] = []
     for problem in parsed.problems:
         if problem.kind == "dangling-continuation":
             warnings.append(problem.describe())
-            continue
-        name = os.path.basename(problem.path) if problem.path else "<properties>"
-        if problem.kind == "no-separator":
-            text = f"line {problem.line} of {name} has no key/value separator (`{problem.text}`)"
+        elif problem.kind == "no-separator":
+            warnings.append(_separator_warning(problem))
+            separator_less.append(unescape_java(problem.text, None))
         else:
-            text = f"line {problem.line} of {name} has an empty key (`{problem.text}`)"
-        raise ConfigError(text, path=problem.path, line=problem.line, hint=_separator_hint(problem))
+            name = os.path.basename(problem.path) if problem.path else "<properties>"
+            raise ConfigError(f"line {problem.line} of {name} has an empty key (`{problem.text}`)",
+                              path=problem.path, line=problem.line,
+                              hint="put the key before the '=' or ':' separator; Gobblin rejects empty keys")
+    props = parsed.to_dict()
+    if separator_less:
+        props.pop("", None)
+        for key in separator_less:
+            props.setdefault(key, "")
+    return props

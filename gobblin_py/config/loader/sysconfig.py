@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -13,7 +14,9 @@ from ..hocon import HObj
 from ..properties import PropertiesFile, load_properties
 from .job_config import KeyLocator
 from .job_files import PathLike
-from .levels import check_line_problems
+from .levels import checked_properties
+
+_log = logging.getLogger(__name__)
 
 __all__ = ["SysConfig", "LoadedSysConfig", "load_sysconfig", "read_sysconfig", "environment"]
 
@@ -73,9 +76,11 @@ def read_sysconfig(
                     hint="pass an existing Java-properties file (for example conf/gobblin.properties)",
                 )
             parsed = load_properties(name, env=env, system_properties=system_properties)
-            check_line_problems(parsed, [])
+            warnings: List[str] = []
             parsed_files.append(parsed)
-            props.update(parsed.to_dict())
+            props.update(checked_properties(parsed, warnings))
+            for warning in warnings:
+                _log.warning("%s", warning)
             origin = name
     if K.JOB_CONFIG_FILE_DIR_KEY in props and K.JOB_CONFIG_FILE_GENERAL_PATH_KEY not in props:
         props[K.JOB_CONFIG_FILE_GENERAL_PATH_KEY] = "file://" + props[K.JOB_CONFIG_FILE_DIR_KEY]
