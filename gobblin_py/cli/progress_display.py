@@ -1,15 +1,12 @@
-"""How ``gpy run`` shows a run going: a live display on a terminal, progress events as JSON lines otherwise.
+"""How ``gpy run`` shows a run going on a terminal: a live display (off a terminal see ``progress_log``).
 
 On a terminal (stderr a TTY, console logs) a rich live display sits at the bottom of stderr: work units done of
 planned, rows read, rows/s, rows written per fork branch. Log lines (warnings, the JVM's errors) print above it;
-the per-task INFO events it shows are not printed as lines. Anywhere else (cron, Airflow, ``--log-format json``)
-the same numbers are logged as ``run_progress`` events, at most every :data:`JSON_INTERVAL_S` seconds while the
-run lasts and once at its end.
+the per-task INFO events it shows are not printed as lines.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import MutableMapping
 from typing import Any
 
@@ -22,10 +19,7 @@ from rich.text import Text
 from gobblin_py import logs
 from gobblin_py.runtime.run_progress import RunProgress, Snapshot
 
-JSON_INTERVAL_S = 10.0
 SHOWN_EVENTS = frozenset({"task_finished"})  # what the live display shows instead of a line per task
-
-log = logs.get_logger("gpy.progress")
 
 
 def render_snapshot(snap: Snapshot) -> Group:
@@ -72,32 +66,3 @@ class LiveDisplay(RunProgress):
             self._live.stop()  # draws the final numbers once more
         finally:
             logs.remove_listener(self._take)
-
-
-class JsonProgress(RunProgress):
-    """The run's progress as ``run_progress`` log events (JSON lines off a terminal)."""
-
-    shows_tasks = False
-
-    def __init__(self, interval: float = JSON_INTERVAL_S) -> None:
-        super().__init__()
-        self.interval = interval
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="gpy-progress-log", daemon=True)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
-            snap = self.snapshot()
-            if snap.planned:
-                log.info("run_progress", **snap.as_json())
-
-    def __enter__(self) -> "JsonProgress":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._stop.set()
-        self._thread.join()
-        snap = self.snapshot()
-        if snap.planned:
-            log.info("run_progress", **snap.as_json())

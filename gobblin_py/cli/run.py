@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from gobblin_py.cli.base import conf_options, load_job_properties, main, require_job_file
+
+if TYPE_CHECKING:
+    from gobblin_py.runtime.run_progress import RunProgress
 
 
 # ------------------------------------------------------------------ run
@@ -51,13 +55,17 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
 
 def _run_shown(launcher):
     """The run, with its progress live on a terminal, or logged as JSON lines (and each dataset's summary)."""
-    from gobblin_py.cli.progress_display import JsonProgress, LiveDisplay
-    from gobblin_py.cli.summary_table import log_dataset_summaries
+    from gobblin_py.cli.progress_log import JsonProgress, log_dataset_summaries
     from gobblin_py.logs import log_format
     from gobblin_py.runtime import task_progress
 
     live = sys.stderr.isatty() and log_format() == "console"
-    display = LiveDisplay() if live else JsonProgress()
+    if live:
+        from gobblin_py.cli.progress_display import LiveDisplay
+
+        display: RunProgress = LiveDisplay()
+    else:
+        display = JsonProgress()
     task_progress.install(display)
     try:
         with display:

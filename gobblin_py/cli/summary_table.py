@@ -62,9 +62,3 @@ def print_summary_table(result: JobResult, console: Console | None = None) -> No
             console.print(f"  {urn} quality: {line}", highlight=False)
         for path in d.published:
             console.print(f"  {urn} published {path}", highlight=False, soft_wrap=True)
-
-
-def log_dataset_summaries(result: JobResult) -> None:
-    """One ``dataset_summary`` event per dataset (what the summary table shows), for logs read by machines."""
-    for d in result.datasets:
-        log.info("dataset_summary", job=result.job_name, job_id=result.job_id, **dataset_record(d))
