@@ -15,6 +15,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,kafka,sql-fast]'
+	@$(PY) -m compileall -q gobblin_py >/dev/null
 	@touch $(STAMP)
 
 # The quickstart job, twice on embedded Spark: the first run pulls the sample orders, the second pulls nothing.
