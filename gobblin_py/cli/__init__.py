@@ -7,6 +7,6 @@ registers them all on :func:`main`.
 """
 
 from gobblin_py.cli import history, lock, run, startpoint, state, state_admin, validate  # noqa: F401 - each registers its commands
-from gobblin_py.cli.base import DEFAULT_SYSCONFIG, load_job_properties, main
+from gobblin_py.cli.base import DEFAULT_SYSCONFIG, entry, load_job_properties, main
 
-__all__ = ["DEFAULT_SYSCONFIG", "load_job_properties", "main"]
+__all__ = ["DEFAULT_SYSCONFIG", "entry", "load_job_properties", "main"]

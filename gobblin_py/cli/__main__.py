@@ -1,5 +1,5 @@
 """``python -m gobblin_py.cli``: the same as ``gpy``."""
 
-from gobblin_py.cli import main
+from gobblin_py.cli import entry
 
-main()
+entry()

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gobblin_py.cli.base import conf_options, load_job_properties, main, require_job_file
+from gobblin_py.cli.base import conf_options, load_job_properties, main, require_job_file, skip_teardown_at_exit
 
 if TYPE_CHECKING:
     from gobblin_py.runtime.run_progress import RunProgress
@@ -44,6 +44,8 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
         click.echo(plan(launcher).render())
         return
     result = _run_shown(launcher)
+    if launcher.engine.name == "local":
+        skip_teardown_at_exit()  # everything is committed and flushed; no JVM or Spark to stop
     if sys.stdout.isatty():
         from gobblin_py.cli.summary_table import print_summary_table
 
