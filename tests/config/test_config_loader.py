@@ -312,9 +312,9 @@ def test_shape_conflicts_across_files(tmp_path: Path, write_files):
 
 def test_separator_less_line_is_a_key_of_its_own_with_a_warning(tmp_path: Path):
     # java.util.Properties' reading, which Gobblin's command-line launcher and its copy test rely on
-    (tmp_path / "copy.pull").write_text("job.name=x\n\nworkunit.retry.enabled-false\nesc\\\\ape\n")
+    (tmp_path / "copy.pull").write_text("job.name=x\n\nworkunit.retry.enabled-false\nesc\\u0041pe\n")
     loaded = load_job(tmp_path / "copy.pull", env={})
-    assert loaded["workunit.retry.enabled-false"] == "" and loaded["esc\\ape"] == "" and "" not in loaded
+    assert loaded["workunit.retry.enabled-false"] == "" and loaded["escApe"] == "" and "" not in loaded
     [warning, other] = loaded.warnings
     assert "line 3 of copy.pull has no key/value separator (`workunit.retry.enabled-false`)" in warning
     assert "did you mean `workunit.retry.enabled=false`?" in warning  # the suggested fix
@@ -377,10 +377,12 @@ def test_sysconfig_files_overlay_and_jobconf_dir(tmp_path: Path, write_files):
 
 
 def test_sysconfig_errors_name_the_file(tmp_path: Path):
-    (tmp_path / "gobblin.properties").write_text("ok=1\nbroken\n")
+    (tmp_path / "gobblin.properties").write_text("ok=1\n=broken\n")
     with pytest.raises(ConfigError) as info:
         load_sysconfig(tmp_path / "gobblin.properties", env={})
     assert info.value.path == str(tmp_path / "gobblin.properties") and info.value.line == 2
+    (tmp_path / "gobblin.properties").write_text("ok=1\nbroken\n")  # no separator: a key of its own, warned of
+    assert load_sysconfig(tmp_path / "gobblin.properties", env={})["broken"] == ""
     with pytest.raises(ConfigError):
         load_sysconfig(tmp_path / "missing.properties")
 
