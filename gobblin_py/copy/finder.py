@@ -51,8 +51,9 @@ class CopyDataset:
         return quote(self.target or posixpath.basename(self.root) or "root", safe=" ._-~@,=+")
 
     def destination(self, path: str) -> str:
-        """Where the file ``path`` goes, relative to the publish root."""
-        return posixpath.relpath(path, self.search_root)
+        """Where the file ``path`` goes, relative to the publish root (a pattern naming one file: its name)."""
+        relative = posixpath.relpath(path, self.search_root)
+        return posixpath.basename(path) if relative == "." else relative
 
     @property
     def target(self) -> str:

@@ -50,6 +50,8 @@ def test_a_pattern_without_wildcards_is_one_dataset_whose_files_go_to_the_publis
     units = plan(props(tmp_path, str(tmp_path / "data") + "/"))
     assert files_of(units) == {"data": ["LogData.tar.gz"]}
     assert deepest_plain_folder("/a/b*/c/[x]") == "/a" and deepest_plain_folder("/a/b/") == "/a/b/"
+    assert files_of(plan(props(tmp_path, str(tmp_path / "data" / "LogData.tar.gz")))) == {
+        "LogData.tar.gz": ["LogData.tar.gz"]}  # a pattern naming one file: the file, to the publish root
 
 
 def previous_state(units, committed: bool = True) -> DatasetState:
