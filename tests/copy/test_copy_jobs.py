@@ -8,6 +8,8 @@ import os
 import signal
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_gpy
 from tests.copy.files import LOG_ENTRIES, log_data_tar_gz, tar_bytes, write
 
@@ -107,3 +109,14 @@ def test_a_changed_archive_whose_files_are_published_fails_rather_than_overwrite
     result = run(job, expect=1)
     assert "more/x.txt already exists (gpy never overwrites published data)" in result.stdout
     assert published(tmp_path) == EXPECTED
+
+
+@pytest.mark.parametrize("phase", ["planning:1:0", "tasks:1:0", "tasks:1:0.05", "commit.log:1:0"])
+def test_a_run_killed_while_planning_copying_or_logging_leaves_nothing_half_done(tmp_path, phase):
+    job = archives_job(tmp_path)
+    crash = run_gpy("run", str(job), "--engine", "local", env={"GPY_TEST_KILL_IN_PHASE": phase})
+    assert crash.returncode == -signal.SIGKILL, crash.stdout + crash.stderr
+    assert set(published(tmp_path)) <= set(EXPECTED)
+    run(job)
+    assert published(tmp_path) == EXPECTED and leftovers(tmp_path) == []
+    assert "nothing new to pull" in run(job).stdout
