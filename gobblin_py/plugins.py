@@ -36,6 +36,7 @@ SINGLE_CLASS_KEYS = (
     "data.publisher.job.type",
     "data.publisher.task.type",
     "writer.partitioner.class",
+    "gobblin.dataset.profile.class",
 )
 LIST_CLASS_KEYS = ("converter.classes", "qualitychecker.row.policies", "qualitychecker.task.policies")
 _BRANCH_SUFFIX = re.compile(r"^(?P<base>.+?)(?:\.(?P<branch>\d+))?$")

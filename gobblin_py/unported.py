@@ -32,8 +32,10 @@ HINTS: dict[str, tuple[str | None, str]] = {
                                                      "straight from Arrow batches (writer.output.format=ORC)"),
     G + "publisher.HiveRegistrationPublisher": ("BaseDataPublisher", "Hive-bound: publish files, then register "
                                                 "them in your catalog"),
-    # distcp-style copying and retention
-    G + "data.management.copy.": (None, "distcp-style copying is not a gpy job; use your object store's copy tooling"),
+    # copying: gpy ports the file copy (CopySource, UnGzipConverter, the copy writers, CopyDataPublisher)
+    G + "data.management.copy.": (None, "of Gobblin's copy classes gpy has CopySource with "
+                                  "CopyableGlobDatasetFinder, UnGzipConverter, FileAwareInputStreamDataWriterBuilder, "
+                                  "TarArchiveInputStreamDataWriterBuilder and CopyDataPublisher"),
     G + "data.management.retention.": (None, "retention jobs are not ported; gpy's state store has "
                                        "state.store.retention"),
     # vendor connectors and examples

@@ -15,6 +15,7 @@ import pytest
 
 from gobblin_py.state import FsDatasetStateStore, LongWatermark
 from tests.conftest import CORPUS, GOBBLIN_DATA, run_gpy
+from tests.copy.files import LOG_ENTRIES, log_data_tar_gz
 from tests.corpus.harness import local_copy, run_job, system_config
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the Gobblin job corpus is not at {CORPUS}")
@@ -39,10 +40,11 @@ TEST_SOURCE_JOBS = {
 # in tests/kafka/test_gobblin_jobs.py, testKafkaIngest.pull and streaming-test-kafka.pull in
 # tests/kafka/test_corpus_sequential.py, streaming-kafka-console.pull and streaming-kafka-kafka.pull in
 # tests/kafka/test_gobblin_jobs.py
+COPY = "gobblin-test-harness/resource/dataManagement/copy/job-props/copy.pull"
 RUN = [*TEST_SOURCE_JOBS, EXAMPLES + "example-parquet.pull", EXAMPLES + "simplejson.pull",
        EXAMPLES + "avro-to-mysql.pull", EXAMPLES + "hdfs-monthly-to-hdfs-daily.pull", EXAMPLES + "kafka-hdfs.pull",
        EXAMPLES + "streaming-test-kafka.pull", "gobblin-modules/gobblin-kafka-08/resource/job-props/testKafkaIngest.pull",
-       EXAMPLES + "streaming-kafka-console.pull", EXAMPLES + "streaming-kafka-kafka.pull"]
+       EXAMPLES + "streaming-kafka-console.pull", EXAMPLES + "streaming-kafka-kafka.pull", COPY]
 NOT_VALID_BUT_COVERED = [EXAMPLES + "kafka-console.pull"]  # run by tests/kafka/test_gobblin_jobs.py with source.schema
 
 
@@ -156,3 +158,19 @@ def test_hdfs_monthly_to_hdfs_daily(tmp_path):
     run_job(job, tmp_path)  # April joins the existing tree file by file (TimePartitionedDataPublisher)
     ids = sorted(r["id"] for r in read_avro(list(daily.rglob("*.avro"))))
     assert ids == [10, 11, 12, 20, 40]
+
+
+def test_copy_unpacks_the_log_archive_and_a_second_run_copies_nothing(tmp_path):
+    """Gobblin's CopyIntegrationTest: the job file as it is (its folders relative to the working folder, as the
+    test runs it), an archive with the entries of Gobblin's LogData.tar.gz, the two text files published."""
+    job = local_copy(COPY, tmp_path)
+    system_config(tmp_path)
+    log_data_tar_gz(tmp_path / "gobblin-test-harness/resource/dataManagement/copy/data/LogData.tar.gz")
+    run_job(job, tmp_path, cwd=tmp_path)  # its last line has no separator: read as a key, as Gobblin's test reads it
+    published = tmp_path / "job-output"
+    assert (published / "LogData/sub1/sub2/text1.txt").read_text() == "text1"
+    assert (published / "LogData/sub1/sub2/text2.txt").read_text() == "text2"
+    files = {str(p.relative_to(published)): p.read_bytes() for p in published.rglob("*") if p.is_file()}
+    assert files == LOG_ENTRIES
+    assert "nothing new to pull" in run_job(job, tmp_path, cwd=tmp_path).stdout
+    assert {str(p.relative_to(published)) for p in published.rglob("*") if p.is_file()} == set(LOG_ENTRIES)

@@ -1,0 +1,128 @@
+"""Which datasets a copy job copies, and their files (Gobblin's CopyableGlobDatasetFinder and RecursiveCopyableDataset).
+
+Every path matching ``gobblin.dataset.pattern`` is a dataset (one whose path contains a match of
+``gobblin.dataset.blacklist`` is left out); its URN is its path. Each file below a dataset, at any depth and
+hidden or not (Hadoop lists them all), is copied to ``<data.publisher.final.dir>/<its path below the pattern's
+deepest folder without wildcards>``: with ``/logs/*`` the file ``/logs/a/x/1.txt`` goes to ``<final>/a/x/1.txt``,
+and with ``/logs/data/`` the file ``/logs/data/1.txt`` goes to ``<final>/1.txt``. A dataset's URN is its folder
+below that deepest plain folder (``a``; ``a%2Fb`` for ``a/b``), or, for a pattern without wildcards, the
+folder's own name (``data``).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from urllib.parse import quote
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gobblin_py import fs as fsutil
+from gobblin_py.config.errors import ConfigError
+from gobblin_py.config.settings import problem_at
+from gobblin_py.copy.descriptor import mtime_ms
+from gobblin_py.copy.settings import GlobFinderSettings
+from gobblin_py.errors import GobblinPyError
+
+GLOB_CHARACTERS = "*?["
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A file found below a dataset: its path on the source filesystem, its size and modification time."""
+
+    path: str
+    size: int
+    mtime_ms: int
+
+
+@dataclass(frozen=True)
+class CopyDataset:
+    """One dataset to copy: its root on the source filesystem and the folder below which its files' destinations
+    are computed (the pattern's deepest folder without wildcards)."""
+
+    root: str
+    search_root: str
+
+    @property
+    def urn(self) -> str:
+        """The dataset's name in the state store: its folder below the search root (``/`` written ``%2F``, as
+        the store keeps one file per URN in one folder), or its own name for a pattern without wildcards."""
+        return quote(self.target or posixpath.basename(self.root) or "root", safe=" ._-~@,=+")
+
+    def destination(self, path: str) -> str:
+        """Where the file ``path`` goes, relative to the publish root (a pattern naming one file: its name)."""
+        relative = posixpath.relpath(path, self.search_root)
+        return posixpath.basename(path) if relative == "." else relative
+
+    @property
+    def target(self) -> str:
+        """The dataset's folder relative to the publish root ('' when the dataset is the search root)."""
+        relative = posixpath.relpath(self.root, self.search_root)
+        return "" if relative == "." else relative
+
+
+def deepest_plain_folder(pattern: str) -> str:
+    """The longest leading part of ``pattern`` without a wildcard (Gobblin's deepestNonGlobPath)."""
+    parts = pattern.split("/")
+    plain = []
+    for part in parts:
+        if any(c in part for c in GLOB_CHARACTERS):
+            break
+        plain.append(part)
+    return "/".join(plain) or "/"
+
+
+class CopyableGlobDatasetFinder:
+    """Finds the datasets of ``gobblin.dataset.pattern`` and lists each one's files (Gobblin's default finder for
+    CopySource)."""
+
+    settings_class = GlobFinderSettings
+
+    @classmethod
+    def validate(cls, props: Mapping[str, str]) -> list[ConfigError]:
+        """Hadoop's ``{a,b}`` alternatives are not read by this glob: refused rather than matched literally."""
+        pattern = props.get("gobblin.dataset.pattern") or ""
+        if "{" in pattern:
+            return [problem_at(props, "gobblin.dataset.pattern", f"{pattern}: {{a,b}} alternatives are not supported",
+                               "use one job per alternative, or a wider glob with gobblin.dataset.blacklist")]
+        return []
+
+    def init(self, props: Any) -> None:
+        self.settings = GlobFinderSettings.load(props)
+        self.fs, pattern = fsutil.open_fs(self.settings.pattern.rstrip("/") or "/", self.settings.fs_uri)
+        self.pattern = pattern.rstrip("/") or "/"
+        self.search_root = deepest_plain_folder(self.pattern)
+
+    def find_datasets(self) -> list[CopyDataset]:
+        """Every path matching the pattern and not blacklisted, in path order."""
+        found = []
+        for path in sorted(self.fs.glob(self.pattern)):
+            path = path.rstrip("/") or "/"
+            if self.settings.blacklist is not None and self.settings.blacklist.search(path):
+                continue
+            found.append(CopyDataset(path, self.search_root))
+        return found
+
+    def list_files(self, dataset: CopyDataset) -> list[Listed]:
+        """Every file below the dataset (the dataset itself when it is a file), in path order."""
+        return list_files(self.fs, dataset.root)
+
+    def url(self, path: str) -> str:
+        """How a writer opens a listed file: its path on local disk, else its URL."""
+        return path if fsutil.is_local(self.fs) else self.fs.unstrip_protocol(path)
+
+
+def list_files(fs, root: str) -> list[Listed]:
+    """Every file below ``root`` on ``fs`` (``root`` itself when it is a file); none when it does not exist."""
+    try:
+        if fs.isfile(root):
+            entries = {root: fs.info(root)}
+        else:
+            entries = fs.find(root, detail=True, withdirs=False)
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise GobblinPyError(f"{root}: cannot be listed: {exc}") from exc
+    return [Listed(path, int(info.get("size") or 0), mtime_ms(info)) for path, info in sorted(entries.items())
+            if info.get("type", "file") != "directory"]

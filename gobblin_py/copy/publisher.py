@@ -1,0 +1,80 @@
+"""``CopyDataPublisher``: each dataset's copied files moved from its tasks' output folders to their destinations.
+
+A file a task staged at ``<output>/_copy/<task id>/<relative>`` goes to ``<data.publisher.final.dir>/<relative>``.
+The moves are the runtime's commit steps (:class:`~gobblin_py.runtime.commit_sequence.FsRenameStep`): under
+EXACTLY_ONCE delivery they are logged with the dataset's new state (which records the files copied) before any
+is made, so a run killed mid-publish is finished by the next one, and no file is lost or published twice. A
+destination that already exists fails the dataset before anything moves (gpy never overwrites; Gobblin skips
+such a file silently), as do two files bound for one destination.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gobblin_py import fs as fsutil
+from gobblin_py.api import DataPublisher
+from gobblin_py.config.settings import Settings, same_as
+from gobblin_py.copy.writers import task_folders
+from gobblin_py.publishers.base import PublisherSettings
+from gobblin_py.runtime.commit_sequence import FsRenameStep, PublishConflictError
+from gobblin_py.state import TaskState, WorkingState
+from gobblin_py.writers.settings import FileWriterSettings
+
+
+@dataclass(frozen=True)
+class CopyPublisherSettings(Settings):
+    """The keys of :class:`CopyDataPublisher`."""
+
+    final_dir: str = same_as(PublisherSettings, "final_dir")
+    fs_uri: str | None = same_as(PublisherSettings, "fs_uri")
+    writer_fs_uri: str | None = same_as(FileWriterSettings, "fs_uri")
+
+
+class CopyDataPublisher(DataPublisher):
+    """Gobblin's CopyDataPublisher: moves the files the copy writers staged to their destinations below
+    ``data.publisher.final.dir``, dataset by dataset, exactly once."""
+
+    settings_class = CopyPublisherSettings
+
+    def init(self, job_props: dict[str, str]) -> None:
+        self.job_props = job_props
+        self.final_dirs: list[str] = []
+
+    def plan(self, task_states: Sequence[TaskState]) -> list[FsRenameStep]:
+        """The moves that publish the successful tasks' files, checked for conflicts, not yet made."""
+        settings = CopyPublisherSettings.load(self.job_props)
+        publisher_fs_uri = settings.fs_uri or settings.writer_fs_uri
+        dst_fs, root = fsutil.open_fs(settings.final_dir, publisher_fs_uri)
+        root_shown = root if fsutil.is_local(dst_fs) else dst_fs.unstrip_protocol(root)
+        steps: list[FsRenameStep] = []
+        planned: dict[str, str] = {}  # destination -> staged file
+        for task in task_states:
+            if task.working_state is not WorkingState.SUCCESSFUL:
+                continue
+            _, output = task_folders(task)
+            src_fs, output_root = fsutil.open_fs(output, settings.writer_fs_uri)
+            if not src_fs.exists(output_root):
+                continue  # the task copied nothing
+            for path in sorted(src_fs.find(output_root)):
+                relative = posixpath.relpath(path, output_root)
+                staged = path if fsutil.is_local(src_fs) else src_fs.unstrip_protocol(path)
+                final = posixpath.join(root_shown, relative)
+                if dst_fs.exists(posixpath.join(root, relative)):
+                    raise PublishConflictError(f"cannot publish {staged}: {final} already exists (gpy never "
+                                               "overwrites published data)")
+                if final in planned:
+                    raise PublishConflictError(f"cannot publish {staged}: {planned[final]} is published to the "
+                                               f"same {final}")
+                planned[final] = staged
+                steps.append(FsRenameStep(staged, final, settings.writer_fs_uri, publisher_fs_uri))
+        self.final_dirs = [root_shown] if steps else []
+        return steps
+
+    def publish(self, task_states: Sequence[TaskState]) -> list[str]:
+        """Plan the moves and make them (at least once: used without a commit sequence store)."""
+        for step in self.plan(task_states):
+            step.execute(fresh=True)
+        return list(self.final_dirs)

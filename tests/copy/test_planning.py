@@ -1,0 +1,137 @@
+"""CopySource's plan: datasets from the glob, each file's destination, what is skipped, packing, refusals."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from gobblin_py.config.settings import SettingsError
+from gobblin_py.copy import descriptor
+from gobblin_py.copy.finder import deepest_plain_folder
+from gobblin_py.copy.packing import pack
+from gobblin_py.copy.source import FILES_KEY, SNAPSHOT_KEY, CopySource
+from gobblin_py.errors import GobblinPyError
+from gobblin_py.state import SourceState, WorkingState, WorkUnitState
+from gobblin_py.state.run_states import DatasetState
+from gobblin_py.state.states import TaskState
+from tests.copy.files import write
+
+
+def props(tmp_path, pattern: str, **extra: str) -> dict[str, str]:
+    return {"gobblin.dataset.pattern": pattern, "data.publisher.final.dir": str(tmp_path / "publish"), **extra}
+
+
+def plan(job: dict[str, str], previous: dict | None = None):
+    return CopySource().get_workunits(SourceState(job, previous_dataset_states=previous or {}))
+
+
+def files_of(units) -> dict[str, list[str]]:
+    return {u.get_prop("dataset.urn"): [f.destination for u2 in units if u2.get_prop("dataset.urn") ==
+                                        u.get_prop("dataset.urn") for f in descriptor.from_json(u2.get_prop(FILES_KEY))]
+            for u in units}
+
+
+def test_each_folder_matching_the_glob_is_a_dataset_and_files_keep_their_path_below_the_plain_folder(tmp_path):
+    write(tmp_path / "logs" / "a" / "x" / "1.txt", b"1")
+    write(tmp_path / "logs" / "a" / ".hidden", b"h")
+    write(tmp_path / "logs" / "b" / "2.txt", b"22")
+    write(tmp_path / "logs" / "c" / "3.txt", b"333")
+    units = plan(props(tmp_path, str(tmp_path / "logs" / "*"), **{"gobblin.dataset.blacklist": "/c$"}))
+    assert files_of(units) == {"a": ["a/.hidden", "a/x/1.txt"], "b": ["b/2.txt"]}
+    one = descriptor.from_json(units[0].get_prop(FILES_KEY))[0]
+    assert one.source == str(tmp_path / "logs" / "a" / ".hidden") and one.size == 1 and one.decodings == ()
+    assert len(units) == 3  # Gobblin's default: a work unit per file
+
+
+def test_a_pattern_without_wildcards_is_one_dataset_whose_files_go_to_the_publish_root(tmp_path):
+    write(tmp_path / "data" / "LogData.tar.gz", b"x")
+    units = plan(props(tmp_path, str(tmp_path / "data") + "/"))
+    assert files_of(units) == {"data": ["LogData.tar.gz"]}
+    assert deepest_plain_folder("/a/b*/c/[x]") == "/a" and deepest_plain_folder("/a/b/") == "/a/b/"
+    assert files_of(plan(props(tmp_path, str(tmp_path / "data" / "LogData.tar.gz")))) == {
+        "LogData.tar.gz": ["LogData.tar.gz"]}  # a pattern naming one file: the file, to the publish root
+
+
+def previous_state(units, committed: bool = True) -> DatasetState:
+    tasks = []
+    for index, unit in enumerate(units):
+        task = TaskState("job_1", f"task_{index}", unit)
+        task.working_state = WorkingState.COMMITTED if committed else WorkingState.FAILED
+        tasks.append(task)
+    return DatasetState("copy", "job_1", dataset_urn=units[0].get_prop("dataset.urn"), task_states=tasks)
+
+
+def test_files_the_committed_state_records_are_not_copied_again_and_the_record_is_carried(tmp_path):
+    job = props(tmp_path, str(tmp_path / "data"))
+    first = write(tmp_path / "data" / "1.txt", b"one", mtime=1_000_000)
+    units = plan(job)
+    previous = {"data": previous_state(units)}
+    assert plan(job, previous) == []  # nothing changed: nothing to copy
+    write(tmp_path / "data" / "2.txt", b"two", mtime=1_000_000)
+    units = plan(job, previous)
+    assert files_of(units) == {"data": ["2.txt"]}
+    assert json.loads(units[0].get_prop(SNAPSHOT_KEY)) == {"1.txt": [3, 1_000_000_000]}
+    carried = {"data": previous_state(units)}  # run 2's state alone must remember 1.txt
+    assert plan(job, carried) == []
+    os.utime(first, (2_000_000, 2_000_000))  # changed at the source: copied again
+    assert files_of(plan(job, carried)) == {"data": ["1.txt"]}
+
+
+def test_files_of_a_failed_task_are_planned_again(tmp_path):
+    job = props(tmp_path, str(tmp_path / "data"))
+    write(tmp_path / "data" / "1.txt", b"one")
+    units = plan(job)
+    assert files_of(plan(job, {"data": previous_state(units, committed=False)})) == {"data": ["1.txt"]}
+
+
+def test_a_file_already_at_its_destination_is_skipped_when_the_same_and_refused_when_different(tmp_path):
+    job = props(tmp_path, str(tmp_path / "data"))
+    write(tmp_path / "data" / "same.txt", b"abc", mtime=1_000_000)
+    write(tmp_path / "publish" / "same.txt", b"xyz", mtime=2_000_000)  # same size, not older: Gobblin's rule
+    assert plan(job) == []
+    write(tmp_path / "data" / "other.txt", b"abcd")
+    write(tmp_path / "publish" / "other.txt", b"ab")
+    with pytest.raises(GobblinPyError, match="other.txt.*differs from.*already at its destination"):
+        plan(job)
+
+
+def test_simulate_plans_and_copies_nothing(tmp_path):
+    write(tmp_path / "data" / "1.txt", b"one")
+    assert plan(props(tmp_path, str(tmp_path / "data"), **{"gobblin.copy.simulate": "true"})) == []
+
+
+def test_packing_fills_units_up_to_the_size_largest_first():
+    files = [descriptor.FileCopy(f"/s/{n}", n, size, 0) for n, size in
+             (("a", 60), ("b", 50), ("c", 40), ("d", 30), ("e", 200))]
+    # largest first, each to the roomiest unit that takes it: c goes with b (50 free), d with a (40 free)
+    assert [[f.destination for f in g] for g in pack(files, 100, 50)] == [["a", "d"], ["b", "c"], ["e"]]
+    assert [[f.destination for f in g] for g in pack(files, 0, 50)] == [["a"], ["b"], ["c"], ["d"], ["e"]]
+    small = [descriptor.FileCopy(f"/s/{i}", f"{i:02}", 1, 0) for i in range(10)]
+    assert [len(g) for g in pack(small, 100, 4)] == [4, 4, 2]  # a file weighs at least 100 / 4
+
+
+@pytest.mark.parametrize("key,value", [("gobblin.copy.recursive.update", "true"),
+                                       ("gobblin.copy.preserved.attributes", "ugp"),
+                                       ("gobblin.copy.prioritization.maxCopy.size", "10"),
+                                       ("gobblin.copy.split.enabled", "true")])
+def test_keys_that_would_change_what_is_copied_are_refused_naming_them(tmp_path, key, value):
+    with pytest.raises(SettingsError, match=key.replace(".", r"\.")):
+        plan(props(tmp_path, str(tmp_path / "data"), **{key: value}))
+
+
+def test_validation_wants_the_copy_writer_and_publisher_and_a_supported_pattern(tmp_path):
+    job = props(tmp_path, str(tmp_path / "{a,b}"), **{"writer.builder.class": "AvroDataWriterBuilder"})
+    problems = [str(p) for p in CopySource.validate(job)]
+    assert any("writer.builder.class" in p and "cannot handle the files CopySource plans" in p for p in problems)
+    assert any("data.publisher.type" in p and "is not set" in p for p in problems)
+    assert any("{a,b} alternatives are not supported" in p for p in problems)
+
+
+def test_the_extractor_gives_the_units_files_as_descriptors(tmp_path):
+    write(tmp_path / "data" / "1.txt", b"one")
+    unit = plan(props(tmp_path, str(tmp_path / "data")))[0]
+    extractor = CopySource().get_extractor(WorkUnitState(unit))
+    batches = list(extractor.read_batches())
+    assert extractor.get_schema() == descriptor.SCHEMA and batches[0].column("destination").to_pylist() == ["1.txt"]

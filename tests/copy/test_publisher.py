@@ -1,0 +1,75 @@
+"""CopyDataPublisher: the staged files of a dataset's successful tasks planned as the runtime's commit steps,
+conflicts refused before anything moves."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gobblin_py.copy import descriptor
+from gobblin_py.copy.descriptor import FileCopy
+from gobblin_py.copy.publisher import CopyDataPublisher
+from gobblin_py.copy.writers import FileAwareInputStreamDataWriterBuilder
+from gobblin_py.runtime.commit_sequence import FsRenameStep, PublishConflictError
+from gobblin_py.state import State, TaskState, WorkingState, WorkUnit
+from tests.copy.files import write
+
+
+def job(tmp_path: Path) -> dict[str, str]:
+    return {"writer.staging.dir": str(tmp_path / "staging"), "writer.output.dir": str(tmp_path / "output"),
+            "data.publisher.final.dir": str(tmp_path / "publish")}
+
+
+def copied_task(tmp_path: Path, task_id: str, files: dict[str, bytes], state=WorkingState.SUCCESSFUL) -> TaskState:
+    """A task whose writer copied ``files`` (destination -> bytes) and committed them to its output folder."""
+    task = TaskState("job_1", task_id, WorkUnit(), {"task.id": task_id, "task.attempt.id": "a1"},
+                     job_state=State(job(tmp_path)))
+    sources = [FileCopy(str(write(tmp_path / "src" / task_id / name, data)), name, len(data), 0)
+               for name, data in files.items()]
+    writer = FileAwareInputStreamDataWriterBuilder().build(task, descriptor.SCHEMA, 1, 0, f"{task_id}_0")
+    for batch in descriptor.batches(sources):
+        writer.write(batch)
+    writer.commit()
+    task.working_state = state
+    return task
+
+
+def publisher(tmp_path: Path) -> CopyDataPublisher:
+    plugin = CopyDataPublisher()
+    plugin.init(job(tmp_path))
+    return plugin
+
+
+def test_the_successful_tasks_files_are_planned_then_moved_once(tmp_path):
+    tasks = [copied_task(tmp_path, "t1", {"a/1.txt": b"1", "2.txt": b"2"}),
+             copied_task(tmp_path, "t2", {"a/3.txt": b"3"}),
+             copied_task(tmp_path, "t3", {"failed.txt": b"no"}, WorkingState.FAILED)]
+    plugin = publisher(tmp_path)
+    steps = plugin.plan(tasks)
+    assert all(isinstance(s, FsRenameStep) for s in steps)
+    assert sorted(s.dst for s in steps) == [str(tmp_path / "publish" / n) for n in ("2.txt", "a/1.txt", "a/3.txt")]
+    assert not (tmp_path / "publish").exists()  # planned, not made
+    assert plugin.final_dirs == [str(tmp_path / "publish")]
+    for step in steps:
+        step.execute(fresh=True)
+        assert step.is_completed()
+        step.execute()  # finishing it again (a rerun after a crash) changes nothing
+    published = {str(p.relative_to(tmp_path / "publish")): p.read_bytes()
+                 for p in (tmp_path / "publish").rglob("*") if p.is_file()}
+    assert published == {"a/1.txt": b"1", "2.txt": b"2", "a/3.txt": b"3"}
+
+
+def test_a_destination_that_exists_or_two_files_for_one_destination_refuse_the_dataset(tmp_path):
+    write(tmp_path / "publish" / "a.txt", b"old")
+    with pytest.raises(PublishConflictError, match="publish/a.txt already exists"):
+        publisher(tmp_path).plan([copied_task(tmp_path, "t1", {"a.txt": b"new"})])
+    twice = [copied_task(tmp_path, "t2", {"b.txt": b"1"}), copied_task(tmp_path, "t3", {"b.txt": b"2"})]
+    with pytest.raises(PublishConflictError, match="is published to the same"):
+        publisher(tmp_path).plan(twice)
+    assert (tmp_path / "publish" / "a.txt").read_bytes() == b"old" and not (tmp_path / "publish" / "b.txt").exists()
+
+
+def test_publish_without_a_commit_log_moves_the_files(tmp_path):
+    assert publisher(tmp_path).publish([copied_task(tmp_path, "t1", {"x.txt": b"x"})]) == [str(tmp_path / "publish")]
+    assert (tmp_path / "publish" / "x.txt").read_bytes() == b"x"

@@ -1,0 +1,140 @@
+"""The copy writers on real files: staged through decodings, committed to the task's output folder; archives
+unpacked, and archives whose entries would escape refused."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from gobblin_py.copy import descriptor
+from gobblin_py.copy.descriptor import FileCopy
+from gobblin_py.copy.tar_writer import TarArchiveInputStreamDataWriterBuilder
+from gobblin_py.copy.writers import FileAwareInputStreamDataWriterBuilder
+from gobblin_py.errors import CorruptFileError, GobblinPyError, UsageError
+from gobblin_py.state import WorkUnit, WorkUnitState
+from tests.copy.files import LOG_ENTRIES, log_data_tar_gz, tar_bytes, write
+
+
+def task_state(tmp_path: Path, **extra: str) -> WorkUnitState:
+    return WorkUnitState(WorkUnit(), {"writer.staging.dir": str(tmp_path / "staging"), "task.id": "task_7",
+                                      "writer.output.dir": str(tmp_path / "output"), "task.attempt.id": "a1", **extra})
+
+
+def write_files(builder, state, files: list[FileCopy]):
+    writer = builder.build(state, descriptor.SCHEMA, 1, 0, "task_7_0")
+    try:
+        for batch in descriptor.batches(files):
+            writer.write(batch)
+        outputs = writer.commit()
+    finally:
+        writer.cleanup()
+    return writer, outputs
+
+
+def output_root(tmp_path: Path) -> Path:
+    return tmp_path / "output" / "_attempts" / "a1" / "_copy" / "task_7"
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_files_are_copied_byte_for_byte_or_through_gzip_to_the_task_output(tmp_path):
+    plain = write(tmp_path / "src" / "a.bin", bytes(range(256)) * 1000)
+    zipped = write(tmp_path / "src" / "b.txt.gz", gzip.compress(b"hello\n" * 5000))
+    state = task_state(tmp_path, **{"gobblin.copy.bufferSize": "1KB", "gobblin.copy.checkFileSize": "true"})
+    writer, outputs = write_files(FileAwareInputStreamDataWriterBuilder(), state, [
+        FileCopy(str(plain), "d/a.bin", plain.stat().st_size, 0),
+        FileCopy(str(zipped), "d/b.txt", zipped.stat().st_size, 0, ("gzip",))])
+    assert tree(output_root(tmp_path)) == {"d/a.bin": plain.read_bytes(), "d/b.txt": b"hello\n" * 5000}
+    assert writer.records_written == 2 and writer.bytes_written == 256_000 + 30_000
+    assert outputs == [str(output_root(tmp_path) / "d/a.bin"), str(output_root(tmp_path) / "d/b.txt")]
+    assert not (tmp_path / "staging" / "_attempts" / "a1" / "_copy" / "task_7").exists()
+
+
+def test_a_file_shorter_than_planned_fails_with_checkFileSize(tmp_path):
+    plain = write(tmp_path / "src" / "a.bin", b"12345")
+    state = task_state(tmp_path, **{"gobblin.copy.checkFileSize": "true"})
+    with pytest.raises(GobblinPyError, match="incomplete copy, 5 bytes written where the file had 9"):
+        write_files(FileAwareInputStreamDataWriterBuilder(), state, [FileCopy(str(plain), "a.bin", 9, 0)])
+    assert not output_root(tmp_path).exists()
+
+
+def test_a_corrupt_gzip_file_and_a_vanished_file_fail_naming_them(tmp_path):
+    bad = write(tmp_path / "src" / "bad.gz", b"not gzip at all")
+    with pytest.raises(CorruptFileError, match="bad.gz: cannot be decoded as gzip"):
+        write_files(FileAwareInputStreamDataWriterBuilder(), task_state(tmp_path),
+                    [FileCopy(str(bad), "bad", 15, 0, ("gzip",))])
+    with pytest.raises(GobblinPyError, match="gone.txt: the file to copy is gone"):
+        write_files(FileAwareInputStreamDataWriterBuilder(), task_state(tmp_path),
+                    [FileCopy(str(tmp_path / "gone.txt"), "gone.txt", 1, 0)])
+
+
+def test_two_files_with_one_destination_are_refused(tmp_path):
+    one, two = write(tmp_path / "src" / "a.gz", gzip.compress(b"1")), write(tmp_path / "src" / "a", b"2")
+    with pytest.raises(GobblinPyError, match="a is already written by another file of this task"):
+        write_files(FileAwareInputStreamDataWriterBuilder(), task_state(tmp_path),
+                    [FileCopy(str(two), "a", 1, 0), FileCopy(str(one), "a", 20, 0, ("gzip",))])
+
+
+def test_the_copy_writers_write_one_branch_of_copied_files(tmp_path):
+    with pytest.raises(UsageError, match="a copy job has one branch"):
+        FileAwareInputStreamDataWriterBuilder().build(task_state(tmp_path), descriptor.SCHEMA, 2, 0, "w")
+
+
+def test_the_tar_writer_unpacks_under_the_destination_with_the_root_renamed(tmp_path):
+    archive = log_data_tar_gz(tmp_path / "src" / "LogData.tar.gz")
+    renamed = write(tmp_path / "src" / "x.tar", tar_bytes({"LogData/a.txt": b"a", "top.txt": b"t"},
+                                                          folders=["LogData/"]))
+    writer, _ = write_files(TarArchiveInputStreamDataWriterBuilder(), task_state(tmp_path), [
+        FileCopy(str(archive), "LogData", 1, 0, ("gzip",)), FileCopy(str(renamed), "sub/x", 1, 0)])
+    assert tree(output_root(tmp_path)) == {**LOG_ENTRIES, "sub/x/a.txt": b"a", "sub/top.txt": b"t"}
+    assert writer.records_written == 2 and writer.bytes_written == sum(map(len, LOG_ENTRIES.values())) + 2
+
+
+def test_an_archive_whose_first_entry_is_a_file_loses_nothing(tmp_path):
+    archive = write(tmp_path / "src" / "flat.tar", tar_bytes({"one.txt": b"1", "d/two.txt": b"2"}))
+    write_files(TarArchiveInputStreamDataWriterBuilder(), task_state(tmp_path), [FileCopy(str(archive), "flat", 1, 0)])
+    assert tree(output_root(tmp_path)) == {"one.txt": b"1", "d/two.txt": b"2"}
+
+
+@pytest.mark.parametrize("entry", ["../evil", "LogData/../../evil", "/etc/evil"])
+def test_an_entry_escaping_the_destination_is_refused_naming_the_archive_and_the_entry(tmp_path, entry):
+    archive = write(tmp_path / "src" / "bad.tar", tar_bytes({"LogData/ok.txt": b"ok", entry: b"x"},
+                                                            folders=["LogData/"]))
+    with pytest.raises(GobblinPyError) as error:
+        write_files(TarArchiveInputStreamDataWriterBuilder(), task_state(tmp_path),
+                    [FileCopy(str(archive), "LogData", 1, 0)])
+    assert str(archive) in str(error.value) and repr(entry) in str(error.value)
+    assert "outside the destination folder" in str(error.value)
+    assert not (tmp_path / "evil").exists() and not output_root(tmp_path).exists()
+    assert not (tmp_path / "staging" / "_attempts" / "a1" / "_copy" / "task_7").exists()  # cleaned up
+
+
+def test_links_and_unreadable_archives_are_refused(tmp_path):
+    linked = write(tmp_path / "src" / "l.tar", tar_bytes({"a.txt": b"a"}, links={"l": "/etc/passwd"}))
+    with pytest.raises(GobblinPyError, match="entry 'l' is a link or special file"):
+        write_files(TarArchiveInputStreamDataWriterBuilder(), task_state(tmp_path), [FileCopy(str(linked), "l", 1, 0)])
+    gz = log_data_tar_gz(tmp_path / "src" / "z.tar.gz")
+    with pytest.raises(CorruptFileError, match="a .tar.gz needs UnGzipConverter"):
+        write_files(TarArchiveInputStreamDataWriterBuilder(), task_state(tmp_path), [FileCopy(str(gz), "z", 1, 0)])
+    truncated = write(tmp_path / "src" / "t.tar", tar_bytes({"big": b"x" * 5000})[:3000])
+    with pytest.raises(CorruptFileError, match="t.tar: not a readable tar archive"):
+        write_files(TarArchiveInputStreamDataWriterBuilder(), task_state(tmp_path),
+                    [FileCopy(str(truncated), "t", 1, 0)])
+
+
+def test_a_path_two_entries_share_is_refused(tmp_path):
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as archive:
+        for data in (b"first", b"second"):
+            info = tarfile.TarInfo("same.txt")
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    twice = write(tmp_path / "src" / "twice.tar", out.getvalue())
+    with pytest.raises(GobblinPyError, match="same.txt is already written by another file"):
+        write_files(TarArchiveInputStreamDataWriterBuilder(), task_state(tmp_path), [FileCopy(str(twice), "t", 1, 0)])
