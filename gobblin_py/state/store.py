@@ -7,7 +7,9 @@ Layout (Gobblin's ``FsDatasetStateStore``)::
     (default URN "": <jobId'>.jst and current.jst)
 
 where ``urn'`` is the URN with ``:`` replaced by ``.`` (mapped through the configured name parser) and
-``jobId'`` is the job id with ``-`` and ``/`` replaced by ``_``. Each file is a BLOCK-compressed SequenceFile
+``jobId'`` is the job id with ``-`` and ``/`` replaced by ``_``. A URN that cannot be a file name — with a
+``/``, a line break or NUL, ``.`` or ``..``, or too long — is named ``urn_<SHA-1 of the URN>`` instead (Gobblin
+would write a ``/`` into sub-folders it never reads back, or a leading ``/`` outside the store). Each file is a BLOCK-compressed SequenceFile
 with one record: key = the raw URN, value = the ``JobState$DatasetState``.
 
 Unlike Gobblin, every write is atomic (temporary file, fsync, rename), so a crash or a full disk never
@@ -91,8 +93,16 @@ class StateStoreSettings(Settings):
         return problems
 
 
+_MAX_STEM_BYTES = 150  # leaves room for "-<job id>.jst" within a file name's 255 bytes
+_NOT_IN_NAMES = ("/", "\0", "\n", "\r")
+
+
 def sanitize_urn(urn: str) -> str:
-    return urn.replace(":", ".")
+    """The file-name stem of a dataset's state files: Gobblin's (``:`` → ``.``) where that is a safe file name."""
+    name = urn.replace(":", ".")
+    if any(c in name for c in _NOT_IN_NAMES) or name in (".", "..") or len(name.encode("utf-8")) > _MAX_STEM_BYTES:
+        return "urn_" + hashlib.sha1(urn.encode("utf-8")).hexdigest()
+    return name
 
 
 def sanitize_job_id(job_id: str) -> str:
@@ -286,13 +296,20 @@ class FsDatasetStateStore:
         if fsutil.is_local(self.fs):
             fsutil.fsync_dir(self.job_dir(job_name))
 
+    def _earlier_current_names(self, urn: str) -> list[str]:
+        """Names the dataset's current file had under another name parser, or before a long URN was hashed."""
+        stem = self._stem(urn)
+        names = []
+        for plain in dict.fromkeys((sanitize_urn(urn), urn.replace(":", "."))):
+            if plain and plain != stem and not any(c in plain for c in _NOT_IN_NAMES) and plain not in (".", ".."):
+                names.append(f"{plain}-{CURRENT}{TABLE_SUFFIX}")
+        return names
+
     def _drop_migrated_current(self, job_dir: str, urn: str) -> None:
-        plain = sanitize_urn(urn)
-        if not plain or self._stem(urn) == plain:
-            return
-        old = posixpath.join(job_dir, f"{plain}-{CURRENT}{TABLE_SUFFIX}")
-        if self.fs.exists(old):
-            fsutil.remove(self.fs, old)
+        for name in self._earlier_current_names(urn):
+            old = posixpath.join(job_dir, name)
+            if self.fs.exists(old):
+                fsutil.remove(self.fs, old)
 
     # ------------------------------------------------------------ reading
 
@@ -317,12 +334,12 @@ class FsDatasetStateStore:
 
     def get_latest_dataset_state(self, job_name: str, urn: str) -> DatasetState | None:
         """The dataset's latest state: the record keyed ``urn`` in its current file; None if there is none."""
-        table = self.current_table_name(urn)
-        if not self.fs.exists(posixpath.join(self.job_dir(job_name), table)):
-            return None
-        for key, state in self.read_table(job_name, table):
-            if key == urn:
-                return state
+        for table in (self.current_table_name(urn), *self._earlier_current_names(urn)):
+            if not self.fs.exists(posixpath.join(self.job_dir(job_name), table)):
+                continue
+            for key, state in self.read_table(job_name, table):
+                if key == urn:
+                    return state
         return None
 
     def current_tables(self, job_name: str) -> list[str]:
@@ -338,7 +355,10 @@ class FsDatasetStateStore:
             records = self.read_table(job_name, table)
             if records:
                 state = records[0][1]
-                latest[state.dataset_urn] = state
+                earlier = latest.get(state.dataset_urn)
+                # two current files of one dataset (a crash while renaming it): the later run's state counts
+                if earlier is None or (earlier.start_time, earlier.job_id) < (state.start_time, state.job_id):
+                    latest[state.dataset_urn] = state
         if len(latest) > 1:
             latest.pop(DEFAULT_DATASET_URN, None)
         return latest

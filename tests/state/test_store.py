@@ -62,6 +62,42 @@ def test_record_key_is_the_raw_urn_and_lookup_matches_it(tmp_path):
     assert store.get_latest_dataset_state("NoSuchJob", "kafka:topic:3") is None
 
 
+@pytest.mark.parametrize("urn", ["/data/in/orders", "a/b", "..", ".", "line\nbreak", "x" * 151])
+def test_urns_that_cannot_be_file_names_are_hashed_inside_the_job_folder(tmp_path, urn):
+    store = FsDatasetStateStore(str(tmp_path / "store"))
+    store.persist_dataset_state(make_state(urn))
+    stem = "urn_" + hashlib.sha1(urn.encode()).hexdigest()
+    assert sorted(os.listdir(tmp_path / "store" / "Pull")) == [f"{stem}-current.jst", f"{stem}-job_Pull_1000.jst"]
+    assert sorted(os.listdir(tmp_path)) == ["store"]  # nothing written beside the store
+    assert store.get_latest_dataset_state("Pull", urn).dataset_urn == urn
+    assert [r.state.job_id for r in store.history("Pull", urn)] == ["job_Pull_1000"]
+
+
+def test_a_long_urns_earlier_current_file_is_replaced_not_kept_beside(tmp_path):
+    urn = "db:" + "t" * 160
+    store = FsDatasetStateStore(str(tmp_path))
+    legacy = tmp_path / "Pull" / f"{urn.replace(':', '.')}-current.jst"
+    legacy.parent.mkdir()
+    store.persist_dataset_state(make_state(urn, job_id="job_Pull_1000", high=10, start=1000))
+    (tmp_path / "Pull" / f"urn_{hashlib.sha1(urn.encode()).hexdigest()}-current.jst").rename(legacy)  # a store written before
+    assert store.get_latest_dataset_state("Pull", urn).job_id == "job_Pull_1000"
+    store.persist_dataset_state(make_state(urn, job_id="job_Pull_2000", high=20, start=2000))
+    assert not legacy.exists()
+    assert store.get_latest_dataset_states_by_urns("Pull")[urn].job_id == "job_Pull_2000"
+
+
+def test_of_two_current_files_of_one_dataset_the_later_run_counts(tmp_path):
+    store = FsDatasetStateStore(str(tmp_path))
+    store.persist_dataset_state(make_state("t", job_id="job_Pull_2000", start=2000))
+    (tmp_path / "Pull" / "t-current.jst").rename(tmp_path / "Pull" / "zz-current.jst")
+    store.persist_dataset_state(make_state("t", job_id="job_Pull_1000", start=1000))
+    (tmp_path / "Pull" / "t-current.jst").rename(tmp_path / "Pull" / "aa-current.jst")
+    for first, second in (("aa", "zz"), ("zz", "aa")):
+        (tmp_path / "Pull" / f"{first}-current.jst").rename(tmp_path / "Pull" / "t-current.jst")
+        assert store.get_latest_dataset_states_by_urns("Pull")["t"].job_id == "job_Pull_2000"
+        (tmp_path / "Pull" / "t-current.jst").rename(tmp_path / "Pull" / f"{first}-current.jst")
+
+
 def test_latest_states_by_urn_and_previous_workunit_states(tmp_path):
     store = FsDatasetStateStore(str(tmp_path))
     for urn in ("a", "b", "c"):
