@@ -133,14 +133,30 @@ class FsRenameStep(CommitStep):
         return PublishConflictError(f"cannot publish {self.src}: {self.dst} already exists "
                                     "(gpy never overwrites published data)")
 
+    @staticmethod
+    def _interrupted_move(src_fs, src: str, dst_fs, dst: str) -> bool:
+        """Whether the destination is this step's own move, interrupted before the source was removed.
+
+        On one local filesystem a move is a hard link then an unlink, so its destination is the source's very
+        file; anything else there (another dataset's file of the same size) is a conflict, never to be
+        resolved by deleting the source. Across filesystems and on object stores a move is a copy then a
+        delete: a destination of the source's size is taken as the complete copy.
+        """
+        if fsutil.is_local(src_fs) and fsutil.is_local(dst_fs):
+            if os.path.samefile(src, dst):
+                return True
+            if os.stat(src).st_dev == os.stat(dst).st_dev:
+                return False
+        return src_fs.size(src) == dst_fs.size(dst)
+
     def execute(self, fresh: bool = False) -> None:
         src_fs, src, dst_fs, dst = self._fss()
         if dst_fs.exists(dst):
             if not src_fs.exists(src):
                 return  # done before
-            if fresh or src_fs.size(src) != dst_fs.size(dst):
+            if fresh or not self._interrupted_move(src_fs, src, dst_fs, dst):
                 raise self._conflict()
-            fsutil.remove(src_fs, src)  # an interrupted copy-and-delete: the copy is complete
+            fsutil.remove(src_fs, src)  # an interrupted move: the destination is complete
             return
         if not src_fs.exists(src):
             raise GobblinPyError(f"cannot publish {self.src}: it is gone and {self.dst} does not exist")

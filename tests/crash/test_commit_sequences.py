@@ -1,6 +1,7 @@
 """Commit sequences: idempotent steps, replay on the next run, datasets skipped when replay keeps failing."""
 
 import json
+import os
 
 import pytest
 
@@ -19,11 +20,16 @@ def test_rename_step_is_idempotent_and_finishes_an_interrupted_copy(tmp_path):
     assert step.is_completed() and dst.read_bytes() == b"data" and not src.exists()
     step.execute()  # again: nothing happens
     assert dst.read_bytes() == b"data"
-    # a copy-and-delete move interrupted after the copy: destination there, source still there
-    src.write_bytes(b"data")
+    # a move interrupted after the link, before the unlink: both names are the one file
+    os.link(dst, src)
     assert not step.is_completed()
     step.execute()
-    assert step.is_completed() and not src.exists()
+    assert step.is_completed() and not src.exists() and dst.read_bytes() == b"data"
+    # another file of the same size at the destination is not this move's: a conflict, both kept
+    src.write_bytes(b"DATA")
+    with pytest.raises(Exception, match="already exists"):
+        step.execute()
+    assert src.read_bytes() == b"DATA" and dst.read_bytes() == b"data"
 
 
 def test_rename_step_with_neither_side_fails_loudly(tmp_path):
@@ -135,9 +141,10 @@ def test_fresh_rename_never_replaces_an_existing_file(tmp_path):
     with pytest.raises(Exception, match="already exists"):
         FsRenameStep(str(src), str(dst)).execute(fresh=True)
     assert dst.read_bytes() == b"old" and src.read_bytes() == b"new"
-    dst.write_bytes(b"xyz")  # same size: on replay this is an interrupted copy's complete tail
-    FsRenameStep(str(src), str(dst)).execute()
-    assert not src.exists()
+    dst.write_bytes(b"xyz")  # same size, but another file on the same disk: never taken for this move's
+    with pytest.raises(Exception, match="already exists"):
+        FsRenameStep(str(src), str(dst)).execute()
+    assert dst.read_bytes() == b"xyz" and src.read_bytes() == b"new"
 
 
 def test_skipped_work_units_do_not_fail_a_dataset_under_full(tmp_path):
