@@ -23,6 +23,9 @@ from gobblin_py.config.settings import problem_at
 from gobblin_py.copy.descriptor import mtime_ms
 from gobblin_py.copy.settings import GlobFinderSettings
 from gobblin_py.errors import GobblinPyError
+from gobblin_py.logs import get_logger
+
+log = get_logger(__name__)
 
 GLOB_CHARACTERS = "*?["
 
@@ -124,5 +127,15 @@ def list_files(fs, root: str) -> list[Listed]:
         return []
     except OSError as exc:
         raise GobblinPyError(f"{root}: cannot be listed: {exc}") from exc
-    return [Listed(path, int(info.get("size") or 0), mtime_ms(info)) for path, info in sorted(entries.items())
-            if info.get("type", "file") != "directory"]
+    listed, skipped = [], []
+    for path, info in sorted(entries.items()):
+        if info.get("type", "file") == "directory":
+            continue
+        if info.get("type", "file") != "file" or info.get("islink"):
+            skipped.append(path)  # a symbolic link, FIFO, socket or device: not data to copy
+            continue
+        listed.append(Listed(path, int(info.get("size") or 0), mtime_ms(info)))
+    if skipped:
+        log.warning("copy_skipped_special_files", root=root, count=len(skipped), first=skipped[:5],
+                    why="symbolic links and special files (FIFOs, sockets, devices) are not copied")
+    return listed

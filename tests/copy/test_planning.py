@@ -135,3 +135,14 @@ def test_the_extractor_gives_the_units_files_as_descriptors(tmp_path):
     extractor = CopySource().get_extractor(WorkUnitState(unit))
     batches = list(extractor.read_batches())
     assert extractor.get_schema() == descriptor.SCHEMA and batches[0].column("destination").to_pylist() == ["1.txt"]
+
+
+def test_symbolic_links_and_special_files_are_skipped_with_a_warning(tmp_path, capsys):
+    write(tmp_path / "logs" / "a" / "1.txt", b"1")
+    write(tmp_path / "secret" / "pw", b"hunter2")
+    os.symlink(tmp_path / "secret", tmp_path / "logs" / "a" / "dir-link")
+    os.symlink(tmp_path / "secret" / "pw", tmp_path / "logs" / "a" / "file-link")
+    os.mkfifo(tmp_path / "logs" / "a" / "fifo")
+    units = plan(props(tmp_path, str(tmp_path / "logs" / "a")))
+    assert files_of(units) == {"a": ["1.txt"]}
+    assert "copy_skipped_special_files" in capsys.readouterr().err
