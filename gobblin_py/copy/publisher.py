@@ -51,6 +51,7 @@ class CopyDataPublisher(DataPublisher):
         root_shown = root if fsutil.is_local(dst_fs) else dst_fs.unstrip_protocol(root)
         steps: list[FsRenameStep] = []
         planned: dict[str, str] = {}  # destination -> staged file
+        folders: dict[str, str] = {}  # folder of a planned destination -> the staged file that needs it
         for task in task_states:
             if task.working_state is not WorkingState.SUCCESSFUL:
                 continue
@@ -68,6 +69,7 @@ class CopyDataPublisher(DataPublisher):
                 if final in planned:
                     raise PublishConflictError(f"cannot publish {staged}: {planned[final]} is published to the "
                                                f"same {final}")
+                _check_folders_are_free(dst_fs, root, relative, staged, root_shown, planned, folders)
                 planned[final] = staged
                 steps.append(FsRenameStep(staged, final, settings.writer_fs_uri, publisher_fs_uri))
         self.final_dirs = [root_shown] if steps else []
@@ -78,3 +80,25 @@ class CopyDataPublisher(DataPublisher):
         for step in self.plan(task_states):
             step.execute(fresh=True)
         return list(self.final_dirs)
+
+
+def _check_folders_are_free(dst_fs, root: str, relative: str, staged: str, root_shown: str,
+                            planned: dict[str, str], folders: dict[str, str]) -> None:
+    """Refuse a file whose folder is a file (published already or planned in this commit), or that is the
+    folder of a file planned before it, before anything moves; ``folders`` gathers the planned files' folders."""
+    final = posixpath.join(root_shown, relative)
+    if final in folders:
+        raise PublishConflictError(f"cannot publish {staged}: {final} is also a folder, for {folders[final]}")
+    parts = relative.split("/")[:-1]
+    for depth in range(1, len(parts) + 1):
+        folder = "/".join(parts[:depth])
+        shown = posixpath.join(root_shown, folder)
+        if shown in planned:
+            raise PublishConflictError(f"cannot publish {staged}: its folder {shown} is also a file, from "
+                                       f"{planned[shown]}")
+        if shown in folders:
+            continue  # checked for an earlier file
+        path = posixpath.join(root, folder)
+        if dst_fs.exists(path) and not dst_fs.isdir(path):
+            raise PublishConflictError(f"cannot publish {staged}: its folder {shown} is a published file")
+        folders[shown] = staged

@@ -73,3 +73,16 @@ def test_a_destination_that_exists_or_two_files_for_one_destination_refuse_the_d
 def test_publish_without_a_commit_log_moves_the_files(tmp_path):
     assert publisher(tmp_path).publish([copied_task(tmp_path, "t1", {"x.txt": b"x"})]) == [str(tmp_path / "publish")]
     assert (tmp_path / "publish" / "x.txt").read_bytes() == b"x"
+
+
+def test_a_file_whose_folder_is_another_file_is_refused_before_anything_moves(tmp_path):
+    plugin = publisher(tmp_path)
+    with pytest.raises(PublishConflictError, match="its folder .*publish/x is also a file"):
+        plugin.plan([copied_task(tmp_path, "t1", {"x": b"1"}), copied_task(tmp_path, "t2", {"x/y.txt": b"2"})])
+    with pytest.raises(PublishConflictError, match="publish/x is also a folder"):
+        plugin.plan([copied_task(tmp_path, "t3", {"x/y.txt": b"2"}), copied_task(tmp_path, "t4", {"x": b"1"})])
+    (tmp_path / "publish").mkdir()
+    (tmp_path / "publish" / "x").write_bytes(b"published earlier")
+    with pytest.raises(PublishConflictError, match="its folder .*publish/x is a published file"):
+        plugin.plan([copied_task(tmp_path, "t5", {"x/y.txt": b"2"})])
+    assert [p.name for p in (tmp_path / "publish").iterdir()] == ["x"]
