@@ -73,6 +73,7 @@ class CopySettings(Settings):
                               "are not ported")
     final_dir: str = same_as(PublisherSettings, "final_dir")
     writer_fs_uri: str | None = same_as(FileWriterSettings, "fs_uri")
+    publisher_fs_uri: str | None = same_as(PublisherSettings, "fs_uri")
     simulate: bool = setting("gobblin.copy.simulate", default=False,
                              doc="plan the copy and log each file it would copy, then stop: nothing is copied")
     bin_size: int = setting("gobblin.copy.binPacking.maxSizePerBin", kind=Kind.SIZE, default=0, minimum=0,

@@ -91,7 +91,8 @@ class CopySource(Source):
         settings = CopySettings.load(state)
         finder = resolve_class(settings.finder, FINDER_KEY)()
         finder.init(state)
-        target_fs, publish_root = fsutil.open_fs(settings.final_dir, settings.writer_fs_uri)
+        # where the publisher puts the files (data.publisher.fs.uri, else writer.fs.uri)
+        target_fs, publish_root = fsutil.open_fs(settings.final_dir, settings.publisher_fs_uri or settings.writer_fs_uri)
         previous = state.previous_workunit_states_by_urn()
         units: list[WorkUnit] = []
         for dataset in finder.find_datasets():
