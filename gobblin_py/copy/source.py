@@ -95,8 +95,16 @@ class CopySource(Source):
         target_fs, publish_root = fsutil.open_fs(settings.final_dir, settings.publisher_fs_uri or settings.writer_fs_uri)
         previous = state.previous_workunit_states_by_urn()
         units: list[WorkUnit] = []
-        for dataset in finder.find_datasets():
+        datasets = list(finder.find_datasets())
+        _refuse_nested(datasets)
+        destinations: dict[str, str] = {}  # destination -> source, across the datasets of this run
+        for dataset in datasets:
             planned, snapshot = self._plan(finder, dataset, previous.get(dataset.urn, []), target_fs, publish_root)
+            for entry in planned:
+                other = destinations.setdefault(entry.destination, entry.source)
+                if other != entry.source:
+                    raise GobblinPyError(f"{entry.source} and {other} would both be copied to "
+                                         f"{posixpath.join(publish_root, entry.destination)}; nothing was copied")
             if settings.simulate:
                 for entry in planned:
                     log.info("copy_simulated", dataset=dataset.urn, source=entry.source,
@@ -159,3 +167,13 @@ class CopyExtractor(Extractor):
 
     def get_expected_record_count(self) -> int:
         return len(self.files)
+
+
+def _refuse_nested(datasets: list[CopyDataset]) -> None:
+    """Refuse datasets of which one lies inside another (``**`` patterns): both would copy the same files."""
+    roots = sorted((d.root.rstrip("/") + "/", d) for d in datasets)
+    for (outer, a), (inner, b) in zip(roots, roots[1:]):
+        if inner.startswith(outer):
+            raise ConfigError(f"dataset {b.root} lies inside dataset {a.root}: both would copy its files",
+                              key="gobblin.dataset.pattern",
+                              hint="make the pattern match folders that do not contain one another")

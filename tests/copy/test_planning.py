@@ -146,3 +146,9 @@ def test_symbolic_links_and_special_files_are_skipped_with_a_warning(tmp_path, c
     units = plan(props(tmp_path, str(tmp_path / "logs" / "a")))
     assert files_of(units) == {"a": ["1.txt"]}
     assert "copy_skipped_special_files" in capsys.readouterr().err
+
+
+def test_datasets_inside_one_another_are_refused_naming_both(tmp_path):
+    write(tmp_path / "src" / "a" / "b" / "f", b"1")
+    with pytest.raises(GobblinPyError, match=r"dataset .*/src/a lies inside dataset .*/src: both would copy"):
+        plan(props(tmp_path, str(tmp_path / "src" / "**")))
