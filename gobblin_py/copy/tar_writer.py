@@ -19,7 +19,6 @@ import tarfile
 import zlib
 from contextlib import ExitStack
 
-from gobblin_py import fs as fsutil
 from gobblin_py.copy.descriptor import FileCopy, copy_stream
 from gobblin_py.copy.writers import CopyWriter, CopyWriterBuilder, safe_relative
 from gobblin_py.errors import CorruptFileError, GobblinPyError
@@ -47,7 +46,7 @@ class TarArchiveWriter(CopyWriter):
                         continue  # the archive's "." entry
                     relative = posixpath.join(folder, path) if folder else path
                     if member.isdir():
-                        fsutil.makedirs(self.fs, self.staged(relative))
+                        self.make_folder(self.staged(relative), relative, f"{entry.source} entry {member.name!r}")
                     elif member.isreg():
                         reader = archive.extractfile(member)
                         with self.new_file(relative, f"{entry.source} entry {member.name!r}") as out:
@@ -56,8 +55,9 @@ class TarArchiveWriter(CopyWriter):
                         raise GobblinPyError(f"{entry.source}: archive entry {member.name!r} is a link or special "
                                              "file; only folders and regular files are unpacked")
             except (tarfile.ReadError, EOFError, zlib.error) as exc:
-                raise CorruptFileError(entry.source, f"not a readable tar archive ({exc}); a .tar.gz needs "
-                                                     "UnGzipConverter before the tar writer") from exc
+                hint = ("; a .tar.gz needs UnGzipConverter before the tar writer"
+                        if entry.source.endswith((".gz", ".tgz")) and "gzip" not in entry.decodings else "")
+                raise CorruptFileError(entry.source, f"not a readable tar archive ({exc}){hint}") from exc
         return written
 
 

@@ -86,8 +86,16 @@ class CopyWriter(DataWriter):
         if self.fs.exists(path):
             raise GobblinPyError(f"{source}: {relative} is already written by another file of this task (two "
                                  "files would be published to one destination)")
-        fsutil.makedirs(self.fs, posixpath.dirname(path))
+        self.make_folder(posixpath.dirname(path), relative, source)
         return self.fs.open(path, "wb")
+
+    def make_folder(self, path: str, relative: str, source: str) -> None:
+        """Create the staged folder ``path``; refused, naming ``source``, when a staged file is in the way."""
+        try:
+            fsutil.makedirs(self.fs, path)
+        except (FileExistsError, NotADirectoryError):
+            raise GobblinPyError(f"{source}: {relative} needs a folder where this task already wrote a file "
+                                 "(a file and a folder would be published to one path)") from None
 
     def copy(self, entry: FileCopy) -> int:
         """Stage one file; the bytes written."""
