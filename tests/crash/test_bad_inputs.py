@@ -40,9 +40,9 @@ def assert_refused(job: Job, result, code: int, *needles: str) -> None:
 def test_malformed_job_file(committed_job):
     job = committed_job
     before = snapshot(job.state)
-    job.file.write_text(job.file.read_text() + "workunit.retry.enabled-false\n")
+    job.file.write_text(job.file.read_text() + "=false\n")
     result = run_local(job)
-    assert_refused(job, result, 2, f"{job.file}:", "workunit.retry.enabled-false")
+    assert_refused(job, result, 2, f"{job.file}:", "has an empty key (`=false`)")
     assert snapshot(job.state) == before
 
 
