@@ -1,5 +1,8 @@
 """Filesystem access through fsspec, with the one atomic-save helper every state file goes through.
 
+Local URLs get :class:`gobblin_py.local_fs.LocalFileSystem`, fsspec's local interface without importing fsspec;
+every other filesystem is fsspec's, with the job's settings (``fs_settings``) installed before its first use.
+
 Local disk: write a temporary sibling, fsync it, delete any Hadoop ``.crc`` sidecar of the target, rename over
 the target (``os.replace`` is atomic), fsync the directory. Object stores (S3, GCS, Azure, memory): a single
 object put is already atomic, so the bytes go straight to the final key. Other filesystems (HDFS): temporary
@@ -13,13 +16,15 @@ import posixpath
 import shutil
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
-
-import fsspec
-from fsspec import AbstractFileSystem
+from typing import TYPE_CHECKING, Any
 
 from gobblin_py.errors import UsageError
+from gobblin_py.local_fs import LocalFileSystem
 
+if TYPE_CHECKING:
+    from fsspec import AbstractFileSystem
+
+_LOCAL = LocalFileSystem()
 OBJECT_STORE_PROTOCOLS = {"s3", "s3a", "s3n", "gs", "gcs", "abfs", "abfss", "az", "adl", "memory"}
 
 
@@ -30,8 +35,12 @@ def open_fs(url: str, fs_uri: str | None = None, storage_options: dict[str, Any]
         url = base + url.lstrip("/")
     if "://" not in url:
         url = os.path.abspath(url)
+    if url.startswith(("/", "file://", "local://")) and not storage_options:
+        return _LOCAL, LocalFileSystem._strip_protocol(url)
+    from gobblin_py.fs_settings import configured_fsspec
+
     try:
-        fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
+        fs, path = configured_fsspec().core.url_to_fs(url, **(storage_options or {}))
     except ImportError as exc:  # fsspec names the package: "Install s3fs to access S3"
         hint = " (pip install 'gobblin_py[s3]')" if url.startswith(("s3://", "s3a://", "s3n://")) else ""
         raise UsageError(f"{url}: {str(exc).rstrip('.')}{hint}") from None

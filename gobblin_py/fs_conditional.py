@@ -16,12 +16,14 @@ import os
 import posixpath
 import socket
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fsspec import AbstractFileSystem
 
 from gobblin_py import fs as fsutil
 from gobblin_py.logs import get_logger
+
+if TYPE_CHECKING:
+    from fsspec import AbstractFileSystem
 
 log = get_logger(__name__)
 

@@ -18,13 +18,12 @@ from __future__ import annotations
 import copy
 import json
 import re
+import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
-
-import fsspec.config
-from fsspec.registry import known_implementations, registry
 
 from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import Settings, setting
@@ -78,7 +77,7 @@ class FsSettings(Settings):
             if not option:
                 problems.append(ConfigError("names no option", key=key,
                                             hint="use fsspec.<protocol>.<option>=<value>, e.g. fsspec.s3.anon=true"))
-            elif protocol not in known_implementations and protocol not in registry:
+            elif not _known_protocol(protocol):
                 problems.append(ConfigError(f"fsspec has no filesystem {protocol!r}", key=key,
                                             hint="use a protocol of an fsspec URL: s3, gcs, abfs, hdfs, …"))
         return problems
@@ -138,31 +137,65 @@ def merged(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _known_protocol(protocol: str) -> bool:
+    from fsspec.registry import known_implementations, registry
+
+    return protocol in known_implementations or protocol in registry
+
+
 _lock = threading.Lock()
 _baseline: dict[str, dict[str, Any]] | None = None  # fsspec's configuration before gpy first changed it
+_pending: dict[str, dict[str, Any]] | None = None  # the job's options, until fsspec is first imported
 
 
 def apply(props: Mapping[str, str] | Any) -> None:
     """Make the job's filesystem settings fsspec's defaults in this process (replacing an earlier job's).
 
-    Raises SettingsError (exit code 2) naming the key when a value is wrong.
+    fsspec itself is imported only when a job opens a filesystem that is not local disk
+    (:func:`configured_fsspec`), so a local job never pays for it. Raises SettingsError (exit code 2) naming the
+    key when a value is wrong.
     """
-    global _baseline
+    global _pending
     options = FsSettings.load(props).storage_options()
     with _lock:
-        if _baseline is None:
-            _baseline = copy.deepcopy(fsspec.config.conf)
-        protocols = set(_DEFAULTS) | set(_baseline) | set(options)
-        config = {p: merged(merged(_DEFAULTS.get(p, {}), _baseline.get(p, {})), options.get(p, {})) for p in protocols}
-        fsspec.config.conf.clear()  # in place: fsspec's filesystems look the table up when they are created
-        fsspec.config.conf.update(config)
+        _pending = options
+        if "fsspec" in sys.modules:
+            _install()
+
+
+def configured_fsspec() -> ModuleType:
+    """fsspec, with the settings of the last :func:`apply` installed."""
+    import fsspec
+    import fsspec.config  # noqa: F401 - the table _install fills
+
+    with _lock:
+        if _pending is not None:
+            _install()
+    return fsspec
+
+
+def _install() -> None:
+    global _baseline, _pending
+    import fsspec.config
+
+    if _baseline is None:
+        _baseline = copy.deepcopy(fsspec.config.conf)
+    options = _pending or {}
+    protocols = set(_DEFAULTS) | set(_baseline) | set(options)
+    config = {p: merged(merged(_DEFAULTS.get(p, {}), _baseline.get(p, {})), options.get(p, {})) for p in protocols}
+    fsspec.config.conf.clear()  # in place: fsspec's filesystems look the table up when they are created
+    fsspec.config.conf.update(config)
+    _pending = None
 
 
 def reset() -> None:
     """Give fsspec back the configuration it had before :func:`apply` first changed it (for embedders and tests)."""
-    global _baseline
+    global _baseline, _pending
     with _lock:
+        _pending = None
         if _baseline is not None:
+            import fsspec.config
+
             fsspec.config.conf.clear()
             fsspec.config.conf.update(copy.deepcopy(_baseline))
             _baseline = None

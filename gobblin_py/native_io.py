@@ -8,11 +8,13 @@ where an fsspec file is a Python object Arrow must call back into for every read
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fsspec import AbstractFileSystem
 
 from gobblin_py.fs import is_local
+
+if TYPE_CHECKING:
+    from fsspec import AbstractFileSystem
 
 WRITE_BUFFER = 1 << 20
 

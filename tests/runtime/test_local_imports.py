@@ -1,4 +1,5 @@
-"""`gpy run --engine local` never imports pyspark: a local run pays for no JVM bridge it does not use."""
+"""`gpy run --engine local` never imports pyspark, nor fsspec for local files: a local run pays for no JVM bridge
+and no filesystem layer it does not use."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ from tests.runtime.test_run_cli import Job, write_csv
 
 # runs the real CLI, then reports at exit which of the heavy modules the run loaded
 WRAPPER = """
-import atexit, runpy, sys
-atexit.register(lambda: print("LOADED=" + ",".join(sorted(m for m in ("pyspark", "py4j") if m in sys.modules)),
-                              file=sys.stderr))
+import os, runpy, sys
+def report():
+    print("LOADED=" + ",".join(sorted(m for m in ("pyspark", "py4j", "fsspec") if m in sys.modules)), file=sys.stderr)
+    sys.stderr.flush()
+exit_now = os._exit  # a local run ends with os._exit, after its output is flushed
+os._exit = lambda code: (report(), exit_now(code))
 sys.argv = ["gpy"] + sys.argv[1:]
 runpy.run_module("gobblin_py.cli", run_name="__main__")
 """
