@@ -13,13 +13,11 @@ gpy equivalent says so, with the nearest built-in when there is one.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib.metadata import entry_points
 
 from gobblin_py.errors import UsageError
 
@@ -61,6 +59,9 @@ class PluginError(UsageError):
         super().__init__(message)
 
 
+OWN_PREFIX = "gobblin_py."
+
+
 def gobblin_name(name: str) -> str | None:
     """``org.apache.gobblin.X`` for a Gobblin class name in either spelling; None for any other name."""
     if name.startswith(GOBBLIN_PREFIX):
@@ -72,6 +73,8 @@ def gobblin_name(name: str) -> str | None:
 
 @lru_cache(maxsize=1)
 def _entry_points() -> dict[str, str]:
+    from importlib.metadata import entry_points  # scans every installed package: only when a name needs it
+
     return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
@@ -99,6 +102,8 @@ def _known_names() -> list[str]:
 
 def _closest(name: str) -> list[str]:
     known = _known_names()
+    import difflib
+
     by_whole = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
     short = name.rsplit(".", 1)[-1].rsplit(":", 1)[-1].lower()
     by_short = [k for k in known if short and short in k.rsplit(".", 1)[-1].lower()]
@@ -115,6 +120,12 @@ def _unported_hint(name: str) -> str | None:
 def resolve_class(name: str, key: str | None = None) -> type:
     """The class a plugin name denotes; PluginError (exit code 2) naming the key if it does not resolve."""
     name = name.strip()
+    if name.startswith(OWN_PREFIX):
+        # gpy's own classes by their path (every default is one): no scan of the installed packages' entry points
+        try:
+            return _as_class(_import(name), name, key)
+        except (ImportError, AttributeError):
+            pass
     tried: list[str] = []
     registered = _entry_points()
     gobblin = gobblin_name(name)
