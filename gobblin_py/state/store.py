@@ -18,7 +18,6 @@ leaves a half-written ``current`` file, and retention never deletes a dataset's 
 
 from __future__ import annotations
 
-import hashlib
 import io
 import posixpath
 import re
@@ -97,11 +96,17 @@ _MAX_STEM_BYTES = 150  # leaves room for "-<job id>.jst" within a file name's 25
 _NOT_IN_NAMES = ("/", "\0", "\n", "\r")
 
 
+def _sha1(text: str) -> str:
+    import hashlib  # loads OpenSSL: only for the URNs that need it
+
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
 def sanitize_urn(urn: str) -> str:
     """The file-name stem of a dataset's state files: Gobblin's (``:`` → ``.``) where that is a safe file name."""
     name = urn.replace(":", ".")
     if any(c in name for c in _NOT_IN_NAMES) or name in (".", "..") or len(name.encode("utf-8")) > _MAX_STEM_BYTES:
-        return "urn_" + hashlib.sha1(urn.encode("utf-8")).hexdigest()
+        return "urn_" + _sha1(urn)
     return name
 
 
@@ -126,7 +131,7 @@ class GuidUrnNameParser:
     _lock = threading.Lock()  # datasets commit in parallel threads; the map is read, changed and rewritten
 
     def stem(self, sanitized_urn: str) -> str:
-        return hashlib.sha1(sanitized_urn.encode("utf-8")).hexdigest() if sanitized_urn else ""
+        return _sha1(sanitized_urn) if sanitized_urn else ""
 
     def read_map(self, fs: Any, job_dir: str) -> dict[str, str]:
         path = posixpath.join(job_dir, self.MAP_FILE)
