@@ -11,14 +11,17 @@ from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gobblin_py.config.settings import Settings, setting
 from gobblin_py.logs import get_logger
 from gobblin_py.runtime import interrupts, task_progress
-from gobblin_py.runtime.progress_channel import Address, ChannelSink, ProgressServer
 from gobblin_py.runtime.task import run_task
 from gobblin_py.state import MultiWorkUnit, TaskState, WorkUnit
 from gobblin_py.state.writable import TASK_STATE_CLASS, WORK_UNIT_CLASS, deserialize, serialize
+
+if TYPE_CHECKING:
+    from gobblin_py.runtime.progress_channel import Address
 
 log = get_logger(__name__)
 
@@ -89,6 +92,8 @@ def _spark_partition(job_props: dict[str, str], job_id: str, log_settings: tuple
 
     configure_logging(*log_settings)
     fs_settings.apply(job_props)  # an executor opens the job's filesystems with the job's S3 (fsspec) settings
+    from gobblin_py.runtime.progress_channel import ChannelSink  # Spark tasks only
+
     sink = ChannelSink(channel) if channel is not None else None
     task_progress.connect(sink)
     try:
@@ -133,6 +138,8 @@ class SparkEngine:
         rdd = context.parallelize(payload, numSlices=max(1, len(payload)))
         _announce(groups)
         sink = task_progress.driver_sink()
+        from gobblin_py.runtime.progress_channel import ProgressServer
+
         host = context.getConf().get("spark.driver.host", "127.0.0.1") or "127.0.0.1"
         listening = ProgressServer(sink, host, context.getConf().get("spark.driver.bindAddress", None)) \
             if sink is not None else nullcontext(None)
