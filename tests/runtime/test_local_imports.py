@@ -1,5 +1,5 @@
-"""`gpy run --engine local` never imports pyspark, nor fsspec for local files: a local run pays for no JVM bridge
-and no filesystem layer it does not use."""
+"""`gpy run --engine local` never imports pyspark, nor fsspec for local files, nor the entry-point scan for gpy's
+own plugins: a local run pays for no JVM bridge, filesystem layer or package scan it does not use."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from tests.runtime.test_run_cli import Job, write_csv
 WRAPPER = """
 import os, runpy, sys
 def report():
-    print("LOADED=" + ",".join(sorted(m for m in ("pyspark", "py4j", "fsspec") if m in sys.modules)), file=sys.stderr)
+    print("LOADED=" + ",".join(sorted(m for m in ("pyspark", "py4j", "fsspec", "importlib.metadata") if m in sys.modules)), file=sys.stderr)
     sys.stderr.flush()
 exit_now = os._exit  # a local run ends with os._exit, after its output is flushed
 os._exit = lambda code: (report(), exit_now(code))
