@@ -26,15 +26,22 @@ def state_datasets(job_file: str, conf_root: str | None, sysconfig: str | None) 
     from gobblin_py.state import progress
     from gobblin_py.state.report import iso_time
 
+    from gobblin_py.state.summary_index import SUMMARY_ABOVE, StateIndex, current_files
+
     props, name = job_context(job_file, conf_root, sysconfig)
-    latest = _store(props).get_latest_dataset_states_by_urns(name)
-    if not latest:
+    store = _store(props)
+    if len(current_files(store, name)) > SUMMARY_ABOVE:  # many datasets: their lines from the state index
+        rows = [(line["urn"], line["job_id"], line["state"], line["complete_ms"])
+                for line in StateIndex(store, name).summary().lines]
+    else:
+        rows = [(urn, dataset.job_id, dataset.state.value, progress.completeness(dataset))
+                for urn, dataset in store.get_latest_dataset_states_by_urns(name).items()]
+    if not rows:
         click.echo(f"{name}: no dataset state yet")
-    for urn, dataset in sorted(latest.items()):
-        complete = progress.completeness(dataset)
+    for urn, job_id, state_name, complete in sorted(rows):
         shown = f"  complete up to {iso_time(complete)}" if complete is not None else ""
         label = urn if urn else '"" (default)'
-        click.echo(f"{label}  {dataset.job_id}  {dataset.state.value}{shown}")
+        click.echo(f"{label}  {job_id}  {state_name}{shown}")
 
 
 @state.command("reset")

@@ -20,6 +20,7 @@ from typing import Any
 
 from gobblin_py import fs as fsutil
 from gobblin_py.logs import get_logger
+from gobblin_py.state.progress import completeness
 from gobblin_py.state.report import RECORDS_WRITTEN_KEY, iso_time, task_summary, watermark_text
 from gobblin_py.state.run_states import DatasetState
 from gobblin_py.state.states import DEFAULT_DATASET_URN
@@ -29,14 +30,15 @@ log = get_logger(__name__)
 
 INDEX_FILE = "_gpy_state_index.json"
 FORMAT = "gpy-state-index"
-VERSION = 1
+VERSION = 2  # 2: each line carries the completeness watermark (complete_ms)
 _CURRENT_SUFFIX = f"{CURRENT}{TABLE_SUFFIX}"
 _WATERMARK_WIDTH = 48
 SUMMARY_ABOVE = 20  # more datasets than this: state show summarises, and runs keep an index for it
 
 
 def dataset_line(state: DatasetState) -> dict[str, Any]:
-    """The summary of a dataset's latest state: URN, run, state, end time, records written, actual high watermark."""
+    """The summary of a dataset's latest state: URN, run, state, end time, records written, actual high watermark,
+    completeness watermark."""
     tasks = state.all_task_states()
     written = [int(t.get_prop(RECORDS_WRITTEN_KEY)) for t in tasks if (t.get_prop(RECORDS_WRITTEN_KEY) or "").isdigit()]
     highs = sorted({watermark_text(task_summary(t)["actual_high_watermark"]) for t in tasks} - {"-"})
@@ -44,7 +46,8 @@ def dataset_line(state: DatasetState) -> dict[str, Any]:
     if len(watermark) > _WATERMARK_WIDTH:
         watermark = f"{len(highs)} values: {highs[0]} … {highs[-1]}"
     return {"urn": state.dataset_urn, "job_id": state.job_id, "state": state.state.value, "end_ms": state.end_time,
-            "end_time": iso_time(state.end_time), "records": sum(written) if written else None, "watermark": watermark}
+            "end_time": iso_time(state.end_time), "records": sum(written) if written else None, "watermark": watermark,
+            "complete_ms": completeness(state)}
 
 
 def _fingerprint(entry: dict[str, Any]) -> list | None:
@@ -92,7 +95,7 @@ class Summary:
 
 
 _LINE_KEYS = {"urn": str, "job_id": str, "state": str, "end_ms": int, "end_time": (str, type(None)),
-              "records": (int, type(None)), "watermark": str}
+              "records": (int, type(None)), "watermark": str, "complete_ms": (int, type(None))}
 
 
 def _well_formed(entry: Any) -> bool:

@@ -9,7 +9,7 @@ import pytest
 from gobblin_py.state import (
     DatasetState, Extract, FsDatasetStateStore, LongWatermark, RunningState, TaskState, WatermarkInterval, WorkUnit,
 )
-from gobblin_py.state.summary_index import INDEX_FILE
+from gobblin_py.state.summary_index import INDEX_FILE, VERSION
 from tests.conftest import run_gpy
 
 JOB = "Many"
@@ -92,8 +92,9 @@ def test_corrupt_index_is_reported_and_rebuilt(store):
     index_path = os.path.join(store.root, JOB, INDEX_FILE)
     entry = json.loads(open(index_path).read())["tables"]["db.public.table_00-current.jst"]
     del entry["line"]["end_ms"]
-    no_time = json.dumps({"format": "gpy-state-index", "version": 1, "tables": {"db.public.table_00-current.jst": entry}})
-    for garbage in (b'{"format": "gpy-state-index", "version": 1, "tables": {"x": 3}}', b"\x00\x01not json",
+    no_time = json.dumps({"format": "gpy-state-index", "version": VERSION,
+                          "tables": {"db.public.table_00-current.jst": entry}})
+    for garbage in (b'{"format": "gpy-state-index", "version": %d, "tables": {"x": 3}}' % VERSION, b"\x00\x01not json",
                     no_time.encode()):
         with open(index_path, "wb") as out:
             out.write(garbage)
@@ -163,3 +164,21 @@ def test_few_datasets_are_shown_in_full_and_get_no_index(tmp_path):
     result = show(store)
     assert result.stdout.startswith("job Many  dataset db:public.table_00")
     assert not os.path.exists(os.path.join(store.root, JOB, INDEX_FILE))
+
+
+def test_state_datasets_reads_many_datasets_from_the_index_with_their_completeness(tmp_path):
+    store = FsDatasetStateStore(str(tmp_path / "store"))
+    for i in range(COUNT):
+        state = make_state(i)
+        if i == 3:
+            state.properties["gpy.completeness.watermark"] = "1763600000000"
+        store.persist_dataset_state(state)
+    job = tmp_path / "many.pull"
+    job.write_text(f"job.name={JOB}\nstate.store.dir={store.root}\n")
+    expected = [f"db:public.table_{i:02d}  job_{JOB}_1763600000001  COMMITTED" +
+                ("  complete up to 2025-11-20T00:53:20.000Z" if i == 3 else "") for i in range(COUNT)]
+    first = run_gpy("state", "datasets", str(job))
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.splitlines() == expected  # read from the state files, the index built on the way
+    assert os.path.exists(os.path.join(store.root, JOB, INDEX_FILE))
+    assert run_gpy("state", "datasets", str(job)).stdout == first.stdout  # from the index
