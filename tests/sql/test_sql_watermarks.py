@@ -271,3 +271,60 @@ def test_more_work_units_than_mappers_are_packed_by_estimated_rows(sqlite_db, tm
     assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))  # the packed ranges still tile the span
     assert ranges[-1][1] == max(t["expected_high_watermark"]["value"] for t in tasks)
     assert sum(t["records_extracted"] for t in tasks) == 360
+
+
+# ---------------------------------------------------------------- planning reads
+
+
+def _plan(job: SqlJob) -> list[tuple]:
+    units = QueryBasedSource().get_workunits(SourceState(job.props))
+    return [(u.watermark_interval.low_json, u.watermark_interval.expected_high_json,
+             u.get_prop("source.querybased.estimated.rows"), u.get_prop("source.querybased.unbounded.low"))
+            for u in units]
+
+
+def _indexed(db, table: str) -> set[str]:
+    dialect = dialect_for(connection(db.conn_props()))
+    conn = dialect.connect(read_only_snapshot=False)
+    try:
+        return dialect.indexed_columns(conn, dialect.default_schema_of(conn), table)
+    finally:
+        dialect.close(conn)
+
+
+@pytest.mark.parametrize("table_type", ["append_only", "snapshot_append"])
+def test_an_index_on_the_delta_column_changes_how_planning_reads_not_the_plan(db, tmp_path, table_type):
+    create_shop(db, orders=120, customers=2)
+    db.execute("UPDATE orders SET updated_at = NULL WHERE id IN (3, 4, 5)")
+    job = SqlJob(tmp_path, db, tables="orders", extract__table__type=table_type,
+                 source__querybased__partition__interval="0.25")
+    assert "updated_at" not in _indexed(db, "orders") and "id" in _indexed(db, "orders")
+    scanned = _plan(job)
+    db.execute("CREATE INDEX orders_updated ON orders (updated_at)")
+    assert "updated_at" in _indexed(db, "orders")
+    assert _plan(job) == scanned
+    whole = SqlJob(tmp_path / "whole", db, tables="orders", extract__table__type=table_type,
+                   source__querybased__partition__interval="0")
+    assert [rows for _, _, rows, _ in _plan(whole)] == ["117"]  # the rows with a delta value
+    result = job.run()
+    assert result.returncode == 0, result.output
+    if table_type == "append_only":
+        assert "sql_null_delta_rows" in result.stderr and '"rows": 3' in result.stderr
+        assert job.ids() == [i for i in range(1, 121) if i not in (3, 4, 5)]
+    else:
+        assert job.ids() == list(range(1, 121))
+    add_orders(db, 121, 5, at=dt.datetime(2031, 1, 1))
+    again = job.run()  # above the frontier: read from the index too
+    assert again.returncode == 0, again.output
+    assert job.ids()[-5:] == [121, 122, 123, 124, 125] and len(job.ids()) == len(set(job.ids()))
+
+
+def test_sqlite_indexes_that_give_min_and_max(sqlite_db):
+    sqlite_db.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, a INT, b TEXT, c REAL, d INT, e INT)")
+    sqlite_db.execute("CREATE INDEX t_ab ON t (a, b)")  # leads with a only
+    sqlite_db.execute("CREATE INDEX t_c ON t (c) WHERE c > 0")  # partial: some rows only
+    sqlite_db.execute("CREATE INDEX t_expr ON t (d + 1)")  # an expression, not the column
+    sqlite_db.execute("CREATE UNIQUE INDEX t_e ON t (e DESC)")
+    assert _indexed(sqlite_db, "t") == {"k", "a", "e"}
+    sqlite_db.execute("CREATE TABLE u (k TEXT PRIMARY KEY, v INT)")  # a text key: an automatic index
+    assert _indexed(sqlite_db, "u") == {"k"}

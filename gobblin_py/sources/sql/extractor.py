@@ -75,6 +75,7 @@ class QueryBasedExtractor(Extractor):
         self._session: Session | None = None
         self._complete = False
         self._expected = -1
+        self._indexed = False  # the delta column leads an index: where the table's rows start and end is cheap
         # event times: a configured column, else the delta column when it holds times
         self.event_column = settings.event_column or (self.delta[0] if self.delta and self.kind != deltas.NUMBER else None)
         self._since: int | None = None
@@ -95,8 +96,10 @@ class QueryBasedExtractor(Extractor):
     def get_schema(self) -> pa.Schema:
         if self._schema is None:
             try:
-                self.columns = self.dialect.describe(self._connection(), self.schema_name, self.table,
-                                                     self.unbounded_numeric)
+                conn = self._connection()
+                self.columns = self.dialect.describe(conn, self.schema_name, self.table, self.unbounded_numeric)
+                if len(self.delta) == 1 and self.partition_values is None and self.kind != deltas.TEXTZONE:
+                    self._indexed = self.delta[0] in self.dialect.indexed_columns(conn, self.schema_name, self.table)
             except GobblinPyError:
                 if not self.empty:
                     raise
@@ -178,7 +181,7 @@ class QueryBasedExtractor(Extractor):
             log.info("sql_extract", table=self.table, method=session.method, ranges=len(ranges))
             queries = [(key, *self._sql(key)) for key in ranges]
             if not self.settings.skip_count:
-                self._expected = sum(session.count(count, params) for _, _, count, params in queries)
+                self._expected = self._count(session, queries)
             track = len(self.delta) == 1 and not self.unbounded_low
             delta_index = schema.get_field_index(self.delta[0]) if track else -1
             for key, select, _, params in queries:
@@ -197,6 +200,23 @@ class QueryBasedExtractor(Extractor):
         except Exception as exc:  # noqa: BLE001 - driver and Arrow errors become one clear line
             raise self.dialect.translate(exc, self._what()) from None
         self._complete = True
+
+    def _count(self, session: Session, queries: list[tuple]) -> int:
+        """The rows of the ranges, in the session's snapshot (the one the rows are read in). A range that holds
+        every row of the table (the delta column's index says so at its ends) is counted by ``COUNT(*)``,
+        which the database answers without reading the range."""
+        if self._indexed and [key for key, *_ in queries] == [SINGLE]:
+            d = self.dialect
+            table, column = d.qualified(self.schema_name, self.table), d.quote(self.delta[0])
+            outside = [f"EXISTS (SELECT 1 FROM {table} WHERE {column} >= {d.param})"]
+            params = [deltas.to_param(self.high[SINGLE], self.kind)]
+            if not self.unbounded_low:  # a bounded range leaves out the rows below it and those without a delta
+                outside += [f"EXISTS (SELECT 1 FROM {table} WHERE {column} < {d.param})",
+                            f"EXISTS (SELECT 1 FROM {table} WHERE {column} IS NULL)"]
+                params.append(deltas.to_param(self.low[SINGLE], self.kind))
+            if not session.count(f"SELECT CASE WHEN {' OR '.join(outside)} THEN 1 ELSE 0 END", params):
+                return session.count(f"SELECT COUNT(*) FROM {table}", [])
+        return sum(session.count(count, params) for _, _, count, params in queries)
 
     def filter_before(self, timestamp_ms: int) -> None:
         """A replay from a time drops the rows whose event time is earlier."""

@@ -61,6 +61,7 @@ class TablePlan:
     extract: Extract
     base: dict[str, str]
     zone: dt.tzinfo
+    indexed: bool = False  # the delta expression is one column leading an index: MIN/MAX from its ends
     startpoint: Startpoint | None = None
     replay: tuple[bool, Any] = (True, None)  # for a TIMESTAMP startpoint: (found, low watermark) from the replay pairs
 
@@ -166,16 +167,30 @@ class RangePlanner:
     # -- an unpartitioned table
 
     def _stats(self, kind: str | None, frontier: int | None) -> tuple:
-        dialect = self.plan.dialect
+        """``(min, max, rows with a delta value, all rows)`` above ``frontier`` (the counts 0 with skip.count)."""
+        dialect, conn, table = self.plan.dialect, self.plan.conn, self.plan.qualified
         expr = deltas.sql_expression(kind, self.plan.expr, dialect.name)
         sql_where, params = "", []
         if frontier is not None and kind:
             sql_where = f" WHERE {expr} >= {dialect.param}"
             params = [deltas.to_param(frontier, kind)]
-        count_sql = "0, 0" if self.settings.skip_count else f"COUNT({expr}), COUNT(*)"
-        return dialect.query(
-            self.plan.conn, f"SELECT MIN({expr}), MAX({expr}), {count_sql} FROM {self.plan.qualified}{sql_where}", params
-        )[0]
+        skip = self.settings.skip_count
+        if not (self.plan.indexed and expr == self.plan.expr):
+            count_sql = "0, 0" if skip else f"COUNT({expr}), COUNT(*)"
+            return dialect.query(conn, f"SELECT MIN({expr}), MAX({expr}), {count_sql} FROM {table}{sql_where}",
+                                 params)[0]
+        # one aggregate per subquery, so that each is read from the index (or, for COUNT(*), the smallest one)
+        parts = [f"(SELECT {agg} FROM {table}{sql_where})" for agg in
+                 (f"MIN({expr})", f"MAX({expr})", *(() if skip else ("COUNT(*)",)))]
+        row = dialect.query(conn, "SELECT " + ", ".join(parts), params * len(parts))[0]
+        low, high, rows = row[0], row[1], 0 if skip else int(row[2] or 0)
+        if sql_where or skip:
+            return low, high, rows, rows  # above a frontier no delta is NULL
+        # the rows whose delta is NULL (never pulled by append_only), counted only when there are some
+        nulls = 0
+        if dialect.query(conn, f"SELECT 1 FROM {table} WHERE {expr} IS NULL LIMIT 1"):
+            nulls = int(dialect.query(conn, f"SELECT COUNT(*) FROM {table} WHERE {expr} IS NULL")[0][0])
+        return low, high, rows - nulls, rows
 
     def _start_at(self, frontier: int | None, min_long: int | None, high: int, wtype: str) -> int | None:
         """Where an operator's startpoint starts the range (the checkpoint when there is none)."""

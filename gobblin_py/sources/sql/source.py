@@ -169,8 +169,9 @@ class QueryBasedSource(Source):
             return [unit], prev
         expr = (dialect.quote(delta_cols[0].name) if len(delta_cols) == 1
                 else "COALESCE(" + ", ".join(dialect.quote(c.name) for c in delta_cols) + ")")
+        indexed = len(delta_cols) == 1 and delta_cols[0].name in dialect.indexed_columns(conn, schema, table)
         plan = TablePlan(entity=entity, settings=settings, keys=keys, dialect=dialect, conn=conn,
-                         qualified=dialect.qualified(schema, table), expr=expr,
+                         qualified=dialect.qualified(schema, table), expr=expr, indexed=indexed,
                          delta_names=", ".join(c.name for c in delta_cols),
                          codec=WatermarkCodec(settings.watermark_type or "simple", class_name), prev=prev,
                          is_full=is_full, extract=extract, base=base, zone=source_zone(settings.timezone))

@@ -161,6 +161,11 @@ class Dialect:
     def describe(self, conn: Any, schema: str, table: str, unbounded_numeric: pa.DataType) -> list[ColumnSpec]:
         raise NotImplementedError
 
+    def indexed_columns(self, conn: Any, schema: str, table: str) -> set[str]:
+        """Columns that lead an ordered index over every row, whose ``MIN``/``MAX`` the database reads from the
+        index's ends (none known: planning reads them in one scan with the counts)."""
+        return set()
+
     def query(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         cur = conn.cursor()
         try:

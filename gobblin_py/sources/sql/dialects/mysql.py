@@ -112,6 +112,11 @@ class MysqlDialect(Dialect):
             specs.append(ColumnSpec(name, arrow, quoted, str(column_type), convert))
         return specs
 
+    def indexed_columns(self, conn: Any, schema: str, table: str) -> set[str]:
+        return {r[0] for r in self.query(
+            conn, "SELECT column_name FROM information_schema.statistics WHERE table_schema = %s AND table_name = %s "
+                  "AND seq_in_index = 1 AND index_type = 'BTREE'", (schema, table))}
+
     def open_session(self, method: str, columns: list[ColumnSpec]) -> Session:
         return MysqlCursorSession(self, self.connect(read_only_snapshot=True))
 

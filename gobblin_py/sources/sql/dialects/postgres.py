@@ -167,6 +167,16 @@ class PostgresDialect(Dialect):
             cur.close()
         return [self._column(col, unbounded_numeric) for col in description]
 
+    def indexed_columns(self, conn: Any, schema: str, table: str) -> set[str]:
+        return {r[0] for r in self.query(
+            conn,
+            "SELECT a.attname FROM pg_catalog.pg_index i "
+            "JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid JOIN pg_catalog.pg_am am ON am.oid = ic.relam "
+            "JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] "
+            "WHERE i.indrelid = %s::regclass AND am.amname = 'btree' AND i.indisvalid AND i.indpred IS NULL",
+            (self.qualified(schema, table).replace("%%", "%"),),
+        )}
+
     def _column(self, col: Any, unbounded_numeric: pa.DataType) -> ColumnSpec:
         name, oid, shown = col.name, col.type_code, col.type_display
         quoted = self.quote(name)

@@ -123,6 +123,20 @@ class SqliteDialect(Dialect):
         rows = conn.execute(f"PRAGMA {self.quote(schema)}.table_info({self.quote(table)})").fetchall()
         return [self._column(name, declared or "", unbounded_numeric) for _, name, declared, *_ in rows]
 
+    def indexed_columns(self, conn: sqlite3.Connection, schema: str, table: str) -> set[str]:
+        quoted = self.quote(schema)
+        columns = conn.execute(f"PRAGMA {quoted}.table_info({self.quote(table)})").fetchall()
+        keys = [row for row in columns if row[5]]
+        # an INTEGER PRIMARY KEY is the rowid itself: the table is ordered by it
+        found = {keys[0][1]} if len(keys) == 1 and (keys[0][2] or "").upper() == "INTEGER" else set()
+        for _, index, _unique, _origin, partial in conn.execute(f"PRAGMA {quoted}.index_list({self.quote(table)})"):
+            if partial:
+                continue  # covers some rows only
+            first = conn.execute(f"PRAGMA {quoted}.index_info({self.quote(index)})").fetchone()
+            if first is not None and first[2] is not None:  # None: an index on an expression
+                found.add(first[2])
+        return found
+
     def _column(self, name: str, declared: str, unbounded_numeric: pa.DataType) -> ColumnSpec:
         upper = declared.upper()
         select = self.quote(name)
