@@ -8,6 +8,7 @@ sibling, then rename; HDFS cannot rename over a file, so the old one is removed 
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
 import shutil
@@ -175,6 +176,50 @@ def atomic_write_all(fs: AbstractFileSystem, files: list[tuple[str, bytes]], syn
                 pass
         if isinstance(exc, OSError) and not exc.filename:
             raise OSError(exc.errno, exc.strerror, files[0][0]) from exc
+        raise
+    if sync_folder:
+        fsync_dir(parent)
+
+
+NO_HARD_LINKS = (errno.EXDEV, errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK)
+
+
+def atomic_write_copies(fs: AbstractFileSystem, paths: list[str], data: bytes, sync_folder: bool = True) -> None:
+    """:func:`atomic_write_all` of one content under several names of one folder, replaced in the order given. On
+    local disk the content is written and fsynced once and the other names are hard links to it, each put in
+    place by an atomic rename (files are only ever replaced, never changed in place, so sharing the bytes is
+    safe); where the disk has no hard links, each name gets its own copy."""
+    parents = {posixpath.dirname(path) for path in paths}
+    if not is_local(fs) or len(parents) != 1:
+        atomic_write_all(fs, [(path, data) for path in paths], sync_folder)
+        return
+    [parent] = parents
+    makedirs(fs, parent)
+    temporary: list[str] = []
+    try:
+        first = temporary_path(paths[0])
+        write_new_local(first, data)
+        temporary.append(first)
+        for path in paths[1:]:
+            alias = temporary_path(path)
+            try:
+                os.link(first, alias)
+            except OSError as exc:
+                if exc.errno not in NO_HARD_LINKS:
+                    raise
+                write_new_local(alias, data)
+            temporary.append(alias)
+        for path, tmp in zip(paths, temporary):
+            _drop_crc(fs, path)
+            os.replace(tmp, path)
+    except BaseException as exc:
+        for tmp in temporary:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+        if isinstance(exc, OSError) and not exc.filename:
+            raise OSError(exc.errno, exc.strerror, paths[0]) from exc
         raise
     if sync_folder:
         fsync_dir(parent)
