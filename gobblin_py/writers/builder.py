@@ -128,7 +128,7 @@ class FsDataWriterBuilder(DataWriterBuilder):
         staging, output = scope.writer_dirs()
         fs, staging_root = fsutil.open_fs(staging, files.fs_uri)
         _, output_root = fsutil.open_fs(output, files.fs_uri)
-        relative = scope.file_path()
+        relative = scope.attempt_file_path()
         explicit_name = files.file_name
         ids = WriterIds(writer_id)
 

@@ -7,6 +7,8 @@ the task has and which one this is — and answers every "where" question of tha
   ``NAMESPACE_TABLE`` → ``<namespace as folders>/<table>``; ``TABLENAME`` → ``<table>``; ``DEFAULT`` →
   ``<namespace as folders>/<table>/<extract id>_<full|append>`` (+ ``/<branch name>`` with several branches);
 - staging file ``<writer.staging.dir[.i]>/<P(i)>/<name>``, output file ``<writer.output.dir[.i]>/<P(i)>/<name>``;
+  a task attempt writes under ``<dir>/_attempts/<task id>.<attempt id>`` instead, leaving out ``<P(i)>`` when the task
+  has one branch;
 - file name ``writer.file.name[.i]`` or ``part.<writer id>.<ext>``;
 - final directory ``data.publisher.final.dir[.i]`` + ``/<P(i)>`` unless ``data.publisher.appendExtractToFinalDir=false``.
 """
@@ -79,11 +81,28 @@ class BranchScope:
         for key, value in ((self.key("writer.staging.dir"), staging), (self.key("writer.output.dir"), output)):
             if not value:
                 raise UsageError(f"{key} is not set: set it, or task.data.root.dir to derive it")
-        attempt = self.state.get_prop("task.attempt.id")
+        attempt = self.attempt_folder()
         if attempt:  # each task attempt writes apart; the driver publishes the one whose state it received
             staging = posixpath.join(staging, ATTEMPTS_DIR, attempt)
             output = posixpath.join(output, ATTEMPTS_DIR, attempt)
         return staging, output
+
+    def attempt_folder(self) -> str | None:
+        """The name of the task attempt's own folder, ``<task id>.<attempt id>``: the task id makes it the task's
+        alone (attempt ids are random, and two tasks' files in one folder would be published together)."""
+        attempt = self.state.get_prop("task.attempt.id")
+        if not attempt:
+            return None
+        task = self.state.get_prop("task.id")
+        return f"{task}.{attempt}" if task else attempt
+
+    def attempt_file_path(self) -> str:
+        """Where the branch's files go under its staging and output folders: ``P(i)``, or nothing inside a task
+        attempt's own folder when the task has one branch (that folder holds only this branch's files, so a
+        ``P(i)`` level would be one more folder per task to make and remove, for nothing)."""
+        if self.branches == 1 and self.attempt_folder():
+            return ""
+        return self.file_path()
 
     def file_name(self, writer_id: str, extension: str) -> str:
         """``writer.file.name[.i]``, else ``part.<writer id>.<ext>``."""
