@@ -252,9 +252,10 @@ def remove(fs: AbstractFileSystem, path: str) -> None:
 REMOVE_THREADS = 16
 
 
-def remove_tree(fs: AbstractFileSystem, path: str) -> None:
-    """Delete the folder ``path`` and everything in it. On local disk its sub-folders go in parallel: removing a
-    folder waits on the disk (a journal commit, a discard), so thousands of them one by one take minutes."""
+def remove_tree(fs: AbstractFileSystem, path: str, threads: int = REMOVE_THREADS) -> None:
+    """Delete the folder ``path`` and everything in it. On local disk its sub-folders go in parallel (``threads``
+    at once): removing a folder waits on the disk (a journal commit, a discard), so thousands of them one by one
+    take minutes."""
     if not is_local(fs):
         fs.rm(path, recursive=True)
         return
@@ -265,9 +266,9 @@ def remove_tree(fs: AbstractFileSystem, path: str) -> None:
         if not entry.is_dir(follow_symlinks=False):
             os.unlink(entry.path)
     if len(folders) == 1:
-        remove_tree(fs, folders[0])
+        remove_tree(fs, folders[0], threads)
     elif folders:
-        with ThreadPoolExecutor(max_workers=min(REMOVE_THREADS, len(folders)), thread_name_prefix="gpy-rm") as pool:
+        with ThreadPoolExecutor(max_workers=min(threads, len(folders)), thread_name_prefix="gpy-rm") as pool:
             list(pool.map(shutil.rmtree, folders))
     os.rmdir(path)
 
