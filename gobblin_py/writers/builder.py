@@ -139,7 +139,7 @@ class FsDataWriterBuilder(DataWriterBuilder):
             else:
                 name = scope.file_name(file_id, extension) + suffix
             where = posixpath.join(relative, partition, name) if partition else posixpath.join(relative, name)
-            return writer_cls(fs, posixpath.join(staging_root, where), posixpath.join(output_root, where), schema,
+            return writer_cls(fs, scope.staging_file(staging_root, where), posixpath.join(output_root, where), schema,
                               **options)
 
         def rolling(partition: str) -> RollingDataWriter:

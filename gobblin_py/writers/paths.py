@@ -8,7 +8,7 @@ the task has and which one this is — and answers every "where" question of tha
   ``<namespace as folders>/<table>/<extract id>_<full|append>`` (+ ``/<branch name>`` with several branches);
 - staging file ``<writer.staging.dir[.i]>/<P(i)>/<name>``, output file ``<writer.output.dir[.i]>/<P(i)>/<name>``;
   a task attempt writes under ``<dir>/_attempts/<task id>.<attempt id>`` instead, leaving out ``<P(i)>`` when the task
-  has one branch;
+  has one branch, and stages its files flat beside other attempts' (``_attempts/<task id>.<attempt id>.<name>``);
 - file name ``writer.file.name[.i]`` or ``part.<writer id>.<ext>``;
 - final directory ``data.publisher.final.dir[.i]`` + ``/<P(i)>`` unless ``data.publisher.appendExtractToFinalDir=false``.
 """
@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from gobblin_py.config.branches import branch_key, branch_name, path_for_branch
 from gobblin_py.errors import UsageError
 from gobblin_py.state import State
 
 ATTEMPTS_DIR = "_attempts"
+MAX_FLAT_NAME = 240  # bytes; most filesystems allow 255 in a name
 FORMAT_EXTENSIONS = {"AVRO": "avro", "PARQUET": "parquet", "PROTOBUF": "protobuf", "JSON": "json", "ORC": "orc",
                      "CSV": "csv", "TXT": "txt"}
 
@@ -103,6 +105,16 @@ class BranchScope:
         if self.branches == 1 and self.attempt_folder():
             return ""
         return self.file_path()
+
+    def staging_file(self, staging: str, where: str) -> str:
+        """The staging file of ``where`` (a path below the branch's staging folder ``staging``). A task attempt
+        stages its files beside the other attempts', each named ``<attempt folder>.<where, quoted>``: one folder
+        fewer per task to make and remove (a file name too long for that keeps the folder)."""
+        if self.attempt_folder():
+            flat = f"{posixpath.basename(staging)}.{quote(where, safe='')}"
+            if len(flat.encode("utf-8")) <= MAX_FLAT_NAME:
+                return posixpath.join(posixpath.dirname(staging), flat)
+        return posixpath.join(staging, where)
 
     def file_name(self, writer_id: str, extension: str) -> str:
         """``writer.file.name[.i]``, else ``part.<writer id>.<ext>``."""
