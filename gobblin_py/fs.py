@@ -31,6 +31,9 @@ def open_fs(url: str, fs_uri: str | None = None, storage_options: dict[str, Any]
         url = base + url.lstrip("/")
     if "://" not in url:
         url = os.path.abspath(url)
+        if not storage_options and "::" not in url:  # a plain local path ("::" would chain filesystems)
+            fs = _local_fs()
+            return fs, fs._strip_protocol(url)
     try:
         fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
     except ImportError as exc:  # fsspec names the package: "Install s3fs to access S3"
@@ -43,6 +46,20 @@ def open_fs(url: str, fs_uri: str | None = None, storage_options: dict[str, Any]
                              "CLASSPATH=$(hadoop classpath --glob) (README: HDFS)") from None
         raise
     return fs, path
+
+
+_LOCAL_FS: dict[str, AbstractFileSystem] = {}
+
+
+def _local_fs() -> AbstractFileSystem:
+    """The local filesystem as fsspec opens it with the options configured now (``fsspec.file.*``), the same
+    instance fsspec's own cache holds; found here without parsing a URL, which costs more than a small task's
+    file work."""
+    options = repr([sorted(fsspec.config.conf.get(name, {}).items()) for name in ("file", "local")])
+    fs = _LOCAL_FS.get(options)
+    if fs is None:
+        fs = _LOCAL_FS[options] = fsspec.filesystem("file")
+    return fs
 
 
 def is_local(fs: AbstractFileSystem) -> bool:

@@ -4,6 +4,7 @@ values are refused before any work, one line each; secrets are never printed."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import fsspec.config
 import pytest
@@ -75,6 +76,15 @@ def test_apply_makes_them_fsspecs_defaults_above_its_own_configuration(monkeypat
     finally:
         fs_settings.reset()
     assert fsspec.config.conf["s3"] == {"anon": False, "client_kwargs": {"region_name": "env-region"}}
+
+
+def test_a_local_path_opens_the_filesystem_fsspec_would_with_the_options_set_now(monkeypatch, tmp_path):
+    plain, path = fsutil.open_fs(str(tmp_path / "a" / "b"))
+    assert path == str(tmp_path / "a" / "b") and plain is fsspec.core.url_to_fs(path)[0] and not plain.auto_mkdir
+    monkeypatch.setitem(fsspec.config.conf, "file", {"auto_mkdir": True})
+    configured, _ = fsutil.open_fs(str(tmp_path))
+    assert configured.auto_mkdir and configured is fsspec.core.url_to_fs(str(tmp_path))[0]
+    assert fsutil.open_fs("relative/x")[1] == str(Path.cwd() / "relative" / "x")
 
 
 def test_a_missing_filesystem_package_or_hdfs_client_is_one_line_naming_the_path():
