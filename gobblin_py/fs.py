@@ -11,6 +11,7 @@ sibling, then rename; HDFS cannot rename over a file, so the old one is removed 
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
 import shutil
@@ -19,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from gobblin_py.errors import UsageError
+from gobblin_py.fs_settings import configured_fsspec, local_options_configured
 from gobblin_py.local_fs import LocalFileSystem
 
 if TYPE_CHECKING:
@@ -35,10 +37,9 @@ def open_fs(url: str, fs_uri: str | None = None, storage_options: dict[str, Any]
         url = base + url.lstrip("/")
     if "://" not in url:
         url = os.path.abspath(url)
-    if url.startswith(("/", "file://", "local://")) and not storage_options:
+    if url.startswith(("/", "file://", "local://")) and not storage_options and "::" not in url \
+            and not local_options_configured():  # "::" would chain filesystems
         return _LOCAL, LocalFileSystem._strip_protocol(url)
-    from gobblin_py.fs_settings import configured_fsspec
-
     try:
         fs, path = configured_fsspec().core.url_to_fs(url, **(storage_options or {}))
     except ImportError as exc:  # fsspec names the package: "Install s3fs to access S3"
@@ -189,6 +190,50 @@ def atomic_write_all(fs: AbstractFileSystem, files: list[tuple[str, bytes]], syn
         fsync_dir(parent)
 
 
+NO_HARD_LINKS = (errno.EXDEV, errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK)
+
+
+def atomic_write_copies(fs: AbstractFileSystem, paths: list[str], data: bytes, sync_folder: bool = True) -> None:
+    """:func:`atomic_write_all` of one content under several names of one folder, replaced in the order given. On
+    local disk the content is written and fsynced once and the other names are hard links to it, each put in
+    place by an atomic rename (files are only ever replaced, never changed in place, so sharing the bytes is
+    safe); where the disk has no hard links, each name gets its own copy."""
+    parents = {posixpath.dirname(path) for path in paths}
+    if not is_local(fs) or len(parents) != 1:
+        atomic_write_all(fs, [(path, data) for path in paths], sync_folder)
+        return
+    [parent] = parents
+    makedirs(fs, parent)
+    temporary: list[str] = []
+    try:
+        first = temporary_path(paths[0])
+        write_new_local(first, data)
+        temporary.append(first)
+        for path in paths[1:]:
+            alias = temporary_path(path)
+            try:
+                os.link(first, alias)
+            except OSError as exc:
+                if exc.errno not in NO_HARD_LINKS:
+                    raise
+                write_new_local(alias, data)
+            temporary.append(alias)
+        for path, tmp in zip(paths, temporary):
+            _drop_crc(fs, path)
+            os.replace(tmp, path)
+    except BaseException as exc:
+        for tmp in temporary:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+        if isinstance(exc, OSError) and not exc.filename:
+            raise OSError(exc.errno, exc.strerror, paths[0]) from exc
+        raise
+    if sync_folder:
+        fsync_dir(parent)
+
+
 def write_new_local(path: str, data: bytes) -> None:
     """Write a new local file and fsync it; on failure (a full disk) remove it and raise an error naming it."""
     try:
@@ -216,9 +261,10 @@ def remove(fs: AbstractFileSystem, path: str) -> None:
 REMOVE_THREADS = 16
 
 
-def remove_tree(fs: AbstractFileSystem, path: str) -> None:
-    """Delete the folder ``path`` and everything in it. On local disk its sub-folders go in parallel: removing a
-    folder waits on the disk (a journal commit, a discard), so thousands of them one by one take minutes."""
+def remove_tree(fs: AbstractFileSystem, path: str, threads: int = REMOVE_THREADS) -> None:
+    """Delete the folder ``path`` and everything in it. On local disk its sub-folders go in parallel (``threads``
+    at once): removing a folder waits on the disk (a journal commit, a discard), so thousands of them one by one
+    take minutes."""
     if not is_local(fs):
         fs.rm(path, recursive=True)
         return
@@ -229,9 +275,9 @@ def remove_tree(fs: AbstractFileSystem, path: str) -> None:
         if not entry.is_dir(follow_symlinks=False):
             os.unlink(entry.path)
     if len(folders) == 1:
-        remove_tree(fs, folders[0])
+        remove_tree(fs, folders[0], threads)
     elif folders:
-        with ThreadPoolExecutor(max_workers=min(REMOVE_THREADS, len(folders)), thread_name_prefix="gpy-rm") as pool:
+        with ThreadPoolExecutor(max_workers=min(threads, len(folders)), thread_name_prefix="gpy-rm") as pool:
             list(pool.map(shutil.rmtree, folders))
     os.rmdir(path)
 

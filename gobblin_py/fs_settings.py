@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
@@ -146,6 +148,7 @@ def _known_protocol(protocol: str) -> bool:
 _lock = threading.Lock()
 _baseline: dict[str, dict[str, Any]] | None = None  # fsspec's configuration before gpy first changed it
 _pending: dict[str, dict[str, Any]] | None = None  # the job's options, until fsspec is first imported
+_local_options = False  # the job gives options for local files (fsspec.file.*)
 
 
 def apply(props: Mapping[str, str] | Any) -> None:
@@ -155,12 +158,30 @@ def apply(props: Mapping[str, str] | Any) -> None:
     (:func:`configured_fsspec`), so a local job never pays for it. Raises SettingsError (exit code 2) naming the
     key when a value is wrong.
     """
-    global _pending
+    global _pending, _local_options
     options = FsSettings.load(props).storage_options()
     with _lock:
         _pending = options
+        _local_options = bool({"file", "local"} & set(options))
         if "fsspec" in sys.modules:
             _install()
+
+
+def local_options_configured() -> bool:
+    """Whether local files must be opened by fsspec itself: the job, the environment (``FSSPEC_FILE_*``) or
+    fsspec's configuration folder gives options for them."""
+    return _local_options or _fsspec_configures_local_files()
+
+
+@lru_cache(maxsize=1)
+def _fsspec_configures_local_files() -> bool:
+    if any(name.startswith(("FSSPEC_FILE", "FSSPEC_LOCAL")) for name in os.environ):
+        return True
+    folder = os.environ.get("FSSPEC_CONFIG_DIR") or os.path.expanduser(os.path.join("~", ".config", "fsspec"))
+    try:
+        return bool(os.listdir(folder))
+    except OSError:
+        return False
 
 
 def configured_fsspec() -> ModuleType:

@@ -195,7 +195,14 @@ class Context:
     entity: str | None = None
 
     def lookup_names(self, key: Key) -> list[str]:
-        """The names to try, most specific first."""
+        """The names to try, most specific first (remembered: settings are read for every task)."""
+        cache_key = (id(key), self.branches, self.branch, self.entity)
+        known = _LOOKUP_NAMES.get(cache_key)
+        if known is None or known[0] is not key:
+            known = _LOOKUP_NAMES[cache_key] = (key, self._lookup_names(key))
+        return list(known[1])
+
+    def _lookup_names(self, key: Key) -> tuple[str, ...]:
         names: list[str] = []
         for name in (key.name, *key.aliases):
             if key.scope is Scope.BRANCH and self.branch is not None and self.branches > 1:
@@ -208,7 +215,11 @@ class Context:
                 names.append(name)
         if key.shared_fallback:  # a branch without its own value uses the unsuffixed one (gpy's rule, not Gobblin's)
             names.append(key.name)
-        return list(dict.fromkeys(names))
+        return tuple(dict.fromkeys(names))
+
+
+# (id of the key, branches, branch, entity) -> (the key, its lookup names); the key is kept, so its id stays its own
+_LOOKUP_NAMES: dict[tuple[int, int, int | None, str | None], tuple[Key, tuple[str, ...]]] = {}
 
 
 Lookup = Callable[[str], Any]

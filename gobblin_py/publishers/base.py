@@ -1,7 +1,8 @@
 """Job-level publishing as Gobblin's BaseDataPublisher lays it out (§6.5), minus its silent data loss.
 
 For each successful task and branch ``i``, every file under the task's output directory
-``W = <writer.output.dir(i)>/<P(i)>`` goes to the same relative place under the final directory
+``W = <writer.output.dir(i)>/<P(i)>`` (within the task attempt's own folder, see :mod:`gobblin_py.writers.paths`)
+goes to the same relative place under the final directory
 ``F(i) = data.publisher.final.dir[.i][/P(i)]`` (partition folders included, so they move as a unit). Where
 Gobblin skips a name that already exists in ``F(i)`` (and later deletes the file), gpy refuses: the dataset
 fails before anything is moved, naming the file.
@@ -94,7 +95,8 @@ class BaseDataPublisher(DataPublisher):
                 _, output = scope.writer_dirs()
                 writer_fs_uri = scope.prop("writer.fs.uri")
                 src_fs, src_root = fsutil.open_fs(output, writer_fs_uri)
-                source = posixpath.join(src_root, scope.file_path())
+                relative = scope.attempt_file_path()
+                source = posixpath.join(src_root, relative) if relative else src_root
                 publisher_fs_uri = scope.prop("data.publisher.fs.uri") or writer_fs_uri
                 dst_fs, target = fsutil.open_fs(scope.final_dir(), publisher_fs_uri)
                 self._verify(task, scope, src_fs)

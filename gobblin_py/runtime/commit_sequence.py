@@ -15,7 +15,6 @@ deleted, and one that could not finish is kept alone in it (rewritten atomically
 
 from __future__ import annotations
 
-import errno
 import importlib
 import json
 import os
@@ -151,6 +150,8 @@ class FsRenameStep(CommitStep):
 
     def execute(self, fresh: bool = False) -> None:
         src_fs, src, dst_fs, dst = self._fss()
+        if fresh and fsutil.is_local(src_fs) and fsutil.is_local(dst_fs) and self._link_fresh(dst_fs, src, dst):
+            return
         if dst_fs.exists(dst):
             if not src_fs.exists(src):
                 return  # done before
@@ -171,7 +172,7 @@ class FsRenameStep(CommitStep):
             except FileExistsError:
                 raise self._conflict() from None
             except OSError as exc:
-                if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK):
+                if exc.errno not in fsutil.NO_HARD_LINKS:
                     raise
             else:
                 fsutil.fsync_dir(posixpath.dirname(dst))
@@ -195,6 +196,23 @@ class FsRenameStep(CommitStep):
                 raise self._conflict()
             dst_fs.mv(tmp, dst)
         src_fs.rm(src)
+
+    def _link_fresh(self, dst_fs, src: str, dst: str) -> bool:
+        """A move on local disk in a commit just logged, without looking first: ``link`` itself refuses an
+        existing destination. False, having changed nothing, when the source is missing or the disk cannot link:
+        the general path then decides."""
+        fsutil.makedirs(dst_fs, posixpath.dirname(dst))
+        try:
+            os.link(src, dst)
+        except FileExistsError:
+            raise self._conflict() from None
+        except OSError as exc:
+            if isinstance(exc, FileNotFoundError) or exc.errno in fsutil.NO_HARD_LINKS:
+                return False
+            raise
+        fsutil.fsync_dir(posixpath.dirname(dst))
+        os.unlink(src)
+        return True
 
     def _copy_to_object_store(self, src_fs, src: str, dst_fs, dst: str) -> None:
         """Write ``dst`` whole in one step: a crash leaves it absent or complete (an interrupted multipart

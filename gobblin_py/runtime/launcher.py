@@ -169,6 +169,7 @@ class JobLauncher:
             runnable, skipped = self._task_groups(run, units)
             with phase("tasks"):
                 task_states = self.engine.run(run.props, run.job_id, runnable) if runnable else []
+            folders.remove_staging()
             self._commit(run, task_states + skipped, result)
             return result
         finally:

@@ -4,13 +4,15 @@ Every run works under its own folders: ``writer.staging.dir[.N]`` and ``writer.o
 ``<dir>/<job>/<job id>`` (Gobblin's JobContext rewrite, spec §6.2; Gobblin leaves branch folders shared across
 runs, where a failed run's files could linger), and ``task.data.root.dir`` gives the defaults
 ``<root>/<job>/<job id>/task-staging`` and ``…/task-output``. At the start of a run the folders of earlier runs
-that crashed are removed (unless a commit still pending needs them); at the end this run's are.
+that crashed are removed (unless a commit still pending needs them); this run's staging goes once its tasks have
+ended, while the datasets commit, and its task output at the end.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
+import threading
 from collections.abc import Mapping
 
 from gobblin_py import fs as fsutil
@@ -19,6 +21,7 @@ from gobblin_py.logs import get_logger
 
 log = get_logger(__name__)
 
+BACKGROUND_THREADS = 4  # removing staging beside the commits: few threads, not to crowd them out
 DIR_KEY = re.compile(r"^writer\.(staging|output)\.dir(\.\d+)?$")
 
 
@@ -30,6 +33,7 @@ class RunFolders:
         self.job_id = job_id
         self.roots = {k: v for k, v in props.items() if (DIR_KEY.match(k) or k == "task.data.root.dir") and v}
         self.props = dict(props)
+        self._stager: threading.Thread | None = None
         self._rewrite()
 
     def _rewrite(self) -> None:
@@ -71,15 +75,28 @@ class RunFolders:
                     log.info("old_run_files_removed", directory=posixpath.join(path, name))
                     fsutil.remove_tree(fs, posixpath.join(path, name))
 
+    def remove_staging(self) -> None:
+        """Delete this run's staging folders: once every task has ended, no file there is needed any more (a
+        commit only moves task output). The commits run meanwhile; :meth:`remove` waits for it."""
+        self._stager = threading.Thread(target=self._remove, args=("writer.staging.dir", BACKGROUND_THREADS),
+                                        name="gpy-staging-rm", daemon=True)
+        self._stager.start()
+
     def remove(self, keep_output: bool = False) -> None:
         """Delete this run's staging and task-output folders (published data has moved out already);
         ``keep_output``: a commit left for the next run still needs this run's task output."""
-        for key in [k for k in self.props if DIR_KEY.match(k)]:
-            if keep_output and key.startswith("writer.output.dir"):
-                continue
+        stager, self._stager = self._stager, None
+        if stager is not None:
+            stager.join()
+        self._remove("writer.staging.dir")
+        if not keep_output:
+            self._remove("writer.output.dir")
+
+    def _remove(self, prefix: str, threads: int = fsutil.REMOVE_THREADS) -> None:
+        for key in [k for k in self.props if DIR_KEY.match(k) and k.startswith(prefix)]:
             fs, path = fsutil.open_fs(self.props[key], self._fs_uri(key))
             try:
                 if fs.exists(path):
-                    fsutil.remove_tree(fs, path)
+                    fsutil.remove_tree(fs, path, threads)
             except OSError as exc:
                 log.warning("run_files_not_removed", directory=path, error=str(exc))

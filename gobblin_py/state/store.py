@@ -3,7 +3,7 @@
 Layout (Gobblin's ``FsDatasetStateStore``)::
 
     <state.store.dir>/<job.name>/<urn'>-<jobId'>.jst     one file per run and dataset
-    <state.store.dir>/<job.name>/<urn'>-current.jst      a byte copy of the dataset's latest run
+    <state.store.dir>/<job.name>/<urn'>-current.jst      a byte copy of the dataset's latest run (a hard link to it on local disk)
     (default URN "": <jobId'>.jst and current.jst)
 
 where ``urn'`` is the URN with ``:`` replaced by ``.`` (mapped through the configured name parser) and
@@ -286,8 +286,8 @@ class FsDatasetStateStore:
         run_path = posixpath.join(job_dir, self.table_name(urn, state.job_id))
         try:
             # the run file first, then the current file: a crash between leaves the previous current intact
-            fsutil.atomic_write_all(self.fs, [(run_path, data), (posixpath.join(job_dir, self.current_table_name(urn)), data)],
-                                    sync_folder)
+            fsutil.atomic_write_copies(self.fs, [run_path, posixpath.join(job_dir, self.current_table_name(urn))], data,
+                                       sync_folder)
             self.name_parser.record(self.fs, job_dir, sanitize_urn(urn))
             self._drop_migrated_current(job_dir, urn)
         except OSError as exc:

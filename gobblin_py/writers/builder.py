@@ -128,7 +128,7 @@ class FsDataWriterBuilder(DataWriterBuilder):
         staging, output = scope.writer_dirs()
         fs, staging_root = fsutil.open_fs(staging, files.fs_uri)
         _, output_root = fsutil.open_fs(output, files.fs_uri)
-        relative = scope.file_path()
+        relative = scope.attempt_file_path()
         explicit_name = files.file_name
         ids = WriterIds(writer_id)
 
@@ -139,7 +139,7 @@ class FsDataWriterBuilder(DataWriterBuilder):
             else:
                 name = scope.file_name(file_id, extension) + suffix
             where = posixpath.join(relative, partition, name) if partition else posixpath.join(relative, name)
-            return writer_cls(fs, posixpath.join(staging_root, where), posixpath.join(output_root, where), schema,
+            return writer_cls(fs, scope.staging_file(staging_root, where), posixpath.join(output_root, where), schema,
                               **options)
 
         def rolling(partition: str) -> RollingDataWriter:

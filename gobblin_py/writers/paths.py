@@ -7,6 +7,8 @@ the task has and which one this is — and answers every "where" question of tha
   ``NAMESPACE_TABLE`` → ``<namespace as folders>/<table>``; ``TABLENAME`` → ``<table>``; ``DEFAULT`` →
   ``<namespace as folders>/<table>/<extract id>_<full|append>`` (+ ``/<branch name>`` with several branches);
 - staging file ``<writer.staging.dir[.i]>/<P(i)>/<name>``, output file ``<writer.output.dir[.i]>/<P(i)>/<name>``;
+  a task attempt writes under ``<dir>/_attempts/<task id>.<attempt id>`` instead, leaving out ``<P(i)>`` when the task
+  has one branch, and stages its files flat beside other attempts' (``_attempts/<task id>.<attempt id>.<name>``);
 - file name ``writer.file.name[.i]`` or ``part.<writer id>.<ext>``;
 - final directory ``data.publisher.final.dir[.i]`` + ``/<P(i)>`` unless ``data.publisher.appendExtractToFinalDir=false``.
 """
@@ -15,12 +17,14 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from gobblin_py.config.branches import branch_key, branch_name, path_for_branch
 from gobblin_py.errors import UsageError
 from gobblin_py.state import State
 
 ATTEMPTS_DIR = "_attempts"
+MAX_FLAT_NAME = 240  # bytes; most filesystems allow 255 in a name
 FORMAT_EXTENSIONS = {"AVRO": "avro", "PARQUET": "parquet", "PROTOBUF": "protobuf", "JSON": "json", "ORC": "orc",
                      "CSV": "csv", "TXT": "txt"}
 
@@ -79,11 +83,38 @@ class BranchScope:
         for key, value in ((self.key("writer.staging.dir"), staging), (self.key("writer.output.dir"), output)):
             if not value:
                 raise UsageError(f"{key} is not set: set it, or task.data.root.dir to derive it")
-        attempt = self.state.get_prop("task.attempt.id")
+        attempt = self.attempt_folder()
         if attempt:  # each task attempt writes apart; the driver publishes the one whose state it received
             staging = posixpath.join(staging, ATTEMPTS_DIR, attempt)
             output = posixpath.join(output, ATTEMPTS_DIR, attempt)
         return staging, output
+
+    def attempt_folder(self) -> str | None:
+        """The name of the task attempt's own folder, ``<task id>.<attempt id>``: the task id makes it the task's
+        alone (attempt ids are random, and two tasks' files in one folder would be published together)."""
+        attempt = self.state.get_prop("task.attempt.id")
+        if not attempt:
+            return None
+        task = self.state.get_prop("task.id")
+        return f"{task}.{attempt}" if task else attempt
+
+    def attempt_file_path(self) -> str:
+        """Where the branch's files go under its staging and output folders: ``P(i)``, or nothing inside a task
+        attempt's own folder when the task has one branch (that folder holds only this branch's files, so a
+        ``P(i)`` level would be one more folder per task to make and remove, for nothing)."""
+        if self.branches == 1 and self.attempt_folder():
+            return ""
+        return self.file_path()
+
+    def staging_file(self, staging: str, where: str) -> str:
+        """The staging file of ``where`` (a path below the branch's staging folder ``staging``). A task attempt
+        stages its files beside the other attempts', each named ``<attempt folder>.<where, quoted>``: one folder
+        fewer per task to make and remove (a file name too long for that keeps the folder)."""
+        if self.attempt_folder():
+            flat = f"{posixpath.basename(staging)}.{quote(where, safe='')}"
+            if len(flat.encode("utf-8")) <= MAX_FLAT_NAME:
+                return posixpath.join(posixpath.dirname(staging), flat)
+        return posixpath.join(staging, where)
 
     def file_name(self, writer_id: str, extension: str) -> str:
         """``writer.file.name[.i]``, else ``part.<writer id>.<ext>``."""

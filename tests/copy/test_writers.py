@@ -13,7 +13,7 @@ import pytest
 from gobblin_py.copy import descriptor
 from gobblin_py.copy.descriptor import FileCopy
 from gobblin_py.copy.tar_writer import TarArchiveInputStreamDataWriterBuilder
-from gobblin_py.copy.writers import FileAwareInputStreamDataWriterBuilder
+from gobblin_py.copy.writers import FileAwareInputStreamDataWriterBuilder, task_folders
 from gobblin_py.errors import CorruptFileError, GobblinPyError, UsageError
 from gobblin_py.state import WorkUnit, WorkUnitState
 from tests.copy.files import LOG_ENTRIES, log_data_tar_gz, tar_bytes, write
@@ -36,7 +36,7 @@ def write_files(builder, state, files: list[FileCopy]):
 
 
 def output_root(tmp_path: Path) -> Path:
-    return tmp_path / "output" / "_attempts" / "a1" / "_copy" / "task_7"
+    return Path(task_folders(task_state(tmp_path))[1])
 
 
 def tree(root: Path) -> dict[str, bytes]:

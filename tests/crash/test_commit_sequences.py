@@ -36,6 +36,16 @@ def test_rename_step_with_neither_side_fails_loudly(tmp_path):
     step = FsRenameStep(str(tmp_path / "gone"), str(tmp_path / "never"))
     with pytest.raises(Exception, match="it is gone"):
         step.execute()
+    with pytest.raises(Exception, match="it is gone"):
+        step.execute(fresh=True)
+
+
+def test_fresh_rename_moves_the_file_into_a_new_folder(tmp_path):
+    src, dst = tmp_path / "out" / "a.parquet", tmp_path / "final" / "x" / "a.parquet"
+    src.parent.mkdir()
+    src.write_bytes(b"data")
+    FsRenameStep(str(src), str(dst)).execute(fresh=True)
+    assert dst.read_bytes() == b"data" and not src.exists()
 
 
 def test_sequence_round_trips_through_the_store(tmp_path):

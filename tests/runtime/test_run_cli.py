@@ -276,6 +276,20 @@ def test_each_subdirectory_is_a_dataset_committed_on_its_own(tmp_path):
     assert {p.parent.parent.name for p in job.final.rglob("*.parquet")} == {"eu", "us"}
 
 
+def test_tasks_whose_random_attempt_ids_collide_still_publish_only_their_own_files(tmp_path, monkeypatch):
+    """Each task attempt writes in a folder of its own even when two attempt ids are equal (they are random)."""
+    from gobblin_py.runtime import task as task_module
+
+    monkeypatch.setattr(task_module, "attempt_id", lambda retry: f"r{retry}_00000000")
+    job = Job(tmp_path, extra="source.filebased.dataset.urn.level=subdirectory\n")
+    write_csv(job.data / "eu" / "a.csv", 1)
+    write_csv(job.data / "us" / "a.csv", 101)
+    result = CliRunner().invoke(main, ["run", str(job.file), "--engine", "local"])
+    assert result.exit_code == 0, result.output
+    published = {p.parent.parent.name: pq.read_table(p).column("order_id").to_pylist() for p in job.final.rglob("*.parquet")}
+    assert published == {"eu": list(range(1, 41)), "us": list(range(101, 141))}
+
+
 def test_hocon_job_file_runs(tmp_path):
     data = tmp_path / "data"
     write_csv(data / "a.csv", 1)

@@ -4,6 +4,7 @@ values are refused before any work, one line each; secrets are never printed."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import fsspec.config
 import pytest
@@ -13,6 +14,7 @@ from gobblin_py import fs_settings
 from gobblin_py.config.settings import SettingsError
 from gobblin_py.errors import UsageError
 from gobblin_py.fs_settings import FsSettings
+from gobblin_py.local_fs import LocalFileSystem
 from tests.conftest import run_gpy
 
 SECRET = "wJalrXUtnFEMI-never-print-me"
@@ -75,6 +77,20 @@ def test_apply_makes_them_fsspecs_defaults_above_its_own_configuration(monkeypat
     finally:
         fs_settings.reset()
     assert fsspec.config.conf["s3"] == {"anon": False, "client_kwargs": {"region_name": "env-region"}}
+
+
+def test_a_local_path_opens_gpys_local_filesystem_unless_the_job_gives_options_for_local_files(tmp_path):
+    plain, path = fsutil.open_fs(str(tmp_path / "a" / "b"))
+    assert path == str(tmp_path / "a" / "b") and isinstance(plain, LocalFileSystem)
+    assert fsutil.open_fs("relative/x")[1] == str(Path.cwd() / "relative" / "x")
+    try:
+        fs_settings.apply({"fsspec.file.auto_mkdir": "true"})
+        configured, _ = fsutil.open_fs(str(tmp_path))
+        assert configured.auto_mkdir and configured is fsspec.core.url_to_fs(str(tmp_path))[0]
+    finally:
+        fs_settings.apply({})
+        fs_settings.reset()
+    assert isinstance(fsutil.open_fs(str(tmp_path))[0], LocalFileSystem)
 
 
 def test_a_missing_filesystem_package_or_hdfs_client_is_one_line_naming_the_path():

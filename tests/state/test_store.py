@@ -195,6 +195,31 @@ def test_a_failed_write_leaves_the_previous_current_intact(tmp_path, monkeypatch
     assert store.get_latest_dataset_state("Pull", "d").job_id == "job_Pull_1000"
 
 
+def test_the_state_is_written_once_and_the_current_file_is_a_link_to_it(tmp_path):
+    store = FsDatasetStateStore(str(tmp_path))
+    store.persist_dataset_state(make_state("d", high=10))
+    run, current = tmp_path / "Pull/d-job_Pull_1000.jst", tmp_path / "Pull/d-current.jst"
+    assert os.path.samefile(run, current)
+    first = run.read_bytes()
+    store.persist_dataset_state(make_state("d", job_id="job_Pull_2000", high=20))  # replaces, never rewrites in place
+    assert run.read_bytes() == first and not os.path.samefile(run, current)
+    assert os.path.samefile(tmp_path / "Pull/d-job_Pull_2000.jst", current)
+    assert store.get_latest_dataset_state("Pull", "d").job_id == "job_Pull_2000"
+    assert not [n for n in os.listdir(tmp_path / "Pull") if n.startswith("_tmp_")]
+
+
+def test_a_disk_without_hard_links_gets_two_copies(tmp_path, monkeypatch):
+    def refuse(src, dst, **kwargs):
+        raise OSError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", refuse)
+    store = FsDatasetStateStore(str(tmp_path))
+    store.persist_dataset_state(make_state("d", high=10))
+    run, current = tmp_path / "Pull/d-job_Pull_1000.jst", tmp_path / "Pull/d-current.jst"
+    assert not os.path.samefile(run, current) and run.read_bytes() == current.read_bytes()
+    assert store.get_latest_dataset_state("Pull", "d").job_id == "job_Pull_1000"
+
+
 def test_stale_hadoop_crc_sidecars_are_removed_on_rewrite(tmp_path):
     store = FsDatasetStateStore(str(tmp_path))
     store.persist_dataset_state(make_state("d"))

@@ -202,6 +202,23 @@ def test_unknown_codec_is_refused_with_the_choices(tmp_path, fmt):
 
 # -- the staging → output protocol (with tests/contracts/test_writers.py, WriterContract) ------------------------
 
+def test_a_task_attempt_of_one_branch_writes_straight_into_its_own_folder(tmp_path):
+    """No ``P`` level inside an attempt's folder: it holds only that attempt's files; staged files sit flat beside
+    other attempts' (two folders fewer per task)."""
+    writer = build(task_state(tmp_path, task__attempt__id="r0_ab12cd34"))
+    writer.write(all_types_batch())
+    assert files_under(tmp_path / "staging") == ["_attempts/r0_ab12cd34.part.task_7_0.parquet"]
+    outputs = writer.commit()
+    writer.cleanup()
+    assert outputs == [f"{tmp_path}/output/_attempts/r0_ab12cd34/part.task_7_0.parquet"]
+    branch = FsDataWriterBuilder().build(task_state(tmp_path / "two", task__attempt__id="r0_ab12cd34"), SCHEMA, 2, 1,
+                                         "task_7_0")
+    branch.write(all_types_batch())
+    # several branches keep P (here the default path, ending in the branch name) apart
+    assert branch.commit() == [f"{tmp_path}/two/output/fork_1/_attempts/r0_ab12cd34/AllTypes/_append/fork_1/part.task_7_0.parquet"]
+    branch.cleanup()
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_commit_moves_the_staged_file_and_cleanup_leaves_nothing(tmp_path, fmt):
     writer = build(task_state(tmp_path, writer__output__format=fmt))
