@@ -37,7 +37,7 @@ from .convert import (
     properties_to_config,
 )
 from .errors import ConfigError
-from .hocon import BadPath, HObj, HValue, parse_hocon_file, parse_path_expression, resolve
+from .hocon import BadPath, HObj, HValue, parse_path_expression, resolve
 
 __all__ = ["PACKAGED_TEMPLATE_DIR", "Template", "TemplateResolver", "ordered"]
 
@@ -198,6 +198,8 @@ class TemplateResolver:
         cached = self._cache.get(path)
         if cached is not None:
             return cached
+        from .hocon.document import parse_hocon_file
+
         raw = parse_hocon_file(path, cwd=self.cwd)
         required_text = config_get_string(raw, K.REQUIRED_ATTRIBUTES_LIST_KEY, env=self.env, path=path)
         required = [n for n in (p.strip() for p in (required_text or "").split(",")) if n]

@@ -19,7 +19,8 @@ from Gobblin (``tests/config/test_pyhocon_divergence.py``). The port is tested a
 conformance resources (``tests/data/typesafe``).
 """
 
-from .document import parse_hocon, parse_hocon_file, parse_hocon_value
+from typing import Any
+
 from .paths import BadPath, parse_path_expression, render_path
 from .render import java_double_to_string
 from .resolve import lookup_resolved, resolve
@@ -52,3 +53,14 @@ __all__ = [
     "unwrap",
     "java_double_to_string",
 ]
+
+_PARSERS = ("parse_hocon", "parse_hocon_file", "parse_hocon_value")
+
+
+def __getattr__(name: str) -> Any:
+    # the parser (and its include resolution) loads on first use: a .pull job converts properties, never parses
+    if name in _PARSERS:
+        from . import document
+
+        return getattr(document, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

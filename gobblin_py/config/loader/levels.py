@@ -18,7 +18,7 @@ from typing import List, Mapping, Optional
 from .. import keys as K
 from ..convert import config_get_boolean, desanitize_key, merge_with_fallback, properties_to_config
 from ..errors import ConfigError
-from ..hocon import HObj, iter_leaves, parse_hocon_file, render_path
+from ..hocon import HObj, iter_leaves, render_path
 from ..properties import LineProblem, PropertiesFile, load_properties
 from ..properties.syntax import unescape_java
 from .job_config import KeyLocator
@@ -78,6 +78,8 @@ class LevelReader:
 
     def hocon_level(self, path: str, fallback: HObj) -> Level:
         """A HOCON file over ``fallback`` (unresolved: substitutions see the whole chain later)."""
+        from ..hocon.document import parse_hocon_file
+
         parsed = parse_hocon_file(path, cwd=self.cwd)
         tree = merge_with_fallback([_config_path_object(os.path.abspath(path)), parsed, fallback])
         return Level(path, tree, _flat_keys(parsed) + [K.JOB_CONFIG_FILE_PATH_KEY], lambda key: (path, None))
