@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import posixpath
 import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -58,6 +57,8 @@ def fetched(url: str, conf_root: str | None = None) -> Iterator[Fetched]:
         if type(root_fs) is not type(fs) or not (directory + "/").startswith(root + "/"):
             raise ConfigError(f"is not inside the configuration root {conf_root}", path=url,
                               hint="give a --conf-root URL that holds the job file, or none")
+    import tempfile  # only a remote job file needs a scratch folder
+
     scratch = tempfile.mkdtemp(prefix="gpy-job-")
     try:
         local_root = os.path.join(scratch, "root")

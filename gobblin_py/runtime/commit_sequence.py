@@ -19,7 +19,6 @@ import importlib
 import json
 import os
 import posixpath
-import tempfile
 from urllib.parse import quote
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
@@ -225,6 +224,8 @@ class FsRenameStep(CommitStep):
             if fsutil.is_local(src_fs):
                 dst_fs.put_file(src, dst, **create)
                 return
+            import tempfile
+
             with tempfile.TemporaryDirectory(prefix="gpy-publish-") as scratch:
                 local = os.path.join(scratch, posixpath.basename(src))
                 src_fs.get_file(src, local)
