@@ -108,3 +108,20 @@ def test_state_show_is_counted_in_its_summary_and_in_its_full_form(tmp_path):
     full = tmp_path / "full.log"
     full.write_text('job Scale  dataset d1\n  task t COMMITTED\njob Scale  dataset d2\n  task t COMMITTED\n')
     assert shown_datasets(full) == 2
+
+
+def test_a_fast_benchmark_runs_more_rounds_and_a_slow_one_fewer(tmp_path):
+    from benchkit.model import Benchmark
+    from benchkit.runner import run_benchmark
+
+    case = Case("c", "CSV", 1)
+
+    def counting(log):
+        return Contender(GPY_LOCAL, "gpy", lambda work: (log.append(1), [Step([sys.executable, "-c", "pass"], "c", 1,
+                                                                              lambda: 1)])[1])
+
+    ctx = Context(tmp_path, tmp_path, tmp_path, repeat=3, log=lambda text: None)
+    for factor, cap, expected in ((3, None, 9), (1, None, 3), (3, 1, 1)):
+        trials: list[int] = []
+        [row] = run_benchmark(Benchmark("b", [case], [counting(trials)], max_rounds=cap, rounds_factor=factor), ctx)
+        assert len(trials) == expected and len(row.samples) == expected

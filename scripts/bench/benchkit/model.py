@@ -101,13 +101,15 @@ class Case:
 
 @dataclass
 class Benchmark:
-    """Contenders measured together over some cases; ``max_rounds`` caps the rounds of a slow one."""
+    """Contenders measured together over some cases; ``max_rounds`` caps the rounds of a slow one, and
+    ``rounds_factor`` multiplies those of a fast one (a run of a third of a second is the noisiest)."""
 
     name: str
     cases: list[Case]
     contenders: list[Contender]
     before_trial: Callable[[], None] | None = None
     max_rounds: int | None = None
+    rounds_factor: int = 1
     notes: list[str] = field(default_factory=list)
 
 

@@ -101,7 +101,7 @@ def run_benchmark(bench: Benchmark, ctx: Context) -> list[Row]:
         if contender.error:
             for row in table[contender.name].values():
                 row.failure = contender.error
-    rounds = min(ctx.repeat, bench.max_rounds or ctx.repeat)
+    rounds = min(ctx.repeat * bench.rounds_factor, bench.max_rounds or ctx.repeat * bench.rounds_factor)
     active = [c for c in bench.contenders if not c.error]
     for round_ in range(rounds):
         shift = round_ % len(active) if active else 0
