@@ -16,6 +16,7 @@ import os
 import posixpath
 import shutil
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -161,33 +162,19 @@ def atomic_write_all(fs: AbstractFileSystem, files: list[tuple[str, bytes]], syn
     """:func:`atomic_write` of several files of one folder, replaced in the order given. On local disk every file
     is written and fsynced before the first is renamed into place, and the folder is fsynced once at the end
     (unless ``sync_folder`` is false: the caller then fsyncs it before relying on the renames)."""
-    parents = {posixpath.dirname(path) for path, _ in files}
-    if not is_local(fs) or len(parents) != 1:
+    parent = _one_local_folder(fs, [path for path, _ in files])
+    if parent is None:
         for path, data in files:
             atomic_write(fs, path, data)
         return
-    [parent] = parents
-    makedirs(fs, parent)
-    temporary = []
-    try:
+
+    def stage(temporary: list[str]) -> None:
         for path, data in files:
             tmp = temporary_path(path)
             write_new_local(tmp, data)
             temporary.append(tmp)
-        for (path, _), tmp in zip(files, temporary):
-            _drop_crc(fs, path)
-            os.replace(tmp, path)
-    except BaseException as exc:
-        for tmp in temporary:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-        if isinstance(exc, OSError) and not exc.filename:
-            raise OSError(exc.errno, exc.strerror, files[0][0]) from exc
-        raise
-    if sync_folder:
-        fsync_dir(parent)
+
+    _replace_staged(fs, parent, [path for path, _ in files], stage, sync_folder)
 
 
 NO_HARD_LINKS = (errno.EXDEV, errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK)
@@ -198,14 +185,12 @@ def atomic_write_copies(fs: AbstractFileSystem, paths: list[str], data: bytes, s
     local disk the content is written and fsynced once and the other names are hard links to it, each put in
     place by an atomic rename (files are only ever replaced, never changed in place, so sharing the bytes is
     safe); where the disk has no hard links, each name gets its own copy."""
-    parents = {posixpath.dirname(path) for path in paths}
-    if not is_local(fs) or len(parents) != 1:
+    parent = _one_local_folder(fs, paths)
+    if parent is None:
         atomic_write_all(fs, [(path, data) for path in paths], sync_folder)
         return
-    [parent] = parents
-    makedirs(fs, parent)
-    temporary: list[str] = []
-    try:
+
+    def stage(temporary: list[str]) -> None:
         first = temporary_path(paths[0])
         write_new_local(first, data)
         temporary.append(first)
@@ -218,6 +203,27 @@ def atomic_write_copies(fs: AbstractFileSystem, paths: list[str], data: bytes, s
                     raise
                 write_new_local(alias, data)
             temporary.append(alias)
+
+    _replace_staged(fs, parent, paths, stage, sync_folder)
+
+
+def _one_local_folder(fs: AbstractFileSystem, paths: list[str]) -> str | None:
+    """The one local folder all ``paths`` are in (made if missing); None elsewhere or for several folders."""
+    parents = {posixpath.dirname(path) for path in paths}
+    if not is_local(fs) or len(parents) != 1:
+        return None
+    [parent] = parents
+    makedirs(fs, parent)
+    return parent
+
+
+def _replace_staged(fs: AbstractFileSystem, parent: str, paths: list[str], stage: Callable[[list[str]], None],
+                    sync_folder: bool) -> None:
+    """Let ``stage`` write a fsynced temporary file per path (appending each to the list it is given), then
+    rename them over ``paths`` in order; on any failure every temporary file is removed."""
+    temporary: list[str] = []
+    try:
+        stage(temporary)
         for path, tmp in zip(paths, temporary):
             _drop_crc(fs, path)
             os.replace(tmp, path)
