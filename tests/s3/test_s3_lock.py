@@ -99,6 +99,27 @@ def test_create_if_absent_and_replace_if_version(s3_server, bucket):
     assert conditional.replace_if_version(fs, path, b"next", version) and fs.cat_file(path) == b"next"
 
 
+def test_a_lock_replaced_while_it_is_read_is_read_again(s3_server, bucket):
+    """s3fs opens an object with a HEAD and reads it with a GET bound to the ETag it saw; a holder refreshing
+    the lock in between makes that GET fail. The reader must then read the new version, not give up."""
+    fs = s3_server.filesystem()
+    path = f"{bucket}/x/refreshed.lock"
+    fs.pipe_file(path, b"first")
+    real_open, replaced = fs.open, []
+
+    def open_then_replace(name, mode="rb", **kwargs):
+        stream = real_open(name, mode, **kwargs)  # the HEAD: s3fs now knows the first ETag
+        if not replaced:
+            replaced.append(True)
+            s3_server.filesystem().pipe_file(path, b"refreshed")  # the holder's refresh, from another client
+        return stream
+
+    fs.open = open_then_replace
+    data, version = conditional.read_versioned(fs, path)
+    assert replaced and data == b"refreshed"
+    assert version == s3_server.filesystem().info(path)["ETag"]
+
+
 def _gated_job(tmp_path, s3_server, bucket, rows: int = 300):
     """A job whose task waits, holding the lock, until the test creates ``tmp_path/gate``."""
     fs = s3_server.filesystem()
