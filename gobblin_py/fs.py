@@ -75,10 +75,14 @@ def crc_sidecar(path: str) -> str:
 def _drop_crc(fs: AbstractFileSystem, path: str) -> None:
     # A stale sidecar makes Hadoop readers fail with ChecksumException; a missing one is fine.
     if is_local(fs):
-        try:
-            os.unlink(crc_sidecar(path))
-        except FileNotFoundError:
-            pass
+        crc = crc_sidecar(path)
+        # looking first: a lookup takes no lock, while unlink locks the folder against its other writers even
+        # when there is nothing to remove (the usual case)
+        if os.path.lexists(crc):
+            try:
+                os.unlink(crc)
+            except FileNotFoundError:
+                pass
 
 
 def fsync_dir(path: str) -> None:

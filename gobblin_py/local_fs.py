@@ -179,7 +179,12 @@ class LocalFileSystem:
     # ------------------------------------------------------------------ changes
 
     def makedirs(self, path: Any, exist_ok: bool = False) -> None:
-        os.makedirs(self._strip_protocol(path), exist_ok=exist_ok)
+        path = self._strip_protocol(path)
+        if exist_ok and os.path.isdir(path):
+            # the common case, one stat: os.makedirs would stat the parent, then mkdir (which locks the parent
+            # folder exclusively, against every thread creating files there) only to be told it exists
+            return
+        os.makedirs(path, exist_ok=exist_ok)
 
     def mkdir(self, path: Any, create_parents: bool = True, **kwargs: Any) -> None:
         path = self._strip_protocol(path)
