@@ -103,7 +103,8 @@ class BaseDataPublisher(DataPublisher):
                 if source in seen_sources:
                     continue  # tasks of one extract may share an output directory: it is published once
                 seen_sources.add(source)
-                if not src_fs.exists(source):
+                files = sorted(src_fs.find(source))  # none when the folder is missing
+                if not files:
                     log.info("branch_produced_no_data", task=task.task_id, branch=branch)
                     continue
                 if self._replace(task, branches, branch):
@@ -116,7 +117,7 @@ class BaseDataPublisher(DataPublisher):
                 dst_display = target if fsutil.is_local(dst_fs) else dst_fs.unstrip_protocol(target)
                 if dst_display not in self.final_dirs:
                     self.final_dirs.append(dst_display)
-                for path in sorted(src_fs.find(source)):
+                for path in files:
                     relative = posixpath.relpath(path, source)
                     destination = posixpath.join(target, relative)
                     if dst_fs.exists(destination) and (dst_fs, target) not in to_replace:
@@ -150,11 +151,15 @@ class BaseDataPublisher(DataPublisher):
         csv = (WriterSettings.load(task, branches=scope.branches, branch=scope.branch)
                if (scope.prop("writer.output.format") or "").upper() == "CSV" else None)
         for path, expected in sorted(recorded.items()):
-            if not fs.exists(path):
+            try:
+                found = count_records(fs, path, text_formats=mode == "all",
+                                      csv_header=csv.csv_header if csv else True,
+                                      csv_delimiter=csv.delimiter if csv else ",")
+            except FileNotFoundError:
+                found = None
+            if found is None and not fs.exists(path):
                 raise RecordsLost(f"{path}: task {task.task_id} wrote {expected} records to this file, and it is gone; "
                                   "nothing of the dataset is published")
-            found = count_records(fs, path, text_formats=mode == "all", csv_header=csv.csv_header if csv else True,
-                                  csv_delimiter=csv.delimiter if csv else ",")
             if found is not None and found != expected:
                 raise RecordsLost(f"{path}: task {task.task_id} wrote {expected} records to this file, and it holds "
                                   f"{found}; nothing of the dataset is published")

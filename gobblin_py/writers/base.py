@@ -82,6 +82,7 @@ class StagedFileWriter(DataWriter):
         self._stream: BinaryIO | None = None
         self._sink: Any = None
         self._open_ok = False
+        self._committed = False  # moved to the output folder: nothing of it is left in staging
         fsutil.makedirs(fs, posixpath.dirname(staging_path))
         if fs.exists(staging_path):  # a leftover of an earlier attempt
             log.warning("staging_file_exists", path=staging_path)
@@ -151,21 +152,25 @@ class StagedFileWriter(DataWriter):
     def commit(self) -> list[str]:
         """Move the file to the output directory; returns its path (a URL on a non-local filesystem)."""
         self.close()
-        if not self.fs.exists(self.staging_path):
-            raise FileNotFoundError(f"staging file {self.staging_path} does not exist")
         output = self.output_path
         if self.include_record_count:
             output = posixpath.join(posixpath.dirname(output), with_record_count(posixpath.basename(output), self._records))
         fsutil.makedirs(self.fs, posixpath.dirname(output))
         if self.fs.exists(output):  # like Gobblin: a retried task overwrites its own earlier output
             fsutil.remove(self.fs, output)
-        self.fs.mv(self.staging_path, output)
+        try:
+            self.fs.mv(self.staging_path, output)
+        except FileNotFoundError:
+            if not self.fs.exists(self.staging_path):
+                raise FileNotFoundError(f"staging file {self.staging_path} does not exist") from None
+            raise
         self.output_path = output
+        self._committed = True
         return [output if fsutil.is_local(self.fs) else self.fs.unstrip_protocol(output)]
 
     def file_records(self) -> dict[str, int]:
         """``{output path: records}`` once committed (empty before)."""
-        if self._open_ok or not self.fs.exists(self.output_path):
+        if not self._committed:
             return {}
         return {self.output_path: self._records}
 
@@ -186,6 +191,8 @@ class StagedFileWriter(DataWriter):
                     closable.close()
                 except Exception:  # noqa: BLE001
                     pass
+        if self._committed:
+            return
         try:
             if self.fs.exists(self.staging_path):
                 fsutil.remove(self.fs, self.staging_path)
