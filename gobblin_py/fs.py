@@ -18,7 +18,7 @@ import shutil
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gobblin_py.errors import UsageError
 from gobblin_py.fs_settings import configured_fsspec, local_options_configured
@@ -104,6 +104,28 @@ def makedirs(fs: AbstractFileSystem, path: str) -> None:
     bucket then fails the first write, naming it, instead of being created)."""
     if not is_object_store(fs):
         fs.makedirs(path, exist_ok=True)
+
+
+T = TypeVar("T")
+REREADS = 20  # reads of an object that keeps being replaced while it is read
+
+
+def read_whole_version(fs: AbstractFileSystem, path: str, read: Callable[[], T]) -> T:
+    """``read()`` (which opens and reads ``path``), again when the object was replaced while it was being read.
+
+    s3fs looks an object up, then fetches it on condition that it is still the version it found; a writer
+    replacing it in between (a lock holder's refresh, a commit saving a dataset's ``current`` state) makes the
+    fetch fail with EBUSY. Reading the new version is then the right answer: it is what a reader a moment later
+    would see. A missing file is still FileNotFoundError.
+    """
+    for attempt in range(1, REREADS + 1):
+        try:
+            return read()
+        except OSError as exc:
+            if exc.errno != errno.EBUSY or isinstance(exc, FileNotFoundError) or attempt == REREADS:
+                raise
+            fs.invalidate_cache(path)
+    raise AssertionError("unreachable")
 
 
 TEMP_PREFIX = "_tmp_"

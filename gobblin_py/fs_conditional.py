@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import errno
 import os
 import posixpath
 import socket
@@ -30,7 +29,6 @@ log = get_logger(__name__)
 
 S3_PROTOCOLS = frozenset({"s3", "s3a", "s3n"})
 _PRECONDITION_CODES = ("PreconditionFailed", "ConditionalRequestConflict")
-_READ_ATTEMPTS = 20  # rereads of an object that keeps changing while it is read
 _unsupported: set[str] = set()  # stores (by endpoint) that answered a conditional write "not implemented"
 
 
@@ -118,18 +116,13 @@ def read_versioned(fs: AbstractFileSystem, path: str) -> tuple[bytes, str | None
     FileNotFoundError when it is absent.
     """
     if conditional_writes(fs) and not fsutil.is_local(fs):
-        for attempt in range(1, _READ_ATTEMPTS + 1):
-            try:
-                with fs.open(path, "rb") as stream:  # s3fs reads the object with If-Match of the ETag it found
-                    data = stream.read()
-                    details: Any = getattr(stream, "details", None) or {}
-                    return data, details.get("ETag")
-            except OSError as exc:
-                # another writer replaced the object between s3fs's HEAD and its GET (a lock holder's
-                # refresh): read the new version
-                if exc.errno != errno.EBUSY or isinstance(exc, FileNotFoundError) or attempt == _READ_ATTEMPTS:
-                    raise
-                fs.invalidate_cache(path)
+        def read() -> tuple[bytes, str | None]:
+            with fs.open(path, "rb") as stream:  # s3fs reads the object with If-Match of the ETag it found
+                data = stream.read()
+                details: Any = getattr(stream, "details", None) or {}
+                return data, details.get("ETag")
+
+        return fsutil.read_whole_version(fs, path, read)  # a lock holder may refresh it meanwhile
     return fs.cat_file(path), None
 
 

@@ -321,9 +321,12 @@ class FsDatasetStateStore:
     def read_table(self, job_name: str, table: str) -> list[tuple[str, DatasetState]]:
         """Every ``(key, DatasetState)`` record of one table file."""
         path = posixpath.join(self.job_dir(job_name), table)
-        try:
+        def read() -> list[tuple[str, DatasetState]]:
             with self.fs.open(path, "rb") as stream:
                 return read_state_file(stream, self.display_path(path))
+
+        try:
+            return fsutil.read_whole_version(self.fs, path, read)  # a commit may replace ``current`` meanwhile
         except FileNotFoundError:
             raise StateStoreError(f"{self.display_path(path)}: no such state file") from None
 
