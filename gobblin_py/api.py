@@ -102,6 +102,22 @@ class DataWriter(ABC):
         """Bytes of committed output."""
 
 
+class CountingDataWriter(DataWriter):
+    """A writer that keeps its counts in ``_records`` (records written) and ``_bytes`` (bytes of committed
+    output) and reports them as such."""
+
+    _records: int = 0
+    _bytes: int = 0
+
+    @property
+    def records_written(self) -> int:
+        return self._records
+
+    @property
+    def bytes_written(self) -> int:
+        return self._bytes
+
+
 class DataWriterBuilder(ABC):
     """Builds the writer of one task branch (``writer.builder.class``)."""
 

@@ -16,7 +16,7 @@ from contextlib import ExitStack
 import pyarrow as pa
 
 from gobblin_py import fs as fsutil
-from gobblin_py.api import DataWriter, DataWriterBuilder
+from gobblin_py.api import CountingDataWriter, DataWriter, DataWriterBuilder
 from gobblin_py.copy.descriptor import FileCopy, check_schema, copy_stream, open_decoded, rows
 from gobblin_py.copy.settings import CopyWriterSettings
 from gobblin_py.errors import GobblinPyError, UsageError
@@ -48,7 +48,7 @@ def safe_relative(path: str, what: str, source: str) -> str:
     return "/".join(parts)
 
 
-class CopyWriter(DataWriter):
+class CopyWriter(CountingDataWriter):
     """Copies each file of the batches it is given into staging, as read through its decodings."""
 
     def __init__(self, fs, staging_root: str, output_root: str, settings: CopyWriterSettings) -> None:
@@ -124,14 +124,6 @@ class CopyWriter(DataWriter):
     def cleanup(self) -> None:
         if self.fs.exists(self.staging_root):
             fsutil.remove_tree(self.fs, self.staging_root)
-
-    @property
-    def records_written(self) -> int:
-        return self._records
-
-    @property
-    def bytes_written(self) -> int:
-        return self._bytes
 
 
 class CopyWriterBuilder(DataWriterBuilder):

@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 import pyarrow as pa
 
 from gobblin_py import fs as fsutil
-from gobblin_py.api import DataWriter
+from gobblin_py.api import CountingDataWriter
 from gobblin_py.errors import UsageError
 from gobblin_py.logs import get_logger
 from gobblin_py.native_io import open_output
@@ -52,7 +52,7 @@ def with_record_count(name: str, records: int) -> str:
     return f"{stem}.{records}.{ext}"
 
 
-class StagedFileWriter(DataWriter):
+class StagedFileWriter(CountingDataWriter):
     """One staged output file; subclasses implement the format in :meth:`_open`, :meth:`_write`, :meth:`_finish`."""
 
     #: ``writer.codec.type`` values the format accepts, mapped to what the format library calls them
@@ -198,14 +198,6 @@ class StagedFileWriter(DataWriter):
                 fsutil.remove(self.fs, self.staging_path)
         except FileNotFoundError:
             pass
-
-    @property
-    def records_written(self) -> int:
-        return self._records
-
-    @property
-    def bytes_written(self) -> int:
-        return self._bytes
 
 
 def codec_for(cls: type[StagedFileWriter], fmt: str, key: str, value: str | None, default: str) -> str:
