@@ -2,4 +2,5 @@
 
 from gobblin_py.cli import entry
 
-entry()
+if __name__ == "__main__":  # not when a worker process of the run imports it again
+    entry()

@@ -32,6 +32,9 @@ class EngineSettings(Settings):
 
     threads: int = setting("taskexecutor.threadpool.size", default=2, minimum=1, maximum=1024,
                            doc="tasks run at once by --engine local")
+    processes: int = setting("gpy.taskexecutor.processes", default=0, minimum=0, maximum=1024,
+                             doc="--engine local: run tasks in this many worker processes instead of threads "
+                                 "(0: threads); for many small tasks or tasks that spend their time in Python")
     master: str | None = setting("spark.master", default_doc="local[*]", doc="Spark master of --engine spark")
 
 
@@ -56,13 +59,20 @@ def task_groups(units: list[WorkUnit], job_name: str, job_millis: int) -> list[T
 
 
 class LocalEngine:
-    """Runs tasks in a thread pool of ``taskexecutor.threadpool.size`` threads (Gobblin's standalone mode)."""
+    """Runs tasks in a thread pool of ``taskexecutor.threadpool.size`` threads (Gobblin's standalone mode), or in
+    ``gpy.taskexecutor.processes`` worker processes."""
 
     name = "local"
 
     def run(self, job_props: Mapping[str, str], job_id: str, groups: list[TaskGroup]) -> list[TaskState]:
-        threads = EngineSettings.load(job_props).threads
+        settings = EngineSettings.load(job_props)
+        threads = settings.threads
         _announce(groups)
+        if settings.processes and groups:
+            from gobblin_py.runtime.task_processes import run_in_processes
+
+            return run_in_processes(job_props, job_id, [g.tasks for g in groups], settings.processes,
+                                    _executor_log_settings())
         pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gpy-task")
         try:
             futures = [pool.submit(_run_group, dict(job_props), job_id, group.tasks) for group in groups]

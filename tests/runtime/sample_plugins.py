@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
 
 import pyarrow as pa
@@ -173,6 +174,22 @@ class MarkThenCrawl(Converter):
     def convert_batch(self, batch, state):
         open(self.marker, "a").close()
         time.sleep(self.seconds)
+        return batch
+
+
+class KillOwnProcess(Converter):
+    """Kills the process it runs in (SIGKILL) on the first batch of a file whose first ``order_id`` is
+    ``test.kill.order``: a worker process that dies mid-task (an out-of-memory kill, say)."""
+
+    def init(self, state):
+        self.order = int(state.get_prop("test.kill.order") or -1)
+
+    def convert_schema(self, schema, state):
+        return schema
+
+    def convert_batch(self, batch, state):
+        if batch.num_rows and batch.column("order_id")[0].as_py() == self.order:
+            os.kill(os.getpid(), signal.SIGKILL)
         return batch
 
 

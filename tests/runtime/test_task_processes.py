@@ -1,0 +1,139 @@
+"""``gpy.taskexecutor.processes``: --engine local runs tasks in worker processes, with the same results as threads;
+a signal, a dead worker or a killed run leaves nothing published and no worker behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_gpy
+from tests.runtime.test_run_cli import Job, run_local, write_csv
+
+ROWS = 40
+
+
+def _job(root: Path, extra: str = "", files: int = 12) -> Job:
+    job = Job(root, extra="gpy.taskexecutor.processes=2\nsource.filebased.dataset.urn.level=subdirectory\n" + extra)
+    for k in range(files):
+        write_csv(job.data / f"d{k:02d}" / "part.csv", 1 + k * 1000, rows=ROWS)
+    return job
+
+
+def _children(pid: int) -> set[int]:
+    """Live processes whose parent is ``pid``."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                found.add(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _all_gone(pids: set[int], seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while [pid for pid in pids if _alive(pid)] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not [pid for pid in pids if _alive(pid)]
+
+
+def _start(job: Job) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "gobblin_py.cli", "--log-format", "json", "run", str(job.file),
+                             "--engine", "local"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for(path: Path, proc: subprocess.Popen, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no task started"
+        time.sleep(0.02)
+
+
+def test_tasks_in_worker_processes_publish_and_check_in_what_threads_do(tmp_path):
+    in_processes = _job(tmp_path / "processes")
+    in_threads = _job(tmp_path / "threads", extra="gpy.taskexecutor.processes=0\n")
+    first = run_gpy("--log-format", "json", "run", str(in_processes.file), "--engine", "local")
+    assert first.returncode == 0, first.stderr
+    assert run_local(in_threads).returncode == 0
+    expected = sorted(1 + k * 1000 + i for k in range(12) for i in range(ROWS))
+    assert in_processes.published_ids() == in_threads.published_ids() == expected
+    events = [json.loads(line) for line in first.stderr.splitlines() if line.startswith("{")]
+    finished = [e for e in events if e.get("event") == "task_finished"]
+    assert len(finished) == 12 and {e["state"] for e in finished} == {"SUCCESSFUL"}  # the workers' own log lines
+    states = {d["urn"]: d for d in in_processes.state_json()["datasets"]}
+    assert sorted(states) == sorted(d["urn"] for d in in_threads.state_json()["datasets"])
+    assert len(states) == 12
+    again = run_local(in_processes)  # the watermarks the workers set were checked in: nothing new
+    assert again.returncode == 0, again.stderr
+    assert in_processes.published_ids() == expected
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_sigterm_stops_the_workers_and_commits_nothing(tmp_path):
+    marker = tmp_path / "running"
+    job = _job(tmp_path, extra=("converter.classes=tests.runtime.sample_plugins.MarkThenCrawl\n"
+                                f"test.marker={marker}\ntest.crawl.seconds=30\nsource.filebased.batch.size=5\n"))
+    proc = _start(job)
+    _wait_for(marker, proc)
+    workers = _children(proc.pid)
+    assert workers  # the tasks run in processes of their own
+    began = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert time.monotonic() - began < 10  # the run did not wait for its workers' 30 s batches
+    assert _all_gone(workers)
+    assert "stopped by SIGTERM" in err
+    assert not job.final.exists() or not list(job.final.rglob("*.parquet"))
+    assert not (job.state / "Orders").exists() and not (job.state / "Orders.lock").exists()
+    assert [p for d in ("staging", "output") for p in (tmp_path / d).rglob("*") if p.is_file()] == []
+
+
+def test_a_worker_that_dies_fails_the_run_and_nothing_is_committed(tmp_path):
+    job = _job(tmp_path, extra=("converter.classes=tests.runtime.sample_plugins.KillOwnProcess\n"
+                                "test.kill.order=5001\n"))
+    result = run_local(job)
+    assert result.returncode == 1, result.stderr
+    assert "a task worker process died" in result.stderr and "nothing of this run was committed" in result.stderr
+    assert not job.final.exists() or not list(job.final.rglob("*.parquet"))
+    assert not (job.state / "Orders").exists() and not (job.state / "Orders.lock").exists()
+    job.file.write_text(job.file.read_text().replace("test.kill.order=5001", "test.kill.order=-1"))
+    assert run_local(job).returncode == 0
+    assert job.published_ids() == sorted(1 + k * 1000 + i for k in range(12) for i in range(ROWS))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death signal is Linux's")
+def test_workers_die_with_a_killed_run(tmp_path):
+    marker = tmp_path / "running"
+    job = _job(tmp_path, extra=("converter.classes=tests.runtime.sample_plugins.MarkThenCrawl\n"
+                                f"test.marker={marker}\ntest.crawl.seconds=30\nsource.filebased.batch.size=5\n"))
+    proc = _start(job)
+    _wait_for(marker, proc)
+    workers = _children(proc.pid)
+    assert workers
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert _all_gone(workers)  # no orphan writes on after the run is gone
+    job.file.write_text(job.file.read_text().replace("test.crawl.seconds=30", "test.crawl.seconds=0"))
+    rerun = run_local(job)
+    assert rerun.returncode == 0, rerun.stderr
+    assert job.published_ids() == sorted(1 + k * 1000 + i for k in range(12) for i in range(ROWS))
