@@ -20,6 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from gobblin_py import group_sync
 from gobblin_py.errors import UsageError
 from gobblin_py.fs_settings import configured_fsspec, local_options_configured
 from gobblin_py.local_fs import LocalFileSystem
@@ -53,6 +54,14 @@ def open_fs(url: str, fs_uri: str | None = None, storage_options: dict[str, Any]
                              "CLASSPATH=$(hadoop classpath --glob) (README: HDFS)") from None
         raise
     return fs, path
+
+
+def is_local_url(url: str, fs_uri: str | None = None) -> bool:
+    """Whether ``url`` (a bare path taken on ``fs_uri``, as :func:`open_fs` takes it) is on local disk, without
+    opening its filesystem."""
+    if "://" not in url and fs_uri and not fs_uri.startswith("file:"):
+        return False
+    return "://" not in url or url.startswith(("file://", "local://"))
 
 
 def is_local(fs: AbstractFileSystem) -> bool:
@@ -97,6 +106,25 @@ def fsync_dir(path: str) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def durable_folder(path: str) -> None:
+    """Make a link or rename in local folder ``path`` durable: now, or with the commit batch's group sync."""
+    group = group_sync.current()
+    if group is not None:
+        group.note(path)
+    else:
+        fsync_dir(path)
+
+
+def after_durable(action: Callable[[], None], folder: str) -> None:
+    """Run ``action`` (which changes local ``folder``) once what was written before it is durable: now when
+    each write was synced on its own, else at the commit batch's group sync, which then syncs ``folder``."""
+    group = group_sync.current()
+    if group is not None:
+        group.then(action, folder)
+    else:
+        action()
 
 
 def makedirs(fs: AbstractFileSystem, path: str) -> None:
@@ -145,22 +173,10 @@ def atomic_write(fs: AbstractFileSystem, path: str, data: bytes) -> None:
     if is_object_store(fs):
         fs.pipe_file(path, data)
         return
-    tmp = temporary_path(path)
     if is_local(fs):
-        try:
-            write_new_local(tmp, data)
-            _drop_crc(fs, path)
-            os.replace(tmp, path)
-        except BaseException as exc:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            if isinstance(exc, OSError) and not exc.filename:
-                raise OSError(exc.errno, exc.strerror, path) from exc  # name the file a full disk refused
-            raise
-        fsync_dir(parent)
+        atomic_write_all(fs, [(path, data)])
         return
+    tmp = temporary_path(path)
     with fs.open(tmp, "wb") as out:
         out.write(data)
     if fs.exists(path):
@@ -197,7 +213,7 @@ def atomic_write_all(fs: AbstractFileSystem, files: list[tuple[str, bytes]], syn
     def stage(temporary: list[str]) -> None:
         for path, data in files:
             tmp = temporary_path(path)
-            write_new_local(tmp, data)
+            _write_temporary(tmp, data)
             temporary.append(tmp)
 
     _replace_staged(fs, parent, [path for path, _ in files], stage, sync_folder)
@@ -218,7 +234,7 @@ def atomic_write_copies(fs: AbstractFileSystem, paths: list[str], data: bytes, s
 
     def stage(temporary: list[str]) -> None:
         first = temporary_path(paths[0])
-        write_new_local(first, data)
+        _write_temporary(first, data)
         temporary.append(first)
         for path in paths[1:]:
             alias = temporary_path(path)
@@ -227,7 +243,7 @@ def atomic_write_copies(fs: AbstractFileSystem, paths: list[str], data: bytes, s
             except OSError as exc:
                 if exc.errno not in NO_HARD_LINKS:
                     raise
-                write_new_local(alias, data)
+                _write_temporary(alias, data)
             temporary.append(alias)
 
     _replace_staged(fs, parent, paths, stage, sync_folder)
@@ -245,34 +261,59 @@ def _one_local_folder(fs: AbstractFileSystem, paths: list[str]) -> str | None:
 
 def _replace_staged(fs: AbstractFileSystem, parent: str, paths: list[str], stage: Callable[[list[str]], None],
                     sync_folder: bool) -> None:
-    """Let ``stage`` write a fsynced temporary file per path (appending each to the list it is given), then
-    rename them over ``paths`` in order; on any failure every temporary file is removed."""
+    """Let ``stage`` write a temporary file per path (appending each to the list it is given), then, once they
+    are durable, rename them over ``paths`` in order; on any failure every temporary file is removed. In a
+    commit batch's group sync the renames wait for its flush (which syncs the folder)."""
     temporary: list[str] = []
-    try:
-        stage(temporary)
-        for path, tmp in zip(paths, temporary):
-            _drop_crc(fs, path)
-            os.replace(tmp, path)
-    except BaseException as exc:
+
+    def give_up(exc: BaseException) -> None:
         for tmp in temporary:
             try:
                 os.unlink(tmp)
             except FileNotFoundError:
                 pass
         if isinstance(exc, OSError) and not exc.filename:
-            raise OSError(exc.errno, exc.strerror, paths[0]) from exc
-        raise
+            raise OSError(exc.errno, exc.strerror, paths[0]) from exc  # name the file a full disk refused
+        raise exc
+
+    def rename() -> None:
+        try:
+            for path, tmp in zip(paths, temporary):
+                _drop_crc(fs, path)
+                os.replace(tmp, path)
+        except BaseException as exc:
+            give_up(exc)
+
+    try:
+        stage(temporary)
+    except BaseException as exc:
+        give_up(exc)
+    group = group_sync.current()
+    if group is not None:
+        group.then(rename, parent)
+        return
+    rename()
     if sync_folder:
         fsync_dir(parent)
 
 
-def write_new_local(path: str, data: bytes) -> None:
-    """Write a new local file and fsync it; on failure (a full disk) remove it and raise an error naming it."""
+def _write_temporary(path: str, data: bytes) -> None:
+    """A new local file, fsynced now, or noted for the commit batch's group sync."""
+    group = group_sync.current()
+    write_new_local(path, data, sync=group is None)
+    if group is not None:
+        group.note(path)
+
+
+def write_new_local(path: str, data: bytes, sync: bool = True) -> None:
+    """Write a new local file and fsync it (unless ``sync`` is false: the caller makes it durable); on failure
+    (a full disk) remove it and raise an error naming it."""
     try:
         with open(path, "xb") as out:
             out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
+            if sync:
+                out.flush()
+                os.fsync(out.fileno())
     except OSError as exc:
         if not isinstance(exc, FileExistsError):
             try:

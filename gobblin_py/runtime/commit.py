@@ -13,15 +13,18 @@ Task states are grouped by ``dataset.urn``. For each dataset:
 from __future__ import annotations
 
 import json
+import re
 import time
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from gobblin_py import fs as fsutil
 from gobblin_py.api import DataPublisher, ExactlyOncePublisher, Initializable
 from gobblin_py.logs import get_logger
 from gobblin_py.plugins import instantiate
 from gobblin_py.errors import GobblinPyError
+from gobblin_py.group_sync import GroupSync
 from gobblin_py.runtime import interrupts
 from gobblin_py.runtime.boundary import plugin_boundary
 from gobblin_py.runtime.commit_sequence import CommitSequence, CommitStep, DatasetStateStep
@@ -37,8 +40,32 @@ from gobblin_py.state import DatasetState, RunningState, TaskState, WorkingState
 log = get_logger(__name__)
 
 DEFAULT_PUBLISHER = "gobblin_py.publishers.base.BaseDataPublisher"
-__all__ = ["COMMIT_POLICIES", "DatasetResult", "LoggedCommit", "commit_batch", "commit_dataset", "commit_policy", "describe_outputs", "failure_line",
+__all__ = ["COMMIT_POLICIES", "DatasetResult", "LoggedCommit", "commit_batch", "commit_dataset", "commit_policy", "commit_threads", "describe_outputs", "failure_line",
            "group_by_urn"]
+
+
+REMOTE_COMMIT_THREADS = 20  # Gobblin's job.commit.parallelCommits: threads hide a remote store's latency
+FINAL_DIR_KEY = re.compile(r"^data\.publisher\.final\.dir(\.\d+)?$")
+
+
+def commit_threads(run: JobRun) -> int:
+    """``job.commit.parallelCommits``, or by default 20 threads, but 1 when the state store and every
+    ``data.publisher.final.dir`` are on local disk: there a batch of commits is work under the interpreter
+    lock and one group sync, which more threads only contend for."""
+    chosen = run.commit_settings.commit_threads
+    if chosen is not None:
+        return chosen
+    props = run.props
+    finals = [(k, v) for k, v in props.items() if FINAL_DIR_KEY.match(k) and v]
+    if run.store is None or not fsutil.is_local(run.store.fs) or not finals:
+        return REMOTE_COMMIT_THREADS
+    for key, folder in finals:
+        branch = key[len("data.publisher.final.dir."):] if key != "data.publisher.final.dir" else ""
+        fs_uri = next((props[k] for k in (f"data.publisher.fs.uri.{branch}", "data.publisher.fs.uri",
+                                          f"writer.fs.uri.{branch}", "writer.fs.uri") if props.get(k)), None)
+        if not fsutil.is_local_url(folder, fs_uri):
+            return REMOTE_COMMIT_THREADS
+    return 1
 
 
 def commit_policy(props: Mapping[str, str]) -> str:
@@ -282,21 +309,30 @@ def commit_batch(run: JobRun, number: int, commits: list[LoggedCommit]) -> None:
         for step in commit.sequence.steps:
             if isinstance(step, DatasetStateStep):
                 step.sync_folder = False
-    for commit in commits:
-        result = commit.result
-        if interrupts.cancelled():  # none of its steps ran: dropping it from the log is as if never logged
-            _not_started(commit)
-            continue
-        try:
-            commit.sequence.execute(fresh=True)
-        except Exception as exc:  # noqa: BLE001 - the logged sequence is finished by the next run
-            left.append(commit.sequence)
-            result.commit_pending = True
-            result.state = RunningState.FAILED
-            result.error = f"commit interrupted ({exc}); the next run finishes it before pulling more"
-            log.error("commit_interrupted", dataset=result.urn, error=str(exc))
-            continue
-        result.persisted, result.saved = True, commit.dataset
+    # on local disk the batch's writes are made durable together (group_sync): each commit's steps run, and
+    # what must wait for durability (a rename over a state, a published file's source unlinked) runs at the flush
+    group = GroupSync()
+    started = []
+    with group.active():
+        for commit in commits:
+            if interrupts.cancelled():  # none of its steps ran: dropping it from the log is as if never logged
+                _not_started(commit)
+                continue
+            try:
+                with group.owned_by(commit):
+                    commit.sequence.execute(fresh=True)
+            except Exception as exc:  # noqa: BLE001 - the logged sequence is finished by the next run
+                group.discard(commit)
+                _left_pending(commit, exc, left)
+                continue
+            started.append(commit)
+    with phase("commit.sync"):
+        failures = {id(owner): exc for owner, exc in group.flush(lambda: boundary(f"{name}:synced_one"))}
+    for commit in started:
+        if id(commit) in failures:
+            _left_pending(commit, failures[id(commit)], left)
+        else:
+            commit.result.persisted, commit.result.saved = True, commit.dataset
     with phase("commit.unlog"):
         if run.store is not None:
             run.store.sync_job_dir(run.job_name)
@@ -305,6 +341,16 @@ def commit_batch(run: JobRun, number: int, commits: list[LoggedCommit]) -> None:
     for commit in commits:
         if commit.result.persisted:
             _log_committed(commit.result, commit.dataset, commit.failed_tasks)
+
+
+def _left_pending(commit: LoggedCommit, exc: BaseException, left: list[CommitSequence]) -> None:
+    """A commit that failed part way: it stays logged, for the next run to finish before it pulls more."""
+    left.append(commit.sequence)
+    result = commit.result
+    result.commit_pending = True
+    result.state = RunningState.FAILED
+    result.error = f"commit interrupted ({exc}); the next run finishes it before pulling more"
+    log.error("commit_interrupted", dataset=result.urn, error=str(exc))
 
 
 def _not_started(commit: LoggedCommit) -> None:

@@ -209,8 +209,9 @@ class FsRenameStep(CommitStep):
             if isinstance(exc, FileNotFoundError) or exc.errno in fsutil.NO_HARD_LINKS:
                 return False
             raise
-        fsutil.fsync_dir(posixpath.dirname(dst))
-        os.unlink(src)
+        # the source goes only once the new link is durable (both names exist meanwhile: a finished move)
+        fsutil.durable_folder(posixpath.dirname(dst))
+        fsutil.after_durable(lambda: os.unlink(src), posixpath.dirname(src))
         return True
 
     def _copy_to_object_store(self, src_fs, src: str, dst_fs, dst: str) -> None:

@@ -44,8 +44,10 @@ class CommitSettings(Settings):
     partial_fails_job: bool = setting("job.commit.partial.fail.task.fails.job.commit", default=False,
                                       doc="under successful/partial, a failed task still fails the job")
     parallel_commit: bool = setting("job.commit.parallelize", default=True, doc="commit datasets in parallel")
-    commit_threads: int = setting("job.commit.parallelCommits", default=20, minimum=1, maximum=1024,
-                                  doc="threads committing datasets in parallel")
+    commit_threads: int | None = setting("job.commit.parallelCommits", minimum=1, maximum=1024,
+                                         default_doc="20; 1 when the state store and data.publisher.final.dir are "
+                                                     "on local disk",
+                                         doc="threads committing datasets in parallel")
     publisher: str | None = setting("data.publisher.type", default_doc="BaseDataPublisher",
                                     doc="the publisher of the job's datasets")
     job_publisher: str | None = setting("data.publisher.job.type", doc="overrides data.publisher.type")

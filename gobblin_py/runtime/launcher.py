@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from contextlib import nullcontext
 from concurrent.futures import ThreadPoolExecutor
 
 from gobblin_py import fs_settings
@@ -19,7 +20,7 @@ from gobblin_py.logs import get_logger
 from gobblin_py.plugins import canonical_plugin_props, instantiate
 from gobblin_py.runtime import interrupts
 from gobblin_py.runtime.boundary import plugin_boundary
-from gobblin_py.runtime.commit import DatasetResult, LoggedCommit, commit_batch, commit_dataset, describe_outputs, group_by_urn
+from gobblin_py.runtime.commit import DatasetResult, LoggedCommit, commit_batch, commit_dataset, commit_threads, describe_outputs, group_by_urn
 from gobblin_py.runtime.commit_sequence import EXACTLY_ONCE, CommitSequenceStore, DeliverySettings
 from gobblin_py.runtime.crash_points import phase
 from gobblin_py.runtime.engines import TaskGroup, make_engine, task_groups
@@ -261,15 +262,18 @@ class JobLauncher:
             return [describe_outputs(outcome, tasks, run.started_ms) for outcome, tasks in outcomes]
 
         settings = run.commit_settings
-        workers = settings.commit_threads if settings.parallel_commit and len(datasets) > 1 else 1
+        workers = commit_threads(run) if settings.parallel_commit and len(datasets) > 1 else 1
         size = min(DeliverySettings.load(run.props).batch_size, -(-len(datasets) // workers)) if run.sequences else 1
+        # one worker commits on this thread, where a signal is seen between two commits, not some time later
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpy-commit") if workers > 1 else None
+        run_all = pool.map if pool is not None else map
         with interrupts.deferred("the dataset commits under way finished; no other was started"), \
-                ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpy-commit") as pool:
+                pool if pool is not None else nullcontext():
             if size > 1:  # many datasets per thread: their commit logs are written in batches
                 chunks = enumerate(datasets[i:i + size] for i in range(0, len(datasets), size))
-                result.datasets.extend(d for outcomes in pool.map(commit_chunk, chunks) for d in outcomes)
+                result.datasets.extend(d for outcomes in run_all(commit_chunk, chunks) for d in outcomes)
             else:
-                result.datasets.extend(pool.map(commit, datasets))
+                result.datasets.extend(run_all(commit, datasets))
         saved = {d.urn: d.saved for d in result.datasets if d.saved is not None}
         if saved and run.store is not None:
             StateIndex(run.store, self.job_name).record(saved)

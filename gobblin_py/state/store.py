@@ -289,12 +289,19 @@ class FsDatasetStateStore:
             fsutil.atomic_write_copies(self.fs, [run_path, posixpath.join(job_dir, self.current_table_name(urn))], data,
                                        sync_folder)
             self.name_parser.record(self.fs, job_dir, sanitize_urn(urn))
+        except OSError as exc:
+            raise StateStoreError(f"cannot write the state of dataset {urn!r} under {job_dir}: {exc}") from exc
+        # only once the new current file is in place (in a commit batch, after its group sync)
+        fsutil.after_durable(lambda: self._after_persist(state.job_name, job_dir, urn), job_dir)
+        return run_path
+
+    def _after_persist(self, job_name: str, job_dir: str, urn: str) -> None:
+        try:
             self._drop_migrated_current(job_dir, urn)
         except OSError as exc:
             raise StateStoreError(f"cannot write the state of dataset {urn!r} under {job_dir}: {exc}") from exc
         if self.retention_seconds is not None:
-            self.apply_retention(state.job_name, self.retention_seconds, urn=urn)
-        return run_path
+            self.apply_retention(job_name, self.retention_seconds, urn=urn)
 
     def sync_job_dir(self, job_name: str) -> None:
         """Make the states written without ``sync_folder`` durable (one fsync of the job's folder, local disk)."""

@@ -2,7 +2,8 @@
 
 The runtime marks its phases (``gobblin_py.runtime.crash_points.phase``): taking the lock, finishing an earlier
 run's unfinished commit (``recovery``), removing run folders (``cleanup``), ``planning``, the ``tasks``, and each
-step of a dataset's commit (``commit.log``, ``commit.fs_rename``, ``commit.dataset_state``, ``commit.unlog``).
+step of a dataset's commit (``commit.log``, ``commit.fs_rename``, ``commit.dataset_state``, ``commit.unlog``),
+and a local batch's group sync (``commit.sync``).
 A run started with ``GPY_TEST_KILL_IN_PHASE=<phase>:<n>:<delay>`` dies ``delay`` seconds into the n-th time it
 enters the phase, or as that phase ends if it ends sooner, so every kill lands inside the phase aimed at. The
 campaigns pick the phase, n and the delay at random (seeded); n and the delay are drawn within what earlier runs
@@ -23,6 +24,8 @@ PHASE_LOG_ENV = "GPY_TEST_PHASE_LOG"
 KILL_ENV = "GPY_TEST_KILL_IN_PHASE"
 COMMIT_STEPS = ("commit.fs_rename", "commit.dataset_state")  # a kill in either leaves a logged commit unfinished
 PHASES = ("lock", "recovery", "cleanup", "planning", "tasks", "commit.log", *COMMIT_STEPS, "commit.unlog")
+# a batch of commits on local disk also has its group sync: renames and unlinks waiting on one flush
+BATCH_PHASES = (*PHASES, "commit.sync")
 
 
 @dataclass
@@ -99,19 +102,19 @@ class PhaseRuns:
         raise AssertionError("the job did not succeed after repeated runs")
 
 
-def phase_campaign(job: CrashJob, kills: int, seed: int) -> Kills:
-    """``kills`` runs each killed inside a phase, every phase in turn in a random order, new files arriving
-    before each run; a kill aimed at recovery when no commit is unfinished first leaves one (a kill inside a
-    commit step). Runs go on until every phase has had a kill too. Then a clean finish and every check."""
+def phase_campaign(job: CrashJob, kills: int, seed: int, phases: tuple[str, ...] = PHASES) -> Kills:
+    """``kills`` runs each killed inside a phase, every one of ``phases`` in turn in a random order, new files
+    arriving before each run; a kill aimed at recovery when no commit is unfinished first leaves one (a kill
+    inside a commit step). Runs go on until every phase has had a kill too. Then a clean finish and every check."""
     rng = random.Random(seed)
     runs = PhaseRuns(job)
     job.add_files(6)
     runs.run_until_success()  # a first profile
     job.add_files(len(job.datasets))
     order: list[str] = []
-    while sum(runs.kills.landed.values()) < kills or not all(runs.kills.landed[p] for p in PHASES):
+    while sum(runs.kills.landed.values()) < kills or not all(runs.kills.landed[p] for p in phases):
         assert job.runs < 4 * kills + 50, f"kills keep missing their phases: {runs.kills.describe()}"
-        order = order or rng.sample(PHASES, len(PHASES))  # every phase in turn, in a random order each round
+        order = order or rng.sample(phases, len(phases))  # every phase in turn, in a random order each round
         name = order.pop()
         job.add_files(rng.randint(1, 3))  # every run has tasks and commits
         if name == "recovery" and not job.pending_commits():

@@ -4,7 +4,7 @@ inside every phase and while a run finishes an earlier run's batch."""
 from gobblin_py.runtime.commit_sequence import CommitSequence, CommitSequenceStore, DatasetStateStep, FsRenameStep
 from gobblin_py.state import DatasetState, FsDatasetStateStore
 from tests.crash.harness import CrashJob, boundary_campaign
-from tests.crash.phases import phase_campaign, recovery_campaign
+from tests.crash.phases import BATCH_PHASES, phase_campaign, recovery_campaign
 from tests.runtime.test_run_cli import Job, run_local, write_csv
 
 BATCHED = "gobblin.runtime.commit.sequence.batch.size=3\njob.commit.parallelCommits=1\n"
@@ -71,7 +71,7 @@ def test_kill_at_every_boundary_of_a_batched_commit(tmp_path):
 
 
 def test_kills_inside_every_phase_of_batched_commits(tmp_path):
-    phase_campaign(CrashJob(tmp_path, job_keys=BATCHED), kills=12, seed=20261125)
+    phase_campaign(CrashJob(tmp_path, job_keys=BATCHED), kills=12, seed=20261125, phases=BATCH_PHASES)
 
 
 def test_kills_while_a_run_finishes_an_earlier_runs_batch(tmp_path):

@@ -13,7 +13,8 @@ CI_RANDOM_KILLS = int(os.environ.get("GPY_CRASH_KILLS", "20"))
 
 
 def test_kill_at_every_commit_boundary(tmp_path):
-    job = CrashJob(tmp_path)
+    # a commit thread per dataset: each dataset's commit logged on its own (batches: test_commit_batches.py)
+    job = CrashJob(tmp_path, job_keys="job.commit.parallelCommits=3\n")
     covered = boundary_campaign(job)
     # three datasets, each: before logging, logged, one step per file and the state step, done
     assert covered >= 3 * 4, covered

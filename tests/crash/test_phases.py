@@ -7,7 +7,7 @@ commit is left unfinished and nothing but data, published files and state is lef
 import os
 
 from tests.crash.harness import CrashJob
-from tests.crash.phases import phase_campaign, recovery_campaign
+from tests.crash.phases import BATCH_PHASES, phase_campaign, recovery_campaign
 
 PHASE_KILLS = int(os.environ.get("GPY_CRASH_PHASE_KILLS", "36"))
 RECOVERY_ROUNDS = int(os.environ.get("GPY_CRASH_RECOVERY_ROUNDS", "4"))
@@ -15,7 +15,7 @@ RECOVERY_ROUNDS = int(os.environ.get("GPY_CRASH_RECOVERY_ROUNDS", "4"))
 
 def test_kills_inside_every_phase(tmp_path):
     # the campaign checks every row, the state and the folders after it, and that every phase had kills
-    phase_campaign(CrashJob(tmp_path), kills=PHASE_KILLS, seed=20261123)
+    phase_campaign(CrashJob(tmp_path), kills=PHASE_KILLS, seed=20261123, phases=BATCH_PHASES)
 
 
 def test_kills_while_a_run_finishes_an_earlier_runs_commit(tmp_path):
