@@ -76,15 +76,17 @@ def run_in_processes(job_props: Mapping[str, str], job_id: str, groups: list[lis
 def _collect(futures: list[Future], sink: task_progress.ProgressSink | None) -> list[TaskState]:
     """The chunks' TaskStates in order, reporting each chunk's as it comes; a signal stops the wait."""
     pending = set(futures)
+    decoded: dict[Future, list[TaskState]] = {}
     while pending:
         done, pending = wait(pending, timeout=WAIT_S, return_when=FIRST_COMPLETED)
         if interrupts.cancelled():
             raise interrupts.JobInterrupted(interrupts.interrupted_by())
-        if sink is not None:
-            for future in done:
-                for state in _decode(future.result()):
+        for future in done:
+            decoded[future] = _decode(future.result())
+            if sink is not None:
+                for state in decoded[future]:
                     task_progress.report_finished(state, sink)
-    return [state for future in futures for state in _decode(future.result())]
+    return [state for future in futures for state in decoded[future]]
 
 
 def _decode(chunk: Chunk) -> list[TaskState]:
