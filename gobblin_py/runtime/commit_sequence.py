@@ -255,16 +255,24 @@ class DatasetStateStep(CommitStep):
     state: DatasetState
     kind: str = "dataset_state"
     sync_folder: bool = field(default=True, compare=False)  # false in a batch, whose end fsyncs the folder once
+    _bytes: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     def is_completed(self) -> bool:
         latest = self.store.get_latest_dataset_state(self.state.job_name, self.urn)
         return latest is not None and latest.job_id == self.state.job_id
 
     def execute(self, fresh: bool = False) -> None:
-        self.store.persist_dataset_state(self.state, self.urn, sync_folder=self.sync_folder)
+        self.store.persist_dataset_state(self.state, self.urn, sync_folder=self.sync_folder,
+                                         serialized=self._serialized())
+
+    def _serialized(self) -> bytes:
+        # encoded once: the state the log holds is byte for byte the one the store gets
+        if self._bytes is None:
+            self._bytes = serialize(self.state)
+        return self._bytes
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "urn": self.urn, "state": serialize(self.state).hex()}
+        return {"kind": self.kind, "urn": self.urn, "state": self._serialized().hex()}
 
     def describe(self) -> str:
         return f"save the state of dataset {self.urn!r} ({self.state.job_id})"

@@ -186,11 +186,12 @@ class StoredRun:
     state: DatasetState
 
 
-def encode_dataset_state_file(urn: str, state: DatasetState) -> bytes:
-    """The bytes of a ``.jst`` file holding ``state`` under the key ``urn`` (BLOCK, DefaultCodec)."""
+def encode_dataset_state_file(urn: str, state: DatasetState, serialized: bytes | None = None) -> bytes:
+    """The bytes of a ``.jst`` file holding ``state`` under the key ``urn`` (BLOCK, DefaultCodec); ``serialized``:
+    the state's Writable bytes when the caller has them already."""
     buffer = io.BytesIO()
     with SequenceFileWriter(buffer, TEXT_CLASS, DATASET_STATE_CLASS, Compression.BLOCK) as writer:
-        writer.append_text(urn, serialize(state))
+        writer.append_text(urn, serialize(state) if serialized is None else serialized)
     return buffer.getvalue()
 
 
@@ -271,8 +272,10 @@ class FsDatasetStateStore:
 
     # ------------------------------------------------------------ writing
 
-    def persist_dataset_state(self, state: DatasetState, urn: str | None = None, sync_folder: bool = True) -> str:
+    def persist_dataset_state(self, state: DatasetState, urn: str | None = None, sync_folder: bool = True,
+                              serialized: bytes | None = None) -> str:
         """Write the run file of ``state``, then make it the dataset's ``current``; returns the run file path.
+        ``serialized``: the state's Writable bytes when the caller has them already.
 
         The current file is replaced atomically: a failure at any point leaves the previous one intact. Without
         ``sync_folder`` the job's folder is not fsynced: the caller does it (:meth:`sync_job_dir`) for several
@@ -282,7 +285,7 @@ class FsDatasetStateStore:
         if not state.job_id:
             raise StateStoreError(f"dataset {urn!r}: a dataset state needs a job id")
         job_dir = self.job_dir(state.job_name)
-        data = encode_dataset_state_file(urn, state)
+        data = encode_dataset_state_file(urn, state, serialized)
         run_path = posixpath.join(job_dir, self.table_name(urn, state.job_id))
         try:
             # the run file first, then the current file: a crash between leaves the previous current intact
