@@ -24,6 +24,7 @@ log = get_logger(__name__)
 
 Address = tuple[str, int, str]  # host, port, token
 CONNECT_TIMEOUT_S = 2.0
+SHUTDOWN_POLL_S = 0.05
 
 
 class _Handler(socketserver.StreamRequestHandler):
@@ -66,7 +67,9 @@ class ProgressServer:
         except OSError as exc:
             log.debug("progress_channel_unavailable", host=self.bind_host, error=str(exc))
             return None
-        threading.Thread(target=self._server.serve_forever, name="gpy-progress", daemon=True).start()
+        # a short poll: shutting the server down waits for the loop's next look (0.5 s by default, every run)
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL_S},
+                         name="gpy-progress", daemon=True).start()
         return self.host, self._server.server_address[1], self.token
 
     def __exit__(self, *exc: Any) -> None:
