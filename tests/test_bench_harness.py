@@ -45,6 +45,17 @@ def test_targets_compare_medians_by_time_or_by_rate():
     assert [r.status for r in results] == ["MISSED", "MISSED", "met"]
 
 
+def test_a_goal_in_seconds_needs_no_baseline():
+    case = Case("c", "10,000 datasets", 10_000, targets=[Target("c", GPY_LOCAL, "", "<", 20.0, "seconds")])
+    (met,) = evaluate([_row(case, GPY_LOCAL, "gpy", [17.0, 19.0, 18.0])])
+    assert met.ratio == 18.0 and met.status == "met" and met.target.describe() == "gpy --engine local seconds < 20"
+    (missed,) = evaluate([_row(case, GPY_LOCAL, "gpy", [21.0])])
+    assert missed.status == "MISSED"
+    failed = _row(case, GPY_LOCAL, "gpy", [])
+    failed.failure = "exit code 1"
+    assert evaluate([failed])[0].status == "FAILED"
+
+
 def test_a_target_against_a_failed_contender_is_failed_not_met():
     case = Case("c", "CSV", 1000, targets=[Target("c", "dlt", GPY_LOCAL, ">", 1.0)])
     dlt = _row(case, "dlt", "peer", [])

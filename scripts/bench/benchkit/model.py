@@ -65,7 +65,8 @@ class Target:
     """A promise about two contenders' medians in one case: ``subject`` compared with ``baseline``.
 
     ``measure`` "time" compares wall times (subject ÷ baseline), "rate" compares rows per second
-    (subject ÷ baseline); the ratio must satisfy ``op`` ``bound``.
+    (subject ÷ baseline); the ratio must satisfy ``op`` ``bound``. "seconds" is a goal for the subject's own
+    median time (no baseline), for work no other contender does.
     """
 
     case: str
@@ -73,12 +74,14 @@ class Target:
     baseline: str
     op: Literal["<=", "<", ">=", ">"]
     bound: float
-    measure: Literal["time", "rate"] = "time"
+    measure: Literal["time", "rate", "seconds"] = "time"
 
     def holds(self, ratio: float) -> bool:
         return {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}[self.op](ratio, self.bound)
 
     def describe(self) -> str:
+        if self.measure == "seconds":
+            return f"{self.subject} seconds {self.op} {self.bound:g}"
         what = "time" if self.measure == "time" else "rows/s"
         return f"{self.subject} {what} ÷ {self.baseline} {what} {self.op} {self.bound:g}"
 

@@ -47,7 +47,8 @@ class Row:
 
 @dataclass
 class TargetResult:
-    """A target and what was measured: ``ratio`` is None when one side failed or did not run."""
+    """A target and what was measured: ``ratio`` (seconds for a "seconds" goal) is None when one side failed or
+    did not run."""
 
     target: Target
     ratio: float | None
@@ -131,7 +132,9 @@ def evaluate(rows: list[Row]) -> list[TargetResult]:
         for target in row.case.targets:
             subject, baseline = by_key.get((target.case, target.subject)), by_key.get((target.case, target.baseline))
             ratio = None
-            if subject is not None and baseline is not None and subject.ok and baseline.ok:
+            if target.measure == "seconds":
+                ratio = subject.seconds if subject is not None and subject.ok else None
+            elif subject is not None and baseline is not None and subject.ok and baseline.ok:
                 ratio = (subject.seconds / baseline.seconds if target.measure == "time"
                          else baseline.seconds / subject.seconds)
             results.append(TargetResult(target, ratio))
