@@ -77,7 +77,7 @@ class TaskReporter:
         self.sink = sink
         self.task_id = task_id
         self.urn = urn
-        self._last = 0.0
+        self._last = time.monotonic()  # a task that ends within the first interval only reports its end
 
     def batch(self, read: int, branches: list) -> None:
         """After a batch: rows read so far and each live branch's rows written so far."""
