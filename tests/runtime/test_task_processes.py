@@ -68,6 +68,18 @@ def _wait_for(path: Path, proc: subprocess.Popen, seconds: float = 60) -> None:
         time.sleep(0.02)
 
 
+def _crawling_run(root: Path) -> tuple[Job, subprocess.Popen, set[int]]:
+    """A run whose tasks take 30 s a batch, once its first task runs: the job, the process, its workers."""
+    marker = root / "running"
+    job = _job(root, extra=("converter.classes=tests.runtime.sample_plugins.MarkThenCrawl\n"
+                            f"test.marker={marker}\ntest.crawl.seconds=30\nsource.filebased.batch.size=5\n"))
+    proc = _start(job)
+    _wait_for(marker, proc)
+    workers = _children(proc.pid)
+    assert workers  # the tasks run in processes of their own
+    return job, proc, workers
+
+
 def test_tasks_in_worker_processes_publish_and_check_in_what_threads_do(tmp_path):
     in_processes = _job(tmp_path / "processes")
     in_threads = _job(tmp_path / "threads", extra="gpy.taskexecutor.processes=0\n")
@@ -89,13 +101,7 @@ def test_tasks_in_worker_processes_publish_and_check_in_what_threads_do(tmp_path
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_sigterm_stops_the_workers_and_commits_nothing(tmp_path):
-    marker = tmp_path / "running"
-    job = _job(tmp_path, extra=("converter.classes=tests.runtime.sample_plugins.MarkThenCrawl\n"
-                                f"test.marker={marker}\ntest.crawl.seconds=30\nsource.filebased.batch.size=5\n"))
-    proc = _start(job)
-    _wait_for(marker, proc)
-    workers = _children(proc.pid)
-    assert workers  # the tasks run in processes of their own
+    job, proc, workers = _crawling_run(tmp_path)
     began = time.monotonic()
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=60)
@@ -123,13 +129,7 @@ def test_a_worker_that_dies_fails_the_run_and_nothing_is_committed(tmp_path):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death signal is Linux's")
 def test_workers_die_with_a_killed_run(tmp_path):
-    marker = tmp_path / "running"
-    job = _job(tmp_path, extra=("converter.classes=tests.runtime.sample_plugins.MarkThenCrawl\n"
-                                f"test.marker={marker}\ntest.crawl.seconds=30\nsource.filebased.batch.size=5\n"))
-    proc = _start(job)
-    _wait_for(marker, proc)
-    workers = _children(proc.pid)
-    assert workers
+    job, proc, workers = _crawling_run(tmp_path)
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=60)
     assert _all_gone(workers)  # no orphan writes on after the run is gone
