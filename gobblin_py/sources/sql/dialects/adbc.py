@@ -14,6 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from gobblin_py.prefetch import prefetched
 from gobblin_py.sources.sql.arrow_types import ColumnSpec, conform_batch
 from gobblin_py.sources.sql.dialects.base import Session
 
@@ -64,11 +65,14 @@ class AdbcSession(Session):
     def stream(self, sql: str, params: Sequence[Any], columns: list[ColumnSpec], schema: pa.Schema,
                fetch_size: int) -> Iterator[pa.RecordBatch]:
         cur = self.conn.cursor()
+        # the driver decodes the next batch while this one is conformed and written
+        reader = prefetched(self.batches(cur, sql, params, columns, fetch_size), name="gpy-sql-read")
         try:
-            for batch in self.batches(cur, sql, params, columns, fetch_size):
+            for batch in reader:
                 if batch.num_rows:
                     yield conform_batch(batch, columns, schema)
         finally:
+            reader.close()  # the reading thread is done with the cursor before it closes
             try:
                 cur.close()
             except Exception:  # noqa: BLE001 - the connection may be gone; the error that got us here matters
