@@ -200,10 +200,13 @@ def remove_temporary_files(fs: AbstractFileSystem, directory: str) -> list[str]:
     return removed
 
 
-def atomic_write_all(fs: AbstractFileSystem, files: list[tuple[str, bytes]], sync_folder: bool = True) -> None:
+def atomic_write_all(fs: AbstractFileSystem, files: list[tuple[str, bytes]], sync_folder: bool = True,
+                     grouped: bool = False) -> None:
     """:func:`atomic_write` of several files of one folder, replaced in the order given. On local disk every file
     is written and fsynced before the first is renamed into place, and the folder is fsynced once at the end
-    (unless ``sync_folder`` is false: the caller then fsyncs it before relying on the renames)."""
+    (unless ``sync_folder`` is false: the caller then fsyncs it before relying on the renames). ``grouped``: inside
+    a commit batch's group sync, the files join it (see :mod:`gobblin_py.group_sync`); only for files no other
+    write of the batch reads back, since they are not in place before the flush."""
     parent = _one_local_folder(fs, [path for path, _ in files])
     if parent is None:
         for path, data in files:
@@ -213,28 +216,30 @@ def atomic_write_all(fs: AbstractFileSystem, files: list[tuple[str, bytes]], syn
     def stage(temporary: list[str]) -> None:
         for path, data in files:
             tmp = temporary_path(path)
-            _write_temporary(tmp, data)
+            _write_temporary(tmp, data, group)
             temporary.append(tmp)
 
-    _replace_staged(fs, parent, [path for path, _ in files], stage, sync_folder)
+    group = group_sync.current() if grouped else None
+    _replace_staged(fs, parent, [path for path, _ in files], stage, sync_folder, group)
 
 
 NO_HARD_LINKS = (errno.EXDEV, errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK)
 
 
-def atomic_write_copies(fs: AbstractFileSystem, paths: list[str], data: bytes, sync_folder: bool = True) -> None:
+def atomic_write_copies(fs: AbstractFileSystem, paths: list[str], data: bytes, sync_folder: bool = True,
+                        grouped: bool = False) -> None:
     """:func:`atomic_write_all` of one content under several names of one folder, replaced in the order given. On
     local disk the content is written and fsynced once and the other names are hard links to it, each put in
     place by an atomic rename (files are only ever replaced, never changed in place, so sharing the bytes is
     safe); where the disk has no hard links, each name gets its own copy."""
     parent = _one_local_folder(fs, paths)
     if parent is None:
-        atomic_write_all(fs, [(path, data) for path in paths], sync_folder)
+        atomic_write_all(fs, [(path, data) for path in paths], sync_folder, grouped)
         return
 
     def stage(temporary: list[str]) -> None:
         first = temporary_path(paths[0])
-        _write_temporary(first, data)
+        _write_temporary(first, data, group)
         temporary.append(first)
         for path in paths[1:]:
             alias = temporary_path(path)
@@ -243,10 +248,11 @@ def atomic_write_copies(fs: AbstractFileSystem, paths: list[str], data: bytes, s
             except OSError as exc:
                 if exc.errno not in NO_HARD_LINKS:
                     raise
-                _write_temporary(alias, data)
+                _write_temporary(alias, data, group)
             temporary.append(alias)
 
-    _replace_staged(fs, parent, paths, stage, sync_folder)
+    group = group_sync.current() if grouped else None
+    _replace_staged(fs, parent, paths, stage, sync_folder, group)
 
 
 def _one_local_folder(fs: AbstractFileSystem, paths: list[str]) -> str | None:
@@ -260,10 +266,10 @@ def _one_local_folder(fs: AbstractFileSystem, paths: list[str]) -> str | None:
 
 
 def _replace_staged(fs: AbstractFileSystem, parent: str, paths: list[str], stage: Callable[[list[str]], None],
-                    sync_folder: bool) -> None:
+                    sync_folder: bool, group: group_sync.GroupSync | None = None) -> None:
     """Let ``stage`` write a temporary file per path (appending each to the list it is given), then, once they
-    are durable, rename them over ``paths`` in order; on any failure every temporary file is removed. In a
-    commit batch's group sync the renames wait for its flush (which syncs the folder)."""
+    are durable, rename them over ``paths`` in order; on any failure every temporary file is removed. With a
+    commit batch's ``group`` the renames wait for its flush (which syncs the folder)."""
     temporary: list[str] = []
 
     def give_up(exc: BaseException) -> None:
@@ -288,7 +294,6 @@ def _replace_staged(fs: AbstractFileSystem, parent: str, paths: list[str], stage
         stage(temporary)
     except BaseException as exc:
         give_up(exc)
-    group = group_sync.current()
     if group is not None:
         group.then(rename, parent)
         return
@@ -297,9 +302,8 @@ def _replace_staged(fs: AbstractFileSystem, parent: str, paths: list[str], stage
         fsync_dir(parent)
 
 
-def _write_temporary(path: str, data: bytes) -> None:
-    """A new local file, fsynced now, or noted for the commit batch's group sync."""
-    group = group_sync.current()
+def _write_temporary(path: str, data: bytes, group: group_sync.GroupSync | None) -> None:
+    """A new local file, fsynced now, or noted for the commit batch's ``group``."""
     write_new_local(path, data, sync=group is None)
     if group is not None:
         group.note(path)

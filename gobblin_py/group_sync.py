@@ -78,6 +78,8 @@ class GroupSync:
         actions did not run); when a sync fails, every owner that queued anything fails with it."""
         queued, self._queued = self._queued, []
         noted, self._noted = self._noted, []
+        if not queued and not noted:
+            return []
         owners = {id(owner): owner for owner, _, _ in queued}
         try:
             sync_paths(noted)

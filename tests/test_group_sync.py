@@ -11,6 +11,7 @@ from gobblin_py import fs as fsutil
 from gobblin_py import group_sync
 from gobblin_py.group_sync import GroupSync
 from gobblin_py.runtime.commit_sequence import FsRenameStep
+from gobblin_py.state import DatasetState, FsDatasetStateStore
 
 
 @pytest.fixture
@@ -41,7 +42,7 @@ def test_a_state_write_in_a_group_is_renamed_into_place_only_after_its_temporary
     target, alias = str(tmp_path / "run.jst"), str(tmp_path / "current.jst")
     group = GroupSync()
     with group.active():
-        fsutil.atomic_write_copies(fsutil.open_fs(str(tmp_path))[0], [target, alias], b"new state")
+        fsutil.atomic_write_copies(fsutil.open_fs(str(tmp_path))[0], [target, alias], b"new state", grouped=True)
     assert not os.path.exists(target) and not os.path.exists(alias)  # nothing visible before the flush
     staged = [name for name in os.listdir(tmp_path) if name.startswith(fsutil.TEMP_PREFIX)]
     assert len(staged) == 2 and journal == []  # written, not yet synced, not renamed
@@ -52,6 +53,29 @@ def test_a_state_write_in_a_group_is_renamed_into_place_only_after_its_temporary
     assert journal[-1][1] == [str(tmp_path)]  # then the folder the renames changed
     assert open(target, "rb").read() == open(alias, "rb").read() == b"new state"
     assert not [name for name in os.listdir(tmp_path) if name.startswith(fsutil.TEMP_PREFIX)]
+
+
+def test_inside_a_group_a_write_that_does_not_join_it_is_in_place_at_once(tmp_path, journal):
+    group = GroupSync()
+    with group.active():  # a file other writes of the batch read back (a name map, say) must not wait
+        fsutil.atomic_write(fsutil.open_fs(str(tmp_path))[0], str(tmp_path / "map"), b"a")
+        assert (tmp_path / "map").read_bytes() == b"a"
+    assert group.flush() == [] and [k for k, _ in journal] == ["replace"]
+
+
+def test_several_new_datasets_in_one_batch_all_reach_the_guid_name_map(tmp_path):
+    store = FsDatasetStateStore.from_properties({
+        "state.store.dir": str(tmp_path),
+        "state.store.datasetUrnStateStoreNameParser": "GuidDatasetUrnStateStoreNameParser"})
+    group = GroupSync()
+    urns = [f"db:t{i}" for i in range(5)]
+    with group.active():
+        for urn in urns:
+            with group.owned_by(urn):
+                store.persist_dataset_state(DatasetState("Pull", "job_Pull_1", dataset_urn=urn), urn, sync_folder=False)
+    assert group.flush() == []
+    assert sorted(store.name_parser.read_map(store.fs, str(tmp_path / "Pull")).values()) == [u.replace(":", ".") for u in urns]
+    assert [store.get_latest_dataset_state("Pull", urn).job_id for urn in urns] == ["job_Pull_1"] * 5
 
 
 def test_outside_a_group_every_write_is_durable_before_the_call_returns(tmp_path, journal, monkeypatch):

@@ -290,7 +290,7 @@ class FsDatasetStateStore:
         try:
             # the run file first, then the current file: a crash between leaves the previous current intact
             fsutil.atomic_write_copies(self.fs, [run_path, posixpath.join(job_dir, self.current_table_name(urn))], data,
-                                       sync_folder)
+                                       sync_folder, grouped=True)
             self.name_parser.record(self.fs, job_dir, sanitize_urn(urn))
         except OSError as exc:
             raise StateStoreError(f"cannot write the state of dataset {urn!r} under {job_dir}: {exc}") from exc
