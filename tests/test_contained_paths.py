@@ -1,0 +1,88 @@
+"""The containment rule: no name built from configuration or data yields a path outside its root."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gobblin_py.contained_paths import (
+    PathEscapeError,
+    check_no_symlink_escape,
+    contained_join,
+    is_within,
+    path_problem,
+)
+
+# names made of the pieces that break joins: separators, dots, NUL, unicode, surrogates, plain letters
+PIECES = st.sampled_from(["..", ".", "/", "//", "\x00", "a", "é", "表", "\udcff", " ", "~", "$HOME", "\\", "s3:"])
+NAMES = st.lists(st.one_of(PIECES, st.text(max_size=4)), max_size=8).map("".join)
+
+
+@settings(max_examples=500)
+@given(root=st.sampled_from(["/data/out", "/", "rel/out", "s3://bucket/out", "/data/out/"]), name=NAMES)
+def test_no_generated_name_joins_outside_its_root(root: str, name: str) -> None:
+    try:
+        joined = contained_join(root, name, what="name")
+    except PathEscapeError as exc:
+        assert "name=" in str(exc)
+        return
+    assert "\x00" not in joined
+    if root.startswith("s3://"):
+        assert joined.startswith(root.rstrip("/"))
+        assert ".." not in joined[len(root):].split("/")
+    else:
+        assert is_within(root, joined), (root, name, joined)
+
+
+@given(name=NAMES)
+def test_a_refused_name_has_a_reason_and_an_accepted_one_none(name: str) -> None:
+    problem = path_problem(name)
+    if problem is None:
+        assert ".." not in name.split("/") and not name.startswith("/") and "\x00" not in name
+
+
+@pytest.mark.parametrize("bad", ["../../../ESC", "/tmp/x", "a/../../b", "x\x00y", "..", "a/.."])
+def test_known_escapes_are_refused_naming_the_key(bad: str) -> None:
+    with pytest.raises(PathEscapeError, match="extract.table.name"):
+        contained_join("/final", bad, what="extract.table.name")
+
+
+def test_plain_names_join_as_before() -> None:
+    assert contained_join("/final", "ns/db", "table", what="x") == "/final/ns/db/table"
+    assert contained_join("s3://b/out", "t", what="x") == "s3://b/out/t"
+    assert contained_join("/final", "", what="x") == "/final"
+    assert contained_join("/final", "./a//b/", what="x") == "/final/a/b"
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=NAMES)
+def test_symlinks_on_disk_cannot_lead_a_joined_name_outside(tmp_path_factory, name: str) -> None:
+    base = tmp_path_factory.mktemp("link")
+    root, outside = base / "root", base / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "evil").symlink_to(outside)
+    (root / "fine").mkdir()
+    for first in ("evil", "fine"):
+        try:
+            path = contained_join(str(root), first, name, what="name")
+            check_no_symlink_escape(str(root), path, what="name")
+        except PathEscapeError:
+            continue
+        assert first == "fine"
+        real = os.path.realpath(path)
+        assert real.startswith(os.path.realpath(root) + "/"), (name, path, real)
+
+
+def test_a_link_to_outside_is_refused_and_one_inside_is_not(tmp_path) -> None:
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    (root / "in").symlink_to(root / "sub")
+    (root / "out").symlink_to(tmp_path)
+    check_no_symlink_escape(str(root), str(root / "in" / "new" / "file"))
+    with pytest.raises(PathEscapeError, match="symbolic link"):
+        check_no_symlink_escape(str(root), posixpath.join(str(root), "out", "file"))
