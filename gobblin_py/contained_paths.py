@@ -84,12 +84,14 @@ def check_no_symlink_escape(root: str, path: str, what: str = "path") -> None:
     symbolic link, to a place outside ``root``'s own resolved location. Paths that do not exist yet are judged by
     the folders above them that do, which is where a link would redirect a write."""
     real_root = os.path.realpath(root)
-    probe = path
-    while probe and not os.path.lexists(probe):
+    root_n = os.path.normpath(root)
+    probe = os.path.normpath(path)
+    # climb to the deepest part that exists, never above the root: a root not made yet holds no link
+    while probe != root_n and not os.path.lexists(probe):
         parent = os.path.dirname(probe)
         if parent == probe:
             break
         probe = parent
-    real = os.path.realpath(probe) if probe else real_root
+    real = real_root if probe == root_n else os.path.realpath(probe)
     if not (real == real_root or real.startswith(real_root.rstrip("/") + "/")):
         raise PathEscapeError(f"{what}: {path} leads through a symbolic link to {real}, outside {root}")

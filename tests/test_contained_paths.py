@@ -86,3 +86,8 @@ def test_a_link_to_outside_is_refused_and_one_inside_is_not(tmp_path) -> None:
     check_no_symlink_escape(str(root), str(root / "in" / "new" / "file"))
     with pytest.raises(PathEscapeError, match="symbolic link"):
         check_no_symlink_escape(str(root), posixpath.join(str(root), "out", "file"))
+
+
+def test_a_root_not_made_yet_holds_no_link(tmp_path) -> None:
+    check_no_symlink_escape(str(tmp_path / "final"), str(tmp_path / "final" / "a" / "b.txt"))
+    check_no_symlink_escape(str(tmp_path / "final") + "/", str(tmp_path / "final" / "a"))
