@@ -152,3 +152,18 @@ def test_datasets_inside_one_another_are_refused_naming_both(tmp_path):
     write(tmp_path / "src" / "a" / "b" / "f", b"1")
     with pytest.raises(GobblinPyError, match=r"dataset .*/src/a lies inside dataset .*/src: both would copy"):
         plan(props(tmp_path, str(tmp_path / "src" / "**")))
+
+
+def test_a_dataset_match_that_is_a_symbolic_link_is_skipped_with_a_warning_never_followed(tmp_path, capsys):
+    write(tmp_path / "src" / "a" / "1.txt", b"1")
+    write(tmp_path / "secret" / "data" / "pw", b"hunter2")
+    os.symlink(tmp_path / "secret", tmp_path / "src" / "evil")  # ln -s /etc/secret src/evil
+    os.symlink(tmp_path / "src" / "a", tmp_path / "src" / "again")  # a link inside the source: followed neither
+    assert files_of(plan(props(tmp_path, str(tmp_path / "src" / "*")))) == {"a": ["a/1.txt"]}
+    err = capsys.readouterr().err
+    assert "copy_skipped_linked_datasets" in err and str(tmp_path / "src" / "evil") in err
+    # a link matched by a wildcard higher up the pattern is not followed either
+    assert plan(props(tmp_path, str(tmp_path / "src" / "*" / "data"))) == []
+    # a link the job names itself, in the pattern's folder without wildcards, is the user's choice
+    os.symlink(tmp_path / "src", tmp_path / "linked-src")
+    assert files_of(plan(props(tmp_path, str(tmp_path / "linked-src" / "a")))) == {"a": ["1.txt"]}
