@@ -16,6 +16,7 @@ the same commit sequence, or not at all.
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 from collections.abc import Mapping
 
@@ -23,6 +24,7 @@ from gobblin_py import fs as fsutil
 from gobblin_py.api import Extractor, Source
 from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import problem_at
+from gobblin_py.contained_paths import PathEscapeError, check_no_symlink_escape, contained_join
 from gobblin_py.copy import descriptor
 from gobblin_py.copy.descriptor import FileCopy
 from gobblin_py.copy.finder import CopyDataset, list_files
@@ -130,8 +132,9 @@ class CopySource(Source):
         """The files of ``dataset`` to copy now, and the record of those copied before that are still there."""
         listed = finder.list_files(dataset)
         copied = copied_before(previous)
-        target = posixpath.join(publish_root, dataset.target) if dataset.target else publish_root
-        at_destination = {posixpath.relpath(f.path, publish_root): f for f in list_files(target_fs, target)}
+        target = contained_join(publish_root, dataset.target, what=f"the destination folder of dataset {dataset.urn}")
+        at_destination = {} if _leads_out(target_fs, publish_root, target) else {
+            posixpath.relpath(f.path, publish_root): f for f in list_files(target_fs, target)}
         planned = []
         for item in listed:
             destination = dataset.destination(item.path)
@@ -167,6 +170,18 @@ class CopyExtractor(Extractor):
 
     def get_expected_record_count(self) -> int:
         return len(self.files)
+
+
+def _leads_out(fs, root: str, path: str) -> bool:
+    """Whether ``path`` leaves ``root`` through a symbolic link on local disk: what is there is not the
+    dataset's (everything is planned, and the publisher refuses the dataset naming the link)."""
+    if not fsutil.is_local(fs) or not os.path.lexists(root):
+        return False
+    try:
+        check_no_symlink_escape(root, path)
+    except PathEscapeError:
+        return True
+    return False
 
 
 def _refuse_nested(datasets: list[CopyDataset]) -> None:

@@ -17,3 +17,17 @@ def test_a_symlinked_dataset_is_not_copied(tmp_path):
     result = run(job)
     assert published(tmp_path) == {"a/x.txt": b"a"}
     assert "copy_skipped_linked_datasets" in result.stderr and "evil" not in result.stdout
+
+
+def test_a_link_in_the_final_dir_leading_outside_fails_the_dataset_naming_it(tmp_path):
+    write(tmp_path / "src" / "a" / "x.txt", b"a")
+    write(tmp_path / "src" / "b" / "y.txt", b"b")
+    write(tmp_path / "outside" / "x.txt", b"A")  # what is there is no reason to skip the file, either
+    (tmp_path / "publish").mkdir()
+    os.symlink(tmp_path / "outside", tmp_path / "publish" / "a")
+    job = job_file(tmp_path, tmp_path / "src" / "*", "FileAwareInputStreamDataWriterBuilder")
+    result = run(job, expect=1)
+    assert "dataset a: FAILED" in result.stdout and "dataset b: COMMITTED" in result.stdout
+    assert f"{tmp_path}/publish/a/x.txt leads through a symbolic link" in result.stdout
+    assert [p.name for p in (tmp_path / "outside").iterdir()] == ["x.txt"] and published(tmp_path) == {"b/y.txt": b"b"}
+    assert (tmp_path / "outside" / "x.txt").read_bytes() == b"A"
