@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from tests.conftest import run_gpy
 from tests.copy.files import write
 from tests.copy.test_copy_jobs import job_file, published, run
 
@@ -31,3 +32,16 @@ def test_a_link_in_the_final_dir_leading_outside_fails_the_dataset_naming_it(tmp
     assert f"{tmp_path}/publish/a/x.txt leads through a symbolic link" in result.stdout
     assert [p.name for p in (tmp_path / "outside").iterdir()] == ["x.txt"] and published(tmp_path) == {"b/y.txt": b"b"}
     assert (tmp_path / "outside" / "x.txt").read_bytes() == b"A"
+
+
+def test_a_final_dir_inside_its_source_is_refused_by_validate_and_run(tmp_path):
+    write(tmp_path / "src" / "a.txt", b"a")
+    job = job_file(tmp_path, str(tmp_path / "src") + "/", "FileAwareInputStreamDataWriterBuilder",
+                   **{"data.publisher.final.dir": str(tmp_path / "src" / "copy")})
+    checked = run_gpy("validate", str(job))
+    assert checked.returncode == 2, checked.stdout + checked.stderr
+    assert f"{tmp_path}/src/copy lies inside" in checked.stdout + checked.stderr
+    for _ in range(3):
+        result = run(job, expect=2)
+        assert f"{tmp_path}/src/copy lies inside" in result.stderr and f"{tmp_path}/src/" in result.stderr
+    assert [p.name for p in (tmp_path / "src").iterdir()] == ["a.txt"]

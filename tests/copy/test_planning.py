@@ -12,7 +12,7 @@ from gobblin_py.copy import descriptor
 from gobblin_py.copy.finder import deepest_plain_folder
 from gobblin_py.copy.packing import pack
 from gobblin_py.copy.source import FILES_KEY, SNAPSHOT_KEY, CopySource
-from gobblin_py.errors import GobblinPyError
+from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.state import SourceState, WorkingState, WorkUnitState
 from gobblin_py.state.run_states import DatasetState
 from gobblin_py.state.states import TaskState
@@ -167,3 +167,33 @@ def test_a_dataset_match_that_is_a_symbolic_link_is_skipped_with_a_warning_never
     # a link the job names itself, in the pattern's folder without wildcards, is the user's choice
     os.symlink(tmp_path / "src", tmp_path / "linked-src")
     assert files_of(plan(props(tmp_path, str(tmp_path / "linked-src" / "a")))) == {"a": ["1.txt"]}
+
+
+@pytest.mark.parametrize("pattern,final", [("src/", "src/copy"), ("src", "src"), ("src/*", "src/a/out"),
+                                           ("src/*", "src/new"), ("src/**", "src/copy"), ("data/in/*", "data"),
+                                           ("data/*/x", "/")])
+def test_a_final_dir_inside_a_source_or_holding_one_is_refused_before_any_work_naming_both(tmp_path, pattern, final):
+    job = props(tmp_path, str(tmp_path / pattern), **{"data.publisher.final.dir": str(tmp_path / final)})
+    job.update({"writer.builder.class": "FileAwareInputStreamDataWriterBuilder",
+                "data.publisher.type": "CopyDataPublisher"})
+    problems = [str(p) for p in CopySource.validate(job)]
+    assert len(problems) == 1 and "data.publisher.final.dir" in problems[0], problems
+    assert str(tmp_path / pattern) in problems[0] and str(tmp_path / final).rstrip("/") in problems[0]
+
+
+@pytest.mark.parametrize("pattern,final,extra", [("src/a*", "src/copy", {}), ("src/*", "srcs", {}),
+                                                 ("src/", "src/copy", {"writer.fs.uri": "memory://"})])
+def test_a_final_dir_beside_the_sources_or_on_another_filesystem_is_accepted(tmp_path, pattern, final, extra):
+    job = props(tmp_path, str(tmp_path / pattern), **{"data.publisher.final.dir": str(tmp_path / final), **extra})
+    job.update({"writer.builder.class": "FileAwareInputStreamDataWriterBuilder",
+                "data.publisher.type": "CopyDataPublisher"})
+    assert CopySource.validate(job) == []
+
+
+def test_a_dataset_found_inside_the_final_dir_or_reaching_it_through_a_link_is_refused_naming_both(tmp_path):
+    write(tmp_path / "src" / "x" / "in" / "1.txt", b"1")
+    with pytest.raises(UsageError, match=r"dataset .*/src/x/in lies inside .*/src/x"):
+        plan(props(tmp_path, str(tmp_path / "src" / "*" / "in"), **{"data.publisher.final.dir": str(tmp_path / "src/x")}))
+    os.symlink(tmp_path / "src" / "x", tmp_path / "out")  # the final dir is a link into the source
+    with pytest.raises(UsageError, match=r".*/out lies inside dataset .*/src"):
+        plan(props(tmp_path, str(tmp_path / "src"), **{"data.publisher.final.dir": str(tmp_path / "out")}))
