@@ -45,3 +45,15 @@ def test_a_final_dir_inside_its_source_is_refused_by_validate_and_run(tmp_path):
         result = run(job, expect=2)
         assert f"{tmp_path}/src/copy lies inside" in result.stderr and f"{tmp_path}/src/" in result.stderr
     assert [p.name for p in (tmp_path / "src").iterdir()] == ["a.txt"]
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_naming_it_and_the_rest_is_copied_on_every_run(tmp_path):
+    write(tmp_path / "src" / "a" / "ok.txt", b"ok")
+    bad = os.fsencode(tmp_path / "src" / "a") + b"/bad\xff.txt"
+    with open(bad, "wb") as out:
+        out.write(b"x")
+    job = job_file(tmp_path, tmp_path / "src" / "*", "FileAwareInputStreamDataWriterBuilder")
+    for _ in range(2):
+        result = run(job)
+        assert "copy_skipped_unencodable_names" in result.stderr and "bad\\\\xff.txt" in result.stderr
+        assert published(tmp_path) == {"a/ok.txt": b"ok"}

@@ -197,3 +197,18 @@ def test_a_dataset_found_inside_the_final_dir_or_reaching_it_through_a_link_is_r
     os.symlink(tmp_path / "src" / "x", tmp_path / "out")  # the final dir is a link into the source
     with pytest.raises(UsageError, match=r".*/out lies inside dataset .*/src"):
         plan(props(tmp_path, str(tmp_path / "src"), **{"data.publisher.final.dir": str(tmp_path / "out")}))
+
+
+def test_a_file_or_dataset_whose_name_is_not_utf8_is_skipped_with_a_warning_naming_its_bytes(tmp_path, capsys):
+    write(tmp_path / "src" / "a" / "ok.txt", b"ok")
+    bad = os.fsencode(tmp_path / "src" / "a") + b"/bad\xff.txt"
+    with open(bad, "wb") as out:
+        out.write(b"x")
+    os.makedirs(os.fsencode(tmp_path / "src") + b"/\xfe")
+    with open(os.fsencode(tmp_path / "src") + b"/\xfe/f.txt", "wb") as out:
+        out.write(b"f")
+    units = plan(props(tmp_path, str(tmp_path / "src" / "*")))
+    assert files_of(units) == {"a": ["a/ok.txt"]}
+    err = capsys.readouterr().err
+    assert "copy_skipped_unencodable_names" in err
+    assert repr(bad).replace("\\", "\\\\") in err and "\\\\xfe" in err  # the bytes, escaped (in JSON)
