@@ -7,9 +7,10 @@ archive ``LogData.tar.gz`` with root ``LogData/``, gunzipped to the destination 
 ``<final dir>/x/sub1/a.txt``. Other entries keep their paths, below the destination's folder. (Gobblin always
 skips the first entry as the root, a file included; gpy unpacks a first entry that is a file.)
 
-An entry with an absolute path or ``..`` in its path is refused, naming the archive and the entry, as are
-links and special files (only folders and regular files are unpacked) and a path two entries share. The
-archive is read as a stream, ``gobblin.copy.bufferSize`` bytes at a time.
+An entry with an absolute path, ``..`` or a name that is not valid UTF-8 is refused, naming the archive and the
+entry (the rule of :mod:`gobblin_py.contained_paths`), as are links and special files (only folders and regular
+files are unpacked) and a path two entries share. The archive is read as a stream, ``gobblin.copy.bufferSize``
+bytes at a time.
 """
 
 from __future__ import annotations

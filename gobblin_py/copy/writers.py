@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from gobblin_py import fs as fsutil
 from gobblin_py.api import CountingDataWriter, DataWriter, DataWriterBuilder
+from gobblin_py.contained_paths import relative_parts
 from gobblin_py.copy.descriptor import FileCopy, check_schema, copy_stream, open_decoded, rows
 from gobblin_py.copy.settings import CopyWriterSettings
 from gobblin_py.errors import GobblinPyError, UsageError
@@ -40,12 +41,9 @@ def task_folders(state: State, branches: int = 1, branch: int = 0) -> tuple[str,
 
 
 def safe_relative(path: str, what: str, source: str) -> str:
-    """``path`` normalised, refused when absolute or climbing with ``..`` (it must stay below its folder)."""
-    parts = [p for p in path.split("/") if p not in ("", ".")]
-    if path.startswith("/") or ".." in parts:
-        raise GobblinPyError(f"{source}: {what} {path!r} would be written outside the destination folder "
-                             "(absolute paths and '..' are refused)")
-    return "/".join(parts)
+    """``path`` normalised; PathEscapeError naming ``source`` and ``what`` when it is absolute, climbs with ``..``,
+    holds a NUL or is not valid UTF-8 (it must stay below its folder, under a name every filesystem holds)."""
+    return "/".join(relative_parts(path, f"{source}: {what}"))
 
 
 class CopyWriter(CountingDataWriter):
