@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from tests.conftest import run_gpy
-from tests.copy.files import write
+from tests.copy.files import full_disk, write
 from tests.copy.test_copy_jobs import job_file, published, run
 
 
@@ -57,3 +57,17 @@ def test_a_file_name_that_is_not_utf8_is_skipped_naming_it_and_the_rest_is_copie
         result = run(job)
         assert "copy_skipped_unencodable_names" in result.stderr and "bad\\\\xff.txt" in result.stderr
         assert published(tmp_path) == {"a/ok.txt": b"ok"}
+
+
+def test_a_full_disk_fails_the_dataset_naming_the_file_and_its_destination_and_a_rerun_copies_it(tmp_path):
+    write(tmp_path / "src" / "a" / "big.bin", os.urandom(2 << 20))
+    write(tmp_path / "src" / "b" / "small.txt", b"s")
+    with full_disk(tmp_path / "full") as folder:
+        job = job_file(tmp_path, tmp_path / "src" / "*", "FileAwareInputStreamDataWriterBuilder",
+                       **{"writer.staging.dir": str(folder / "staging")})
+        result = run(job, expect=1)
+        assert "dataset a: FAILED" in result.stdout and "dataset b: COMMITTED" in result.stdout
+        assert (f"copying {tmp_path}/src/a/big.bin to {folder}/staging/" in result.stdout
+                and "/a/big.bin: [Errno 28] No space left on device" in result.stdout), result.stdout
+    run(job)  # room again: the file is copied
+    assert published(tmp_path)["a/big.bin"] == (tmp_path / "src" / "a" / "big.bin").read_bytes()
