@@ -56,11 +56,11 @@ def config_overlap(pattern: str, pattern_fs_uri: str | None, final_dir: str, fin
 
 def refuse_overlap(dataset_roots: list[str], final_dir: str, local: bool) -> None:
     """ConfigError naming both paths when the final dir lies inside (or is) one of the datasets, or a dataset inside
-    it. The paths are as their filesystems show them (URLs, or paths on local disk, where ``local`` has links
-    judged by where they lead too)."""
+    it. The paths are as their filesystems show them (URLs, or paths on local disk); when the final dir is on local
+    disk (``local``), links on the way to it or to a local dataset are judged by where they lead too."""
     real_final = os.path.realpath(final_dir) if local else final_dir
     for root in dataset_roots:
-        real_root = os.path.realpath(root) if local else root
+        real_root = os.path.realpath(root) if local and "://" not in root else root
         for final, dataset in ((final_dir, root), (real_final, real_root)):
             if is_within(dataset, final):
                 raise ConfigError(f"{final_dir} lies inside dataset {root}: every run would copy its own output "

@@ -193,7 +193,10 @@ def test_a_final_dir_beside_the_sources_or_on_another_filesystem_is_accepted(tmp
 def test_a_dataset_found_inside_the_final_dir_or_reaching_it_through_a_link_is_refused_naming_both(tmp_path):
     write(tmp_path / "src" / "x" / "in" / "1.txt", b"1")
     with pytest.raises(UsageError, match=r"dataset .*/src/x/in lies inside .*/src/x"):
-        plan(props(tmp_path, str(tmp_path / "src" / "*" / "in"), **{"data.publisher.final.dir": str(tmp_path / "src/x")}))
+        plan(props(tmp_path, str(tmp_path / "src" / "*" / "in"),
+                   **{"data.publisher.final.dir": str(tmp_path / "src" / "x")}))
+    elsewhere = {"data.publisher.final.dir": str(tmp_path / "src" / "x"), "writer.fs.uri": "memory://"}
+    assert files_of(plan(props(tmp_path, str(tmp_path / "src" / "*" / "in"), **elsewhere))) == {"x%2Fin": ["x/in/1.txt"]}
     os.symlink(tmp_path / "src" / "x", tmp_path / "out")  # the final dir is a link into the source
     with pytest.raises(UsageError, match=r".*/out lies inside dataset .*/src"):
         plan(props(tmp_path, str(tmp_path / "src"), **{"data.publisher.final.dir": str(tmp_path / "out")}))

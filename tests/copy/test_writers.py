@@ -160,7 +160,8 @@ def test_an_entry_whose_name_is_not_utf8_is_refused_naming_the_archive_and_the_e
     with pytest.raises(PathEscapeError) as error:
         write_files(TarArchiveInputStreamDataWriterBuilder(), task_state(tmp_path),
                     [FileCopy(str(archive), "LogData", 1, 0)])
-    assert str(archive) in str(error.value) and repr(entry) in str(error.value) and "not valid UTF-8" in str(error.value)
+    message = str(error.value)
+    assert str(archive) in message and repr(entry) in message and "not valid UTF-8" in message
     assert not output_root(tmp_path).exists()
 
 
