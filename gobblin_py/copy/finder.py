@@ -6,11 +6,14 @@ hidden or not (Hadoop lists them all), is copied to ``<data.publisher.final.dir>
 deepest folder without wildcards>``: with ``/logs/*`` the file ``/logs/a/x/1.txt`` goes to ``<final>/a/x/1.txt``,
 and with ``/logs/data/`` the file ``/logs/data/1.txt`` goes to ``<final>/1.txt``. A dataset's URN is its folder
 below that deepest plain folder (``a``; ``a%2Fb`` for ``a/b``), or, for a pattern without wildcards, the
-folder's own name (``data``).
+folder's own name (``data``). Symbolic links are not followed: a match reached through one is skipped, as is a
+link below a dataset (the folder without wildcards may be a link: the job names it itself). A file or match whose
+name is not valid UTF-8 is skipped with a warning naming its bytes: no destination, URN or state can hold it.
 """
 
 from __future__ import annotations
 
+import os
 import posixpath
 from urllib.parse import quote
 from collections.abc import Mapping
@@ -19,6 +22,7 @@ from typing import Any
 
 from gobblin_py import fs as fsutil
 from gobblin_py.config.errors import ConfigError
+from gobblin_py.contained_paths import contained_join, is_within, path_problem
 from gobblin_py.config.settings import problem_at
 from gobblin_py.copy.descriptor import mtime_ms
 from gobblin_py.copy.settings import GlobFinderSettings
@@ -56,7 +60,8 @@ class CopyDataset:
     def destination(self, path: str) -> str:
         """Where the file ``path`` goes, relative to the publish root (a pattern naming one file: its name)."""
         relative = posixpath.relpath(path, self.search_root)
-        return posixpath.basename(path) if relative == "." else relative
+        return contained_join("", posixpath.basename(path) if relative == "." else relative,
+                              what=f"the destination of {path}")
 
     @property
     def target(self) -> str:
@@ -98,14 +103,38 @@ class CopyableGlobDatasetFinder:
         self.search_root = deepest_plain_folder(self.pattern)
 
     def find_datasets(self) -> list[CopyDataset]:
-        """Every path matching the pattern and not blacklisted, in path order."""
-        found = []
+        """Every path matching the pattern and not blacklisted, in path order; a match reached through a
+        symbolic link is skipped with a warning (it could lead anywhere, as links inside a dataset could)."""
+        found, linked, unencodable = [], [], []
         for path in sorted(self.fs.glob(self.pattern)):
             path = path.rstrip("/") or "/"
             if self.settings.blacklist is not None and self.settings.blacklist.search(path):
                 continue
+            if path_problem(path, allow_absolute=True):
+                unencodable.append(path)
+                continue
+            link = self._link_in_match(path)
+            if link is not None:
+                linked.append(link)
+                continue
             found.append(CopyDataset(path, self.search_root))
+        if linked:
+            log.warning("copy_skipped_linked_datasets", pattern=self.pattern, count=len(linked), first=linked[:5],
+                        why="a dataset the pattern matches through a symbolic link is not copied")
+        warn_unencodable(self.pattern, unencodable)
         return found
+
+    def _link_in_match(self, path: str) -> str | None:
+        """The first folder or file of ``path`` below the pattern's folder without wildcards that is a symbolic
+        link, or None (the folder the job names itself may be a link: that is the user's choice)."""
+        if not fsutil.is_local(self.fs) or not is_within(self.search_root, path):
+            return None
+        probe = self.search_root
+        for part in posixpath.relpath(path, self.search_root).split("/"):
+            probe = posixpath.join(probe, part)
+            if part != "." and os.path.islink(probe):
+                return probe
+        return None
 
     def list_files(self, dataset: CopyDataset) -> list[Listed]:
         """Every file below the dataset (the dataset itself when it is a file), in path order."""
@@ -127,9 +156,12 @@ def list_files(fs, root: str) -> list[Listed]:
         return []
     except OSError as exc:
         raise GobblinPyError(f"{root}: cannot be listed: {exc}") from exc
-    listed, skipped = [], []
+    listed, skipped, unencodable = [], [], []
     for path, info in sorted(entries.items()):
         if info.get("type", "file") == "directory":
+            continue
+        if path_problem(path, allow_absolute=True):
+            unencodable.append(path)
             continue
         if info.get("type", "file") != "file" or info.get("islink"):
             skipped.append(path)  # a symbolic link, FIFO, socket or device: not data to copy
@@ -138,4 +170,15 @@ def list_files(fs, root: str) -> list[Listed]:
     if skipped:
         log.warning("copy_skipped_special_files", root=root, count=len(skipped), first=skipped[:5],
                     why="symbolic links and special files (FIFOs, sockets, devices) are not copied")
+    warn_unencodable(root, unencodable)
     return listed
+
+
+def warn_unencodable(root: str, paths: list[str]) -> None:
+    """Warn of the files or datasets below ``root`` skipped for a name that is not valid UTF-8, naming each by its
+    bytes (local disk hands such a name over with its bytes escaped as surrogates)."""
+    if paths:
+        log.warning("copy_skipped_unencodable_names", root=root, count=len(paths),
+                    first=[repr(os.fsencode(p)) for p in paths[:5]],
+                    why="a name that is not valid UTF-8 is not copied (HDFS, object stores and the state store hold "
+                        "UTF-8 names only): rename it to copy it")

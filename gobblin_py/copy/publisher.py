@@ -5,11 +5,13 @@ The moves are the runtime's commit steps (:class:`~gobblin_py.runtime.commit_seq
 EXACTLY_ONCE delivery they are logged with the dataset's new state (which records the files copied) before any
 is made, so a run killed mid-publish is finished by the next one, and no file is lost or published twice. A
 destination that already exists fails the dataset before anything moves (gpy never overwrites; Gobblin skips
-such a file silently), as do two files bound for one destination.
+such a file silently), as do two files bound for one destination and, on local disk, a destination reached through
+a symbolic link in the final dir that leads out of it.
 """
 
 from __future__ import annotations
 
+import os
 import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from gobblin_py import fs as fsutil
 from gobblin_py.api import DataPublisher
 from gobblin_py.config.settings import Settings, same_as
+from gobblin_py.contained_paths import check_no_symlink_escape, contained_join
 from gobblin_py.copy.writers import task_folders
 from gobblin_py.publishers.base import PublisherSettings
 from gobblin_py.runtime.commit_sequence import FsRenameStep, PublishConflictError
@@ -49,6 +52,8 @@ class CopyDataPublisher(DataPublisher):
         publisher_fs_uri = settings.fs_uri or settings.writer_fs_uri
         dst_fs, root = fsutil.open_fs(settings.final_dir, publisher_fs_uri)
         root_shown = root if fsutil.is_local(dst_fs) else dst_fs.unstrip_protocol(root)
+        # a final dir not made yet holds no link (and the check would judge it by the folders above it)
+        links_possible = fsutil.is_local(dst_fs) and os.path.lexists(root)
         steps: list[FsRenameStep] = []
         planned: dict[str, str] = {}  # destination -> staged file
         folders: dict[str, str] = {}  # folder of a planned destination -> the staged file that needs it
@@ -62,7 +67,9 @@ class CopyDataPublisher(DataPublisher):
             for path in sorted(src_fs.find(output_root)):
                 relative = posixpath.relpath(path, output_root)
                 staged = path if fsutil.is_local(src_fs) else src_fs.unstrip_protocol(path)
-                final = posixpath.join(root_shown, relative)
+                final = contained_join(root_shown, relative, what=f"the destination of {staged}")
+                if links_possible:  # a link already in the final dir must not carry a file out of it
+                    check_no_symlink_escape(root, final, what=f"cannot publish {staged}")
                 if dst_fs.exists(posixpath.join(root, relative)):
                     raise PublishConflictError(f"cannot publish {staged}: {final} already exists (gpy never "
                                                "overwrites published data)")

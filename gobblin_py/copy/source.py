@@ -16,6 +16,7 @@ the same commit sequence, or not at all.
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 from collections.abc import Mapping
 
@@ -23,11 +24,13 @@ from gobblin_py import fs as fsutil
 from gobblin_py.api import Extractor, Source
 from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import problem_at
+from gobblin_py.contained_paths import PathEscapeError, check_no_symlink_escape, contained_join
 from gobblin_py.copy import descriptor
 from gobblin_py.copy.descriptor import FileCopy
 from gobblin_py.copy.finder import CopyDataset, list_files
+from gobblin_py.copy.overlap import FINAL_KEY, HINT, config_overlap, refuse_overlap
 from gobblin_py.copy.packing import pack
-from gobblin_py.copy.settings import FINDER_KEY, CopySettings
+from gobblin_py.copy.settings import FINDER_KEY, CopySettings, GlobFinderSettings
 from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.logs import get_logger
 from gobblin_py.plugins import resolve_class
@@ -85,7 +88,7 @@ class CopySource(Source):
             if base is None:  # the finder's own keys, whether the job names it or leaves the default
                 problems += cls_.settings_class.problems(props) if hasattr(cls_, "settings_class") else []
                 problems += cls_.validate(props) if hasattr(cls_, "validate") else []
-        return problems
+        return problems + _overlap_problems(props)
 
     def get_workunits(self, state: SourceState) -> list[WorkUnit]:
         settings = CopySettings.load(state)
@@ -97,6 +100,9 @@ class CopySource(Source):
         units: list[WorkUnit] = []
         datasets = list(finder.find_datasets())
         _refuse_nested(datasets)
+        local = fsutil.is_local(target_fs)
+        refuse_overlap([finder.url(d.root) for d in datasets],
+                       publish_root if local else target_fs.unstrip_protocol(publish_root), local)
         destinations: dict[str, str] = {}  # destination -> source, across the datasets of this run
         for dataset in datasets:
             planned, snapshot = self._plan(finder, dataset, previous.get(dataset.urn, []), target_fs, publish_root)
@@ -130,8 +136,9 @@ class CopySource(Source):
         """The files of ``dataset`` to copy now, and the record of those copied before that are still there."""
         listed = finder.list_files(dataset)
         copied = copied_before(previous)
-        target = posixpath.join(publish_root, dataset.target) if dataset.target else publish_root
-        at_destination = {posixpath.relpath(f.path, publish_root): f for f in list_files(target_fs, target)}
+        target = contained_join(publish_root, dataset.target, what=f"the destination folder of dataset {dataset.urn}")
+        at_destination = {} if _leads_out(target_fs, publish_root, target) else {
+            posixpath.relpath(f.path, publish_root): f for f in list_files(target_fs, target)}
         planned = []
         for item in listed:
             destination = dataset.destination(item.path)
@@ -167,6 +174,29 @@ class CopyExtractor(Extractor):
 
     def get_expected_record_count(self) -> int:
         return len(self.files)
+
+
+def _overlap_problems(props: Mapping[str, str]) -> list[ConfigError]:
+    """The final dir inside the datasets of gobblin.dataset.pattern, or holding them, when the keys tell."""
+    pattern, final_dir = props.get("gobblin.dataset.pattern"), props.get(FINAL_KEY)
+    if not pattern or not final_dir or CopySettings.problems(props) or GlobFinderSettings.problems(props):
+        return []  # their own problems are reported
+    settings, finder = CopySettings.load(props), GlobFinderSettings.load(props)
+    problem = config_overlap(finder.pattern, finder.fs_uri, settings.final_dir,
+                             settings.publisher_fs_uri or settings.writer_fs_uri)
+    return [problem_at(props, FINAL_KEY, problem, HINT)] if problem else []
+
+
+def _leads_out(fs, root: str, path: str) -> bool:
+    """Whether ``path`` leaves ``root`` through a symbolic link on local disk: what is there is not the
+    dataset's (everything is planned, and the publisher refuses the dataset naming the link)."""
+    if not fsutil.is_local(fs) or not os.path.lexists(root):
+        return False
+    try:
+        check_no_symlink_escape(root, path)
+    except PathEscapeError:
+        return True
+    return False
 
 
 def _refuse_nested(datasets: list[CopyDataset]) -> None:

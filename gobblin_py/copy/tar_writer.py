@@ -7,20 +7,22 @@ archive ``LogData.tar.gz`` with root ``LogData/``, gunzipped to the destination 
 ``<final dir>/x/sub1/a.txt``. Other entries keep their paths, below the destination's folder. (Gobblin always
 skips the first entry as the root, a file included; gpy unpacks a first entry that is a file.)
 
-An entry with an absolute path or ``..`` in its path is refused, naming the archive and the entry, as are
-links and special files (only folders and regular files are unpacked) and a path two entries share. The
-archive is read as a stream, ``gobblin.copy.bufferSize`` bytes at a time.
+An entry with an absolute path, ``..`` or a name that is not valid UTF-8 is refused, naming the archive and the
+entry (the rule of :mod:`gobblin_py.contained_paths`), as are links and special files (only folders and regular
+files are unpacked) and a path two entries share. The archive is read as a stream, ``gobblin.copy.bufferSize``
+bytes at a time.
 """
 
 from __future__ import annotations
 
+import gzip
 import posixpath
 import tarfile
 import zlib
 from contextlib import ExitStack
 
 from gobblin_py.copy.descriptor import FileCopy, copy_stream
-from gobblin_py.copy.writers import CopyWriter, CopyWriterBuilder, safe_relative
+from gobblin_py.copy.writers import CopyWriter, CopyWriterBuilder, naming_the_copy, safe_relative
 from gobblin_py.errors import CorruptFileError, GobblinPyError
 
 
@@ -31,7 +33,7 @@ class TarArchiveWriter(CopyWriter):
         destination = safe_relative(entry.destination, "destination", entry.source)
         folder, name = posixpath.dirname(destination), posixpath.basename(destination)
         written = 0
-        with ExitStack() as stack:
+        with naming_the_copy(entry.source, self.staged(destination)), ExitStack() as stack:
             stream = self.open_source(entry, stack)
             try:
                 archive = stack.enter_context(tarfile.open(fileobj=stream, mode="r|"))
@@ -48,12 +50,15 @@ class TarArchiveWriter(CopyWriter):
                     if member.isdir():
                         self.make_folder(self.staged(relative), relative, f"{entry.source} entry {member.name!r}")
                     elif member.isreg():
+                        what = f"{entry.source} entry {member.name!r}"
                         reader = archive.extractfile(member)
-                        with self.new_file(relative, f"{entry.source} entry {member.name!r}") as out:
+                        with naming_the_copy(what, self.staged(relative)), self.new_file(relative, what) as out:
                             written += copy_stream(reader, out, self.settings.buffer_size, entry.source)
                     else:
                         raise GobblinPyError(f"{entry.source}: archive entry {member.name!r} is a link or special "
                                              "file; only folders and regular files are unpacked")
+            except gzip.BadGzipFile as exc:
+                raise CorruptFileError(entry.source, f"cannot be decoded as gzip ({exc})") from exc
             except (tarfile.ReadError, EOFError, zlib.error) as exc:
                 hint = ("; a .tar.gz needs UnGzipConverter before the tar writer"
                         if entry.source.endswith((".gz", ".tgz")) and "gzip" not in entry.decodings else "")

@@ -11,12 +11,14 @@ A task stages under ``<writer.staging.dir>/_copy/<task id>`` (inside its attempt
 from __future__ import annotations
 
 import posixpath
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 
 import pyarrow as pa
 
 from gobblin_py import fs as fsutil
 from gobblin_py.api import CountingDataWriter, DataWriter, DataWriterBuilder
+from gobblin_py.contained_paths import relative_parts
 from gobblin_py.copy.descriptor import FileCopy, check_schema, copy_stream, open_decoded, rows
 from gobblin_py.copy.settings import CopyWriterSettings
 from gobblin_py.errors import GobblinPyError, UsageError
@@ -40,12 +42,24 @@ def task_folders(state: State, branches: int = 1, branch: int = 0) -> tuple[str,
 
 
 def safe_relative(path: str, what: str, source: str) -> str:
-    """``path`` normalised, refused when absolute or climbing with ``..`` (it must stay below its folder)."""
-    parts = [p for p in path.split("/") if p not in ("", ".")]
-    if path.startswith("/") or ".." in parts:
-        raise GobblinPyError(f"{source}: {what} {path!r} would be written outside the destination folder "
-                             "(absolute paths and '..' are refused)")
-    return "/".join(parts)
+    """``path`` normalised; PathEscapeError naming ``source`` and ``what`` when it is absolute, climbs with ``..``,
+    holds a NUL or is not valid UTF-8 (it must stay below its folder, under a name every filesystem holds)."""
+    return "/".join(relative_parts(path, f"{source}: {what}"))
+
+
+@contextmanager
+def naming_the_copy(source: str, destination: str) -> Iterator[None]:
+    """Name the file being copied and where it goes in a failure that names neither: a full disk (ENOSPC), a quota,
+    an unreadable source, or memory that Python or pyarrow (``ArrowMemoryError``) could not allocate."""
+    try:
+        yield
+    except GobblinPyError:
+        raise  # already says which file
+    except OSError as exc:
+        raise GobblinPyError(f"copying {source} to {destination}: {exc}") from exc
+    except MemoryError as exc:
+        raise GobblinPyError(f"copying {source} to {destination}: out of memory ({exc or 'no detail'}); lower "
+                             "gobblin.copy.bufferSize or give the task more memory") from exc
 
 
 class CopyWriter(CountingDataWriter):
@@ -100,7 +114,7 @@ class CopyWriter(CountingDataWriter):
     def copy(self, entry: FileCopy) -> int:
         """Stage one file; the bytes written."""
         relative = safe_relative(entry.destination, "destination", entry.source)
-        with ExitStack() as stack:
+        with naming_the_copy(entry.source, self.staged(relative)), ExitStack() as stack:
             reader = self.open_source(entry, stack)
             with self.new_file(relative, entry.source) as out:
                 written = copy_stream(reader, out, self.settings.buffer_size, entry.source)

@@ -5,8 +5,13 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import subprocess
 import tarfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
 
 LOG_ENTRIES = {"LogData/sub1/sub2/text1.txt": b"text1", "LogData/sub1/sub2/text2.txt": b"text2",
                # the AppleDouble files Gobblin's own LogData.tar.gz carries beside each text file
@@ -45,3 +50,18 @@ def log_data_tar_gz(path: Path) -> Path:
     """An archive with the entries of Gobblin's LogData.tar.gz (its root folder first, as tar writes it)."""
     data = tar_bytes(LOG_ENTRIES, folders=["LogData/", "LogData/sub1/", "LogData/sub1/sub2/"])
     return write(path, gzip.compress(data))
+
+
+@contextmanager
+def full_disk(folder: Path, size: str = "1m") -> Iterator[Path]:
+    """A tmpfs of ``size`` mounted at ``folder`` (a real disk that fills up), unmounted afterwards; the test is
+    skipped when it cannot be mounted (mounting needs root)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a {size} tmpfs to fill up at {folder}: {mounted.stderr.strip() or 'not root'}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=True)

@@ -12,7 +12,7 @@ from gobblin_py.copy import descriptor
 from gobblin_py.copy.finder import deepest_plain_folder
 from gobblin_py.copy.packing import pack
 from gobblin_py.copy.source import FILES_KEY, SNAPSHOT_KEY, CopySource
-from gobblin_py.errors import GobblinPyError
+from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.state import SourceState, WorkingState, WorkUnitState
 from gobblin_py.state.run_states import DatasetState
 from gobblin_py.state.states import TaskState
@@ -152,3 +152,66 @@ def test_datasets_inside_one_another_are_refused_naming_both(tmp_path):
     write(tmp_path / "src" / "a" / "b" / "f", b"1")
     with pytest.raises(GobblinPyError, match=r"dataset .*/src/a lies inside dataset .*/src: both would copy"):
         plan(props(tmp_path, str(tmp_path / "src" / "**")))
+
+
+def test_a_dataset_match_that_is_a_symbolic_link_is_skipped_with_a_warning_never_followed(tmp_path, capsys):
+    write(tmp_path / "src" / "a" / "1.txt", b"1")
+    write(tmp_path / "secret" / "data" / "pw", b"hunter2")
+    os.symlink(tmp_path / "secret", tmp_path / "src" / "evil")  # ln -s /etc/secret src/evil
+    os.symlink(tmp_path / "src" / "a", tmp_path / "src" / "again")  # a link inside the source: followed neither
+    assert files_of(plan(props(tmp_path, str(tmp_path / "src" / "*")))) == {"a": ["a/1.txt"]}
+    err = capsys.readouterr().err
+    assert "copy_skipped_linked_datasets" in err and str(tmp_path / "src" / "evil") in err
+    # a link matched by a wildcard higher up the pattern is not followed either
+    assert plan(props(tmp_path, str(tmp_path / "src" / "*" / "data"))) == []
+    # a link the job names itself, in the pattern's folder without wildcards, is the user's choice
+    os.symlink(tmp_path / "src", tmp_path / "linked-src")
+    assert files_of(plan(props(tmp_path, str(tmp_path / "linked-src" / "a")))) == {"a": ["1.txt"]}
+
+
+@pytest.mark.parametrize("pattern,final", [("src/", "src/copy"), ("src", "src"), ("src/*", "src/a/out"),
+                                           ("src/*", "src/new"), ("src/**", "src/copy"), ("data/in/*", "data"),
+                                           ("data/*/x", "/")])
+def test_a_final_dir_inside_a_source_or_holding_one_is_refused_before_any_work_naming_both(tmp_path, pattern, final):
+    job = props(tmp_path, str(tmp_path / pattern), **{"data.publisher.final.dir": str(tmp_path / final)})
+    job.update({"writer.builder.class": "FileAwareInputStreamDataWriterBuilder",
+                "data.publisher.type": "CopyDataPublisher"})
+    problems = [str(p) for p in CopySource.validate(job)]
+    assert len(problems) == 1 and "data.publisher.final.dir" in problems[0], problems
+    assert str(tmp_path / pattern) in problems[0] and str(tmp_path / final).rstrip("/") in problems[0]
+
+
+@pytest.mark.parametrize("pattern,final,extra", [("src/a*", "src/copy", {}), ("src/*", "srcs", {}),
+                                                 ("src/", "src/copy", {"writer.fs.uri": "memory://"})])
+def test_a_final_dir_beside_the_sources_or_on_another_filesystem_is_accepted(tmp_path, pattern, final, extra):
+    job = props(tmp_path, str(tmp_path / pattern), **{"data.publisher.final.dir": str(tmp_path / final), **extra})
+    job.update({"writer.builder.class": "FileAwareInputStreamDataWriterBuilder",
+                "data.publisher.type": "CopyDataPublisher"})
+    assert CopySource.validate(job) == []
+
+
+def test_a_dataset_found_inside_the_final_dir_or_reaching_it_through_a_link_is_refused_naming_both(tmp_path):
+    write(tmp_path / "src" / "x" / "in" / "1.txt", b"1")
+    with pytest.raises(UsageError, match=r"dataset .*/src/x/in lies inside .*/src/x"):
+        plan(props(tmp_path, str(tmp_path / "src" / "*" / "in"),
+                   **{"data.publisher.final.dir": str(tmp_path / "src" / "x")}))
+    elsewhere = {"data.publisher.final.dir": str(tmp_path / "src" / "x"), "writer.fs.uri": "memory://"}
+    assert files_of(plan(props(tmp_path, str(tmp_path / "src" / "*" / "in"), **elsewhere))) == {"x%2Fin": ["x/in/1.txt"]}
+    os.symlink(tmp_path / "src" / "x", tmp_path / "out")  # the final dir is a link into the source
+    with pytest.raises(UsageError, match=r".*/out lies inside dataset .*/src"):
+        plan(props(tmp_path, str(tmp_path / "src"), **{"data.publisher.final.dir": str(tmp_path / "out")}))
+
+
+def test_a_file_or_dataset_whose_name_is_not_utf8_is_skipped_with_a_warning_naming_its_bytes(tmp_path, capsys):
+    write(tmp_path / "src" / "a" / "ok.txt", b"ok")
+    bad = os.fsencode(tmp_path / "src" / "a") + b"/bad\xff.txt"
+    with open(bad, "wb") as out:
+        out.write(b"x")
+    os.makedirs(os.fsencode(tmp_path / "src") + b"/\xfe")
+    with open(os.fsencode(tmp_path / "src") + b"/\xfe/f.txt", "wb") as out:
+        out.write(b"f")
+    units = plan(props(tmp_path, str(tmp_path / "src" / "*")))
+    assert files_of(units) == {"a": ["a/ok.txt"]}
+    err = capsys.readouterr().err
+    assert "copy_skipped_unencodable_names" in err
+    assert repr(bad).replace("\\", "\\\\") in err and "\\\\xfe" in err  # the bytes, escaped (in JSON)

@@ -3,10 +3,12 @@ conflicts refused before anything moves."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from gobblin_py.contained_paths import PathEscapeError
 from gobblin_py.copy import descriptor
 from gobblin_py.copy.descriptor import FileCopy
 from gobblin_py.copy.publisher import CopyDataPublisher
@@ -86,3 +88,18 @@ def test_a_file_whose_folder_is_another_file_is_refused_before_anything_moves(tm
     with pytest.raises(PublishConflictError, match="its folder .*publish/x is a published file"):
         plugin.plan([copied_task(tmp_path, "t5", {"x/y.txt": b"2"})])
     assert [p.name for p in (tmp_path / "publish").iterdir()] == ["x"]
+
+
+def test_a_link_in_the_final_dir_leading_outside_it_fails_the_dataset_before_anything_moves(tmp_path):
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "publish").mkdir()
+    os.symlink(tmp_path / "outside", tmp_path / "publish" / "a")
+    tasks = [copied_task(tmp_path, "t1", {"b.txt": b"b"}), copied_task(tmp_path, "t2", {"a/x.txt": b"x"})]
+    escape = r"publish/a/x.txt leads through a symbolic link to .*/outside, outside .*/publish$"
+    with pytest.raises(PathEscapeError, match=escape):
+        publisher(tmp_path).plan(tasks)
+    assert list((tmp_path / "outside").iterdir()) == [] and not (tmp_path / "publish" / "b.txt").exists()
+    os.symlink(tmp_path / "publish" / "in", tmp_path / "publish" / "c")  # a link that stays inside: written through
+    (tmp_path / "publish" / "in").mkdir()
+    assert publisher(tmp_path).publish([copied_task(tmp_path, "t3", {"c/y.txt": b"y"})])
+    assert (tmp_path / "publish" / "in" / "y.txt").read_bytes() == b"y"

@@ -5,18 +5,21 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import tarfile
 from pathlib import Path
 
+import pyarrow.fs
 import pytest
 
+from gobblin_py.contained_paths import PathEscapeError
 from gobblin_py.copy import descriptor
 from gobblin_py.copy.descriptor import FileCopy
 from gobblin_py.copy.tar_writer import TarArchiveInputStreamDataWriterBuilder
-from gobblin_py.copy.writers import FileAwareInputStreamDataWriterBuilder, task_folders
+from gobblin_py.copy.writers import FileAwareInputStreamDataWriterBuilder, naming_the_copy, task_folders
 from gobblin_py.errors import CorruptFileError, GobblinPyError, UsageError
 from gobblin_py.state import WorkUnit, WorkUnitState
-from tests.copy.files import LOG_ENTRIES, log_data_tar_gz, tar_bytes, write
+from tests.copy.files import LOG_ENTRIES, full_disk, log_data_tar_gz, tar_bytes, write
 
 
 def task_state(tmp_path: Path, **extra: str) -> WorkUnitState:
@@ -110,7 +113,7 @@ def test_an_entry_escaping_the_destination_is_refused_naming_the_archive_and_the
         write_files(TarArchiveInputStreamDataWriterBuilder(), task_state(tmp_path),
                     [FileCopy(str(archive), "LogData", 1, 0)])
     assert str(archive) in str(error.value) and repr(entry) in str(error.value)
-    assert "outside the destination folder" in str(error.value)
+    assert "which would leave its folder" in str(error.value) or "is an absolute path" in str(error.value)
     assert not (tmp_path / "evil").exists() and not output_root(tmp_path).exists()
     assert not (tmp_path / "staging" / "_attempts" / "a1" / "_copy" / "task_7").exists()  # cleaned up
 
@@ -122,6 +125,10 @@ def test_links_and_unreadable_archives_are_refused(tmp_path):
     gz = log_data_tar_gz(tmp_path / "src" / "z.tar.gz")
     with pytest.raises(CorruptFileError, match="a .tar.gz needs UnGzipConverter"):
         write_files(TarArchiveInputStreamDataWriterBuilder(), task_state(tmp_path), [FileCopy(str(gz), "z", 1, 0)])
+    not_gzip = write(tmp_path / "src" / "n.tar.gz", b"not gzip at all")
+    with pytest.raises(CorruptFileError, match=r"n.tar.gz: cannot be decoded as gzip"):
+        write_files(TarArchiveInputStreamDataWriterBuilder(), task_state(tmp_path),
+                    [FileCopy(str(not_gzip), "n", 1, 0, ("gzip",))])
     truncated = write(tmp_path / "src" / "t.tar", tar_bytes({"big": b"x" * 5000})[:3000])
     with pytest.raises(CorruptFileError, match=r"t.tar: not a readable tar archive \([^)]*\)$"):
         write_files(TarArchiveInputStreamDataWriterBuilder(), task_state(tmp_path),
@@ -144,3 +151,58 @@ def test_an_entry_under_a_file_entry_is_refused_naming_the_archive_and_the_entry
     archive = write(tmp_path / "src" / "t.tar", tar_bytes({"a": b"file", "a/b": b"under it"}))
     with pytest.raises(GobblinPyError, match=r"t.tar entry 'a/b': a/b needs a folder where this task already wrote"):
         write_files(TarArchiveInputStreamDataWriterBuilder(), task_state(tmp_path), [FileCopy(str(archive), "t", 1, 0)])
+
+
+@pytest.mark.parametrize("entry", ["LogData/bad\udcff.txt", "LogData/\udcfe/x.txt"])
+def test_an_entry_whose_name_is_not_utf8_is_refused_naming_the_archive_and_the_entry(tmp_path, entry):
+    archive = write(tmp_path / "src" / "bad.tar", tar_bytes({"LogData/ok.txt": b"ok", entry: b"x"},
+                                                            folders=["LogData/"]))
+    with pytest.raises(PathEscapeError) as error:
+        write_files(TarArchiveInputStreamDataWriterBuilder(), task_state(tmp_path),
+                    [FileCopy(str(archive), "LogData", 1, 0)])
+    message = str(error.value)
+    assert str(archive) in message and repr(entry) in message and "not valid UTF-8" in message
+    assert not output_root(tmp_path).exists()
+
+
+@pytest.mark.parametrize("destination", ["a\x00b", "../up", "/abs"])
+def test_a_destination_that_could_leave_the_final_dir_is_refused_naming_the_source(tmp_path, destination):
+    plain = write(tmp_path / "src" / "a.txt", b"a")
+    with pytest.raises(PathEscapeError) as error:
+        write_files(FileAwareInputStreamDataWriterBuilder(), task_state(tmp_path),
+                    [FileCopy(str(plain), destination, 1, 0)])
+    assert str(plain) in str(error.value) and repr(destination) in str(error.value)
+    assert not (tmp_path / "up").exists() and not output_root(tmp_path).exists()
+
+
+def test_a_full_disk_fails_naming_the_file_copied_and_its_destination(tmp_path):
+    big = write(tmp_path / "src" / "big.bin", os.urandom(2 << 20))
+    with full_disk(tmp_path / "full") as folder:
+        state = task_state(tmp_path, **{"writer.staging.dir": str(folder / "staging")})
+        with pytest.raises(GobblinPyError) as error:
+            write_files(FileAwareInputStreamDataWriterBuilder(), state, [FileCopy(str(big), "d/big.bin", 2 << 20, 0)])
+        message = str(error.value)
+        assert str(big) in message and str(folder / "staging") in message and "d/big.bin" in message, message
+        assert "No space left on device" in message
+        assert list(folder.rglob("*.bin")) == []  # the partial file went with the staging folder
+
+
+def test_memory_a_copy_cannot_get_fails_naming_the_file_and_its_destination(tmp_path):
+    plain = write(tmp_path / "src" / "a.txt", b"a")
+    state = task_state(tmp_path, **{"gobblin.copy.bufferSize": "4194304TB"})  # 2^62 bytes: no allocator has them
+    with pytest.raises(GobblinPyError, match=rf"copying {plain} to .*/d/a.txt: out of memory"):
+        write_files(FileAwareInputStreamDataWriterBuilder(), state, [FileCopy(str(plain), "d/a.txt", 1, 0)])
+    with pytest.raises(GobblinPyError, match=rf"copying {plain} to /x/a.txt: out of memory \(malloc of size"):
+        with naming_the_copy(str(plain), "/x/a.txt"):  # pyarrow's own allocation failure, ArrowMemoryError
+            pyarrow.fs.LocalFileSystem().open_input_stream(str(plain)).read_buffer(1 << 62)
+
+
+def test_a_full_disk_while_unpacking_fails_naming_the_archive_its_entry_and_the_destination(tmp_path):
+    archive = write(tmp_path / "src" / "big.tar", tar_bytes({"big/data.bin": os.urandom(2 << 20)}, folders=["big/"]))
+    with full_disk(tmp_path / "full") as folder:
+        state = task_state(tmp_path, **{"writer.staging.dir": str(folder / "staging")})
+        with pytest.raises(GobblinPyError) as error:
+            write_files(TarArchiveInputStreamDataWriterBuilder(), state, [FileCopy(str(archive), "out", 1, 0)])
+        message = str(error.value)
+        assert f"{archive} entry 'big/data.bin'" in message and "out/data.bin" in message, message
+        assert "No space left on device" in message
