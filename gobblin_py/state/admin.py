@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from gobblin_py import fs as fsutil
 from gobblin_py.errors import UsageError
+from gobblin_py.state.folders import require_folder
 from gobblin_py.state.run_states import DatasetState
 from gobblin_py.state.states import RunningState
 from gobblin_py.state.store import TABLE_SUFFIX, FsDatasetStateStore, read_state_file
@@ -59,6 +60,8 @@ def export_job(store: FsDatasetStateStore, job: str, target: str, target_fs_uri:
     Refuses to write over an existing file: export into an empty folder (or a new job folder).
     """
     fs, root = fsutil.open_fs(target, target_fs_uri)
+    require_folder(fs, root, "the export target")
+    require_folder(fs, posixpath.join(root, job), "the job's folder in the export target")
     source_dir = store.job_dir(job)
     names = [n for n in fsutil.list_names(store.fs, source_dir) if n.endswith(TABLE_SUFFIX) or n == "datasetUrnNameMapV1"]
     if not names:
@@ -88,6 +91,7 @@ def import_job(store: FsDatasetStateStore, job: str, source: str, source_job: st
     source_store = FsDatasetStateStore(source, source_fs_uri, name_parser=store.name_parser,
                                        max_state_bytes=store.max_state_bytes)
     folder = posixpath.join(root, source_job or job)
+    require_folder(fs, folder, "the import source")
     names = [n for n in fsutil.list_names(fs, folder) if n.endswith(TABLE_SUFFIX)]
     if not names:
         raise UsageError(f"{folder}: no Gobblin state (.jst) files of job {source_job or job!r}")

@@ -26,6 +26,7 @@ from urllib.parse import quote, unquote
 
 from gobblin_py import fs as fsutil
 from gobblin_py.errors import CorruptFileError, UsageError
+from gobblin_py.state.folders import require_folder
 
 STORE_DIR_KEY = "gobblin.startpoint.store.dir"
 APPLIED_KEY = "startpoint.applied"  # on a work unit: the ids of the startpoints it was planned from
@@ -118,7 +119,9 @@ class StartpointStore:
         root = props.get(STORE_DIR_KEY) or posixpath.join(str(props.get("state.store.dir") or ""), "_startpoints")
         if not props.get(STORE_DIR_KEY) and not props.get("state.store.dir"):
             raise UsageError("state.store.dir is not set: startpoints live beside the state store")
-        return cls(root, props.get("state.store.fs.uri"))
+        store = cls(root, props.get("state.store.fs.uri"))
+        require_folder(store.fs, store.root, STORE_DIR_KEY if props.get(STORE_DIR_KEY) else "state.store.dir/_startpoints")
+        return store
 
     def _path(self, job: str, urn: str) -> str:
         name = quote(urn, safe="._-") if urn else "default_dataset_urn"

@@ -29,6 +29,7 @@ from typing import Any
 from gobblin_py import fs as fsutil
 from gobblin_py.config.settings import Settings, SettingsError, setting
 from gobblin_py.errors import StateStoreError
+from gobblin_py.state.folders import require_folder
 from gobblin_py.state.run_states import DatasetState
 from gobblin_py.state.state_files import (  # noqa: F401 - read_state_file and the encoder are used through here
     MAX_STATE_BYTES,
@@ -211,8 +212,10 @@ class FsDatasetStateStore:
         except SettingsError as exc:
             raise StateStoreError(str(exc)) from None
         retention = None if settings.retention is None else settings.retention * _TIME_UNITS[settings.retention_unit]
-        return cls(settings.root, settings.fs_uri, name_parser=name_parser_for(settings.name_parser),
-                   retention_seconds=retention, max_state_bytes=settings.max_state_bytes)
+        store = cls(settings.root, settings.fs_uri, name_parser=name_parser_for(settings.name_parser),
+                    retention_seconds=retention, max_state_bytes=settings.max_state_bytes)
+        require_folder(store.fs, store.root, STATE_STORE_DIR_KEY)
+        return store
 
     # ------------------------------------------------------------ naming
 
