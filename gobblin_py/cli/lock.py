@@ -7,7 +7,7 @@ import sys
 import click
 
 from gobblin_py.cli.base import _Group, conf_options, job_filesystems, load_job_properties, main, require_job_file
-from gobblin_py.errors import UsageError
+from gobblin_py.errors import CorruptFileError, UsageError
 
 
 # ------------------------------------------------------------------ lock
@@ -51,7 +51,12 @@ def lock_show(job_file: str, conf_root: str | None, sysconfig: str | None) -> No
 def lock_break(job_file: str, force: bool, conf_root: str | None, sysconfig: str | None) -> None:
     """Remove the job's lock. Refuses while its holder is alive unless --force."""
     job_lock = _job_lock(job_file, conf_root, sysconfig)
-    holder = job_lock.holder()
+    try:
+        holder = job_lock.holder()
+    except CorruptFileError as exc:  # no run can hold a lock it cannot read back: nothing to protect
+        job_lock.break_lock()
+        click.echo(f"{job_lock.display}: broken (it was an {exc.reason.split(';')[0]})")
+        return
     if holder is None:
         click.echo(f"{job_lock.display}: no lock to break")
         return

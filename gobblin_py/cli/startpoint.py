@@ -34,23 +34,34 @@ def startpoint() -> None:
 @startpoint.command("set")
 @click.argument("job_file")
 @click.option("--dataset", "urn", required=True, help='The dataset URN ("" for the default dataset).')
-@click.option("--partition", default="", help="Only this partition (a Kafka partition, a partition value …).")
-@click.option("--oldest", "kind", flag_value="OLDEST", help="Read everything the source still has.")
-@click.option("--upcoming", "kind", flag_value="UPCOMING", help="Skip what exists now; read only what comes after.")
+@click.option("--partition", default="", help="Only this partition (a Kafka partition number).")
+@click.option("--oldest", is_flag=True, help="Read everything the source still has.")
+@click.option("--upcoming", is_flag=True, help="Skip what exists now; read only what comes after.")
 @click.option("--timestamp", "at", default=None, help="Read again from this event time (ISO 8601 or epoch ms).")
 @click.option("--value", default=None, help="Start at this watermark value (an offset, an id, a time).")
 @conf_options
-def startpoint_set(job_file: str, urn: str, partition: str, kind: str | None, at: str | None, value: str | None,
-                   conf_root: str | None, sysconfig: str | None) -> None:
-    """Set a startpoint; it is used by the next run and removed by the commit that used it."""
+def startpoint_set(job_file: str, urn: str, partition: str, oldest: bool, upcoming: bool, at: str | None,
+                   value: str | None, conf_root: str | None, sysconfig: str | None) -> None:
+    """Set a startpoint; it is used by the next run and removed by the commit that used it.
+
+    It is checked against the job's source before it is stored: a kind the source supports, a partition only
+    where the source has partitions, a value of the source's watermark type.
+    """
+    from gobblin_py.plugins import resolve_class
+    from gobblin_py.runtime.startpoint_checks import check_startpoint
     from gobblin_py.state.startpoints import Startpoint, StartpointKind, StartpointStore, parse_time_ms
 
-    chosen = [k for k in (kind, "TIMESTAMP" if at is not None else None, "SPECIFIC" if value is not None else None) if k]
-    if len(chosen) != 1:
-        raise UsageError("give exactly one of --oldest, --upcoming, --timestamp T, --value W")
+    given = {"OLDEST": oldest, "UPCOMING": upcoming, "TIMESTAMP": at is not None, "SPECIFIC": value is not None}
+    chosen = [kind for kind, on in given.items() if on]
+    if len(chosen) != 1:  # options of one flag would let the last silently win
+        raise UsageError("give exactly one of --oldest, --upcoming, --timestamp T, --value W"
+                         + (f" (not {len(chosen)})" if chosen else ""))
     props, name = job_context(job_file, conf_root, sysconfig)
     point = Startpoint(StartpointKind(chosen[0]),
                        str(parse_time_ms(at, "--timestamp")) if at is not None else value)
+    if not props.get("source.class"):
+        raise UsageError(f"{job_file}: source.class is not set")
+    check_startpoint(resolve_class(props["source.class"], "source.class"), props, urn, partition, point)
     StartpointStore.for_job(props).set(name, urn, partition, point)
     where = f"dataset {urn!r}" + (f" partition {partition!r}" if partition else "")
     click.echo(f"{name}: {where} starts at {point.describe()} at the next run")
@@ -61,11 +72,21 @@ def startpoint_set(job_file: str, urn: str, partition: str, kind: str | None, at
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 @conf_options
 def startpoint_list(job_file: str, as_json: bool, conf_root: str | None, sysconfig: str | None) -> None:
-    """Every startpoint waiting for the job's next run."""
+    """Every startpoint waiting for the job's next run (a warning for each one the run would refuse)."""
+    from gobblin_py.plugins import resolve_class
+    from gobblin_py.runtime.startpoint_checks import check_stored
     from gobblin_py.state.startpoints import StartpointStore
 
     props, name = job_context(job_file, conf_root, sysconfig)
-    points = StartpointStore.for_job(props).all(name)
+    store = StartpointStore.for_job(props)
+    points = store.all(name)
+    if points and props.get("source.class"):
+        for urn in sorted(points):
+            try:
+                check_stored(resolve_class(props["source.class"], "source.class"), props, store, name,
+                             {urn: points[urn]})
+            except UsageError as exc:
+                click.echo(f"gpy: warning: {exc}", err=True)
     if as_json:
         click.echo(json.dumps({urn: {p: s.to_json() for p, s in sp.by_partition.items()} for urn, sp in points.items()},
                               indent=2))

@@ -14,7 +14,7 @@ from contextlib import nullcontext
 from concurrent.futures import ThreadPoolExecutor
 
 from gobblin_py import fs_settings
-from gobblin_py.api import Source, StartpointSource
+from gobblin_py.api import Source
 from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.logs import get_logger
 from gobblin_py.plugins import canonical_plugin_props, instantiate
@@ -33,6 +33,7 @@ from gobblin_py.runtime.recovery import finish_pending_commits, remove_temporary
 from gobblin_py.runtime.run_folders import RunFolders
 from gobblin_py.runtime.validation import check_job
 from gobblin_py.state import FsDatasetStateStore, MultiWorkUnit, RunningState, SourceState, State, TaskState, WorkingState
+from gobblin_py.runtime.startpoint_checks import check_stored
 from gobblin_py.state.startpoints import StartpointStore, applied_ids
 from gobblin_py.state.store import StateStoreSettings
 from gobblin_py.state.summary_index import StateIndex
@@ -58,14 +59,8 @@ def open_source(run: JobRun) -> tuple[Source, SourceState]:
         return source, state
     run.startpoints = StartpointStore.for_job(run.props)
     points = run.startpoints.all(run.job_name)
-    if points:
-        kinds = {sp.kind.value for p in points.values() for sp in p.by_partition.values()}
-        supported = set(source.startpoint_kinds) if isinstance(source, StartpointSource) else set()
-        if kinds - supported:
-            raise UsageError(f"source.class={name} cannot start at {', '.join(sorted(kinds - supported))} startpoints "
-                             f"(set for {', '.join(repr(u) for u in sorted(points))}; it supports "
-                             f"{', '.join(sorted(supported)) or 'none'}): clear them with "
-                             f"`gpy state startpoint clear` or set another kind")
+    if points:  # each must fit the source (a file written by hand or an older gpy), naming its file if not
+        check_stored(type(source), run.props, run.startpoints, run.job_name, points)
         state.startpoints = points
     return source, state
 

@@ -31,8 +31,9 @@ from gobblin_py import fs_conditional as conditional
 from gobblin_py.processes import host_name, pid_alive
 from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import Settings, same_as, setting
-from gobblin_py.errors import GobblinPyError
+from gobblin_py.errors import CorruptFileError, GobblinPyError
 from gobblin_py.logs import get_logger
+from gobblin_py.state.folders import require_folder
 from gobblin_py.state.store import StateStoreSettings
 
 ENABLED_KEY = "job.lock.enabled"
@@ -92,8 +93,8 @@ class LockInfo:
             raw = json.loads(data.decode("utf-8"))
             return cls(raw["host"], int(raw["pid"]), raw.get("job_id", ""), float(raw["started"]),
                        float(raw["refreshed"]), raw.get("token", ""))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise GobblinPyError(f"{path}: unreadable lock file ({exc}); remove it with `gpy lock break`") from None
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise CorruptFileError(path, f"unreadable lock file ({exc}); remove it with `gpy lock break`") from None
 
     def to_bytes(self) -> bytes:
         return json.dumps(self.__dict__, separators=(",", ":")).encode("utf-8")
@@ -113,6 +114,7 @@ class JobLock:
         settings = LockSettings.load({**props, ENABLED_KEY: "true"})
         directory = settings.directory or settings.state_dir
         self.fs, root = fsutil.open_fs(directory, settings.fs_uri or settings.state_fs_uri)
+        require_folder(self.fs, root, DIR_KEY if settings.directory else "state.store.dir")
         self.path = posixpath.join(root, f"{job_name}.lock")
         self.display = self.path if fsutil.is_local(self.fs) else self.fs.unstrip_protocol(self.path)
         self.job_id = job_id
@@ -136,7 +138,7 @@ class JobLock:
             return None, None
         try:
             return LockInfo.parse(data, self.display), version
-        except GobblinPyError:
+        except CorruptFileError:
             # unreadable (an older gpy crashed mid-write?): a stale holder once the timeout has passed
             age = time.time() - self.fs.modified(self.path).timestamp()
             if age > self.timeout_s:
@@ -192,7 +194,7 @@ class JobLock:
             return
         try:
             moved_token = LockInfo.parse(self.fs.cat_file(aside), aside).token
-        except GobblinPyError:
+        except CorruptFileError:
             moved_token = "unreadable"
         if moved_token == holder.token:
             self.fs.rm(aside)
@@ -277,8 +279,11 @@ class JobLock:
         self.info = None
 
     def break_lock(self) -> LockInfo | None:
-        """Remove the lock whoever holds it; returns what it said."""
-        holder = self.holder()
+        """Remove the lock whoever holds it, an unreadable one too; returns what it said."""
+        try:
+            holder = self.holder()
+        except CorruptFileError:
+            holder = LockInfo("?", -1, "", 0.0, 0.0, "unreadable")
         if holder is not None:
             fsutil.remove(self.fs, self.path)
         return holder

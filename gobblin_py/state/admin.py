@@ -14,7 +14,8 @@ import time
 from dataclasses import dataclass
 
 from gobblin_py import fs as fsutil
-from gobblin_py.errors import CorruptFileError, UsageError
+from gobblin_py.errors import UsageError
+from gobblin_py.state.folders import require_folder
 from gobblin_py.state.run_states import DatasetState
 from gobblin_py.state.states import RunningState
 from gobblin_py.state.store import TABLE_SUFFIX, FsDatasetStateStore, read_state_file
@@ -59,6 +60,8 @@ def export_job(store: FsDatasetStateStore, job: str, target: str, target_fs_uri:
     Refuses to write over an existing file: export into an empty folder (or a new job folder).
     """
     fs, root = fsutil.open_fs(target, target_fs_uri)
+    require_folder(fs, root, "the export target")
+    require_folder(fs, posixpath.join(root, job), "the job's folder in the export target")
     source_dir = store.job_dir(job)
     names = [n for n in fsutil.list_names(store.fs, source_dir) if n.endswith(TABLE_SUFFIX) or n == "datasetUrnNameMapV1"]
     if not names:
@@ -70,7 +73,8 @@ def export_job(store: FsDatasetStateStore, job: str, target: str, target_fs_uri:
             raise UsageError(f"{destination} already exists: export into an empty folder")
         data = store.fs.cat_file(posixpath.join(source_dir, name))
         if name.endswith(TABLE_SUFFIX):
-            read_state_file(data, posixpath.join(source_dir, name))  # never export a file that does not decode
+            # never export a file that does not decode
+            read_state_file(data, posixpath.join(source_dir, name), store.max_state_bytes)
         fsutil.atomic_write(fs, destination, data)
         written.append(destination)
     return written
@@ -84,16 +88,16 @@ def import_job(store: FsDatasetStateStore, job: str, source: str, source_job: st
     job already has state in this store, unless ``replace``. Returns the URNs imported.
     """
     fs, root = fsutil.open_fs(source, source_fs_uri)
-    source_store = FsDatasetStateStore(source, source_fs_uri, name_parser=store.name_parser)
+    source_store = FsDatasetStateStore(source, source_fs_uri, name_parser=store.name_parser,
+                                       max_state_bytes=store.max_state_bytes)
     folder = posixpath.join(root, source_job or job)
+    require_folder(fs, folder, "the import source")
     names = [n for n in fsutil.list_names(fs, folder) if n.endswith(TABLE_SUFFIX)]
     if not names:
         raise UsageError(f"{folder}: no Gobblin state (.jst) files of job {source_job or job!r}")
     for name in names:
-        try:
-            read_state_file(fs.cat_file(posixpath.join(folder, name)), posixpath.join(folder, name))
-        except CorruptFileError:
-            raise
+        with fs.open(posixpath.join(folder, name), "rb") as stream:
+            read_state_file(stream, posixpath.join(folder, name), store.max_state_bytes)
     if store.get_latest_dataset_states_by_urns(job) and not replace:
         raise UsageError(f"job {job!r} already has state in {store.url}: import with --replace to put the "
                          "imported states over it (its history is kept)")

@@ -16,6 +16,7 @@ _LONG = struct.Struct(">q")
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+_READ_STEP = 1 << 20  # larger reads go a MiB at a time: a buffered read of n bytes reserves n bytes first
 
 
 def encode_vlong(value: int) -> bytes:
@@ -169,7 +170,14 @@ class StreamInput:
         self.offset = 0
 
     def read_exact(self, n: int, field: str) -> bytes:
-        data = self._stream.read(n) if n else b""
+        if n > _READ_STEP:  # a length that lies costs what the file holds, not what it claims
+            parts, wanted = [], n
+            while wanted and (part := self._stream.read(min(wanted, _READ_STEP))):
+                parts.append(part)
+                wanted -= len(part)
+            data = b"".join(parts)
+        else:
+            data = self._stream.read(n) if n else b""
         if len(data) != n:
             raise CorruptFileError(
                 self.name,

@@ -3,8 +3,9 @@
 Supports the three compression modes (NONE, RECORD, BLOCK) with Hadoop's zlib-family codecs
 (``DefaultCodec`` — what Gobblin writes — plus ``DeflateCodec`` and ``GzipCodec``), file metadata, sync markers
 and sync escapes. The reader streams: it holds one record (NONE/RECORD) or one block (BLOCK) in memory at a
-time, so a large file is never loaded whole. Keys and values are handled as their serialised bytes; the
-caller decodes them (``Text`` for keys, Gobblin Writables for values).
+time, so a large file is never loaded whole; and it refuses a file whose records would inflate to more than a
+limit (``MAX_INFLATED_BYTES`` unless told otherwise) before it spends the memory. Keys and values are handled
+as their serialised bytes; the caller decodes them (``Text`` for keys, Gobblin Writables for values).
 
 Reading also accepts format versions 4 and 5 (no metadata; version 4 has no codec name and implies
 ``DefaultCodec``). Anything else, and any codec outside the zlib family, is refused with a clear error.
@@ -52,14 +53,44 @@ class Compression(enum.Enum):
     BLOCK = "BLOCK"
 
 
-def _zlib_decompress(data: bytes, wbits: int) -> bytes:
+# The most bytes a file's records may inflate to, all blocks together, unless the reader is told otherwise. A
+# dataset state is far smaller: gpy's state of a 10,000-partition Kafka topic is about 22 MB (2.2 KB per
+# partition), Gobblin's, which copies the job's configuration into every task, about 100-300 MB; and Hadoop's
+# own reader cannot hold a buffer of 2 GiB. Anything larger is a decompression bomb or a corrupt file.
+MAX_INFLATED_BYTES = 1 << 30
+# Deflate turns one byte into at most 1032: data shorter than limit / 1032 cannot inflate past the limit.
+_DEFLATE_MAX_RATIO = 1032
+_MEASURE_STEP = 1 << 20  # bytes inflated (and dropped) at a time while measuring
+
+
+class _TooLarge(Exception):
+    """Data inflates to more than the limit it was given."""
+
+
+def _inflate_stream(data: bytes, wbits: int, limit: int, keep: bool = True) -> bytes:
+    """Inflate one complete stream, never producing more than ``limit`` + 1 bytes (raises _TooLarge past it).
+
+    With ``keep`` false the output is only counted, ``_MEASURE_STEP`` bytes at a time, and b"" returned: memory
+    stays small whatever the stream inflates to.
+    """
     decompressor = zlib.decompressobj(wbits)
-    out = decompressor.decompress(data)
+    pieces, size, pending = [], 0, data
+    while True:
+        step = limit + 1 - size if keep else min(_MEASURE_STEP, limit + 1 - size)
+        piece = decompressor.decompress(pending, step)
+        size += len(piece)
+        if size > limit:
+            raise _TooLarge()
+        if keep:
+            pieces.append(piece)
+        pending = decompressor.unconsumed_tail
+        if decompressor.eof or (not pending and len(piece) < step):
+            break
     if not decompressor.eof:
         raise zlib.error("compressed stream is incomplete")
     if decompressor.unused_data:
         raise zlib.error(f"{len(decompressor.unused_data)} stray bytes after the compressed stream")
-    return out
+    return b"".join(pieces)
 
 
 def _raw_deflate(data: bytes) -> bytes:
@@ -67,11 +98,11 @@ def _raw_deflate(data: bytes) -> bytes:
     return compressor.compress(data) + compressor.flush()
 
 
-# codec class name -> (compress, decompress); each call handles one complete, independent stream.
+# codec class name -> (compress, the zlib window bits that decompress it); each call handles one complete stream.
 _CODECS = {
-    DEFAULT_CODEC: (zlib.compress, lambda data: _zlib_decompress(data, 15)),
-    DEFLATE_CODEC: (_raw_deflate, lambda data: _zlib_decompress(data, -15)),
-    GZIP_CODEC: (lambda data: gzip.compress(data, mtime=0), lambda data: _zlib_decompress(data, 31)),
+    DEFAULT_CODEC: (zlib.compress, 15),
+    DEFLATE_CODEC: (_raw_deflate, -15),
+    GZIP_CODEC: (lambda data: gzip.compress(data, mtime=0), 31),
 }
 
 
@@ -155,14 +186,21 @@ class SequenceFileReader:
     """Streams the records of a SequenceFile as ``(key_bytes, value_bytes)`` pairs.
 
     ``name`` is used in error messages (a path, typically). Errors are :class:`CorruptFileError` carrying the
-    byte offset and the reason. The header is read on construction.
+    byte offset and the reason. The header is read on construction. The records of the whole file may take at
+    most ``max_bytes`` once inflated (keys, values and a block's length buffers): every length read from the
+    file is checked against it before anything is read, and compressed data that could inflate past it is
+    measured, in small steps, before it is kept. ``limit_key`` names the setting that raises the limit.
     """
 
-    def __init__(self, stream: BinaryIO, name: str = "<stream>") -> None:
+    def __init__(self, stream: BinaryIO, name: str = "<stream>", max_bytes: int = MAX_INFLATED_BYTES,
+                 limit_key: str | None = None) -> None:
         self._inp = StreamInput(stream, name)
         self.name = name
+        self.max_bytes = max_bytes
+        self._limit_hint = f" ({limit_key} sets the limit)" if limit_key else ""
+        self._inflated = 0  # bytes of records (and length buffers) produced so far
         self.header = _read_header(self._inp)
-        self._decompress = _codec(self.header.codec, name)[1] if self.header.codec else None
+        self._wbits = _codec(self.header.codec, name)[1] if self.header.codec else None
 
     def __iter__(self) -> Iterator[tuple[bytes, bytes]]:
         if self.header.compression is Compression.BLOCK:
@@ -171,6 +209,23 @@ class SequenceFileReader:
 
     def _fail(self, reason: str, offset: int) -> CorruptFileError:
         return CorruptFileError(self.name, reason, offset)
+
+    def _check_length(self, length: int, what: str, at: int) -> None:
+        """Refuse a length read from the file before reading that many bytes."""
+        if length < 0:
+            raise self._fail(f"negative {what} length {length}", at)
+        if length > self.max_bytes:
+            raise self._fail(f"{what} length {length} is longer than the {self.max_bytes} bytes this file's records "
+                             f"may take: the file is corrupt{self._limit_hint}", at)
+
+    def _spend(self, size: int, what: str, at: int) -> None:
+        self._inflated += size
+        if self._inflated > self.max_bytes:
+            raise self._too_large(what, at)
+
+    def _too_large(self, what: str, at: int) -> CorruptFileError:
+        return self._fail(f"{what} inflates to more than {self.max_bytes} bytes, the most this file's records may "
+                          f"take: a decompression bomb or a corrupt file{self._limit_hint}", at)
 
     def _check_sync(self, at: int) -> None:
         marker = self._inp.read_exact(SYNC_SIZE, "sync marker")
@@ -203,24 +258,32 @@ class SequenceFileReader:
             key_len = inp.read_int("key length")
             if record_len < 0 or key_len < 0 or key_len > record_len:
                 raise self._fail(f"bad record lengths (record {record_len}, key {key_len})", at)
+            self._check_length(record_len, "record", at)
+            self._spend(record_len if self._wbits is None else key_len, "record", at)
             key = inp.read_exact(key_len, "record key")
             value_at = inp.offset
             value = inp.read_exact(record_len - key_len, "record value")
-            if self._decompress is not None:
+            if self._wbits is not None:
                 value = self._inflate(value, "record value", value_at)
             yield key, value
 
     def _inflate(self, data: bytes, what: str, at: int) -> bytes:
+        left = self.max_bytes - self._inflated
         try:
-            return self._decompress(data)
+            if len(data) * _DEFLATE_MAX_RATIO > left:  # could be a bomb: measure it without keeping it
+                _inflate_stream(data, self._wbits, left, keep=False)
+            out = _inflate_stream(data, self._wbits, left)
+        except _TooLarge:
+            raise self._too_large(what, at) from None
         except zlib.error as exc:
             raise self._fail(f"{what} does not decompress ({exc})", at) from None
+        self._spend(len(out), what, at)
+        return out
 
     def _read_buffer(self, what: str) -> bytes:
         at = self._inp.offset
         length = self._inp.read_vint(f"{what} length")
-        if length < 0:
-            raise self._fail(f"negative {what} length {length}", at)
+        self._check_length(length, what, at)
         data_at = self._inp.offset
         return self._inflate(self._inp.read_exact(length, what), what, data_at)
 
@@ -258,6 +321,8 @@ class SequenceFileReader:
             if count < 0:
                 raise self._fail(f"negative block record count {count}", block_at)
             key_lengths = self._read_buffer("key-lengths buffer")
+            if count > len(key_lengths):  # each record's key length takes at least one byte
+                raise self._fail(f"block record count {count} is more than its key-lengths buffer holds", block_at)
             keys = self._read_buffer("keys buffer")
             value_lengths = self._read_buffer("value-lengths buffer")
             values = self._read_buffer("values buffer")

@@ -20,17 +20,23 @@ import posixpath
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta, timezone
 from typing import Any
 from urllib.parse import quote, unquote
 
 from gobblin_py import fs as fsutil
 from gobblin_py.errors import CorruptFileError, UsageError
+from gobblin_py.state.folders import require_folder
 
 STORE_DIR_KEY = "gobblin.startpoint.store.dir"
 APPLIED_KEY = "startpoint.applied"  # on a work unit: the ids of the startpoints it was planned from
 TIMESTAMP_KEY = "startpoint.timestamp"  # on a work unit replayed from a time: records before it are filtered
 FILTERED_KEY = "gpy.records.filtered.timestamp"  # on a task state: records the timestamp filter dropped
 DATASET = ""  # the partition key of a dataset-level startpoint
+# Times are epoch milliseconds from 1970 (Kafka reads a negative time as "latest" or "earliest") to the end of
+# year 9999, the last that dates and ISO 8601 write.
+MIN_TIME_MS, MAX_TIME_MS = 0, 253_402_300_799_999
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 class StartpointKind(str, enum.Enum):
@@ -54,8 +60,11 @@ class Startpoint:
     def __post_init__(self) -> None:
         if self.kind in (StartpointKind.TIMESTAMP, StartpointKind.SPECIFIC) and self.value in (None, ""):
             raise UsageError(f"a {self.kind.value} startpoint needs a value")
-        if self.kind is StartpointKind.TIMESTAMP and not str(self.value).lstrip("-").isdigit():
-            raise UsageError(f"a TIMESTAMP startpoint's value is epoch milliseconds, not {self.value!r}")
+        if self.kind is StartpointKind.TIMESTAMP:
+            if not str(self.value).lstrip("-").isdigit():
+                raise UsageError(f"a TIMESTAMP startpoint's value is epoch milliseconds, not {self.value!r}")
+            check_time_ms(int(str(self.value)), str(self.value), "a TIMESTAMP startpoint's time")
+        check_time_ms(self.created_ms, str(self.created_ms), "the startpoint's creation time")
 
     @property
     def timestamp_ms(self) -> int:
@@ -77,7 +86,9 @@ class Startpoint:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Startpoint":
-        return cls(StartpointKind(data["kind"]), data.get("value"), int(data["created_ms"]), str(data["id"]))
+        value = data.get("value")
+        return cls(StartpointKind(data["kind"]), None if value is None else str(value), int(data["created_ms"]),
+                   str(data["id"]))
 
 
 @dataclass
@@ -108,11 +119,18 @@ class StartpointStore:
         root = props.get(STORE_DIR_KEY) or posixpath.join(str(props.get("state.store.dir") or ""), "_startpoints")
         if not props.get(STORE_DIR_KEY) and not props.get("state.store.dir"):
             raise UsageError("state.store.dir is not set: startpoints live beside the state store")
-        return cls(root, props.get("state.store.fs.uri"))
+        store = cls(root, props.get("state.store.fs.uri"))
+        require_folder(store.fs, store.root, STORE_DIR_KEY if props.get(STORE_DIR_KEY) else "state.store.dir/_startpoints")
+        return store
 
     def _path(self, job: str, urn: str) -> str:
         name = quote(urn, safe="._-") if urn else "default_dataset_urn"
         return posixpath.join(self.root, job, f"{name}.json")
+
+    def display_path(self, job: str, urn: str) -> str:
+        """The file of a dataset's startpoints, as a user names it."""
+        path = self._path(job, urn)
+        return path if fsutil.is_local(self.fs) else self.fs.unstrip_protocol(path)
 
     def get(self, job: str, urn: str) -> DatasetStartpoints:
         path = self._path(job, urn)
@@ -121,9 +139,9 @@ class StartpointStore:
             return DatasetStartpoints(data["urn"], {p: Startpoint.from_json(s) for p, s in data["partitions"].items()})
         except FileNotFoundError:
             return DatasetStartpoints(urn)
-        except (ValueError, KeyError, TypeError) as exc:
-            raise CorruptFileError(path, f"not a readable startpoint file ({exc}); fix or remove it "
-                                         "(`gpy state startpoint clear`)") from None
+        except (ValueError, KeyError, TypeError, AttributeError, UsageError) as exc:
+            raise CorruptFileError(self.display_path(job, urn), f"not a readable startpoint file ({exc}); fix "
+                                   f"or remove it (`gpy state startpoint clear --dataset {urn!r}`)") from None
 
     def put(self, job: str, points: DatasetStartpoints) -> None:
         path = self._path(job, points.urn)
@@ -151,14 +169,20 @@ class StartpointStore:
         self.put(job, points)
 
     def clear(self, job: str, urn: str | None = None) -> int:
-        """Remove every startpoint of ``job`` (or of one dataset); how many were removed."""
-        targets = [urn] if urn is not None else list(self.all(job))
+        """Remove every startpoint of ``job`` (or of one dataset); how many were removed. An unreadable file
+        is removed too (and counts as one): clearing is how an operator gets rid of it."""
+        folder = posixpath.join(self.root, job)
+        names = [n for n in fsutil.list_names(self.fs, folder) if n.endswith(".json")] if urn is None else []
+        targets = [urn] if urn is not None else ["" if n == "default_dataset_urn.json" else unquote(n[:-5]) for n in names]
         removed = 0
         for target in targets:
-            points = self.get(job, target)
-            removed += len(points.by_partition)
-            points.by_partition.clear()
-            self.put(job, points)
+            path = self._path(job, target)
+            try:
+                removed += len(self.get(job, target).by_partition)
+            except CorruptFileError:
+                removed += 1
+            if self.fs.exists(path):
+                fsutil.remove(self.fs, path)
         return removed
 
     def remove_ids(self, job: str, urn: str, ids: set[str]) -> None:
@@ -197,17 +221,28 @@ def applied_ids(unit: Any) -> set[str]:
     return {i for i in (unit.get_prop(APPLIED_KEY) or "").split(",") if i}
 
 
+def check_time_ms(ms: int, text: str, what: str) -> int:
+    """``ms`` if it is a time a startpoint can hold, else UsageError naming ``what`` and the ``text`` given."""
+    if not MIN_TIME_MS <= ms <= MAX_TIME_MS:
+        raise UsageError(f"{what} {text!r} is out of range: a time is from 1970-01-01T00:00:00Z (epoch ms "
+                         f"{MIN_TIME_MS}) to 9999-12-31T23:59:59.999Z (epoch ms {MAX_TIME_MS})")
+    return ms
+
+
 def parse_time_ms(text: str, what: str = "time") -> int:
-    """Epoch milliseconds from digits, or from an ISO 8601 date or time (a time without a zone is UTC)."""
+    """Epoch milliseconds from digits, or from an ISO 8601 date or time (a time without a zone is UTC), within
+    the range a startpoint can hold (UsageError naming ``what`` otherwise)."""
     text = text.strip()
     if text.lstrip("-").isdigit():
-        return int(text)
-    from datetime import datetime, timezone
-
+        return check_time_ms(int(text), text, what)
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise UsageError(f"{what} {text!r}: use epoch milliseconds or ISO 8601 (2024-03-01T09:00:00Z)") from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=timezone.utc)
-    return int(parsed.timestamp() * 1000)
+    try:
+        ms = (parsed - _EPOCH) // timedelta(milliseconds=1)
+    except OverflowError:  # a zone that moves 9999-12-31 past the end of datetime's range
+        ms = MAX_TIME_MS + 1
+    return check_time_ms(ms, text, what)

@@ -18,7 +18,6 @@ leaves a half-written ``current`` file, and retention never deletes a dataset's 
 
 from __future__ import annotations
 
-import io
 import posixpath
 import re
 import threading
@@ -29,18 +28,16 @@ from typing import Any
 
 from gobblin_py import fs as fsutil
 from gobblin_py.config.settings import Settings, SettingsError, setting
-from gobblin_py.errors import CorruptFileError, StateStoreError
-from gobblin_py.state.hadoop_io import DataInput
-from gobblin_py.state.sequencefile import TEXT_CLASS, Compression, SequenceFileReader, SequenceFileWriter
+from gobblin_py.errors import StateStoreError
+from gobblin_py.state.folders import require_folder
 from gobblin_py.state.run_states import DatasetState
-from gobblin_py.state.states import DEFAULT_DATASET_URN, WorkUnitState
-from gobblin_py.state.writable import (
-    DATASET_STATE_CLASS,
-    JOB_STATE_CLASS,
-    canonical_class_name,
-    deserialize,
-    serialize,
+from gobblin_py.state.state_files import (  # noqa: F401 - read_state_file and the encoder are used through here
+    MAX_STATE_BYTES,
+    MAX_STATE_BYTES_KEY,
+    encode_dataset_state_file,
+    read_state_file,
 )
+from gobblin_py.state.states import DEFAULT_DATASET_URN, WorkUnitState
 
 TABLE_SUFFIX = ".jst"
 CURRENT = "current"
@@ -78,6 +75,9 @@ class StateStoreSettings(Settings):
                                       "are stored (a dataset's latest state is kept)")
     retention_unit: str = setting(RETENTION_UNIT_KEY, default="DAYS", choices=tuple(_TIME_UNITS),
                                   doc="unit of state.store.retention")
+    max_state_bytes: int = setting(MAX_STATE_BYTES_KEY, default=MAX_STATE_BYTES, minimum=1024,
+                                   doc="the most bytes a state file may inflate to: a larger one is refused as "
+                                       "corrupt (a decompression bomb); real states stay far below")
 
     def check(self) -> list:
         from gobblin_py.config.errors import ConfigError
@@ -186,44 +186,6 @@ class StoredRun:
     state: DatasetState
 
 
-def encode_dataset_state_file(urn: str, state: DatasetState, serialized: bytes | None = None) -> bytes:
-    """The bytes of a ``.jst`` file holding ``state`` under the key ``urn`` (BLOCK, DefaultCodec); ``serialized``:
-    the state's Writable bytes when the caller has them already."""
-    buffer = io.BytesIO()
-    with SequenceFileWriter(buffer, TEXT_CLASS, DATASET_STATE_CLASS, Compression.BLOCK) as writer:
-        writer.append_text(urn, serialize(state) if serialized is None else serialized)
-    return buffer.getvalue()
-
-
-def read_state_file(data_or_stream: bytes | io.BufferedIOBase, path: str) -> list[tuple[str, DatasetState]]:
-    """Decode every record of a dataset-state file as ``(key, DatasetState)``; legacy JobState values too."""
-    stream = io.BytesIO(data_or_stream) if isinstance(data_or_stream, bytes) else data_or_stream
-    try:
-        reader = SequenceFileReader(stream, path)
-        value_class = canonical_class_name(reader.header.value_class)
-        if value_class not in (DATASET_STATE_CLASS, JOB_STATE_CLASS):
-            raise CorruptFileError(
-                path,
-                f"holds {reader.header.value_class} values, not {DATASET_STATE_CLASS}: not a dataset state file",
-            )
-        records = []
-        for index, (key_bytes, value_bytes) in enumerate(reader):
-            what = f"record {index}"
-            key_in = DataInput(key_bytes, what)
-            key = key_in.read_text("record key")
-            try:
-                state = deserialize(value_class, value_bytes, f"the value of {what} (key {key!r})")
-            except CorruptFileError as exc:
-                raise CorruptFileError(path, f"{exc.path}: {exc.reason}" + (
-                    f" at value byte {exc.offset}" if exc.offset is not None else "")) from None
-            if not isinstance(state, DatasetState):
-                state = DatasetState.from_job_state(state)  # type: ignore[arg-type]
-            records.append((key, state))
-        return records
-    except CorruptFileError as exc:
-        raise exc if exc.path == path else exc.with_path(path) from None
-
-
 class FsDatasetStateStore:
     """Persists and looks up ``DatasetState``s on any fsspec filesystem, in Gobblin's layout and format."""
 
@@ -234,8 +196,10 @@ class FsDatasetStateStore:
         storage_options: Mapping[str, Any] | None = None,
         name_parser: SimpleUrnNameParser | GuidUrnNameParser | None = None,
         retention_seconds: float | None = None,
+        max_state_bytes: int = MAX_STATE_BYTES,
     ) -> None:
         self.fs, self.root = fsutil.open_fs(root, fs_uri, dict(storage_options or {}))
+        self.max_state_bytes = max_state_bytes
         self.url = root
         self.name_parser = name_parser or SimpleUrnNameParser()
         self.retention_seconds = retention_seconds
@@ -248,8 +212,10 @@ class FsDatasetStateStore:
         except SettingsError as exc:
             raise StateStoreError(str(exc)) from None
         retention = None if settings.retention is None else settings.retention * _TIME_UNITS[settings.retention_unit]
-        return cls(settings.root, settings.fs_uri, name_parser=name_parser_for(settings.name_parser),
-                   retention_seconds=retention)
+        store = cls(settings.root, settings.fs_uri, name_parser=name_parser_for(settings.name_parser),
+                    retention_seconds=retention, max_state_bytes=settings.max_state_bytes)
+        require_folder(store.fs, store.root, STATE_STORE_DIR_KEY)
+        return store
 
     # ------------------------------------------------------------ naming
 
@@ -333,7 +299,7 @@ class FsDatasetStateStore:
         path = posixpath.join(self.job_dir(job_name), table)
         def read() -> list[tuple[str, DatasetState]]:
             with self.fs.open(path, "rb") as stream:
-                return read_state_file(stream, self.display_path(path))
+                return read_state_file(stream, self.display_path(path), self.max_state_bytes)
 
         try:
             return fsutil.read_whole_version(self.fs, path, read)  # a commit may replace ``current`` meanwhile

@@ -107,7 +107,7 @@ def test_an_unreadable_lock_is_stale_only_after_the_timeout(tmp_path):
     lock_file(job).parent.mkdir(parents=True, exist_ok=True)
     lock_file(job).write_bytes(b"")  # e.g. left by a crash of an older writer
     refused = run_local(job)
-    assert refused.returncode == 1 and "unreadable lock file" in refused.stderr
+    assert refused.returncode == 2 and "unreadable lock file" in refused.stderr
     old = time.time() - 3600
     os.utime(lock_file(job), (old, old))
     assert run_local(job).returncode == 0
