@@ -90,6 +90,8 @@ def check_no_symlink_escape(root: str, path: str, what: str = "path") -> None:
         if parent == probe:
             break
         probe = parent
+    if not is_within(root, probe):
+        return  # nothing below the root exists yet (nor the root itself): no link there to follow
     real = os.path.realpath(probe) if probe else real_root
     if not (real == real_root or real.startswith(real_root.rstrip("/") + "/")):
         raise PathEscapeError(f"{what}: {path} leads through a symbolic link to {real}, outside {root}")

@@ -86,3 +86,8 @@ def test_a_link_to_outside_is_refused_and_one_inside_is_not(tmp_path) -> None:
     check_no_symlink_escape(str(root), str(root / "in" / "new" / "file"))
     with pytest.raises(PathEscapeError, match="symbolic link"):
         check_no_symlink_escape(str(root), posixpath.join(str(root), "out", "file"))
+
+
+def test_a_root_that_does_not_exist_yet_has_no_link_to_follow(tmp_path) -> None:
+    root = tmp_path / "not" / "yet"
+    check_no_symlink_escape(str(root), str(root / "events" / "daily"))

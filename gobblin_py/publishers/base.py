@@ -24,6 +24,7 @@ from gobblin_py.api import DataPublisher
 from gobblin_py.config.branches import branch_count, branch_key
 from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import Scope, Settings, problem_at, setting
+from gobblin_py.contained_paths import check_no_symlink_escape
 from gobblin_py.errors import RecordsLost, UsageError
 from gobblin_py.runtime.commit_sequence import EXACTLY_ONCE, DeliverySettings
 from gobblin_py.logs import get_logger
@@ -99,6 +100,9 @@ class BaseDataPublisher(DataPublisher):
                 source = posixpath.join(src_root, relative) if relative else src_root
                 publisher_fs_uri = scope.prop("data.publisher.fs.uri") or writer_fs_uri
                 dst_fs, target = fsutil.open_fs(scope.final_dir(), publisher_fs_uri)
+                if fsutil.is_local(dst_fs):  # a link inside the final folder may not lead the files out of it
+                    check_no_symlink_escape(fsutil.open_fs(scope.final_root(), publisher_fs_uri)[1], target,
+                                            scope.key("data.publisher.final.dir"))
                 self._verify(task, scope, src_fs)
                 if source in seen_sources:
                     continue  # tasks of one extract may share an output directory: it is published once
