@@ -31,6 +31,7 @@ from gobblin_py.logs import get_logger
 from gobblin_py.runtime.commit_sequence import FsRenameStep, PublishConflictError
 from gobblin_py.state import TaskState, WorkingState
 from gobblin_py.runtime.branch_commit import FILE_RECORDS_KEY
+from gobblin_py.runtime.publish_check import published_check
 from gobblin_py.writers.counting import count_records
 from gobblin_py.writers.paths import BranchScope
 from gobblin_py.writers.settings import WriterSettings
@@ -60,6 +61,7 @@ class BaseDataPublisher(DataPublisher):
     """Moves every file of the successful tasks' output directories into the final directories."""
 
     settings_class = PublisherSettings
+    publishes_counted_files = True
 
     @classmethod
     def validate(cls, props: Mapping[str, str]) -> list[ConfigError]:
@@ -169,10 +171,14 @@ class BaseDataPublisher(DataPublisher):
                                   f"{found}; nothing of the dataset is published")
 
     def publish(self, task_states: Sequence[TaskState]) -> list[str]:
+        """Publish at once (at least once): the moves, then the check that every file is there with its records."""
         steps = self.plan(task_states, allow_replace=True)
+        check = published_check(task_states[0].dataset_urn, task_states, steps) if task_states else None
         for dst_fs, target in self._to_replace:
             if dst_fs.exists(target):
                 dst_fs.rm(target, recursive=True)
         for step in steps:
             step.execute(fresh=True)
+        if check is not None:
+            check.execute()
         return list(self.final_dirs)
