@@ -169,10 +169,19 @@ class BranchScope:
 def namespace_folders(namespace: str, what: str = "extract.namespace") -> list[str]:
     """The folders of a dotted namespace (``shop.eu`` → ``shop/eu``); PathEscapeError naming ``what`` when the
     namespace, or its dots made folders (``..E`` is ``//E``, an absolute path), could leave its folder."""
-    problem = path_problem(namespace) or path_problem(namespace.replace(".", "/"))
+    problem = namespace_problem(namespace)
     if problem:
         raise PathEscapeError(f"{what}={namespace!r} {problem}")
     return relative_parts(namespace.replace(".", "/"), what)
+
+
+def namespace_problem(namespace: str) -> str | None:
+    """Why the dotted ``namespace`` cannot name folders below a folder, or None."""
+    folders = namespace.replace(".", "/")
+    problem = path_problem(namespace) or path_problem(folders)
+    if problem and not path_problem(namespace):
+        return f"names the folders {folders!r} (each '.' becomes a '/'), which {problem}"
+    return problem
 
 
 def name_problem(value: str) -> str | None:
@@ -199,7 +208,7 @@ def path_key_problems(props: Mapping[str, str]) -> list[tuple[str, str]]:
         if plain == "extract.table.name":
             problem = path_problem(value)
         elif plain == "extract.namespace":
-            problem = path_problem(value) or path_problem(value.replace(".", "/"))
+            problem = namespace_problem(value)
         else:
             match = _PER_BRANCH.match(key)
             if match is None or (match.group("base") == "fork.branch.name" and match.group("branch") is None):
