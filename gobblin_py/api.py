@@ -127,7 +127,14 @@ class DataWriterBuilder(ABC):
 
 
 class DataPublisher(ABC):
-    """Moves the committed output of a dataset's tasks to its final place (``data.publisher.type``)."""
+    """Moves the committed output of a dataset's tasks to its final place (``data.publisher.type``).
+
+    ``publishes_counted_files``: it publishes each file its tasks' writers counted by one ``FsRenameStep`` of its
+    ``plan``; the runtime then checks, after the moves and before the dataset's state is saved, that every such
+    file is published and holds its records.
+    """
+
+    publishes_counted_files: bool = False
 
     def init(self, job_props: dict[str, str]) -> None:
         """Read job-level configuration."""

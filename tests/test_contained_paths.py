@@ -91,3 +91,8 @@ def test_a_link_to_outside_is_refused_and_one_inside_is_not(tmp_path) -> None:
 def test_a_root_not_made_yet_holds_no_link(tmp_path) -> None:
     check_no_symlink_escape(str(tmp_path / "final"), str(tmp_path / "final" / "a" / "b.txt"))
     check_no_symlink_escape(str(tmp_path / "final") + "/", str(tmp_path / "final" / "a"))
+
+
+def test_a_root_that_does_not_exist_yet_has_no_link_to_follow(tmp_path) -> None:
+    root = tmp_path / "not" / "yet"
+    check_no_symlink_escape(str(root), str(root / "events" / "daily"))

@@ -24,12 +24,14 @@ from gobblin_py.api import DataPublisher
 from gobblin_py.config.branches import branch_count, branch_key
 from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import Scope, Settings, problem_at, setting
+from gobblin_py.contained_paths import check_no_symlink_escape
 from gobblin_py.errors import RecordsLost, UsageError
 from gobblin_py.runtime.commit_sequence import EXACTLY_ONCE, DeliverySettings
 from gobblin_py.logs import get_logger
 from gobblin_py.runtime.commit_sequence import FsRenameStep, PublishConflictError
 from gobblin_py.state import TaskState, WorkingState
 from gobblin_py.runtime.branch_commit import FILE_RECORDS_KEY
+from gobblin_py.runtime.publish_check import published_check
 from gobblin_py.writers.counting import count_records
 from gobblin_py.writers.paths import BranchScope
 from gobblin_py.writers.settings import WriterSettings
@@ -59,6 +61,7 @@ class BaseDataPublisher(DataPublisher):
     """Moves every file of the successful tasks' output directories into the final directories."""
 
     settings_class = PublisherSettings
+    publishes_counted_files = True
 
     @classmethod
     def validate(cls, props: Mapping[str, str]) -> list[ConfigError]:
@@ -99,6 +102,9 @@ class BaseDataPublisher(DataPublisher):
                 source = posixpath.join(src_root, relative) if relative else src_root
                 publisher_fs_uri = scope.prop("data.publisher.fs.uri") or writer_fs_uri
                 dst_fs, target = fsutil.open_fs(scope.final_dir(), publisher_fs_uri)
+                if fsutil.is_local(dst_fs):  # a link inside the final folder may not lead the files out of it
+                    check_no_symlink_escape(fsutil.open_fs(scope.final_root(), publisher_fs_uri)[1], target,
+                                            scope.key("data.publisher.final.dir"))
                 self._verify(task, scope, src_fs)
                 if source in seen_sources:
                     continue  # tasks of one extract may share an output directory: it is published once
@@ -165,10 +171,14 @@ class BaseDataPublisher(DataPublisher):
                                   f"{found}; nothing of the dataset is published")
 
     def publish(self, task_states: Sequence[TaskState]) -> list[str]:
+        """Publish at once (at least once): the moves, then the check that every file is there with its records."""
         steps = self.plan(task_states, allow_replace=True)
+        check = published_check(task_states[0].dataset_urn, task_states, steps) if task_states else None
         for dst_fs, target in self._to_replace:
             if dst_fs.exists(target):
                 dst_fs.rm(target, recursive=True)
         for step in steps:
             step.execute(fresh=True)
+        if check is not None:
+            check.execute()
         return list(self.final_dirs)

@@ -23,7 +23,7 @@ from gobblin_py import fs as fsutil
 from gobblin_py.api import DataPublisher, ExactlyOncePublisher, Initializable
 from gobblin_py.logs import get_logger
 from gobblin_py.plugins import instantiate
-from gobblin_py.errors import GobblinPyError
+from gobblin_py.errors import GobblinPyError, RecordsLost
 from gobblin_py.group_sync import GroupSync
 from gobblin_py.runtime import interrupts
 from gobblin_py.runtime.boundary import plugin_boundary
@@ -32,6 +32,7 @@ from gobblin_py.runtime.crash_points import boundary, phase
 from gobblin_py.runtime.dataset_outputs import BranchOutput, branch_outputs, failure_line, first_start_ms, task_errors
 from gobblin_py.runtime.job_run import JobRun
 from gobblin_py.runtime.job_settings import COMMIT_POLICIES, CommitSettings, ReplaySettings
+from gobblin_py.runtime.publish_check import published_check
 from gobblin_py.runtime.startpoint_steps import StartpointsConsumedStep
 from gobblin_py.state import progress
 from gobblin_py.state.startpoints import applied_ids
@@ -215,16 +216,21 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
     steps: list[CommitStep] | None = None
     try:
         if successful:
+            planned: list[CommitStep] | None = None
             with plugin_boundary("the publisher"):
                 publisher = _publisher(props)
                 if sequences is not None and store is not None and isinstance(publisher, ExactlyOncePublisher):
-                    steps = list(publisher.plan(successful))
+                    planned = list(publisher.plan(successful))
                     result.published = list(publisher.final_dirs)
                 else:
                     if sequences is not None:
                         log.warning("publisher_not_exactly_once", dataset=urn, publisher=type(publisher).__name__,
                                     note="it has no plan(): data is published, then the state saved (at least once)")
                     result.published = publisher.publish(successful)
+            if planned is not None:  # what it publishes is checked once moved, before the state is saved
+                check = published_check(urn, successful, planned) \
+                    if getattr(publisher, "publishes_counted_files", False) else None
+                steps = planned if check is None else [*planned, check]
         elif sequences is not None and store is not None:
             steps = []
         for task in successful:
@@ -234,6 +240,7 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
         for task in successful:
             task.set_prop("task.failure.exception", trace)
         result.error = f"publishing failed: {exc}"
+        result.published = [] if steps is None else result.published  # nothing was moved by a plan refused
         log.error("publish_failed", dataset=urn, error=str(exc))
     dataset.state = RunningState.COMMITTED
     not_committed = [t for t in tasks if t.working_state not in (WorkingState.COMMITTED, WorkingState.SKIPPED)]
@@ -270,7 +277,7 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
         except Exception as exc:  # noqa: BLE001 - the logged sequence is finished by the next run
             result.commit_pending = True
             result.state = RunningState.FAILED
-            result.error = f"commit interrupted ({exc}); the next run finishes it before pulling more"
+            result.error = pending_error(exc)
             log.error("commit_interrupted", dataset=urn, error=str(exc))
             return result
         with phase("commit.unlog"):
@@ -349,8 +356,16 @@ def _left_pending(commit: LoggedCommit, exc: BaseException, left: list[CommitSeq
     result = commit.result
     result.commit_pending = True
     result.state = RunningState.FAILED
-    result.error = f"commit interrupted ({exc}); the next run finishes it before pulling more"
+    result.error = pending_error(exc)
     log.error("commit_interrupted", dataset=result.urn, error=str(exc))
+
+
+def pending_error(exc: BaseException) -> str:
+    """What a logged commit that could not finish says: why, and what the next run does about it."""
+    if isinstance(exc, RecordsLost):
+        return (f"{exc}; the state is not saved and the commit stays logged: the next run checks the published "
+                "files again, and the dataset sits out until they hold what was written")
+    return f"commit interrupted ({exc}); the next run finishes it before pulling more"
 
 
 def _not_started(commit: LoggedCommit) -> None:

@@ -7,6 +7,7 @@ What is checked (``gpy validate`` and the start of ``gpy run`` share it):
 - the runtime's own keys and the keys every plugin of the job declares (its ``settings_class``) parse, in each
   scope they are read in (a writer's keys once per branch, say), with bounds and enumerations;
 - each plugin's own cross-key checks (``Settings.check`` and the :class:`~gobblin_py.api.Validating` protocol);
+- no table, namespace, branch, file path or file name would lead a written file out of its folder;
 - keys in namespaces gpy owns that nothing declares — most often a typo — are reported with the nearest known
   key ("did you mean"): warnings, or errors with ``strict``.
 """
@@ -55,6 +56,7 @@ from gobblin_py.sources.retry import RetrySettings
 from gobblin_py.state.run_history import HistorySettings
 from gobblin_py.state.store import StateStoreSettings
 from gobblin_py.writers.partitioner_base import WriterPartitioner
+from gobblin_py.writers.paths import path_key_problems
 
 CORE_SETTINGS: tuple[type[Settings], ...] = (
     JobSettings, CommitSettings, ReplaySettings, DeliverySettings, TaskSettings, EngineSettings, LockSettings,
@@ -189,6 +191,8 @@ def check_job(props: Mapping[str, str], *, strict: bool = False) -> JobCheck:
         if any(key.scope in (Scope.BRANCH, Scope.FORK) for key in settings_class.keys()):
             for branch in range(branches):
                 add(settings_class.problems(props, Context(branches, branch)))
+    add(problem_at(props, key, problem, "it names a folder or file below the job's staging, output and final folders")
+        for key, problem in path_key_problems(props))
     declared = set(_declared_names(CORE_SETTINGS))
     for ref, context in _plugin_uses(props, branches):
         try:

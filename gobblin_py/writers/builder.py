@@ -16,7 +16,6 @@ The format-named builders (``AvroDataWriterBuilder`` …) differ only in the for
 from __future__ import annotations
 
 import importlib
-import posixpath
 from typing import Any
 
 import pyarrow as pa
@@ -26,6 +25,7 @@ from gobblin_py.api import BatchPartitioner, DataWriter, DataWriterBuilder, Init
 from gobblin_py.config.branches import branch_count, branch_key
 from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import Settings, problem_at
+from gobblin_py.contained_paths import contained_join
 from gobblin_py.errors import UsageError
 from gobblin_py.state import State, WorkUnitState
 from gobblin_py.writers.paths import FORMAT_EXTENSIONS, BranchScope
@@ -129,7 +129,7 @@ class FsDataWriterBuilder(DataWriterBuilder):
         fs, staging_root = fsutil.open_fs(staging, files.fs_uri)
         _, output_root = fsutil.open_fs(output, files.fs_uri)
         relative = scope.attempt_file_path()
-        explicit_name = files.file_name
+        explicit_name = scope.explicit_file_name()
         ids = WriterIds(writer_id)
 
         def open_file(partition: str, sequence: int) -> StagedFileWriter:
@@ -138,8 +138,8 @@ class FsDataWriterBuilder(DataWriterBuilder):
                 name = numbered_name(explicit_name, sequence, extension + suffix)
             else:
                 name = scope.file_name(file_id, extension) + suffix
-            where = posixpath.join(relative, partition, name) if partition else posixpath.join(relative, name)
-            return writer_cls(fs, scope.staging_file(staging_root, where), posixpath.join(output_root, where), schema,
+            where = contained_join(relative, partition, name, what="partition folder and file name")
+            return writer_cls(fs, scope.staging_file(staging_root, where), contained_join(output_root, where), schema,
                               **options)
 
         def rolling(partition: str) -> RollingDataWriter:

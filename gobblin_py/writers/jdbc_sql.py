@@ -8,6 +8,7 @@ from the job's properties when a connection opens and is never written anywhere 
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import Scope, Settings, setting
 from gobblin_py.errors import GobblinPyError, UsageError
-from gobblin_py.sources.sql.connection import ConnectionConfig
+from gobblin_py.sources.sql.connection import ConnectionConfig, parse_url
 from gobblin_py.sources.sql.settings import ConnectionSettings
 
 DESTINATIONS = ("POSTGRES", "SQLITE", "MYSQL", "TERADATA")
@@ -64,7 +65,25 @@ class JdbcSettings(Settings):
         if self.password and self.password.startswith("ENC("):
             problems.append(ConfigError("encrypted passwords are not supported", key="jdbc.publisher.password",
                                         hint="give the plain password, e.g. through ${env:DB_PASSWORD}"))
+        for key, name in (("jdbc.publisher.table_name", self.table), ("jdbc.publisher.database_name", self.database)):
+            if name and "\x00" in name:
+                problems.append(ConfigError(f"{name!r} holds a NUL byte", key=key, hint="no table or schema is so named"))
+        missing = self._missing_sqlite_file()
+        if missing:
+            problems.append(ConfigError(f"no SQLite database file {missing}", key="jdbc.publisher.url",
+                                        hint="create the database and its final table first (gpy never creates it)"))
         return problems
+
+    def _missing_sqlite_file(self) -> str | None:
+        """The SQLite database file the URL names, when it does not exist (opening it would create it empty)."""
+        try:
+            driver, parts = parse_url(self.url)
+        except UsageError:
+            return None  # the URL's own problem is reported when the writer connects
+        if driver != "sqlite" or not parts.get("database"):
+            return None
+        path = ConnectionConfig(driver, database=parts["database"]).sqlite_path()
+        return None if os.path.isfile(path) else path
 
 
 @dataclass

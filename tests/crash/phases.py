@@ -2,7 +2,8 @@
 
 The runtime marks its phases (``gobblin_py.runtime.crash_points.phase``): taking the lock, finishing an earlier
 run's unfinished commit (``recovery``), removing run folders (``cleanup``), ``planning``, the ``tasks``, and each
-step of a dataset's commit (``commit.log``, ``commit.fs_rename``, ``commit.dataset_state``, ``commit.unlog``),
+step of a dataset's commit (``commit.log``, ``commit.fs_rename``, ``commit.published_records`` — the check of the
+published files —, ``commit.dataset_state``, ``commit.unlog``),
 and a local batch's group sync (``commit.sync``).
 A run started with ``GPY_TEST_KILL_IN_PHASE=<phase>:<n>:<delay>`` dies ``delay`` seconds into the n-th time it
 enters the phase, or as that phase ends if it ends sooner, so every kill lands inside the phase aimed at. The
@@ -22,7 +23,8 @@ from tests.crash.harness import LOGS, CrashJob
 
 PHASE_LOG_ENV = "GPY_TEST_PHASE_LOG"
 KILL_ENV = "GPY_TEST_KILL_IN_PHASE"
-COMMIT_STEPS = ("commit.fs_rename", "commit.dataset_state")  # a kill in either leaves a logged commit unfinished
+# a kill in any of these leaves a logged commit unfinished
+COMMIT_STEPS = ("commit.fs_rename", "commit.published_records", "commit.dataset_state")
 PHASES = ("lock", "recovery", "cleanup", "planning", "tasks", "commit.log", *COMMIT_STEPS, "commit.unlog")
 # a batch of commits on local disk also has its group sync: renames and unlinks waiting on one flush
 BATCH_PHASES = (*PHASES, "commit.sync")

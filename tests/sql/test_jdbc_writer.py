@@ -187,3 +187,24 @@ def test_on_spark_executors_write_staging_tables_the_driver_publishes(tmp_path, 
     result = CliRunner().invoke(main, ["run", str(job(tmp_path, target)), "--engine", "spark", "--master", "local[2]"])
     assert result.exit_code == 0, result.output
     assert target.ids() == list(range(1, 16)) and not [t for t in target.tables() if t.startswith("stage_")]
+
+
+@pytest.mark.parametrize("change,key,says", [
+    (("jdbc.publisher.url=jdbc:sqlite:{root}/users.db", "jdbc.publisher.url=jdbc:sqlite:{root}/nope.db"),
+     "jdbc.publisher.url", "no SQLite database file {root}/nope.db"),
+    (("jdbc.publisher.table_name=test_user", "jdbc.publisher.table_name=test\\u0000user"),
+     "jdbc.publisher.table_name", "NUL"),
+])
+def test_a_missing_database_file_or_a_nul_in_the_table_is_refused_before_any_work(tmp_path, change, key, says):
+    target = Target("sqlite", tmp_path)
+    write_users(tmp_path / "data" / "a.avro", range(1, 3))
+    path = job(tmp_path, target)
+    old, new = (text.format(root=tmp_path) for text in change)
+    path.write_text(path.read_text().replace(old, new))
+    for command in (["validate", str(path)], ["run", str(path), "--engine", "local"]):
+        result = run_gpy(*command)
+        output = result.stdout + result.stderr
+        assert result.returncode == 2, output
+        assert f"key '{key}'" in output and says.format(root=tmp_path) in output, output
+    assert not (tmp_path / "nope.db").exists() and not (tmp_path / "state").exists()
+    assert target.ids() == []

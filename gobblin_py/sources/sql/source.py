@@ -20,6 +20,7 @@ import pyarrow as pa
 from gobblin_py.api import Extractor, Source
 from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import Context, problem_at
+from gobblin_py.contained_paths import path_problem, relative_parts
 from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.logs import get_logger
 from gobblin_py.sources.packing import worst_fit_decreasing
@@ -65,12 +66,21 @@ class QueryBasedSource(Source):
     @classmethod
     def validate(cls, props: Mapping[str, str]) -> list[ConfigError]:
         """Each table's own values (``source.querybased.entity.<table>.<key>``) checked as the job-level ones are."""
-        listed = props.get("source.entities") or props.get("source.entity") or props.get("extract.table.name") or ""
-        tables = [name.strip() for name in listed.split(",") if name.strip()]
+        key = next((k for k in ("source.entities", "source.entity", "extract.table.name") if props.get(k)),
+                   "source.entities")
+        tables = [name.strip() for name in (props.get(key) or "").split(",") if name.strip()]
         problems: list[ConfigError] = []
         if not tables:
             problems.append(problem_at(props, "source.entities", "is not set",
                                        "name the tables to pull (a comma list), or set extract.table.name"))
+        for table in tables:  # a table's name becomes its output folder, unless it is given one
+            renamed = props.get(f"{K.ENTITY_PREFIX}{table}.extract.table.name") or (
+                key == "source.entity" and props.get("extract.table.name"))
+            problem = None if renamed else path_problem(table) or path_problem(table.split(".", 1)[-1])
+            if problem:
+                problems.append(problem_at(props, key, f"table {table!r} {problem}",
+                                           "its name becomes a folder below the final folder: rename the table, "
+                                           f"or give it {K.ENTITY_PREFIX}<table>.extract.table.name"))
         for entity in dict.fromkeys(tables + entity_names(props)):
             for problem in QueryBasedSettings.problems(props, Context(entity=entity)):
                 specific = entity_key(props, entity, problem.key) if problem.key else None
@@ -146,7 +156,9 @@ class QueryBasedSource(Source):
                                        previous_codec(previous_units, settings.watermark_type, class_name))
         if table_type == "SNAPSHOT_APPEND" and not is_full and prev.empty:
             is_full = True  # the first run of a snapshot_append table is its snapshot
-        extract = Extract.create(table_type, settings.namespace or "", _output_table(state, entity, table))
+        output = _output_table(state, entity, table)
+        relative_parts(output, f"table {entity!r}: its output name")  # it becomes a folder below the final folder
+        extract = Extract.create(table_type, settings.namespace or "", output)
         if is_full:
             extract.set_prop("extract.is.full", "true")
             extract.set_prop("extract.full.run.time", int(time.time() * 1000))

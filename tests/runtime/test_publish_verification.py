@@ -1,0 +1,74 @@
+"""Publishing is verified, not assumed: once a dataset's files are moved and before its state is saved, every file
+its tasks wrote must be in its final place holding the records written to it. A publisher (here a plugin) that
+leaves a file out, or a published file that vanishes or holds fewer records, fails the commit: the watermark
+stays where it was, and the message names the folder and the numbers. Through the real CLI."""
+
+from __future__ import annotations
+
+import pytest
+
+from gobblin_py.state import FsDatasetStateStore
+from tests.runtime.test_run_cli import Job, run_local, write_csv
+
+DAMAGING = "data.publisher.type=tests.runtime.publish_plugins.DamagingPublisher\n"
+
+
+def latest_job_id(job: Job) -> str | None:
+    state = FsDatasetStateStore(str(job.state)).get_latest_dataset_state("Orders", "")
+    return state.job_id if state is not None else None
+
+
+def committed_once(tmp_path, extra: str = "") -> tuple[Job, str]:
+    """A job that committed ``a.csv`` (rows 1-40) with the plain publisher, then got ``b.csv`` and ``c.csv``."""
+    job = Job(tmp_path, extra=extra)
+    write_csv(job.data / "a.csv", 1)
+    first = run_local(job)
+    assert first.returncode == 0, first.stderr
+    write_csv(job.data / "b.csv", 101)
+    write_csv(job.data / "c.csv", 201)
+    return job, latest_job_id(job)
+
+
+def test_a_file_the_publisher_leaves_out_fails_the_commit_before_anything_moves(tmp_path):
+    job, before = committed_once(tmp_path)
+    Job(tmp_path, extra=DAMAGING + "test.publish.damage=unplanned\n")
+    done = run_local(job)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "records lost" in done.stdout and "would not be published" in done.stdout, done.stdout
+    assert "80 records" in done.stdout and "40 records" in done.stdout, done.stdout
+    assert job.published_ids() == list(range(1, 41))  # nothing of the dataset moved
+    assert latest_job_id(job) != before  # the failed dataset's state is saved, its watermark rolled back:
+    Job(tmp_path)
+    again = run_local(job)  # the plain publisher pulls both files again
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert job.published_ids() == list(range(1, 41)) + list(range(101, 141)) + list(range(201, 241))
+
+
+@pytest.mark.parametrize("how,says", [("vanish", "is gone"), ("truncate", "holds 1 record")])
+def test_a_published_file_that_vanishes_or_shrinks_fails_the_commit_and_keeps_the_watermark(tmp_path, how, says):
+    job, before = committed_once(tmp_path)
+    Job(tmp_path, extra=DAMAGING + f"test.publish.damage={how}\n")
+    done = run_local(job)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "records lost" in done.stdout and says in done.stdout, done.stdout
+    assert str(job.final / "shop" / "orders") in done.stdout  # the folder
+    assert "wrote 80 records" in done.stdout and ("40 are there" if how == "vanish" else "41 are there") in done.stdout
+    assert latest_job_id(job) == before  # the watermark did not move
+    pending = list((job.state / "_commit_sequences").rglob("*.json"))
+    assert len(pending) == 1  # kept, so nothing is pulled and published twice
+    again = run_local(job)  # the next run finishes the logged commit: the file is still gone or short, so the
+    assert again.returncode == 1 and "this dataset is skipped" in again.stdout  # dataset sits out
+    assert ("records lost" if how == "truncate" else "does not exist") in again.stdout
+    assert latest_job_id(job) == before
+    assert len(job.published_ids()) == (80 if how == "vanish" else 81)  # nothing published twice
+
+
+def test_at_least_once_publishing_is_verified_too(tmp_path):
+    at_least_once = "gobblin.runtime.delivery.semantics=AT_LEAST_ONCE\n"
+    job, _ = committed_once(tmp_path, at_least_once)
+    Job(tmp_path, extra=at_least_once + DAMAGING + "test.publish.damage=vanish\n")
+    done = run_local(job)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "records lost" in done.stdout and "is gone" in done.stdout
+    [dataset] = job.state_json()["datasets"]
+    assert all(t["actual_high_watermark"] == t["low_watermark"] for t in dataset["tasks"])  # rolled back
