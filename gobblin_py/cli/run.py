@@ -32,6 +32,7 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
     Exit codes: 0 all committed, 3 committed with failed tasks, 1 failed, 2 bad configuration or usage,
     75 another run of the job holds its lock, 143/130 stopped by SIGTERM/SIGINT.
     """
+    from gobblin_py.runtime.job_result import EXIT_USAGE
     from gobblin_py.runtime.launcher import JobLauncher
     from gobblin_py.runtime.summary import render
 
@@ -52,6 +53,10 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
         print_summary_table(result)
     else:
         click.echo(render(result))
+    if result.exit_code == EXIT_USAGE:
+        # tasks failed on the job's configuration or input: each said as an error found before the run would be
+        for line in result.usage_errors():
+            click.echo(f"gpy: error: {line}", err=True)
     sys.exit(result.exit_code)
 
 

@@ -29,7 +29,7 @@ from gobblin_py.runtime import interrupts
 from gobblin_py.runtime.boundary import plugin_boundary
 from gobblin_py.runtime.commit_sequence import CommitSequence, CommitStep, DatasetStateStep
 from gobblin_py.runtime.crash_points import boundary, phase
-from gobblin_py.runtime.dataset_outputs import BranchOutput, branch_outputs, failure_line, first_start_ms, task_errors
+from gobblin_py.runtime.dataset_outputs import BranchOutput, branch_outputs, failure_line, first_start_ms, task_errors, usage_errors
 from gobblin_py.runtime.job_run import JobRun
 from gobblin_py.runtime.job_settings import COMMIT_POLICIES, CommitSettings, ReplaySettings
 from gobblin_py.runtime.publish_check import published_check
@@ -93,6 +93,7 @@ class DatasetResult:
     commit_pending: bool = False  # its commit log is left for the next run: keep this run's output files
     branches: list[BranchOutput] = field(default_factory=list)  # per fork branch: records, files, bytes published
     task_errors: list[str] = field(default_factory=list)  # one line per failed task
+    usage_errors: list[str] = field(default_factory=list)  # failed tasks the configuration or input failed (exit 2)
     started_ms: int = 0  # its first task's start
     ended_ms: int = 0  # the end of its commit
     saved: DatasetState | None = None  # the state this run saved as the dataset's latest
@@ -150,6 +151,7 @@ def describe_outputs(result: DatasetResult, tasks: list[TaskState], run_started_
     """``result`` with what its tasks wrote per branch, its failed tasks' causes and when it started and ended."""
     result.branches = branch_outputs(tasks)
     result.task_errors = task_errors(tasks)
+    result.usage_errors = usage_errors(tasks)
     result.started_ms = first_start_ms(tasks, run_started_ms)
     result.ended_ms = int(time.time() * 1000)
     return result

@@ -13,6 +13,10 @@ from gobblin_py.config.branches import branch_key, branch_name
 from gobblin_py.state import TaskState, WorkingState
 
 MAX_ERRORS = 10  # failed tasks named per dataset: enough to see the pattern, short enough to read
+# set on a failed task's state when its failure is the user's configuration or input (a UsageError, a corrupt
+# file): rerunning cannot help until a person fixes the job, so the run exits 2. It travels with the TaskState
+# from threads, worker processes and Spark executors alike.
+USAGE_FAILURE_KEY = "gpy.task.failure.usage"
 
 
 @dataclass
@@ -78,6 +82,13 @@ def task_errors(tasks: list[TaskState]) -> list[str]:
     if len(failed) > MAX_ERRORS:
         lines.append(f"… and {len(failed) - MAX_ERRORS} more failed task(s)")
     return lines
+
+
+def usage_errors(tasks: list[TaskState]) -> list[str]:
+    """``<task id>: <message>`` of each failed task (at most :data:`MAX_ERRORS`) whose failure was the user's
+    configuration or input."""
+    failed = [t for t in tasks if t.working_state is WorkingState.FAILED and t.get_prop(USAGE_FAILURE_KEY)]
+    return [f"{t.task_id}: {t.get_prop(USAGE_FAILURE_KEY)}" for t in failed[:MAX_ERRORS]]
 
 
 def first_start_ms(tasks: list[TaskState], default: int) -> int:

@@ -28,7 +28,14 @@ class JobResult:
     @property
     def exit_code(self) -> int:
         if self.state is RunningState.FAILED or any(d.state is RunningState.FAILED for d in self.datasets):
-            return EXIT_FAILED
+            # a task failed on the job's configuration or input: no rerun succeeds until a person fixes it
+            return EXIT_USAGE if self.usage_errors() else EXIT_FAILED
         if any(d.failed_tasks for d in self.datasets):
             return EXIT_PARTIAL
         return EXIT_OK
+
+    def usage_errors(self) -> list[str]:
+        """The failures of tasks of datasets that failed which were the user's configuration or input, one line
+        each naming the dataset (unless it is the default one) and the task."""
+        return [f"dataset {d.urn}: {line}" if d.urn else line
+                for d in self.datasets if d.state is RunningState.FAILED for line in d.usage_errors]

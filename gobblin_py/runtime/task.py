@@ -14,9 +14,10 @@ import traceback
 import uuid
 from collections.abc import Mapping
 
-from gobblin_py.errors import UsageError
+from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.logs import get_logger
 from gobblin_py.runtime import task_progress
+from gobblin_py.runtime.dataset_outputs import USAGE_FAILURE_KEY
 from gobblin_py.runtime.interrupts import TaskCancelled, pause
 from gobblin_py.runtime.pipeline import TaskPipeline
 from gobblin_py.runtime.task_settings import TaskSettings
@@ -56,6 +57,8 @@ def run_task(job_props: Mapping[str, str], workunit: WorkUnit, job_id: str, task
         except Exception as exc:  # noqa: BLE001 - any plugin error fails the task, not the job
             task.working_state = WorkingState.FAILED
             task.set_prop("task.failure.exception", "".join(traceback.format_exception(exc)))
+            if isinstance(exc, GobblinPyError) and exc.exit_code == UsageError.exit_code:
+                task.set_prop(USAGE_FAILURE_KEY, str(exc))  # the run exits 2 with this message
             log.warning("task_failed", task=task_id, attempt=attempt, error=f"{type(exc).__name__}: {exc}")
             if attempt < settings.max_retries and not isinstance(exc, (UsageError, TaskCancelled)):
                 attempt += 1

@@ -72,6 +72,55 @@ def test_new_partitions_and_new_topics_matching_the_whitelist_are_picked_up(tmp_
     assert f"dataset {second}: COMMITTED" in result.stdout and skipped not in result.stdout
 
 
+def _events(result, name: str) -> list[dict]:
+    return [json.loads(line) for line in result.stderr.splitlines() if f'"{name}"' in line]
+
+
+def _lost_in_state(job: KafkaJob, topic: str) -> dict[int, int]:
+    """``kafka.offsets.lost`` of each partition, as the topic's latest state keeps it."""
+    from gobblin_py.sources.kafka import keys as K
+    from gobblin_py.state import FsDatasetStateStore
+
+    state = FsDatasetStateStore(str(job.state)).get_latest_dataset_state(job.name, topic)
+    found = {}
+    for task in state.all_task_states():
+        partitions = K.partitions_of(task)
+        for index, pid in enumerate(partitions):
+            value = task.get_prop(f"{K.OFFSETS_LOST}.{index}") or task.get_prop(K.OFFSETS_LOST)
+            if value is not None:
+                found[pid] = int(value)
+    return found
+
+
+def test_a_partition_added_under_bootstrap_latest_reports_the_messages_it_skips(tmp_path, broker):
+    """Gobblin's rule: a new partition starts at its latest offset. What it held then is never read: the run
+    warns, naming the topic and partition, and counts it as offsets lost (the plan's summary, the state)."""
+    topic = broker.create_topic(partitions=2)
+    broker.produce(topic, ["before0", "before1"])
+    job = KafkaJob(tmp_path, broker, topic__whitelist=topic, bootstrap__with__offset="latest")
+    first = job.run()
+    assert job.values(topic) == [] and job.offsets(topic) == {0: 1, 1: 1}
+    assert _events(first, "kafka_planned")[0]["offsets_lost"] == 0  # a new topic starts at latest: expected
+    assert not _events(first, "kafka_new_partition_skipped")
+
+    broker.add_partitions(topic, 4)
+    broker.produce(topic, [f"early{i}" for i in range(5)], partition=2)
+    broker.produce(topic, ["early-3"], partition=3)
+    broker.produce(topic, ["next0"], partition=0)
+    second = job.run()
+    assert job.values(topic) == [b"next0"]  # Gobblin's rule stands
+    assert job.offsets(topic) == {0: 2, 1: 1, 2: 5, 3: 1}
+    warned = sorted((e["topic"], e["partition"], e["offsets_lost"], e["earliest"], e["latest"])
+                    for e in _events(second, "kafka_new_partition_skipped"))
+    assert warned == [(topic, 2, 5, 0, 5), (topic, 3, 1, 0, 1)]
+    assert all(e["level"] == "warning" for e in _events(second, "kafka_new_partition_skipped"))
+    assert _events(second, "kafka_planned")[0]["offsets_lost"] == 6
+    assert _lost_in_state(job, topic) == {2: 5, 3: 1}
+
+    third = job.run()  # the skipped messages are reported once, when they are skipped
+    assert not _events(third, "kafka_new_partition_skipped")
+
+
 @pytest.mark.parametrize("mode, lookback, expected", [
     ("earliest", None, ["0", "1", "2", "3", "4"]),
     ("latest", None, []),

@@ -3,8 +3,10 @@ a signal, a dead worker or a killed run leaves nothing published and no worker b
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -137,3 +139,73 @@ def test_workers_die_with_a_killed_run(tmp_path):
     rerun = run_local(job)
     assert rerun.returncode == 0, rerun.stderr
     assert job.published_ids() == sorted(1 + k * 1000 + i for k in range(12) for i in range(ROWS))
+
+
+def _in_session(sid: int) -> set[int]:
+    """Live (not zombie) processes of session ``sid``."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == sid and fields[0] != "Z":
+                found.add(int(entry.name))
+    return found
+
+
+def _command(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:200]
+    except OSError:
+        return f"{pid} (gone)"
+
+
+def _read_to_eof(pipes: list, seconds: float) -> bool:
+    """Read every pipe until it ends; whether all ended within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    open_pipes = list(pipes)
+    while open_pipes:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        ready, _, _ = select.select(open_pipes, [], [], left)
+        for pipe in ready:
+            if not os.read(pipe.fileno(), 65536):
+                open_pipes.remove(pipe)
+    return True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_run_killed_while_its_workers_start_leaves_no_process_and_no_open_output(tmp_path):
+    """SIGKILL (the OOM killer) at many instants of the workers' start-up: within a couple of seconds both of the
+    run's output pipes end (a supervisor reading them is not left hanging) and no process of the run is left."""
+    job = _job(tmp_path, files=4)
+    lingering = []
+    for delay in (0.0, 0.003, 0.01, 0.03, 0.07, 0.15, 0.3, 0.5):
+        proc = subprocess.Popen([sys.executable, "-m", "gobblin_py.cli", "--log-format", "json", "run",
+                                 str(job.file), "--engine", "local"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 30
+            while not _children(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.001)  # the first process the run starts for its workers
+            time.sleep(delay)
+            os.kill(proc.pid, signal.SIGKILL)
+            killed = time.monotonic()
+            ended = _read_to_eof([proc.stdout, proc.stderr], 5)
+            waited = time.monotonic() - killed
+            proc.wait()
+            left = _in_session(proc.pid)
+            while left and time.monotonic() - killed < 2:  # a process being killed may still be closing down
+                time.sleep(0.02)
+                left = _in_session(proc.pid)
+            if not ended or waited > 2 or left:
+                lingering.append((delay, round(waited, 2), [_command(pid) for pid in sorted(left)]))
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)  # the run's own group: whatever it left behind
+            proc.stdout.close()
+            proc.stderr.close()
+    assert lingering == [], lingering

@@ -26,7 +26,7 @@ PREVIOUS = ("previousStartFetchEpochTime", "previousStopFetchEpochTime", "previo
 INDEXED = (*PREVIOUS, OFFSET_FETCH_TIME)  # the keys a squeezed work unit keeps per partition, as key.<i>
 UNDECODABLE_COUNT = "error.message.undecodable.count"
 ERROR_PARTITION_COUNT = "error.partition.count"
-OFFSETS_LOST = "kafka.offsets.lost"  # gpy: offsets skipped because the stored one fell out of range
+OFFSETS_LOST = "kafka.offsets.lost"  # gpy: offsets never read (out of range, or a new partition's start)
 
 # gpy's per-partition facts in a task state, by topic and partition id (next to Gobblin's avg.record.millis)
 AVG_RECORD_MILLIS = "avg.record.millis"

@@ -5,7 +5,8 @@ planned, so a run is a bounded batch that leaves what arrives meanwhile for the 
 
 1. the latest offset when the topic is in ``topics.move.to.latest.offset`` (or it says ``all``);
 2. without a stored offset, per ``bootstrap.with.offset``: ``latest``, ``earliest``, ``offset_lookback``
-   (``latest - kafka.offset.lookback``), or ``skip`` (no work unit, nothing stored);
+   (``latest - kafka.offset.lookback``), or ``skip`` (no work unit, nothing stored); for a partition added to a
+   topic the job already pulls, the messages this skips are reported as lost;
 3. the stored offset (the previous run's actual high watermark) when ``earliest <= stored <= latest``;
 4. otherwise per ``reset.on.offset.out.of.range``: ``earliest``, ``latest``, ``nearest`` (earliest when the stored
    offset fell below the range, latest when it is beyond it), or ``skip`` (stored offset kept, nothing pulled).
@@ -119,8 +120,26 @@ class PartitionPlan:
 
 
 def plan_partition(settings: KafkaSourceSettings, topic: str, partition: int, earliest: int, latest: int,
-                   previous: Previous | None) -> tuple[int, int, int] | None:
-    """``(start, high, lost)`` for one partition, or None when bootstrap says skip (no work unit at all)."""
+                   previous: Previous | None, topic_pulled: bool = False) -> tuple[int, int, int] | None:
+    """``(start, high, lost)`` for one partition, or None when bootstrap says skip (no work unit at all).
+
+    ``topic_pulled``: the job stored offsets of other partitions of the topic. A partition without one is then
+    new to a topic the job already pulls, and the messages it holds before where it starts (all of them under
+    ``bootstrap.with.offset=latest``, Gobblin's rule) are never read: they count as lost, with a warning."""
+    decided = _plan(settings, topic, partition, earliest, latest, previous)
+    stored = previous.offset if previous is not None and previous.complete else None
+    if decided is None or stored is not None or not topic_pulled or decided[0] <= earliest:
+        return decided
+    start, high, _ = decided
+    log.warning("kafka_new_partition_skipped", topic=topic, partition=partition, earliest=earliest, latest=latest,
+                start=start, offsets_lost=start - earliest, bootstrap=settings.bootstrap,
+                note="a partition added to the topic starts where bootstrap.with.offset says: the messages it held "
+                     "before are not pulled (bootstrap.with.offset=earliest pulls them)")
+    return start, high, start - earliest
+
+
+def _plan(settings: KafkaSourceSettings, topic: str, partition: int, earliest: int, latest: int,
+          previous: Previous | None) -> tuple[int, int, int] | None:
     stored = previous.offset if previous is not None and previous.complete else None
     if settings.moves_to_latest(topic):
         lost = latest - stored if stored is not None and stored < latest else 0
@@ -186,6 +205,7 @@ def plan_topic(settings: KafkaSourceSettings, topic: str, partitions: list, offs
     partition would start."""
     plans: list[PartitionPlan] = []
     seen = set()
+    pulled = any(prev.complete for (name, _), prev in previous.items() if name == topic)
     for info in partitions:
         seen.add(info.partition)
         prev = previous.get((topic, info.partition))
@@ -205,7 +225,7 @@ def plan_topic(settings: KafkaSourceSettings, topic: str, partitions: list, offs
             plans.append(PartitionPlan(topic, info.partition, start, latest, str(info.leader_id), info.leader,
                                        fetched_at, prev, startpoint=point))
             continue
-        decided = plan_partition(settings, topic, info.partition, earliest, latest, prev)
+        decided = plan_partition(settings, topic, info.partition, earliest, latest, prev, pulled)
         if decided is None:
             continue
         start, high, lost = decided
