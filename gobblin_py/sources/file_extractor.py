@@ -60,7 +60,8 @@ class FileExtractor(Extractor):
                 schema, batches = read_avro(stream, path, self.settings.avro_schema, self.settings.batch_size)
                 return schema, batches, -1
             if fmt == "json":
-                reader = pa_json.open_json(stream)
+                options = pa_json.ReadOptions(block_size=self.settings.json_block_size)
+                reader = pa_json.open_json(stream, read_options=options)
                 return reader.schema, iter(reader), -1
             header, names = self.settings.csv_header, list(self.settings.csv_columns) or None
             reader = pa_csv.open_csv(
@@ -71,6 +72,7 @@ class FileExtractor(Extractor):
             )
             return reader.schema, iter(reader), -1
         except (pa.ArrowException, OSError) as exc:
+            self._raise_too_long(exc, path, fmt)
             raise GobblinPyError(f"{path}: cannot read as {fmt}: {exc}") from exc
 
     def get_schema(self) -> pa.Schema:
@@ -121,11 +123,18 @@ class FileExtractor(Extractor):
                         batch = _conform(batch, schema, path)
                     yield self._observe(batch)
             except pa.ArrowException as exc:
-                if "straddling" in str(exc) or "block size" in str(exc):
-                    raise GobblinPyError(f"{path}: a CSV row is larger than source.filebased.csv.block.size "
-                                         f"({self.settings.csv_block_size} bytes): raise it") from exc
+                self._raise_too_long(exc, path, file_format(path, self.settings.format))
                 raise GobblinPyError(f"{path}: {exc}") from exc
         self._complete = True
+
+    def _raise_too_long(self, exc: BaseException, path: str, fmt: str) -> None:
+        """A UsageError naming the key to raise when Arrow could not fit a row of ``path`` in one block."""
+        if fmt not in ("csv", "json") or not ("straddling" in str(exc) or "block size" in str(exc)):
+            return
+        key, size = self.settings.block_size_key(fmt)
+        row = "line" if fmt == "json" else "row"
+        raise UsageError(f"{path}: a {fmt.upper()} {row} is longer than {key} ({size} bytes): raise {key} "
+                         f"above the longest {row}") from exc
 
     def _observe(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """Count the batch, note its event times, and drop what a replay from a time does not want."""

@@ -48,6 +48,9 @@ class FileSourceSettings(Settings):
                                            doc="column names when the CSV has no header")
     csv_block_size: int = setting("source.filebased.csv.block.size", kind=Kind.SIZE, default=16 << 20, minimum=1 << 16,
                                   default_doc="16MB", doc="bytes of CSV parsed at a time; a row must fit in one block")
+    json_block_size: int = setting("source.filebased.json.block.size", kind=Kind.SIZE, default=16 << 20,
+                                   minimum=1 << 16, default_doc="16MB",
+                                   doc="bytes of JSON lines parsed at a time; a line must fit in one block")
     batch_size: int = setting("source.filebased.batch.size", default=65536, minimum=1,
                               doc="rows per batch read from Parquet and Avro files")
     avro_schema: str | None = setting("source.schema", default_doc="each file's own",
@@ -55,6 +58,11 @@ class FileSourceSettings(Settings):
     event_column: str | None = setting("source.event.time.column",
                                        doc="the column holding each record's event time (a timestamp, a date or epoch "
                                            "milliseconds): completeness and replay from a time follow it")
+
+    def block_size_key(self, fmt: str) -> tuple[str, int]:
+        """The key bounding how long a row of ``fmt`` (csv or json) may be, and its value."""
+        name = "json_block_size" if fmt == "json" else "csv_block_size"
+        return next(key.name for field, key in self.declared() if field == name), getattr(self, name)
 
     @property
     def delimiter(self) -> str:
