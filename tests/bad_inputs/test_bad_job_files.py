@@ -23,6 +23,8 @@ CASES: dict[str, tuple[str, tuple[str, ...]]] = {
     "binary_undecodable_bytes": ("job.pull", ("job.pull:10", "UTF-8")),
     "binary_control_characters": ("job.pull", ("job.pull:10", "control character")),
     "hocon_binary_garbage": ("job.conf", ("job.conf:10", "NUL")),
+    "template_inherits_itself": ("job.pull", ("self.template -> ", "self.template", "inherit")),
+    "template_inheritance_loop": ("job.pull", ("a.template -> ", "b.template -> ", "inherit")),
     "include_itself": ("job.pull", ("job.pull:10", "include cycle", "job.pull -> ")),
     "include_chain_loop": ("job.pull", ("second.inc:1", "include cycle", "first.inc -> ", "second.inc -> ")),
     "hocon_include_itself": ("job.conf", ("job.conf:10", "include cycle")),
@@ -30,7 +32,7 @@ CASES: dict[str, tuple[str, tuple[str, ...]]] = {
 
 
 def test_every_folder_is_a_case():
-    folders = {p.name for p in HERE.iterdir() if p.is_dir() and not p.name.startswith(("__", "template"))}
+    folders = {p.name for p in HERE.iterdir() if p.is_dir() and not p.name.startswith("__")}
     assert folders == set(CASES)
 
 
@@ -45,7 +47,8 @@ def test_validate_refuses_the_file_naming_where(case, tmp_path):
         assert text in result.stdout, (text, result.stdout)
 
 
-@pytest.mark.parametrize("case", ["unicode_escape_cut_short", "self_reference_repeated_key", "binary_nul_bytes"])
+@pytest.mark.parametrize("case", ["unicode_escape_cut_short", "self_reference_repeated_key", "binary_nul_bytes",
+                                  "template_inherits_itself"])
 def test_run_refuses_the_file_before_any_work(case, tmp_path):
     folder = tmp_path / case
     shutil.copytree(HERE / case, folder)
