@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pyarrow as pa
-import pyarrow.csv as pa_csv
-import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
 from gobblin_py import fs as fsutil
@@ -14,9 +12,13 @@ from gobblin_py.api import Extractor, PartitionProgress
 from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.logs import get_logger
 from gobblin_py.native_io import open_input
+from gobblin_py.sources import file_schema
+from gobblin_py.sources.file_readers import OpenFile, open_file, raise_for
+from gobblin_py.sources.file_schema import DATASET_SCHEMA_KEY, SCHEMA_SOURCE_KEY
 from gobblin_py.sources.file_settings import (
     FILE_MTIMES_KEY,
     FILES_TO_PULL_KEY,
+    SCHEMA_CHANGE_KEY,
     SCHEMA_FILE_KEY,
     FileSourceSettings,
     file_format,
@@ -28,15 +30,25 @@ log = get_logger(__name__)
 
 
 class FileExtractor(Extractor):
-    """Reads a work unit's files in order, as record batches; later files are cast to the first's schema."""
+    """Reads a work unit's files in order, as record batches, each file read to its dataset's schema.
+
+    The schema is the one the source planned for the dataset (:mod:`gobblin_py.sources.file_schema`), else the
+    unit's first file's; a file that differs from it fails the task naming the file, the column, the types and
+    the record, unless ``source.filebased.schema.change=allow`` (each file is then published with its own, and
+    the change is logged).
+    """
 
     def __init__(self, state: WorkUnitState) -> None:
         self.state = state
         self.settings = FileSourceSettings.load(state)
         self.paths = state.get_prop_as_list(FILES_TO_PULL_KEY)
         self.fs, _ = fsutil.open_fs(self.settings.directory, self.settings.fs_uri)
+        recorded = state.get_prop(DATASET_SCHEMA_KEY)
+        self.reference: pa.Schema | None = file_schema.decode(recorded) if recorded else None
+        self.origin = state.get_prop(SCHEMA_SOURCE_KEY) or "the dataset's first file"
+        self.strict = self.settings.schema_change == "fail"
         self._schema: pa.Schema | None = None
-        self._first: tuple | None = None  # the first file's reader, opened for its schema, read from then on
+        self._first: OpenFile | None = None  # the first file, opened for its schema, read from then on
         self._open: list = []
         self._complete = False
         self._since: int | None = None
@@ -45,44 +57,34 @@ class FileExtractor(Extractor):
         self._min_event: int | None = None
         self._max_event: int | None = None
 
-    def _reader(self, path: str):
-        fmt = file_format(path, self.settings.format)
-        stream = open_input(self.fs, path)
-        self._open.append(stream)
-        try:
-            if fmt == "parquet":
-                parquet = pq.ParquetFile(stream)
-                return (parquet.schema_arrow, parquet.iter_batches(batch_size=self.settings.batch_size),
-                        parquet.metadata.num_rows)
-            if fmt == "avro":
-                from gobblin_py.sources.avro_read import read_avro  # the Avro codec only for Avro files
-
-                schema, batches = read_avro(stream, path, self.settings.avro_schema, self.settings.batch_size)
-                return schema, batches, -1
-            if fmt == "json":
-                options = pa_json.ReadOptions(block_size=self.settings.json_block_size)
-                reader = pa_json.open_json(stream, read_options=options)
-                return reader.schema, iter(reader), -1
-            header, names = self.settings.csv_header, list(self.settings.csv_columns) or None
-            reader = pa_csv.open_csv(
-                stream,
-                read_options=pa_csv.ReadOptions(autogenerate_column_names=not header and not names, column_names=names,
-                                                block_size=self.settings.csv_block_size),
-                parse_options=pa_csv.ParseOptions(delimiter=self.settings.delimiter),
-            )
-            return reader.schema, iter(reader), -1
-        except (pa.ArrowException, OSError) as exc:
-            self._raise_too_long(exc, path, fmt)
-            raise GobblinPyError(f"{path}: cannot read as {fmt}: {exc}") from exc
+    def _reader(self, path: str) -> OpenFile:
+        opened = open_file(self.fs, path, self.settings, self.reference if self.strict else None, self.origin)
+        self._open.append(opened.stream)
+        if self.reference is not None:
+            # strict: a type that differs is cast, batch by batch, and fails naming the first record that does not fit
+            changes = file_schema.differences(self.reference, opened.schema, types=not self.strict)
+            if changes and self.strict:
+                raise UsageError(f"{path}: its columns differ from this dataset's schema (learnt from {self.origin}): "
+                                 f"{'; '.join(changes)}; the files of a dataset share one schema: fix the file, or "
+                                 f"set {SCHEMA_CHANGE_KEY}=allow to publish each file with its own")
+            if changes:
+                log.warning("schema_changed", file=path, schema_from=self.origin, changes=changes)
+        return opened
 
     def get_schema(self) -> pa.Schema:
         if self._schema is None:
             first = self.paths[0] if self.paths else self.state.get_prop(SCHEMA_FILE_KEY)
-            if first and self.paths:
+            if self.paths:
                 self._first = self._reader(first)
-                self._schema = self._first[0]
+                self._schema = self._first.schema
+            elif self.reference is not None:
+                self._schema = self.reference
             else:
-                self._schema = self._reader(first)[0] if first else pa.schema([])
+                self._schema = self._reader(first).schema if first else pa.schema([])
+            if self.reference is not None and self.strict:
+                # the dataset's schema, its columns of unknown (null) type typed by this file where it types them,
+                # with what the file's schema carries beside its columns (an Avro schema, a Gobblin schema string)
+                self._schema = file_schema.merged([self.reference, self._schema]).with_metadata(self._schema.metadata)
         return self._schema
 
     def filter_before(self, timestamp_ms: int) -> None:
@@ -114,27 +116,20 @@ class FileExtractor(Extractor):
         self._complete = False
         for index, path in enumerate(self.paths):
             if index == 0 and self._first is not None:  # its first block was parsed for the schema: go on from there
-                (file_schema, batches, _), self._first = self._first, None
+                opened, self._first = self._first, None
             else:
-                file_schema, batches, _ = self._reader(path)
+                opened = self._reader(path)
+            rows = 0
             try:
-                for batch in batches:
-                    if file_schema != schema:
-                        batch = _conform(batch, schema, path)
+                for batch in opened.batches:
+                    if batch.schema != schema:
+                        batch = _conform(batch, schema, path, rows, self.origin if self.reference else self.paths[0])
+                    rows += batch.num_rows
                     yield self._observe(batch)
             except pa.ArrowException as exc:
-                self._raise_too_long(exc, path, file_format(path, self.settings.format))
+                raise_for(exc, self.fs, path, self.settings, self.reference if self.strict else None, self.origin)
                 raise GobblinPyError(f"{path}: {exc}") from exc
         self._complete = True
-
-    def _raise_too_long(self, exc: BaseException, path: str, fmt: str) -> None:
-        """A UsageError naming the key to raise when Arrow could not fit a row of ``path`` in one block."""
-        if fmt not in ("csv", "json") or not ("straddling" in str(exc) or "block size" in str(exc)):
-            return
-        key, size = self.settings.block_size_key(fmt)
-        row = "line" if fmt == "json" else "row"
-        raise UsageError(f"{path}: a {fmt.upper()} {row} is longer than {key} ({size} bytes): raise {key} "
-                         f"above the longest {row}") from exc
 
     def _observe(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """Count the batch, note its event times, and drop what a replay from a time does not want."""
@@ -159,6 +154,8 @@ class FileExtractor(Extractor):
 
     def close(self) -> None:
         self.state.set_prop(FILTERED_KEY, self._filtered)
+        if self._complete and self._schema is not None and self._schema.names:
+            self.state.set_prop(DATASET_SCHEMA_KEY, file_schema.encode(self._schema))  # for the dataset's next run
         if self._complete:
             expected = self.state.workunit.expected_high_watermark(LongWatermark)
             if expected is not None:
@@ -168,9 +165,23 @@ class FileExtractor(Extractor):
         self._open.clear()
 
 
-def _conform(batch: pa.RecordBatch, schema: pa.Schema, path: str) -> pa.RecordBatch:
-    if batch.schema.names != schema.names:
-        raise GobblinPyError(
-            f"{path}: columns {batch.schema.names} differ from the work unit's first file's {schema.names}"
-        )
-    return batch.cast(schema)
+def _conform(batch: pa.RecordBatch, schema: pa.Schema, path: str, rows_before: int, origin: str) -> pa.RecordBatch:
+    """``batch`` of ``path`` as ``schema`` has it: its columns in that order, each cast to its type."""
+    if sorted(batch.schema.names) != sorted(schema.names):
+        raise UsageError(f"{path}: columns {batch.schema.names} differ from {schema.names}, those of {origin}: the "
+                         f"files of a dataset share one schema")
+    columns = []
+    for field in schema:
+        column = batch.column(field.name)
+        if column.type != field.type:
+            bad = file_schema.first_bad_row(column, field.type)
+            if bad is not None:
+                raise UsageError(
+                    f"{path}: column '{field.name}' is {field.type} in this dataset (its schema learnt from {origin}) "
+                    f"but {column.type} in this file: record {rows_before + bad + 1} holds "
+                    f"{file_schema.shown(column[bad].as_py())}, which is no {field.type}; the files of a dataset "
+                    f"share one schema: fix the file, or set {SCHEMA_CHANGE_KEY}=allow to publish each file with "
+                    f"its own")
+            column = column.cast(field.type)
+        columns.append(column)
+    return pa.RecordBatch.from_arrays(columns, schema=schema)

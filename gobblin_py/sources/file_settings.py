@@ -19,6 +19,7 @@ FILES_TO_PULL_KEY = "source.filebased.files.to.pull"
 FILE_MTIMES_KEY = "source.filebased.files.mtime"  # the modification times of the files to pull, in their order
 SCHEMA_FILE_KEY = "source.filebased.schema.file"  # a unit that reads no file takes its schema from this one
 SNAPSHOT_SEPARATOR = ":::"
+SCHEMA_CHANGE_KEY = "source.filebased.schema.change"
 
 FORMATS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json", ".parquet": "parquet",
            ".avro": "avro"}
@@ -53,6 +54,10 @@ class FileSourceSettings(Settings):
                                    doc="bytes of JSON lines parsed at a time; a line must fit in one block")
     batch_size: int = setting("source.filebased.batch.size", default=65536, minimum=1,
                               doc="rows per batch read from Parquet and Avro files")
+    schema_change: str = setting(SCHEMA_CHANGE_KEY, default="fail", choices=("fail", "allow"),
+                                 doc="a file whose columns or types differ from its dataset's (learnt from the "
+                                     "previous run, or from the run's first file): fail the task naming the file, "
+                                     "column and types; allow: publish it with its own, with a warning")
     avro_schema: str | None = setting("source.schema", default_doc="each file's own",
                                       doc="Avro files: the reader schema (JSON) to read every file with")
     event_column: str | None = setting("source.event.time.column",

@@ -11,6 +11,7 @@ Its keys are declared in :class:`FileSourceSettings` (``gpy plugins`` and the RE
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import posixpath
 from datetime import datetime
@@ -20,7 +21,10 @@ from gobblin_py import fs as fsutil
 from gobblin_py.api import Extractor, Source
 from gobblin_py.errors import GobblinPyError
 from gobblin_py.logs import get_logger
+from gobblin_py.sources import file_schema
 from gobblin_py.sources.file_extractor import FileExtractor
+from gobblin_py.sources.file_readers import open_file
+from gobblin_py.sources.file_schema import DATASET_SCHEMA_KEY, INFERENCE_BYTES, PREVIOUS_RUN, SCHEMA_SOURCE_KEY
 from gobblin_py.sources.file_settings import (  # noqa: F401 - re-exported: the file source's names live here too
     DATA_DIRECTORY_KEY,
     FILE_MTIMES_KEY,
@@ -43,9 +47,12 @@ from gobblin_py.state.startpoints import (
     parse_time_ms,
     startpoint_for,
 )
-from gobblin_py.state import Extract, LongWatermark, SourceState, WatermarkInterval, WorkUnit, WorkUnitState
+from gobblin_py.state import (Extract, LongWatermark, SourceState, WatermarkInterval, WorkingState, WorkUnit,
+                              WorkUnitState)
 
 log = get_logger(__name__)
+
+TASK_POLICIES_KEY = "qualitychecker.task.policies"  # (.N per branch) Gobblin's SchemaCompatibilityPolicy among them?
 
 
 def snapshot_entry(path: str, mtime_ms: int) -> str:
@@ -89,6 +96,9 @@ class FileBasedSource(Source):
                 urn = default_urn
             by_urn.setdefault(urn, []).append((path, mtime))
         previous = state.previous_workunit_states_by_urn()
+        # a job that checks its schema against the previous run's with Gobblin's policy lets the policy judge
+        self._previous_schema = not any("SchemaCompatibilityPolicy" in (value or "") for key, value
+                                        in state.all_properties().items() if key.startswith(TASK_POLICIES_KEY))
         units: list[WorkUnit] = []
         for urn in sorted(set(by_urn) | set(previous)):
             units.extend(self._dataset_workunits(state, settings, urn, by_urn.get(urn, []), previous.get(urn, [])))
@@ -147,6 +157,7 @@ class FileBasedSource(Source):
         table_type = state.get_prop("extract.table.type") or "APPEND_ONLY"
         # informational watermarks (the snapshot decides what is new): newest mtime pulled before → newest of the unit
         low = max((_entry_mtime(e) for e in seen), default=0)
+        schema, schema_from = self._dataset_schema(settings, previous, groups)
         units = []
         for index, paths in enumerate(groups):
             high = max((current[p] for p in paths), default=low)
@@ -158,6 +169,9 @@ class FileBasedSource(Source):
             unit.set_prop(FILE_MTIMES_KEY, ",".join(str(current[p]) for p in paths))
             if not paths:
                 unit.set_prop(SCHEMA_FILE_KEY, min(current))  # its schema is the dataset's, though it reads no row
+            if schema is not None:
+                unit.set_prop(DATASET_SCHEMA_KEY, schema)
+                unit.set_prop(SCHEMA_SOURCE_KEY, schema_from)
             self.configure_unit(unit)
             if level == "subdirectory":
                 unit.set_prop("dataset.urn", urn)
@@ -170,6 +184,25 @@ class FileBasedSource(Source):
             units.append(unit)
         log.info("files_planned", dataset=urn, new_files=len(new), retried_work_units=len(retry_units))
         return units
+
+    def _dataset_schema(self, settings: FileSourceSettings, previous: list[WorkUnitState],
+                        groups: list[list[str]]) -> tuple[str | None, str]:
+        """The schema every file of the dataset is read to in this run, and where it was learnt (see file_schema)."""
+        recorded = [text for wus in previous if wus.working_state is WorkingState.COMMITTED and self._previous_schema
+                    for text in [wus.get_prop(DATASET_SCHEMA_KEY)] if text]
+        if recorded:
+            if len(set(recorded)) == 1:
+                return recorded[0], PREVIOUS_RUN
+            return file_schema.encode(file_schema.merged(map(file_schema.decode, recorded))), PREVIOUS_RUN
+        paths = [path for group in groups for path in group]
+        if len(paths) < 2:
+            return None, ""  # one file: its own schema, recorded for the next run
+        probe = WorkUnit.create()
+        self.configure_unit(probe)  # a subclass may fix the format its units read
+        read_as = dataclasses.replace(settings, format=probe.get_prop(FORMAT_KEY) or settings.format)
+        first = open_file(self._fs, paths[0], read_as, block_size=INFERENCE_BYTES)
+        first.stream.close()
+        return file_schema.encode(first.schema), paths[0]
 
     def _start(self, startpoint: Startpoint, seen: set[str], files: list[tuple[str, int]], previous: Any,
                urn: str) -> set[str]:
