@@ -2,8 +2,8 @@
 
 A template is a HOCON file. Applying it to a job's flat properties ``P`` gives
 ``P withFallback template withFallback super_n ... withFallback super_1`` (``gobblin.template.inherit``
-lists the supers; later-listed supers win over earlier ones; loops are tolerated, each template is
-used once), then ``resolve()`` -- so template ``${...}`` can use job values -- and flattening. This is
+lists the supers; later-listed supers win over earlier ones; a template met twice on one chain of supers is
+refused, see below), then ``resolve()`` -- so template ``${...}`` can use job values -- and flattening. This is
 ``InheritingJobTemplate.getResolvedConfig`` as ``SchedulerUtils.resolveTemplate`` (``job.template``) and
 ``AbstractJobLauncher.resolveGobblinJobTemplateIfNecessary`` (``gobblin.template.uri``, else
 ``gobblin.template.uris``) use it.
@@ -14,7 +14,9 @@ root, and in gobblin_py's packaged template folder (:data:`PACKAGED_TEMPLATE_DIR
 
 Deliberate difference from Gobblin: ``gobblin.template.required_attributes`` (collected from the template
 and its supers, minus what the templates define themselves) is *enforced* -- a missing attribute is an
-error naming the attribute and the template; Gobblin only reports the list.
+error naming the attribute and the template; Gobblin only reports the list. And a template that inherits
+itself, directly or through its supers, is an error naming the chain; Gobblin uses each template once and goes on,
+so a job quietly gets whatever the loop happened to leave.
 """
 
 from __future__ import annotations
@@ -193,8 +195,17 @@ class TemplateResolver:
         return ordered(config_to_properties(resolved), list(props))
 
     def template(self, uri: str, job_path: str, root: str, referrers: List[str], key: str) -> Template:
-        """The template named ``uri`` (with its supers), parsed once per resolver."""
+        """The template named ``uri`` (with its supers), parsed once per resolver; ``referrers``: the chain above it."""
         path = self._find(uri, job_path, root, referrers, key)
+        if path in referrers:
+            chain = " -> ".join([*reversed(referrers), path])
+            raise ConfigError(
+                f"template inheritance loop: {chain}",
+                path=referrers[0],
+                key=key,
+                hint=f"a template may not inherit itself, directly or through its supers: remove {uri} from "
+                f"{K.TEMPLATE_INHERIT_KEY} of {os.path.basename(referrers[0])}",
+            )
         cached = self._cache.get(path)
         if cached is not None:
             return cached

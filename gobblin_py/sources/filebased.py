@@ -11,31 +11,35 @@ Its keys are declared in :class:`FileSourceSettings` (``gpy plugins`` and the RE
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
-import os
+import posixpath
 from datetime import datetime
 from typing import Any
-import posixpath
-from collections.abc import Iterator
-
-import pyarrow as pa
-import pyarrow.csv as pa_csv
-import pyarrow.json as pa_json
-import pyarrow.parquet as pq
-
-from dataclasses import dataclass
 
 from gobblin_py import fs as fsutil
-from gobblin_py.api import Extractor, PartitionProgress, Source
-from gobblin_py.config.errors import ConfigError
-from gobblin_py.config.settings import Kind, Settings, setting
-from gobblin_py.errors import GobblinPyError, UsageError
+from gobblin_py.api import Extractor, Source
+from gobblin_py.errors import GobblinPyError
 from gobblin_py.logs import get_logger
-from gobblin_py.native_io import open_input
+from gobblin_py.sources import file_schema
+from gobblin_py.sources.file_extractor import FileExtractor
+from gobblin_py.sources.file_readers import open_file
+from gobblin_py.sources.file_schema import DATASET_SCHEMA_KEY, INFERENCE_BYTES, PREVIOUS_RUN, SCHEMA_SOURCE_KEY
+from gobblin_py.sources.file_settings import (  # noqa: F401 - re-exported: the file source's names live here too
+    DATA_DIRECTORY_KEY,
+    FILE_MTIMES_KEY,
+    FILES_TO_PULL_KEY,
+    FORMAT_KEY,
+    FORMATS,
+    SCHEMA_FILE_KEY,
+    SNAPSHOT_KEY,
+    SNAPSHOT_SEPARATOR,
+    FileSourceSettings,
+    file_format,
+)
 from gobblin_py.sources.retry import workunits_to_retry
 from gobblin_py.state.progress import replay_low
 from gobblin_py.state.startpoints import (
-    FILTERED_KEY,
     Startpoint,
     StartpointKind,
     filter_before_startpoint,
@@ -43,63 +47,12 @@ from gobblin_py.state.startpoints import (
     parse_time_ms,
     startpoint_for,
 )
-from gobblin_py.state import Extract, LongWatermark, SourceState, WatermarkInterval, WorkUnit, WorkUnitState
+from gobblin_py.state import (Extract, LongWatermark, SourceState, WatermarkInterval, WorkingState, WorkUnit,
+                              WorkUnitState)
 
 log = get_logger(__name__)
 
-DATA_DIRECTORY_KEY = "source.filebased.data.directory"
-FORMAT_KEY = "source.filebased.format"
-SNAPSHOT_KEY = "source.filebased.fs.snapshot"
-FILES_TO_PULL_KEY = "source.filebased.files.to.pull"
-FILE_MTIMES_KEY = "source.filebased.files.mtime"  # the modification times of the files to pull, in their order
-SCHEMA_FILE_KEY = "source.filebased.schema.file"  # a unit that reads no file takes its schema from this one
-SNAPSHOT_SEPARATOR = ":::"
-
-FORMATS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json", ".parquet": "parquet",
-           ".avro": "avro"}
-
-
-@dataclass(frozen=True)
-class FileSourceSettings(Settings):
-    """The keys of :class:`FileBasedSource`."""
-
-    directory: str = setting(DATA_DIRECTORY_KEY, required=True, doc="folder to list, recursively (a path or URL)")
-    fs_uri: str | None = setting("source.filebased.fs.uri", default_doc="file:///",
-                                 doc="filesystem of a bare directory path")
-    pattern: str = setting("source.filebased.file.pattern", default="*", doc="glob the file name must match")
-    format: str | None = setting(FORMAT_KEY, choices=("csv", "json", "jsonl", "parquet", "avro"), default_doc="by extension",
-                                 doc="file format (jsonl = json: JSON lines)")
-    urn_level: str = setting("source.filebased.dataset.urn.level", default="directory",
-                             choices=("directory", "subdirectory"),
-                             doc="directory: one dataset; subdirectory: each first-level sub-folder is a dataset")
-    max_files: int | None = setting("source.filebased.maxFilesPerRun", minimum=1, default_doc="unlimited",
-                                    doc="at most this many new files per dataset and run (oldest names first)")
-    max_units: int | None = setting("source.max.number.of.partitions", minimum=1, default_doc="one per file",
-                                    doc="at most this many work units per dataset")
-    csv_delimiter: str = setting("source.filebased.csv.delimiter", default=",", doc="CSV field delimiter (one character)")
-    csv_header: bool = setting("source.filebased.csv.header", default=True,
-                               doc="the first CSV row holds the column names")
-    csv_columns: tuple[str, ...] = setting("source.filebased.csv.column.names", default=(),
-                                           doc="column names when the CSV has no header")
-    csv_block_size: int = setting("source.filebased.csv.block.size", kind=Kind.SIZE, default=16 << 20, minimum=1 << 16,
-                                  default_doc="16MB", doc="bytes of CSV parsed at a time; a row must fit in one block")
-    batch_size: int = setting("source.filebased.batch.size", default=65536, minimum=1,
-                              doc="rows per batch read from Parquet and Avro files")
-    avro_schema: str | None = setting("source.schema", default_doc="each file's own",
-                                      doc="Avro files: the reader schema (JSON) to read every file with")
-    event_column: str | None = setting("source.event.time.column",
-                                       doc="the column holding each record's event time (a timestamp, a date or epoch "
-                                           "milliseconds): completeness and replay from a time follow it")
-
-    @property
-    def delimiter(self) -> str:
-        return "\t" if self.csv_delimiter in ("\\t", "tab") else self.csv_delimiter
-
-    def check(self) -> list[ConfigError]:
-        if len(self.delimiter) != 1:
-            return [ConfigError(f"{self.csv_delimiter!r} is not one character", key="source.filebased.csv.delimiter",
-                                hint="use one character, or \\t or tab for a tab")]
-        return []
+TASK_POLICIES_KEY = "qualitychecker.task.policies"  # (.N per branch) Gobblin's SchemaCompatibilityPolicy among them?
 
 
 def snapshot_entry(path: str, mtime_ms: int) -> str:
@@ -143,6 +96,9 @@ class FileBasedSource(Source):
                 urn = default_urn
             by_urn.setdefault(urn, []).append((path, mtime))
         previous = state.previous_workunit_states_by_urn()
+        # a job that checks its schema against the previous run's with Gobblin's policy lets the policy judge
+        self._previous_schema = not any("SchemaCompatibilityPolicy" in (value or "") for key, value
+                                        in state.all_properties().items() if key.startswith(TASK_POLICIES_KEY))
         units: list[WorkUnit] = []
         for urn in sorted(set(by_urn) | set(previous)):
             units.extend(self._dataset_workunits(state, settings, urn, by_urn.get(urn, []), previous.get(urn, [])))
@@ -201,6 +157,7 @@ class FileBasedSource(Source):
         table_type = state.get_prop("extract.table.type") or "APPEND_ONLY"
         # informational watermarks (the snapshot decides what is new): newest mtime pulled before → newest of the unit
         low = max((_entry_mtime(e) for e in seen), default=0)
+        schema, schema_from = self._dataset_schema(settings, previous, groups)
         units = []
         for index, paths in enumerate(groups):
             high = max((current[p] for p in paths), default=low)
@@ -212,6 +169,9 @@ class FileBasedSource(Source):
             unit.set_prop(FILE_MTIMES_KEY, ",".join(str(current[p]) for p in paths))
             if not paths:
                 unit.set_prop(SCHEMA_FILE_KEY, min(current))  # its schema is the dataset's, though it reads no row
+            if schema is not None:
+                unit.set_prop(DATASET_SCHEMA_KEY, schema)
+                unit.set_prop(SCHEMA_SOURCE_KEY, schema_from)
             self.configure_unit(unit)
             if level == "subdirectory":
                 unit.set_prop("dataset.urn", urn)
@@ -224,6 +184,25 @@ class FileBasedSource(Source):
             units.append(unit)
         log.info("files_planned", dataset=urn, new_files=len(new), retried_work_units=len(retry_units))
         return units
+
+    def _dataset_schema(self, settings: FileSourceSettings, previous: list[WorkUnitState],
+                        groups: list[list[str]]) -> tuple[str | None, str]:
+        """The schema every file of the dataset is read to in this run, and where it was learnt (see file_schema)."""
+        recorded = [text for wus in previous if wus.working_state is WorkingState.COMMITTED and self._previous_schema
+                    for text in [wus.get_prop(DATASET_SCHEMA_KEY)] if text]
+        if recorded:
+            if len(set(recorded)) == 1:
+                return recorded[0], PREVIOUS_RUN
+            return file_schema.encode(file_schema.merged(map(file_schema.decode, recorded))), PREVIOUS_RUN
+        paths = [path for group in groups for path in group]
+        if len(paths) < 2:
+            return None, ""  # one file: its own schema, recorded for the next run
+        probe = WorkUnit.create()
+        self.configure_unit(probe)  # a subclass may fix the format its units read
+        read_as = dataclasses.replace(settings, format=probe.get_prop(FORMAT_KEY) or settings.format)
+        first = open_file(self._fs, paths[0], read_as, block_size=INFERENCE_BYTES)
+        first.stream.close()
+        return file_schema.encode(first.schema), paths[0]
 
     def _start(self, startpoint: Startpoint, seen: set[str], files: list[tuple[str, int]], previous: Any,
                urn: str) -> set[str]:
@@ -277,153 +256,3 @@ def _mtime_ms(info: dict, fs, path: str) -> int:
         if value is not None:
             return int(value.timestamp() * 1000) if isinstance(value, datetime) else int(float(value) * 1000)
     return int(fs.modified(path).timestamp() * 1000)
-
-
-def file_format(path: str, configured: str | None) -> str:
-    """The format of ``path``: the configured one (``jsonl`` read as ``json``), else by its extension."""
-    if configured:
-        return "json" if configured == "jsonl" else configured
-    ext = os.path.splitext(path)[1].lower()
-    if ext not in FORMATS:
-        raise UsageError(f"{path}: cannot tell the file format from its extension; set {FORMAT_KEY}")
-    return FORMATS[ext]
-
-
-class FileExtractor(Extractor):
-    """Reads a work unit's files in order, as record batches; later files are cast to the first's schema."""
-
-    def __init__(self, state: WorkUnitState) -> None:
-        self.state = state
-        self.settings = FileSourceSettings.load(state)
-        self.paths = state.get_prop_as_list(FILES_TO_PULL_KEY)
-        self.fs, _ = fsutil.open_fs(self.settings.directory, self.settings.fs_uri)
-        self._schema: pa.Schema | None = None
-        self._first: tuple | None = None  # the first file's reader, opened for its schema, read from then on
-        self._open: list = []
-        self._complete = False
-        self._since: int | None = None
-        self._filtered = 0
-        self._records = 0
-        self._min_event: int | None = None
-        self._max_event: int | None = None
-
-    def _reader(self, path: str):
-        fmt = file_format(path, self.settings.format)
-        stream = open_input(self.fs, path)
-        self._open.append(stream)
-        try:
-            if fmt == "parquet":
-                parquet = pq.ParquetFile(stream)
-                return (parquet.schema_arrow, parquet.iter_batches(batch_size=self.settings.batch_size),
-                        parquet.metadata.num_rows)
-            if fmt == "avro":
-                from gobblin_py.sources.avro_read import read_avro  # the Avro codec only for Avro files
-
-                schema, batches = read_avro(stream, path, self.settings.avro_schema, self.settings.batch_size)
-                return schema, batches, -1
-            if fmt == "json":
-                reader = pa_json.open_json(stream)
-                return reader.schema, iter(reader), -1
-            header, names = self.settings.csv_header, list(self.settings.csv_columns) or None
-            reader = pa_csv.open_csv(
-                stream,
-                read_options=pa_csv.ReadOptions(autogenerate_column_names=not header and not names, column_names=names,
-                                                block_size=self.settings.csv_block_size),
-                parse_options=pa_csv.ParseOptions(delimiter=self.settings.delimiter),
-            )
-            return reader.schema, iter(reader), -1
-        except (pa.ArrowException, OSError) as exc:
-            raise GobblinPyError(f"{path}: cannot read as {fmt}: {exc}") from exc
-
-    def get_schema(self) -> pa.Schema:
-        if self._schema is None:
-            first = self.paths[0] if self.paths else self.state.get_prop(SCHEMA_FILE_KEY)
-            if first and self.paths:
-                self._first = self._reader(first)
-                self._schema = self._first[0]
-            else:
-                self._schema = self._reader(first)[0] if first else pa.schema([])
-        return self._schema
-
-    def filter_before(self, timestamp_ms: int) -> None:
-        if not self.settings.event_column:
-            log.warning("replay_not_filtered", note="source.event.time.column is not set: records older than the "
-                        "startpoint's time are kept")
-            return
-        self._since = timestamp_ms
-
-    def partition_progress(self) -> dict[str, PartitionProgress]:
-        """The unit's files as one stretch of the dataset: their modification times and their records' event times."""
-        mtimes = [int(m) for m in self.state.get_prop_as_list(FILE_MTIMES_KEY)]
-        if not mtimes:
-            return {}
-        return {"": PartitionProgress(min(mtimes), max(mtimes), self._records, self._min_event, self._max_event)}
-
-    def get_expected_record_count(self) -> int:
-        """Known for Parquet (from file footers); -1 for CSV and JSON, as Gobblin's file extractors say."""
-        if not self.paths or any(file_format(p, self.settings.format) != "parquet" for p in self.paths):
-            return -1
-        total = 0
-        for path in self.paths:
-            with open_input(self.fs, path) as stream:
-                total += pq.ParquetFile(stream).metadata.num_rows
-        return total
-
-    def read_batches(self) -> Iterator[pa.RecordBatch]:
-        schema = self.get_schema()
-        self._complete = False
-        for index, path in enumerate(self.paths):
-            if index == 0 and self._first is not None:  # its first block was parsed for the schema: go on from there
-                (file_schema, batches, _), self._first = self._first, None
-            else:
-                file_schema, batches, _ = self._reader(path)
-            try:
-                for batch in batches:
-                    if file_schema != schema:
-                        batch = _conform(batch, schema, path)
-                    yield self._observe(batch)
-            except pa.ArrowException as exc:
-                if "straddling" in str(exc) or "block size" in str(exc):
-                    raise GobblinPyError(f"{path}: a CSV row is larger than source.filebased.csv.block.size "
-                                         f"({self.settings.csv_block_size} bytes): raise it") from exc
-                raise GobblinPyError(f"{path}: {exc}") from exc
-        self._complete = True
-
-    def _observe(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        """Count the batch, note its event times, and drop what a replay from a time does not want."""
-        self._records += batch.num_rows
-        column = self.settings.event_column
-        if not column or batch.num_rows == 0:
-            return batch
-        from gobblin_py.sources.event_time import at_or_after, min_max_millis  # Arrow's kernels only with event times
-
-        if column not in batch.schema.names:
-            raise UsageError(f"source.event.time.column={column}: the records have no such column "
-                             f"(they have {', '.join(batch.schema.names)})")
-        low, high = min_max_millis(batch.column(column), column)
-        if low is not None:
-            self._min_event = low if self._min_event is None else min(self._min_event, low)
-            self._max_event = high if self._max_event is None else max(self._max_event, high)
-        if self._since is None:
-            return batch
-        kept = batch.filter(at_or_after(batch.column(column), column, self._since))
-        self._filtered += batch.num_rows - kept.num_rows
-        return kept
-
-    def close(self) -> None:
-        self.state.set_prop(FILTERED_KEY, self._filtered)
-        if self._complete:
-            expected = self.state.workunit.expected_high_watermark(LongWatermark)
-            if expected is not None:
-                self.state.set_actual_high_watermark(expected)
-        for stream in self._open:
-            stream.close()
-        self._open.clear()
-
-
-def _conform(batch: pa.RecordBatch, schema: pa.Schema, path: str) -> pa.RecordBatch:
-    if batch.schema.names != schema.names:
-        raise GobblinPyError(
-            f"{path}: columns {batch.schema.names} differ from the work unit's first file's {schema.names}"
-        )
-    return batch.cast(schema)

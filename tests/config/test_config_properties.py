@@ -157,8 +157,11 @@ def test_malformed_unicode_escape_is_an_error_naming_the_line(line):
     assert "unicode" in str(info.value)
 
 
-def test_unfinished_unicode_escape_at_end_is_dropped():
-    assert props("v=ab\\u00") == {"v": "ab"}
+def test_unfinished_unicode_escape_at_end_is_refused():
+    # commons-lang drops it (the value silently loses its end); java.util.Properties refuses it, and so does gpy
+    with pytest.raises(ConfigError) as info:
+        props("ok=1\nv=ab\\u00")
+    assert info.value.line == 2 and info.value.key == "v" and "'00'" in str(info.value)
 
 
 # --- list splitting --------------------------------------------------------------------------------------

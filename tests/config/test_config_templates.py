@@ -113,14 +113,41 @@ def test_precedence_user_over_template_over_super_templates(tmp_path: Path, writ
     assert (override["k"], override["c"]) == ("user", "user")
 
 
-def test_inherit_as_hocon_list_and_loops_are_tolerated(tmp_path: Path, write_files):
+def test_inherit_as_hocon_list(tmp_path: Path, write_files):
     write_files(tmp_path, {
         "a.template": 'gobblin.template.inherit=["b.template"]\na=1\nwho=a\n',
-        "b.template": 'gobblin.template.inherit="a.template"\nb=2\nwho=b\n',
+        "b.template": "b=2\nwho=b\n",
         "job.pull": "job.template=a.template\n",
     })
     job = load(tmp_path, "job.pull")
     assert (job["a"], job["b"], job["who"]) == ("1", "2", "a")
+
+
+def test_an_inheritance_loop_is_refused_naming_the_chain(tmp_path: Path, write_files):
+    write_files(tmp_path, {
+        "a.template": 'gobblin.template.inherit=["b.template"]\na=1\n',
+        "b.template": 'gobblin.template.inherit="a.template"\nb=2\n',
+        "c.template": 'gobblin.template.inherit="c.template"\nc=3\n',
+        "loop.pull": "job.template=a.template\n",
+        "self.pull": "gobblin.template.uri=c.template\n",
+    })
+    with pytest.raises(ConfigError) as info:
+        load(tmp_path, "loop.pull")
+    a, b = str(tmp_path / "a.template"), str(tmp_path / "b.template")
+    assert f"template inheritance loop: {a} -> {b} -> {a}" in str(info.value)
+    with pytest.raises(ConfigError, match="template inheritance loop: .*c.template -> .*c.template"):
+        load(tmp_path, "self.pull")
+
+
+def test_a_template_inherited_twice_without_a_loop_is_used_once(tmp_path: Path, write_files):
+    write_files(tmp_path, {
+        "base.template": "base=1\nwho=base\n",
+        "left.template": 'gobblin.template.inherit="base.template"\nleft=1\n',
+        "top.template": 'gobblin.template.inherit="left.template,base.template"\ntop=1\n',
+        "job.pull": "job.template=top.template\n",
+    })
+    job = load(tmp_path, "job.pull")
+    assert (job["base"], job["left"], job["top"], job["who"]) == ("1", "1", "1", "base")
 
 
 def test_required_attributes_are_collected_transitively_minus_defined_ones(tmp_path: Path, write_files):

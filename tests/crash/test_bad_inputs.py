@@ -99,7 +99,8 @@ def tiny_disk(tmp_path):
 
 def test_full_disk(tmp_path, tiny_disk):
     job = Job(tmp_path, extra=f"writer.staging.dir={tiny_disk}/staging\nsource.filebased.file.pattern=*.parquet\nconverter.classes=\n")
-    pq.write_table(pa.table({"order_id": pa.array(range(1, 11), pa.int64())}), job.data / "small.parquet")
+    pq.write_table(pa.table({"order_id": pa.array(range(1, 11), pa.int64()), "noise": [""] * 10}),
+                   job.data / "small.parquet")
     assert run_local(job).returncode == 0
     noise = pa.array([uuid.uuid4().hex * 4 for _ in range(20_000)])  # ~2.5 MB that does not compress
     pq.write_table(pa.table({"order_id": pa.array(range(100, 20_100), pa.int64()), "noise": noise}), job.data / "big.parquet",

@@ -17,10 +17,13 @@ pipeline (spec ``gobblin-runtime.md`` §1.5, §1.6):
   elements of a key are joined with ``,``.
 
 Differences from commons-configuration, all deliberate: files (also included ones) are decoded as UTF-8
-with a leading byte-order mark dropped; includes are resolved against the including file's folder, then
+with a leading byte-order mark dropped, and a file holding bytes that are not UTF-8, NUL or other control
+characters is refused (file and line named); includes are resolved against the including file's folder, then
 the working directory (never the user's home or a classpath); ``${const:...}`` finds nothing (there are
 no Java constants); lines without a separator and include cycles are reported instead of being silently
-turned into an empty key or a stack overflow.
+turned into an empty key or a stack overflow; a ``\\u`` escape cut short by the end of a line is refused (as
+``java.util.Properties`` refuses it) instead of dropped; a value referring to its own key is refused even when
+the key is repeated, instead of giving the first value and a comma-joined list.
 
 Modules: :mod:`.syntax` (lines, escapes, lists), :mod:`.interpolation`, :mod:`.model` (:class:`PropertiesFile`)
 and :mod:`.reader` (files and includes).

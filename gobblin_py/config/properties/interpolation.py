@@ -70,11 +70,16 @@ class Interpolator:
         return self._env_interpolator.replace(split_list(raw)[0])
 
     # -- substitution (StrSubstitutor.substitute) ---------------------------------------------------
-    def replace(self, text: str) -> str:
-        """Interpolate ``text``; raises ``InterpolationCycle`` on an infinite loop."""
+    def replace(self, text: str, owner: Optional[str] = None) -> str:
+        """Interpolate ``text``; raises ``InterpolationCycle`` on an infinite loop.
+
+        ``owner`` is the key whose value ``text`` is: a reference back to it, however indirect, is a loop too
+        (its chain then starts and ends with ``owner``), also where the key has several values and
+        commons-configuration would take the first.
+        """
         if "${" not in text:
             return text
-        return self._substitute(text, None)
+        return self._substitute(text, None if owner is None else [text, owner])
 
     def _substitute(self, region: str, prior: Optional[List[str]]) -> str:
         out: List[str] = []

@@ -40,7 +40,8 @@ class PropertiesFile:
     """The content of one Java-properties file (plus its includes) as commons-configuration stores it.
 
     ``entries`` maps each key (in first-definition order) to its stored elements *before* interpolation;
-    ``origins`` gives the ``(file, line)`` of every ``addProperty`` call for a key; ``problems`` lists
+    ``origins`` gives the ``(file, line)`` of every ``addProperty`` call for a key (``element_origins``: of every
+    stored element); ``problems`` lists
     separator-less lines, empty keys and a dangling final continuation. Use :meth:`to_dict` for the
     ``ConfigurationConverter.getProperties`` view (interpolated, elements joined with ``,``).
     """
@@ -49,6 +50,7 @@ class PropertiesFile:
     delimiter_parsing_disabled: bool = False
     entries: Dict[str, List[str]] = field(default_factory=dict)
     origins: Dict[str, List[Tuple[Optional[str], int]]] = field(default_factory=dict)
+    element_origins: Dict[str, List[Tuple[Optional[str], int]]] = field(default_factory=dict)
     problems: List[LineProblem] = field(default_factory=list)
     env: Mapping[str, str] = field(default_factory=dict, repr=False)
     system_properties: Mapping[str, str] = field(default_factory=dict, repr=False)
@@ -69,13 +71,32 @@ class PropertiesFile:
             return origins[0]
         return self.path, None
 
-    def interpolate(self, text: str, *, key: Optional[str] = None) -> str:
-        """Interpolate ``text`` against this file's keys (plus ``env:``/``sys:`` lookups)."""
+    def interpolate(self, text: str, *, key: Optional[str] = None, index: int = 0) -> str:
+        """Interpolate ``text`` (element ``index`` of ``key``'s values) against this file's keys and lookups.
+
+        Deliberately stricter than commons-configuration: a value referring back to its own key is an error
+        even when the key is repeated, where commons-configuration would substitute the key's first value and
+        join the values with commas (``t`` and ``${t}_x`` give ``t,t_x``) -- never what such a line means.
+        """
         try:
-            return self._interpolator.replace(text)
+            return self._interpolator.replace(text, owner=key)
         except InterpolationCycle as cycle:
-            path, line = self.location(key) if key is not None else (self.path, None)
+            origins = self.element_origins.get(key or "", [])
+            path, line = origins[index] if index < len(origins) else (
+                self.location(key) if key is not None else (self.path, None))
             chain = " -> ".join(cycle.chain)
+            if key is not None and cycle.chain == [key, key]:
+                repeated = len(self.entries.get(key, [])) > 1
+                raise ConfigError(
+                    f"the value '{text}' refers to itself ({chain})"
+                    + (f": in a .properties file ${{{key}}} would take the key's first value, and the values "
+                       "of a repeated key are joined with commas" if repeated else ""),
+                    path=path,
+                    line=line,
+                    key=key,
+                    hint="write the whole value out, or use a HOCON (.conf) job file, where a key referring to "
+                    "itself extends the value it had before",
+                ) from None
             raise ConfigError(
                 f"infinite loop in property interpolation of '{cycle.original}': {chain}",
                 path=path,
@@ -95,7 +116,7 @@ class PropertiesFile:
 
     def get_list(self, key: str) -> List[str]:
         """``Configuration.getList``: every element of ``key`` interpolated (empty list if absent)."""
-        return [self.interpolate(value, key=key) for value in self.entries.get(key, [])]
+        return [self.interpolate(value, key=key, index=i) for i, value in enumerate(self.entries.get(key, []))]
 
     def to_dict(self) -> Dict[str, str]:
         """``ConfigurationConverter.getProperties``: interpolated elements joined with ``,``."""

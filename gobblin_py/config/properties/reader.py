@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import Iterator, List, Mapping, Optional, Tuple
 from urllib.parse import unquote, urlparse
 
@@ -23,7 +24,7 @@ from .syntax import (
     unescape_java,
 )
 
-__all__ = ["parse_properties", "load_properties", "read_text_file"]
+__all__ = ["parse_properties", "load_properties", "read_text_file", "checked_text"]
 
 
 class _Reader:
@@ -42,6 +43,7 @@ class _Reader:
             elements = [value]
         self.target.entries.setdefault(key, []).extend(elements)
         self.target.origins.setdefault(key, []).append(origin)
+        self.target.element_origins.setdefault(key, []).extend([origin] * len(elements))
 
     def read_text(self, text: str, path: Optional[str]) -> None:
         if text.startswith("\ufeff"):
@@ -75,6 +77,11 @@ class _Reader:
         if match is None:
             raw_key, raw_value = "", ""
             self.target.problems.append(LineProblem(path, line_no, "no-separator", logical))
+            try:  # the whole line becomes a key later (levels.checked_properties): its escapes must be sound
+                unescape_java(logical, None)
+            except UnicodeEscapeError as exc:
+                raise ConfigError(f"unable to parse unicode value '{exc}' in `{logical}`", path=path, line=line_no,
+                                  hint="a \\u escape needs exactly four hex digits") from None
         else:
             raw_key = java_trim(match.group(1))
             raw_value = java_trim(match.group(3))
@@ -161,8 +168,46 @@ def _read_text_file(path: str, referrer: Optional[str] = None, line: Optional[in
             line=line,
             hint="check that the file exists and is readable",
         ) from None
-    # Java's InputStreamReader replaces malformed input instead of failing.
-    return data.decode("utf-8", errors="replace")
+    return checked_text(data, path)
+
+
+_LINE_END = re.compile("\r\n|\r|\n")
+# C0 controls and DEL, but tab, line feed, form feed and carriage return, which Java-properties and HOCON use
+_CONTROL = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f]")
+
+
+def checked_text(data: bytes, path: str) -> str:
+    """``data`` decoded as UTF-8; ConfigError naming the file and line of a byte that text does not hold.
+
+    Deliberately stricter than Gobblin, whose reader replaces malformed input and keeps NUL and other control
+    characters: such bytes mean a binary or corrupt file, and read on they make keys and values nobody wrote.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start].decode("utf-8", errors="replace")
+        raise ConfigError(
+            f"byte 0x{data[exc.start]:02x} is not UTF-8 text: this looks like a binary or corrupt file",
+            path=path,
+            line=_line_at(before, len(before)),
+            hint="job and configuration files are UTF-8 text; restore the file or re-save it as UTF-8",
+        ) from None
+    found = _CONTROL.search(text)
+    if found is not None:
+        char = found.group()
+        name = "a NUL byte" if char == "\x00" else f"the control character U+{ord(char):04X}"
+        raise ConfigError(
+            f"the line holds {name}: this looks like a binary or corrupt file",
+            path=path,
+            line=_line_at(text, found.start()),
+            hint="job and configuration files are text; remove the character or restore the file",
+        )
+    return text
+
+
+def _line_at(text: str, position: int) -> int:
+    """The 1-based line of ``position``, lines ending as ``BufferedReader.readLine`` ends them."""
+    return len(_LINE_END.findall(text, 0, position)) + 1
 
 
 def parse_properties(
@@ -214,5 +259,5 @@ def load_properties(
 
 
 def read_text_file(path: "str | os.PathLike[str]") -> str:
-    """Read a config file as Gobblin does (UTF-8, malformed bytes replaced); ConfigError if unreadable."""
+    """Read a config file (UTF-8); ConfigError if unreadable, or if it holds bytes no text file holds."""
     return _read_text_file(os.fspath(path))

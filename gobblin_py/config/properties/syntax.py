@@ -135,8 +135,9 @@ def unescape_java(text: str, delimiter: Optional[str]) -> str:
     """``unescapeJava``: commons-lang 2.6 for keys (``delimiter=None``), PropertiesConfiguration for values.
 
     Escapes ``\\t \\n \\r \\f \\b \\\\ \\" \\'`` and ``\\uXXXX``; any other escaped char stands for itself, except
-    that an escaped list delimiter keeps its backslash (values only). A lone trailing backslash is kept;
-    an unfinished ``\\u`` at the end is dropped.
+    that an escaped list delimiter keeps its backslash (values only). A lone trailing backslash is kept. A ``\\u``
+    cut short by the end of the text raises :class:`UnicodeEscapeError`, as ``java.util.Properties`` does
+    (commons-lang drops it silently, which loses part of the value without a word).
     """
     if _ESCAPE not in text:
         return text
@@ -184,6 +185,8 @@ def unescape_java(text: str, delimiter: Optional[str]) -> str:
             had_slash = True
             continue
         out.append(ch)
+    if in_unicode:
+        raise UnicodeEscapeError("".join(unicode_buf))
     if had_slash:
         out.append("\\")
     return _join_surrogates("".join(out))
