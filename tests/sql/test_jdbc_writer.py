@@ -149,8 +149,9 @@ def test_a_failed_task_publishes_nothing_and_drops_its_staging_table(target, tmp
     target.execute("CREATE TABLE narrow (id BIGINT)")
     path = job(tmp_path, target, "jdbc.publisher.table_name=narrow\n")
     path.write_text(path.read_text().replace("jdbc.publisher.table_name=test_user\n", ""))
-    result = run(path, expect=1)
+    result = run(path, expect=2)  # the target table does not fit the job: a person must fix one of them
     assert "business_unit" in result.stdout and "not in table narrow" in result.stdout
+    assert "gpy: error: " in result.stderr and "not in table narrow" in result.stderr
     assert target.query("SELECT count(*) FROM narrow")[0][0] == 0
     assert not [t for t in target.tables() if t.startswith("stage_")]
 
@@ -159,8 +160,9 @@ def test_a_missing_final_table_is_named(target, tmp_path):
     write_users(tmp_path / "data" / "a.avro", range(1, 3))
     path = job(tmp_path, target)
     path.write_text(path.read_text().replace("jdbc.publisher.table_name=test_user", "jdbc.publisher.table_name=nope"))
-    result = run(path, expect=1)
+    result = run(path, expect=2)
     assert "jdbc.publisher.table_name=nope: no such table" in result.stdout and "create it first" in result.stdout
+    assert "gpy: error: " in result.stderr and "jdbc.publisher.table_name=nope: no such table" in result.stderr
 
 
 @pytest.mark.parametrize("line,key", [("writer.destination.type=TERADATA", "writer.destination.type"),
