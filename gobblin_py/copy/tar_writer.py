@@ -49,6 +49,7 @@ class TarArchiveWriter(CopyWriter):
                         self.make_folder(self.staged(relative), relative, f"{entry.source} entry {member.name!r}")
                     elif member.isreg():
                         reader = archive.extractfile(member)
+                        assert reader is not None  # a regular file's member always has its data
                         with self.new_file(relative, f"{entry.source} entry {member.name!r}") as out:
                             written += copy_stream(reader, out, self.settings.buffer_size, entry.source)
                     else:

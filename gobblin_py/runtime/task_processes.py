@@ -22,7 +22,7 @@ import sys
 from collections.abc import Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING
 
 from gobblin_py.errors import GobblinPyError
@@ -49,7 +49,7 @@ def run_in_processes(job_props: Mapping[str, str], job_id: str, groups: list[lis
     size = max(1, min(MAX_CHUNK, len(encoded) // (processes * CHUNKS_PER_WORKER)))
     chunks = [[task for group in encoded[i:i + size] for task in group] for i in range(0, len(encoded), size)]
     sink = task_progress.driver_sink()
-    listening = nullcontext(None)
+    listening: AbstractContextManager[Address | None] = nullcontext(None)
     if sink is not None:
         from gobblin_py.runtime.progress_channel import ProgressServer
 

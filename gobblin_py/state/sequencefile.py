@@ -16,7 +16,7 @@ import enum
 import gzip
 import os
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -68,14 +68,14 @@ def _raw_deflate(data: bytes) -> bytes:
 
 
 # codec class name -> (compress, decompress); each call handles one complete, independent stream.
-_CODECS = {
+_CODECS: dict[str, tuple[Callable[[bytes], bytes], Callable[[bytes], bytes]]] = {
     DEFAULT_CODEC: (zlib.compress, lambda data: _zlib_decompress(data, 15)),
     DEFLATE_CODEC: (_raw_deflate, lambda data: _zlib_decompress(data, -15)),
     GZIP_CODEC: (lambda data: gzip.compress(data, mtime=0), lambda data: _zlib_decompress(data, 31)),
 }
 
 
-def _codec(name: str, path: str) -> tuple:
+def _codec(name: str, path: str) -> tuple[Callable[[bytes], bytes], Callable[[bytes], bytes]]:
     try:
         return _CODECS[name]
     except KeyError:
@@ -211,6 +211,7 @@ class SequenceFileReader:
             yield key, value
 
     def _inflate(self, data: bytes, what: str, at: int) -> bytes:
+        assert self._decompress is not None  # only a compressed file's records and blocks are inflated
         try:
             return self._decompress(data)
         except zlib.error as exc:
@@ -341,6 +342,7 @@ class SequenceFileWriter:
         if not self._block:
             return
         self._sync()
+        assert self._compress is not None  # block compression always has a codec
         out = bytearray(encode_vlong(len(self._block)))
         for buffer in (
             b"".join(encode_vlong(len(k)) for k, _ in self._block),

@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 from gobblin_py import fs as fsutil
 from gobblin_py.config.settings import Settings, SettingsError, setting
@@ -157,7 +157,7 @@ class GuidUrnNameParser:
         fsutil.atomic_write(fs, path, text.encode("utf-8"))
 
 
-_NAME_PARSERS = {
+_NAME_PARSERS: dict[str, type[SimpleUrnNameParser | GuidUrnNameParser]] = {
     "SimpleDatasetUrnStateStoreNameParser": SimpleUrnNameParser,
     "GuidDatasetUrnStateStoreNameParser": GuidUrnNameParser,
 }
@@ -195,7 +195,7 @@ def encode_dataset_state_file(urn: str, state: DatasetState, serialized: bytes |
     return buffer.getvalue()
 
 
-def read_state_file(data_or_stream: bytes | io.BufferedIOBase, path: str) -> list[tuple[str, DatasetState]]:
+def read_state_file(data_or_stream: bytes | BinaryIO, path: str) -> list[tuple[str, DatasetState]]:
     """Decode every record of a dataset-state file as ``(key, DatasetState)``; legacy JobState values too."""
     stream = io.BytesIO(data_or_stream) if isinstance(data_or_stream, bytes) else data_or_stream
     try:
@@ -247,6 +247,7 @@ class FsDatasetStateStore:
             settings = StateStoreSettings.load({**props, STATE_STORE_ENABLED_KEY: "true"})
         except SettingsError as exc:
             raise StateStoreError(str(exc)) from None
+        assert settings.root is not None  # check() refuses an enabled store without a root
         retention = None if settings.retention is None else settings.retention * _TIME_UNITS[settings.retention_unit]
         return cls(settings.root, settings.fs_uri, name_parser=name_parser_for(settings.name_parser),
                    retention_seconds=retention)
