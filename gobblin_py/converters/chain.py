@@ -7,10 +7,11 @@ join the chain through :class:`~gobblin_py.converters.record_adapter.RecordConve
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import cast
 
 import pyarrow as pa
 
-from gobblin_py.api import Converter, RowCountChanging, plugin_name
+from gobblin_py.api import Converter, RecordConverter, RowCountChanging, plugin_name
 from gobblin_py.errors import RecordsLost
 from gobblin_py.converters.record_adapter import RecordConverterAdapter
 from gobblin_py.plugins import instantiate
@@ -37,7 +38,8 @@ class ConverterChain:
         converters: list[Converter] = []
         for name in state.get_prop_as_list(key):
             plugin = instantiate(name, key, Converter)
-            converter = plugin if isinstance(plugin, Converter) else RecordConverterAdapter(plugin)
+            # not a Converter: a per-record one (instantiate accepts nothing else for this base)
+            converter = plugin if isinstance(plugin, Converter) else RecordConverterAdapter(cast(RecordConverter, plugin))
             converter.init(state)  # type: ignore[arg-type]
             converters.append(converter)
         return cls(converters, state)

@@ -79,7 +79,7 @@ def default_batches() -> list[pa.RecordBatch]:
 
 
 def file_source_job(root: Path, batches: Sequence[pa.RecordBatch], key_columns: Sequence[str] = ("id",),
-                    **props: str) -> ContractJob:
+                    **props: str | None) -> ContractJob:
     """A job whose source reads ``batches`` back from Parquet files (one per batch) under ``root/data``."""
     job = ContractJob(root, {"source.class": FILE_SOURCE, "source.filebased.data.directory": str(Path(root) / "data"),
                              "source.filebased.file.pattern": "*.parquet", "extract.namespace": "contract",

@@ -314,8 +314,7 @@ def _map_fixer(t: pa.DataType) -> Callable[[Any], Any] | None:
             return lambda v: None if v is None else dict(v)
         return lambda v: None if v is None else {k: inner(x) for k, x in v}
     if pa.types.is_struct(t):
-        fixers = [(avro_name(f.name), _map_fixer(f.type)) for f in t]
-        fixers = [(n, fx) for n, fx in fixers if fx is not None]
+        fixers = [(avro_name(f.name), fx) for f in t if (fx := _map_fixer(f.type)) is not None]
         if not fixers:
             return None
 
@@ -326,10 +325,10 @@ def _map_fixer(t: pa.DataType) -> Callable[[Any], Any] | None:
             return v
         return fix_struct
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) or pa.types.is_list_view(t):
-        inner = _map_fixer(t.value_type)
-        if inner is None:
+        element = _map_fixer(t.value_type)
+        if element is None:
             return None
-        return lambda v: None if v is None else [inner(x) for x in v]
+        return lambda v: None if v is None else [element(x) for x in v]
     return None
 
 

@@ -57,7 +57,7 @@ class _BuilderSettings(JdbcSettings, JdbcWriterSettings):
 def _task_state(state: State) -> State:
     """The task's own state (a branch's state falls through to it), where the publisher will look."""
     target = state
-    while not isinstance(target, TaskState) and isinstance(getattr(target, "job_state", None), State):
+    while isinstance(target, WorkUnitState) and not isinstance(target, TaskState) and target.job_state is not None:
         target = target.job_state
     return target
 
