@@ -119,7 +119,7 @@ class FileBasedSource(Source):
     records reach the time (``source.event.time.column`` names the records' event time) and everything after.
     """
 
-    settings_class = FileSourceSettings
+    settings_class: type[FileSourceSettings] = FileSourceSettings
     startpoint_kinds = frozenset({"OLDEST", "UPCOMING", "SPECIFIC", "TIMESTAMP"})
 
     def get_workunits(self, state: SourceState) -> list[WorkUnit]:
@@ -401,7 +401,7 @@ class FileExtractor(Extractor):
             raise UsageError(f"source.event.time.column={column}: the records have no such column "
                              f"(they have {', '.join(batch.schema.names)})")
         low, high = min_max_millis(batch.column(column), column)
-        if low is not None:
+        if low is not None and high is not None:  # (both are, or neither)
             self._min_event = low if self._min_event is None else min(self._min_event, low)
             self._max_event = high if self._max_event is None else max(self._max_event, high)
         if self._since is None:

@@ -150,6 +150,7 @@ class KafkaExtractor(Extractor):
             keep = pa.array(mask, pa.bool_())
         for name in self.columns:
             if name == "key":
+                assert raw.keys is not None  # read whenever the kafka_key column is asked for
                 column = raw.keys
             elif name == "offset":
                 column = raw.offsets

@@ -241,7 +241,7 @@ class QueryBasedExtractor(Extractor):
             raise UsageError(f"source.event.time.column={self.event_column}: table {self.table} has no such column")
         column = batch.column(self.event_column)
         low, high = min_max_millis(column, self.event_column)
-        if low is not None:
+        if low is not None and high is not None:  # (both are, or neither)
             self._events = [low if self._events[0] is None else min(self._events[0], low),
                             high if self._events[1] is None else max(self._events[1], high)]
         if self._since is None:

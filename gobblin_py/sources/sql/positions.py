@@ -140,7 +140,7 @@ def _decode_unit(unit: WorkUnitState, codec: WatermarkCodec):
         low_c = {k: convert(v) for k, v in low.items()}
         if any(v is None for v in low_c.values()):
             return None
-        high_c = {k: (convert(v) + step if convert(v) is not None else low_c[k]) for k, v in high.items()}
+        high_c = {k: (c + step if (c := convert(v)) is not None else low_c[k]) for k, v in high.items()}
         actual_c = {}
         for k, v in actual.items():
             c = convert(v)
