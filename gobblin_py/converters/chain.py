@@ -72,11 +72,11 @@ class ConverterChain:
 
     def counts(self) -> list[dict]:
         return [{"converter": plugin_name(c.plugin if isinstance(c, RecordConverterAdapter) else c),
-                 "in": i, "out": o} for c, i, o in zip(self.converters, self.rows_in, self.rows_out)]
+                 "in": i, "out": o} for c, i, o in zip(self.converters, self.rows_in, self.rows_out, strict=True)]
 
     def check_counts(self) -> None:
         """Fail when a converter that does not declare it changed the number of rows."""
-        for converter, rows_in, rows_out in zip(self.converters, self.rows_in, self.rows_out):
+        for converter, rows_in, rows_out in zip(self.converters, self.rows_in, self.rows_out, strict=True):
             declared = isinstance(converter, RowCountChanging) and converter.changes_row_count
             if rows_in != rows_out and not declared:
                 raise RecordsLost(f"converter {plugin_name(converter)} received {rows_in} rows and gave {rows_out}; "

@@ -73,7 +73,7 @@ class AvroToJdbcEntryConverter(Converter):
     def convert_schema(self, schema: pa.Schema, state: WorkUnitState) -> pa.Schema:
         self.paths = _flatten(list(schema), "")
         names = [self.pairs.get(path, path.replace(".", "_")) for path, _, _ in self.paths]
-        self._schema = pa.schema([pa.field(n, t) for n, (_, _, t) in zip(names, self.paths)])
+        self._schema = pa.schema([pa.field(n, t) for n, (_, _, t) in zip(names, self.paths, strict=True)])
         return self._schema
 
     def convert_batch(self, batch: pa.RecordBatch, state: WorkUnitState) -> pa.RecordBatch:

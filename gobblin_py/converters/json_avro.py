@@ -103,13 +103,13 @@ def build_array(node: Node, values: list[Any]) -> pa.Array:
             types.append(index)
             offsets.append(len(children[index]))
             children[index].append(item)
-        arrays = [build_array(b, c) for b, c in zip(node.branches, children)]
+        arrays = [build_array(b, c) for b, c in zip(node.branches, children, strict=True)]
         return pa.UnionArray.from_dense(pa.array(types, pa.int8()), pa.array(offsets, pa.int32()), arrays,
                                         [str(i) for i in range(len(arrays))])
     if node.kind == "record":
         arrays = [build_array(f.node, [None if v is None else v.get(f.name) for v in values]) for f in node.fields]
-        return pa.StructArray.from_arrays(arrays, fields=[pa.field(f.name, c.type) for f, c in zip(node.fields, arrays)],
-                                          mask=mask)
+        fields = [pa.field(f.name, c.type) for f, c in zip(node.fields, arrays, strict=True)]
+        return pa.StructArray.from_arrays(arrays, fields=fields, mask=mask)
     flat: list[Any]
     offsets, flat = [0], []
     for value in values:

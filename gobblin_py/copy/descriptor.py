@@ -78,7 +78,7 @@ def rows(batch: pa.RecordBatch) -> list[FileCopy]:
     columns = batch.to_pydict()
     return [FileCopy(s, d, z, m, tuple(c)) for s, d, z, m, c in zip(columns["source"], columns["destination"],
                                                                    columns["size"], columns["mtime_ms"],
-                                                                   columns["decodings"])]
+                                                                   columns["decodings"], strict=True)]
 
 
 def check_schema(schema: pa.Schema, who: str) -> None:

@@ -150,7 +150,7 @@ class RowChecker:
         if not settings.policies:
             return None
         policies = []
-        for name, kind in zip(settings.policies, settings.types):
+        for name, kind in zip(settings.policies, settings.types, strict=True):
             plugin = instantiate(name, fork_key(POLICIES_KEY, branch))
             policy = plugin if isinstance(plugin, RowPolicy) else None
             if policy is None:

@@ -107,7 +107,7 @@ def build_task_policies(state: WorkUnitState, branches: int, branch: int) -> lis
     settings = QualitySettings.load(state, branches=branches, branch=branch)
     names_key = branch_key(POLICIES_KEY, branches, branch)
     policies = []
-    for name, kind in zip(settings.policies, settings.types):
+    for name, kind in zip(settings.policies, settings.types, strict=True):
         policy = cast(TaskPolicy, instantiate(name, names_key, TaskPolicy))  # instantiate checked its class
         policy.init(state)
         policies.append((policy, kind, plugin_name(policy)))

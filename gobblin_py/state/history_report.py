@@ -44,7 +44,7 @@ def render_list(job: str, rows: Sequence[Mapping[str, Any]], where: str) -> str:
     widths = [max(len(row[i]) for row in [header, *table]) for i in range(len(header))]
     lines = [f"{job}: {len(rows)} run(s), newest first"]
     for row in [header, *table]:
-        lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+        lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
     return "\n".join(lines)
 
 

@@ -264,7 +264,7 @@ class SequenceFileReader:
             values = self._read_buffer("values buffer")
             key_list = self._split(key_lengths, keys, count, "key", block_at)
             value_list = self._split(value_lengths, values, count, "value", block_at)
-            yield from zip(key_list, value_list)
+            yield from zip(key_list, value_list, strict=True)
 
 
 class SequenceFileWriter:
