@@ -217,7 +217,7 @@ def _gson_string(text: str) -> str:
         if escaped is not None:
             out.append(escaped)
         elif ord(ch) < 0x20:
-            out.append("\\u%04x" % ord(ch))
+            out.append(f"\\u{ord(ch):04x}")
         else:
             out.append(ch)
     out.append('"')

@@ -78,7 +78,7 @@ class AvroToJdbcEntryConverter(Converter):
 
     def convert_batch(self, batch: pa.RecordBatch, state: WorkUnitState) -> pa.RecordBatch:
         columns = []
-        for _, parts, t in self.paths:
+        for _, parts, _ in self.paths:
             column = batch.column(parts[0])
             for part in parts[1:]:
                 column = pc.struct_field(column, part)

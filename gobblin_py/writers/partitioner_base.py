@@ -27,10 +27,10 @@ class PartitionerInit(Protocol):
 class WriterPartitioner(ABC):
     """Partition fields of a batch; see the module notes."""
 
-    def init(self, state: State, branches: int, branch: int) -> None:
+    def init(self, state: State, branches: int, branch: int) -> None:  # noqa: B027 - an optional hook (a no-op)
         """Read configuration (its keys take Gobblin's writer suffix rule: ``.i`` with several branches)."""
 
-    def check_schema(self, schema: pa.Schema) -> None:
+    def check_schema(self, schema: pa.Schema) -> None:  # noqa: B027 - an optional hook (a no-op)
         """Fail (UsageError) before anything is written if the partitioner cannot work on ``schema``."""
 
     @abstractmethod

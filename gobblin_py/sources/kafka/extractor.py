@@ -311,7 +311,7 @@ class KafkaExtractor(Extractor):
             for index, (pid, stats) in enumerate(zip(self.partitions, self.stats, strict=True)):
                 state.set_prop(f"{K.START_FETCH_TIME}.{index}", stats.start)
                 state.set_prop(f"{K.STOP_FETCH_TIME}.{index}", stats.stop)
-                key = lambda what: K.partition_key(self.topic, pid, what)  # noqa: E731
+                key = lambda what, pid=pid: K.partition_key(self.topic, pid, what)  # noqa: E731
                 state.set_prop(key(K.RECORD_COUNT), stats.records)
                 decoded = stats.records - stats.undecodable
                 if decoded > 0:
