@@ -39,7 +39,7 @@ class Extractor(ABC):
         """How many records the extractor expects to read; -1 when it cannot tell."""
         return -1
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook (a no-op)
         """Release resources; the place to set the actual high watermark on the work unit state."""
 
 
@@ -54,14 +54,14 @@ class Source(ABC):
     def get_extractor(self, state: "WorkUnitState") -> Extractor:
         """An extractor for one work unit; called on a fresh Source instance inside the task."""
 
-    def shutdown(self, state: "SourceState") -> None:
+    def shutdown(self, state: "SourceState") -> None:  # noqa: B027 - an optional hook (a no-op)
         """Called once on the driver at the end of the job."""
 
 
 class Converter(ABC):
     """Turns batches into batches (vectorised); built and ``init``-ed once per task."""
 
-    def init(self, state: "WorkUnitState") -> None:
+    def init(self, state: "WorkUnitState") -> None:  # noqa: B027 - an optional hook (a no-op)
         """Read configuration from the task state (use ``gobblin_py.config.branches`` for branch keys)."""
 
     @abstractmethod
@@ -72,7 +72,7 @@ class Converter(ABC):
     def convert_batch(self, batch: pa.RecordBatch, state: "WorkUnitState") -> pa.RecordBatch | Iterable[pa.RecordBatch]:
         """Convert one batch; may return one batch or any number of them (none filters the batch out)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook (a no-op)
         """Release resources."""
 
 
@@ -136,7 +136,7 @@ class DataPublisher(ABC):
 
     publishes_counted_files: bool = False
 
-    def init(self, job_props: dict[str, str]) -> None:
+    def init(self, job_props: dict[str, str]) -> None:  # noqa: B027 - an optional hook (a no-op)
         """Read job-level configuration."""
 
     @abstractmethod
@@ -168,7 +168,7 @@ class ForkOperator(ABC):
     The operator never copies data: Arrow batches are immutable and shared by the branches.
     """
 
-    def init(self, state: "WorkUnitState") -> None:
+    def init(self, state: "WorkUnitState") -> None:  # noqa: B027 - an optional hook (a no-op)
         """Read configuration."""
 
     @abstractmethod
@@ -192,14 +192,14 @@ class ForkOperator(ABC):
                 raise ForkBranchMismatchError(self, "data records", len(answer), branches)
         return [pa.array([bool(r[i]) for r in rows], pa.bool_()) for i in range(branches)]
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook (a no-op)
         """Release resources."""
 
 
 class RowPolicy(ABC):
     """A row-level quality policy (``qualitychecker.row.policies``): which rows of a batch pass."""
 
-    def init(self, state: "WorkUnitState") -> None:
+    def init(self, state: "WorkUnitState") -> None:  # noqa: B027 - an optional hook (a no-op)
         """Read configuration."""
 
     @abstractmethod
@@ -219,7 +219,7 @@ NOT_EVALUATED = TaskPolicyResult("NOT_EVALUATED")
 class TaskPolicy(ABC):
     """A task-level quality policy (``qualitychecker.task.policies``), evaluated on a branch when it commits."""
 
-    def init(self, state: "WorkUnitState") -> None:
+    def init(self, state: "WorkUnitState") -> None:  # noqa: B027 - an optional hook (a no-op)
         """Read configuration."""
 
     @abstractmethod

@@ -85,7 +85,7 @@ _ENTITY = re.compile(r"^source\.querybased\.entity\.[^.]+\.(?P<key>.+)$")
 def explain(key: str) -> str:
     """Every declaration of ``key`` (a branch suffix ``.N`` or a table's ``source.querybased.entity.<t>.``
     prefix is ignored), or why none is found."""
-    base = _SUFFIX.match(key).group("base") if _SUFFIX.match(key) else key
+    base = suffixed.group("base") if (suffixed := _SUFFIX.match(key)) else key
     entity = _ENTITY.match(base)
     if entity and not any(_matches(k, base) for e in plugin_entries() for k in e.keys):
         base = entity.group("key")

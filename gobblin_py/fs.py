@@ -284,7 +284,7 @@ def _replace_staged(fs: AbstractFileSystem, parent: str, paths: list[str], stage
 
     def rename() -> None:
         try:
-            for path, tmp in zip(paths, temporary):
+            for path, tmp in zip(paths, temporary, strict=True):
                 _drop_crc(fs, path)
                 os.replace(tmp, path)
         except BaseException as exc:

@@ -14,7 +14,7 @@ import datetime
 import os
 import shutil
 import stat
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 _PREFIXES = ("file://", "file:", "local://", "local:")
 _BINARY_MODES = frozenset({"rb", "wb", "ab", "xb"})
@@ -241,7 +241,7 @@ class LocalFileSystem:
         """A binary file (``rb``, ``wb``, ``ab``, ``xb``); other modes and options are fsspec's."""
         if mode not in _BINARY_MODES or kwargs:
             return self.__getattr__("open")(path, mode, **kwargs)
-        return open(self._strip_protocol(path), mode)
+        return cast(BinaryIO, open(self._strip_protocol(path), mode))  # mode is one of the binary modes
 
     def cat_file(self, path: Any, start: int | None = None, end: int | None = None, **kwargs: Any) -> bytes:
         if start is None and end is None and not kwargs:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -19,7 +19,7 @@ _END = object()
 POLL_S = 0.1  # how often a blocked reader looks whether the caller has gone
 
 
-def prefetched(source: Iterator[T], depth: int = 2, name: str = "gpy-prefetch") -> Iterator[T]:
+def prefetched(source: Iterator[T], depth: int = 2, name: str = "gpy-prefetch") -> Generator[T, None, None]:
     """The items of ``source``, read up to ``depth`` ahead by a thread of their own."""
     items: queue.Queue = queue.Queue(maxsize=depth)
     stop = threading.Event()

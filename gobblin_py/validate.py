@@ -56,7 +56,7 @@ class JobReport:
         if self.error is not None:
             return f"FAIL {self.path}: {self.error}"
         lines = [f"{'ok  ' if self.ok else 'FAIL'} {self.path}"]
-        for item, info in zip(self.unsupported, self.unported):
+        for item, info in zip(self.unsupported, self.unported, strict=True):
             lines.append(f"     unsupported: {item}")
             lines.append(f"                  nearest gpy built-in: {info['nearest'] or 'none'}; {info['hint']}")
         lines += [f"     unresolved:  {item}" for item in self.unresolved]

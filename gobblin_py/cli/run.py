@@ -10,7 +10,9 @@ import click
 from gobblin_py.cli.base import conf_options, load_job_properties, main, require_job_file, skip_teardown_at_exit
 
 if TYPE_CHECKING:
-    from gobblin_py.runtime.run_progress import RunProgress
+    from gobblin_py.cli.progress_display import LiveDisplay
+    from gobblin_py.runtime.job_result import JobResult
+    from gobblin_py.runtime.launcher import JobLauncher
 
 
 # ------------------------------------------------------------------ run
@@ -60,7 +62,7 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
     sys.exit(result.exit_code)
 
 
-def _run_shown(launcher):
+def _run_shown(launcher: JobLauncher) -> JobResult:
     """The run, with its progress live on a terminal, or logged as JSON lines (and each dataset's summary)."""
     from gobblin_py.cli.progress_log import JsonProgress, log_dataset_summaries
     from gobblin_py.logs import log_format
@@ -70,7 +72,7 @@ def _run_shown(launcher):
     if live:
         from gobblin_py.cli.progress_display import LiveDisplay
 
-        display: RunProgress = LiveDisplay()
+        display: LiveDisplay | JsonProgress = LiveDisplay()
     else:
         display = JsonProgress()
     task_progress.install(display)

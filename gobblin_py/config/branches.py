@@ -17,7 +17,7 @@ branches, and :func:`get_branch_prop` reads a property with the :func:`branch_ke
 from __future__ import annotations
 
 import re
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Protocol
 
 from . import keys as K
 from .errors import ConfigError
@@ -74,13 +74,19 @@ def state_branch_key(props: Mapping[str, str], key: str) -> str:
     return fork_key(key, int(raw))
 
 
-def branch_name(props: Mapping[str, str], branch_id: int, default: Optional[str] = None) -> str:
+class BranchNames(Protocol):
+    """Where branch names are looked up: a mapping of properties, or a State (whose ``get`` sees its job's)."""
+
+    def get(self, key: str, default: str, /) -> str: ...
+
+
+def branch_name(props: BranchNames, branch_id: int, default: Optional[str] = None) -> str:
     """``fork.branch.name.<branch_id>`` or ``default`` (``fork_<branch_id>`` when not given)."""
     fallback = default if default is not None else f"{K.DEFAULT_FORK_BRANCH_NAME}{branch_id}"
     return props.get(f"{K.FORK_BRANCH_NAME_KEY}.{branch_id}", fallback)
 
 
-def path_for_branch(props: Mapping[str, str], path: str, num_branches: int, branch_id: int) -> str:
+def path_for_branch(props: BranchNames, path: str, num_branches: int, branch_id: int) -> str:
     """``path/<branch name>`` when ``num_branches > 1``, else ``path`` (``ForkOperatorUtils.getPathForBranch``)."""
     _check_non_negative("num_branches", num_branches)
     _check_non_negative("branch_id", branch_id)

@@ -164,8 +164,8 @@ def properties_to_config(
         entries.append((elements, HStr(str(value), True, (file, line)), key))
 
     by_path: Dict[Tuple[str, ...], Tuple[HValue, str]] = {}
-    for elements, value, key in entries:
-        by_path[elements] = (value, key)
+    for elements, hvalue, key in entries:
+        by_path[elements] = (hvalue, key)
     scopes: Dict[Tuple[str, ...], str] = {}
     for elements, (_, key) in by_path.items():
         for i in range(1, len(elements)):
@@ -217,7 +217,7 @@ def _gson_string(text: str) -> str:
         if escaped is not None:
             out.append(escaped)
         elif ord(ch) < 0x20:
-            out.append("\\u%04x" % ord(ch))
+            out.append(f"\\u{ord(ch):04x}")
         else:
             out.append(ch)
     out.append('"')
@@ -261,7 +261,7 @@ def config_to_properties(
             text = gson_json(unwrap(value))
         else:
             text = value.transform_to_string()  # type: ignore[assignment]
-        props[desanitize_key(rendered)] = text  # type: ignore[assignment]
+        props[desanitize_key(rendered)] = text
     return props
 
 

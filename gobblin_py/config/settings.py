@@ -241,6 +241,7 @@ def _locator_of(props: Any) -> Locator | None:
 
 
 def _prefix_items(props: Any, prefix: str) -> dict[str, str]:
+    items: Iterable[tuple[Any, Any]]
     if isinstance(props, Mapping):
         items = props.items()
     else:
@@ -372,8 +373,8 @@ def parse_size(text: str) -> int:
 
 def coerce(key: Key, raw: str) -> Any:
     """``raw`` parsed as ``key`` declares, bounds and choices checked; ValueError saying what is wrong."""
-    if _UNRESOLVED.search(raw):
-        raise ValueError(f"holds an unresolved substitution {_UNRESOLVED.search(raw).group(0)}")
+    if unresolved := _UNRESOLVED.search(raw):
+        raise ValueError(f"holds an unresolved substitution {unresolved.group(0)}")
     text = raw.strip()
     kind = key.kind
     if kind is Kind.STR:
@@ -431,6 +432,8 @@ def unresolved_substitutions(props: Mapping[str, str]) -> list[tuple[str, str]]:
 
 def same_as(settings_class: type[Settings], field_name: str) -> Any:
     """A field that reads the key another settings class declares (the key keeps its one declaration)."""
+    if not dataclasses.is_dataclass(settings_class):
+        raise TypeError(f"{settings_class.__qualname__} must be a @dataclass(frozen=True)")
     for f in dataclasses.fields(settings_class):
         if f.name == field_name and _SETTING in f.metadata:
             return dataclasses.field(default=f.default, metadata={**f.metadata, "gpy.declared_by": settings_class})

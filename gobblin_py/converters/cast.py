@@ -86,7 +86,7 @@ class CastSettings(Settings):
 
     def check(self) -> list[ConfigError]:
         try:
-            self.casts
+            _ = self.casts  # parsing every type is the check
         except UsageError as exc:
             return [ConfigError(str(exc), key=FIELDS_KEY, hint="use Arrow type names, e.g. amount:double")]
         return []
@@ -112,7 +112,7 @@ class TypeCastConverter(Converter):
 
     def convert_batch(self, batch: pa.RecordBatch, state: WorkUnitState) -> pa.RecordBatch:
         columns = []
-        for field, column in zip(batch.schema, batch.columns):
+        for field, column in zip(batch.schema, batch.columns, strict=True):
             target = self.casts.get(field.name)
             if target is None or column.type == target:
                 columns.append(column)

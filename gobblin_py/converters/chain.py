@@ -7,10 +7,11 @@ join the chain through :class:`~gobblin_py.converters.record_adapter.RecordConve
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import cast
 
 import pyarrow as pa
 
-from gobblin_py.api import Converter, RowCountChanging, plugin_name
+from gobblin_py.api import Converter, RecordConverter, RowCountChanging, plugin_name
 from gobblin_py.errors import RecordsLost
 from gobblin_py.converters.record_adapter import RecordConverterAdapter
 from gobblin_py.plugins import instantiate
@@ -37,7 +38,8 @@ class ConverterChain:
         converters: list[Converter] = []
         for name in state.get_prop_as_list(key):
             plugin = instantiate(name, key, Converter)
-            converter = plugin if isinstance(plugin, Converter) else RecordConverterAdapter(plugin)
+            # not a Converter: a per-record one (instantiate accepts nothing else for this base)
+            converter = plugin if isinstance(plugin, Converter) else RecordConverterAdapter(cast(RecordConverter, plugin))
             converter.init(state)  # type: ignore[arg-type]
             converters.append(converter)
         return cls(converters, state)
@@ -70,11 +72,11 @@ class ConverterChain:
 
     def counts(self) -> list[dict]:
         return [{"converter": plugin_name(c.plugin if isinstance(c, RecordConverterAdapter) else c),
-                 "in": i, "out": o} for c, i, o in zip(self.converters, self.rows_in, self.rows_out)]
+                 "in": i, "out": o} for c, i, o in zip(self.converters, self.rows_in, self.rows_out, strict=True)]
 
     def check_counts(self) -> None:
         """Fail when a converter that does not declare it changed the number of rows."""
-        for converter, rows_in, rows_out in zip(self.converters, self.rows_in, self.rows_out):
+        for converter, rows_in, rows_out in zip(self.converters, self.rows_in, self.rows_out, strict=True):
             declared = isinstance(converter, RowCountChanging) and converter.changes_row_count
             if rows_in != rows_out and not declared:
                 raise RecordsLost(f"converter {plugin_name(converter)} received {rows_in} rows and gave {rows_out}; "

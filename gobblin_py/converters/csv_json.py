@@ -77,13 +77,14 @@ class CsvToJsonConverterV2(Converter):
         if self.order is not None and any(i >= len(schema) for i in self.order):
             raise UsageError(f"{ORDER_KEY}: Index out of bound: the rows have {len(schema)} fields")
         self.kinds = [str((c.get("dataType") or {}).get("type", "string")).lower() for c in self.columns]
-        fields = [pa.field(str(c.get("columnName")), _TYPES.get(k, pa.string())) for c, k in zip(self.columns, self.kinds)]
+        fields = [pa.field(str(c.get("columnName")), _TYPES.get(k, pa.string()))
+                  for c, k in zip(self.columns, self.kinds, strict=True)]
         self._schema = with_meta(pa.schema(fields), gobblin_schema=text)
         return self._schema
 
     def convert_batch(self, batch: pa.RecordBatch, state: WorkUnitState) -> pa.RecordBatch:
         arrays = []
-        for k, (column, kind) in enumerate(zip(self.columns, self.kinds)):
+        for k, (column, kind) in enumerate(zip(self.columns, self.kinds, strict=True)):
             index = k if self.order is None else self.order[k]
             if index < 0:
                 arrays.append(pa.nulls(batch.num_rows, self._schema.field(k).type))

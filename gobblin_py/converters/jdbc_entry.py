@@ -73,12 +73,12 @@ class AvroToJdbcEntryConverter(Converter):
     def convert_schema(self, schema: pa.Schema, state: WorkUnitState) -> pa.Schema:
         self.paths = _flatten(list(schema), "")
         names = [self.pairs.get(path, path.replace(".", "_")) for path, _, _ in self.paths]
-        self._schema = pa.schema([pa.field(n, t) for n, (_, _, t) in zip(names, self.paths)])
+        self._schema = pa.schema([pa.field(n, t) for n, (_, _, t) in zip(names, self.paths, strict=True)])
         return self._schema
 
     def convert_batch(self, batch: pa.RecordBatch, state: WorkUnitState) -> pa.RecordBatch:
         columns = []
-        for _, parts, t in self.paths:
+        for _, parts, _ in self.paths:
             column = batch.column(parts[0])
             for part in parts[1:]:
                 column = pc.struct_field(column, part)

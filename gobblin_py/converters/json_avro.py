@@ -96,25 +96,27 @@ def build_array(node: Node, values: list[Any]) -> pa.Array:
         return pa.array(values, node.arrow_type())
     mask = pa.array([v is None for v in values])
     if node.kind == "union":
+        children: list[list[Any]]
         types, offsets, children = [], [], [[] for _ in node.branches]
         for value in values:
             index, item = value if value is not None else (0, None)
             types.append(index)
             offsets.append(len(children[index]))
             children[index].append(item)
-        arrays = [build_array(b, c) for b, c in zip(node.branches, children)]
+        arrays = [build_array(b, c) for b, c in zip(node.branches, children, strict=True)]
         return pa.UnionArray.from_dense(pa.array(types, pa.int8()), pa.array(offsets, pa.int32()), arrays,
                                         [str(i) for i in range(len(arrays))])
     if node.kind == "record":
-        children = [build_array(f.node, [None if v is None else v.get(f.name) for v in values]) for f in node.fields]
-        return pa.StructArray.from_arrays(children, fields=[pa.field(f.name, c.type) for f, c in zip(node.fields, children)],
-                                          mask=mask)
+        arrays = [build_array(f.node, [None if v is None else v.get(f.name) for v in values]) for f in node.fields]
+        fields = [pa.field(f.name, c.type) for f, c in zip(node.fields, arrays, strict=True)]
+        return pa.StructArray.from_arrays(arrays, fields=fields, mask=mask)
+    flat: list[Any]
     offsets, flat = [0], []
     for value in values:
         items = [] if value is None else (value if node.kind == "array" else list(value.values()))
         flat.extend(items)
         offsets.append(len(flat))
-    child = build_array(node.items if node.kind == "array" else node.values, flat)
+    child = build_array(node.element(), flat)
     if node.kind == "array":
         return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), child, mask=mask)
     keys = pa.array([k for v in values if v is not None for k in v], pa.string())

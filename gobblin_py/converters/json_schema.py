@@ -60,15 +60,21 @@ class Node:
     def accepts_null(self) -> bool:
         return self.nullable
 
+    def element(self) -> Node:
+        """An array's items or a map's values (parsing sets the one its kind has)."""
+        element = self.items if self.kind == "array" else self.values
+        assert element is not None, f"a {self.kind} node without its element type"
+        return element
+
     def arrow_type(self) -> pa.DataType:
         if self.kind in PRIMITIVES:
             return PRIMITIVES[self.kind][1]
         if self.kind == "enum":
             return pa.string()
         if self.kind == "array":
-            return pa.list_(pa.field("item", self.items.arrow_type(), True))
+            return pa.list_(pa.field("item", self.element().arrow_type(), True))
         if self.kind == "map":
-            return pa.map_(pa.string(), pa.field("value", self.values.arrow_type(), True))
+            return pa.map_(pa.string(), pa.field("value", self.element().arrow_type(), True))
         if self.kind == "record":
             return pa.struct([pa.field(f.name, f.node.arrow_type(), True) for f in self.fields])
         others = [b for b in self.branches if b.kind != "null"]
@@ -209,9 +215,9 @@ def _bare(node: Node, current: str | None, namer: _Namer | None) -> Any:
     if node.kind == "union":
         return [avro_type(b, current, namer) for b in node.branches]
     if node.kind == "array":
-        return {"type": "array", "items": avro_type(node.items, current, namer), "source.type": "array"}
+        return {"type": "array", "items": avro_type(node.element(), current, namer), "source.type": "array"}
     if node.kind == "map":
-        return {"type": "map", "values": avro_type(node.values, current, namer), "source.type": "map"}
+        return {"type": "map", "values": avro_type(node.element(), current, namer), "source.type": "map"}
     out: dict[str, Any] = {"type": node.kind}
     name = node.name or (namer.name(node) if namer is not None else None)
     if name:

@@ -183,13 +183,13 @@ def convert_value(node: Node, value: Any, rules: TimeRules, charset: str) -> Any
     if kind == "array":
         if not isinstance(value, list):
             raise ValueFailure(f"{json.dumps(value, default=str)[:80]} is not an array")
-        return [convert_value(node.items, v, rules, charset) for v in value]
+        return [convert_value(node.element(), v, rules, charset) for v in value]
     if kind == "map":
         if isinstance(value, list) and all(isinstance(p, tuple) and len(p) == 2 for p in value):
             value = dict(value)  # an Arrow map column's rows
         if not isinstance(value, dict):
             raise ValueFailure(f"{json.dumps(value, default=str)[:80]} is not an object")
-        return {str(k): convert_value(node.values, v, rules, charset) for k, v in value.items()}
+        return {str(k): convert_value(node.element(), v, rules, charset) for k, v in value.items()}
     if not isinstance(value, dict):
         raise ValueFailure(f"{json.dumps(value, default=str)[:80]} is not an object")
     return convert_record(node, value, rules, charset)

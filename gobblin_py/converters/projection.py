@@ -56,7 +56,8 @@ class FieldProjectionConverter(Converter):
         if missing:
             raise UsageError(f"{FIELDS_KEY}: no field {', '.join(missing)} in the input (it has {', '.join(schema.names)})")
         self._indices = [schema.get_field_index(s) for s, _ in self.pairs]
-        self._schema = pa.schema([schema.field(i).with_name(t) for i, (_, t) in zip(self._indices, self.pairs)])
+        self._schema = pa.schema([schema.field(i).with_name(t)
+                                  for i, (_, t) in zip(self._indices, self.pairs, strict=True)])
         return self._schema
 
     def convert_batch(self, batch: pa.RecordBatch, state: WorkUnitState) -> pa.RecordBatch:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import pyarrow as pa
 
-from gobblin_py.api import Closeable, Converter, Initializable, plugin_name
+from gobblin_py.api import Closeable, Converter, Initializable, RecordConverter, plugin_name
 from gobblin_py.logs import get_logger
 from gobblin_py.state import WorkUnitState
 
@@ -36,7 +36,7 @@ class RecordConverterAdapter(Converter):
 
     changes_row_count = True  # a record converter returns any number of records for each
 
-    def __init__(self, plugin: object) -> None:
+    def __init__(self, plugin: RecordConverter) -> None:
         self.plugin = plugin
         self._record_takes_state = _takes_state(plugin.convert_record, 2)
         schema_fn = getattr(plugin, "convert_schema", None)

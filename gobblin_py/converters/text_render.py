@@ -78,13 +78,13 @@ def render_rows(batch: pa.RecordBatch, style: str | None = None) -> pa.Array:
         return pa.array(["{}"] * batch.num_rows, pa.string())
     if style.startswith("lombok:"):
         parts = [pc.binary_join_element_wise(f"{name}=", pc.fill_null(_value_text(col, False), "null"), "")
-                 for name, col in zip(batch.schema.names, batch.columns)]
+                 for name, col in zip(batch.schema.names, batch.columns, strict=True)]
         body = pc.binary_join_element_wise(*parts, ", ")
         return pc.binary_join_element_wise(style.split(":", 1)[1] + "(", body, ")", "")
     if style == "protobuf":
         parts = [pc.binary_join_element_wise(f"{name}: ", _value_text(col, True), "")
-                 for name, col in zip(batch.schema.names, batch.columns)]
+                 for name, col in zip(batch.schema.names, batch.columns, strict=True)]
         return pc.binary_join_element_wise(pc.binary_join_element_wise(*parts, "\n", null_handling="skip"), "\n", "")
     parts = [pc.binary_join_element_wise(f'"{name}": ', pc.fill_null(_value_text(col, True), "null"), "")
-             for name, col in zip(batch.schema.names, batch.columns)]
+             for name, col in zip(batch.schema.names, batch.columns, strict=True)]
     return pc.binary_join_element_wise("{", pc.binary_join_element_wise(*parts, ", "), "}", "")

@@ -49,7 +49,7 @@ class UnGzipConverter(Converter):
         return schema
 
     def convert_batch(self, batch: pa.RecordBatch, state: WorkUnitState) -> pa.RecordBatch:
-        columns = dict(zip(batch.schema.names, batch.columns))
+        columns = dict(zip(batch.schema.names, batch.columns, strict=True))
         columns["destination"] = strip_extensions(columns["destination"])
         columns["decodings"] = append_each(columns["decodings"], "gzip")
         return pa.RecordBatch.from_arrays([columns[n] for n in batch.schema.names], schema=batch.schema)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 import pyarrow as pa
 
@@ -78,7 +78,7 @@ def rows(batch: pa.RecordBatch) -> list[FileCopy]:
     columns = batch.to_pydict()
     return [FileCopy(s, d, z, m, tuple(c)) for s, d, z, m, c in zip(columns["source"], columns["destination"],
                                                                    columns["size"], columns["mtime_ms"],
-                                                                   columns["decodings"])]
+                                                                   columns["decodings"], strict=True)]
 
 
 def check_schema(schema: pa.Schema, who: str) -> None:
@@ -100,9 +100,17 @@ def mtime_ms(info: dict[str, Any]) -> int:
     return 0
 
 
-def open_decoded(fs, entry: FileCopy, stack: ExitStack) -> BinaryIO:
+class ByteSource(Protocol):
+    """What a copy reads from: an open file, a gzip stream over one, or an archive member (seekable, as gzip needs)."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+    def seek(self, offset: int, /) -> object: ...
+
+
+def open_decoded(fs, entry: FileCopy, stack: ExitStack) -> ByteSource:
     """The source of ``entry`` opened on ``fs`` and read through its decodings; ``stack`` closes all of it."""
-    stream: BinaryIO = stack.enter_context(fs.open(entry.source, "rb"))
+    stream: ByteSource = stack.enter_context(fs.open(entry.source, "rb"))
     for decoding in entry.decodings:
         if decoding != "gzip":
             raise UsageError(f"{entry.source}: unknown decoding {decoding!r} (known: {', '.join(DECODINGS)})")
@@ -110,7 +118,7 @@ def open_decoded(fs, entry: FileCopy, stack: ExitStack) -> BinaryIO:
     return stream
 
 
-def copy_stream(reader: BinaryIO, writer: BinaryIO, chunk: int, what: str) -> int:
+def copy_stream(reader: ByteSource, writer: BinaryIO, chunk: int, what: str) -> int:
     """Copy ``reader`` to ``writer`` ``chunk`` bytes at a time; the bytes copied. A corrupt compressed stream
     fails naming ``what``."""
     copied = 0

@@ -46,7 +46,7 @@ def config_overlap(pattern: str, pattern_fs_uri: str | None, final_dir: str, fin
                 "them")
     wanted = [p for p in pattern_path.split("/") if p]
     have = [p for p in final_path.split("/") if p]
-    inside = len(have) >= len(wanted) and all(fnmatch.fnmatchcase(h, w) for h, w in zip(have, wanted))
+    inside = len(have) >= len(wanted) and all(fnmatch.fnmatchcase(h, w) for h, w in zip(have, wanted, strict=False))  # have may be deeper
     # with ``**`` any folder below the pattern's plain folder may come to match: its own copies would
     if inside or ("**" in pattern_path and is_within(search_root, final_path)):
         return (f"{final_dir} lies inside what gobblin.dataset.pattern={pattern} matches: every run would copy its "

@@ -202,7 +202,7 @@ def _leads_out(fs, root: str, path: str) -> bool:
 def _refuse_nested(datasets: list[CopyDataset]) -> None:
     """Refuse datasets of which one lies inside another (``**`` patterns): both would copy the same files."""
     roots = sorted((d.root.rstrip("/") + "/", d) for d in datasets)
-    for (outer, a), (inner, b) in zip(roots, roots[1:]):
+    for (outer, a), (inner, b) in zip(roots, roots[1:], strict=False):  # each root with the next: one pair fewer
         if inner.startswith(outer):
             raise ConfigError(f"dataset {b.root} lies inside dataset {a.root}: both would copy its files",
                               key="gobblin.dataset.pattern",

@@ -52,6 +52,7 @@ class TarArchiveWriter(CopyWriter):
                     elif member.isreg():
                         what = f"{entry.source} entry {member.name!r}"
                         reader = archive.extractfile(member)
+                        assert reader is not None  # a regular file's member always has its data
                         with naming_the_copy(what, self.staged(relative)), self.new_file(relative, what) as out:
                             written += copy_stream(reader, out, self.settings.buffer_size, entry.source)
                     else:

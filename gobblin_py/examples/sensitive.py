@@ -78,6 +78,6 @@ class PurgingConverter(Converter):
     def convert_batch(self, batch: pa.RecordBatch, state: State) -> pa.RecordBatch:
         columns = [
             pa.nulls(batch.num_rows, field.type) if field.name in self.fields else column
-            for field, column in zip(batch.schema, batch.columns)
+            for field, column in zip(batch.schema, batch.columns, strict=True)
         ]
         return pa.RecordBatch.from_arrays(columns, schema=self.schema)

@@ -18,6 +18,7 @@ import json
 import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gobblin_py import fs as fsutil
 from gobblin_py.api import DataPublisher
@@ -35,6 +36,9 @@ from gobblin_py.runtime.publish_check import published_check
 from gobblin_py.writers.counting import count_records
 from gobblin_py.writers.paths import BranchScope
 from gobblin_py.writers.settings import WriterSettings
+
+if TYPE_CHECKING:
+    from fsspec import AbstractFileSystem
 
 log = get_logger(__name__)
 
@@ -88,7 +92,7 @@ class BaseDataPublisher(DataPublisher):
         seen_sources: set[str] = set()
         planned: dict[str, str] = {}  # destination -> source: two files may not land on one name
         self.final_dirs = []
-        to_replace: list[tuple[object, str]] = []
+        to_replace: list[tuple[AbstractFileSystem, str]] = []
         for task in task_states:
             if task.working_state is not WorkingState.SUCCESSFUL:
                 continue

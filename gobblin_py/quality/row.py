@@ -30,7 +30,7 @@ from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import Scope, Settings, setting
 from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.plugins import instantiate
-from gobblin_py.state import State
+from gobblin_py.state import State, WorkUnitState
 
 POLICIES_KEY = "qualitychecker.row.policies"
 TYPES_KEY = "qualitychecker.row.policy.types"
@@ -110,7 +110,7 @@ class RequiredFieldsPolicy(RowPolicy):
 class RecordRowPolicyAdapter(RowPolicy):
     """Runs a per-record policy (``check_record(record) -> bool``) on batches: one Python call per row."""
 
-    def __init__(self, plugin: object) -> None:
+    def __init__(self, plugin: RecordRowPolicy) -> None:
         self.plugin = plugin
 
     def init(self, state: State) -> None:
@@ -134,7 +134,7 @@ class RowChecker:
     """The row policies of the pre-fork stream (``branch`` -1) or of one branch, applied batch by batch."""
 
     policies: list[_Policy]
-    state: State
+    state: WorkUnitState
     task_id: str
     branch: int
     settings: RowQualitySettings
@@ -144,13 +144,13 @@ class RowChecker:
     _err_gap: float = 1.0
 
     @classmethod
-    def build(cls, state: State, task_id: str, branch: int) -> "RowChecker | None":
+    def build(cls, state: WorkUnitState, task_id: str, branch: int) -> "RowChecker | None":
         """The checker configured for ``branch`` (suffix ``.N`` whenever branch ≥ 0, as Gobblin); None if none."""
         settings = RowQualitySettings.load(state, branch=branch if branch >= 0 else None)
         if not settings.policies:
             return None
         policies = []
-        for name, kind in zip(settings.policies, settings.types):
+        for name, kind in zip(settings.policies, settings.types, strict=True):
             plugin = instantiate(name, fork_key(POLICIES_KEY, branch))
             policy = plugin if isinstance(plugin, RowPolicy) else None
             if policy is None:

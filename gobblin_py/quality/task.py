@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import cast
 
 from gobblin_py.api import FAILED, NOT_EVALUATED, PASSED, TaskPolicy, TaskPolicyResult, plugin_name
 from gobblin_py.config.branches import branch_key
 from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import Scope, Settings, setting
 from gobblin_py.plugins import instantiate
-from gobblin_py.state import State
+from gobblin_py.state import State, WorkUnitState
 
 POLICIES_KEY = "qualitychecker.task.policies"
 TYPES_KEY = "qualitychecker.task.policy.types"
@@ -101,19 +102,19 @@ class SchemaCompatibilityPolicy(TaskPolicy):
         return PASSED if json.loads(previous) == json.loads(current) else FAILED
 
 
-def build_task_policies(state: State, branches: int, branch: int) -> list[tuple[TaskPolicy, str, str]]:
+def build_task_policies(state: WorkUnitState, branches: int, branch: int) -> list[tuple[TaskPolicy, str, str]]:
     """The ``(policy, type, name)`` list of a branch (suffix ``.N`` only with several branches)."""
     settings = QualitySettings.load(state, branches=branches, branch=branch)
     names_key = branch_key(POLICIES_KEY, branches, branch)
     policies = []
-    for name, kind in zip(settings.policies, settings.types):
-        policy = instantiate(name, names_key, TaskPolicy)
-        policy.init(state)  # type: ignore[union-attr]
-        policies.append((policy, kind, plugin_name(policy)))  # type: ignore[arg-type]
+    for name, kind in zip(settings.policies, settings.types, strict=True):
+        policy = cast(TaskPolicy, instantiate(name, names_key, TaskPolicy))  # instantiate checked its class
+        policy.init(state)
+        policies.append((policy, kind, plugin_name(policy)))
     return policies
 
 
-def evaluate(policies: list[tuple[TaskPolicy, str, str]], state: State) -> tuple[str, list[dict]]:
+def evaluate(policies: list[tuple[TaskPolicy, str, str]], state: WorkUnitState) -> tuple[str, list[dict]]:
     """The branch status and each policy's result."""
     results, status = [], PASSED
     for policy, kind, name in policies:

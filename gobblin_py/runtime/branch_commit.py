@@ -74,7 +74,7 @@ def commit_branches(task: TaskState, branches: list[Branch | None]) -> None:
         raise TaskPolicyFailure(f"task-level quality policy failed ({failed}); data.quality.enforce.failure=true")
     total_records = total_bytes = 0
     for index, branch in enumerate(branches):
-        key = lambda k: branch_key(k, count, index)  # noqa: E731
+        key = lambda k, index=index: branch_key(k, count, index)  # noqa: E731
         outputs: list[str] = []
         if branch is not None and branch.writer is not None:
             try:

@@ -123,8 +123,8 @@ def quality_lines(tasks: list[TaskState]) -> list[str]:
                     outcomes[name] = outcomes.get(name, 0) + 1
             elif key.startswith("qualitychecker.row.policy.results"):
                 for item in json.loads(value):
-                    name = (item["policy"].rsplit(".", 1)[-1], item["type"])
-                    dropped[name] = dropped.get(name, 0) + item["failed_rows"]
+                    row_policy = (item["policy"].rsplit(".", 1)[-1], item["type"])
+                    dropped[row_policy] = dropped.get(row_policy, 0) + item["failed_rows"]
     lines = [f"task policy {p} ({t}): {r} in {n} task(s)" for (p, t, r), n in sorted(outcomes.items())]
     lines += [f"row policy {p} ({t}): {n} row(s) failed" for (p, t), n in sorted(dropped.items()) if n]
     return lines
@@ -313,7 +313,7 @@ def commit_batch(run: JobRun, number: int, commits: list[LoggedCommit]) -> None:
     with phase("commit.log"):
         path = sequences.put_batch(run.job_name, run.job_id, number, [c.sequence for c in commits])
     boundary(f"{name}:logged")
-    left = []
+    left: list[CommitSequence] = []
     for commit in commits:  # the states' folder is fsynced once, after all of them, before the log goes
         for step in commit.sequence.steps:
             if isinstance(step, DatasetStateStep):

@@ -60,7 +60,7 @@ def branch_outputs(tasks: list[TaskState]) -> list[BranchOutput]:
             output = outputs.setdefault(index, BranchOutput(branch_name(task, index)))
             if task.working_state is not WorkingState.COMMITTED:
                 continue
-            key = lambda k: branch_key(k, count, index)  # noqa: E731 - Gobblin's per-branch counter keys
+            key = lambda k, n=count, i=index: branch_key(k, n, i)  # noqa: E731 - Gobblin's per-branch counter keys
             output.records_written += _int(task.get_prop(key("writer.records.written")))
             paths = task.get_prop(key("writer.final.output.file.paths")) or ""
             output.files += len([p for p in paths.split(",") if p])

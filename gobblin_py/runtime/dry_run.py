@@ -53,7 +53,7 @@ class DryRun:
                  ",".join(u.startpoints) or "-"] for u in self.units]
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         for row in [header, *rows]:
-            lines.append("    " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+            lines.append("    " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
         return "\n".join(lines)
 
 

@@ -20,7 +20,7 @@ from gobblin_py.errors import GobblinPyError
 
 _cancelled = threading.Event()
 _state = {"deferred": False, "signum": 0, "active": False}
-_NAMES = {signal.SIGTERM: "SIGTERM", signal.SIGINT: "SIGINT"}
+_NAMES: dict[int, str] = {signal.SIGTERM: "SIGTERM", signal.SIGINT: "SIGINT"}
 
 
 class JobInterrupted(GobblinPyError):

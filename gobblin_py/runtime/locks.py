@@ -113,6 +113,9 @@ class JobLock:
     def __init__(self, props: dict[str, str], job_name: str, job_id: str = "") -> None:
         settings = LockSettings.load({**props, ENABLED_KEY: "true"})
         directory = settings.directory or settings.state_dir
+        if not directory:  # (a run has already refused the state store's missing state.store.dir)
+            raise ConfigError("is not set", key=DIR_KEY, hint="name where the job's lock lives (or set state.store.dir), "
+                              f"or set {ENABLED_KEY}=false")
         self.fs, root = fsutil.open_fs(directory, settings.fs_uri or settings.state_fs_uri)
         require_folder(self.fs, root, DIR_KEY if settings.directory else "state.store.dir")
         self.path = posixpath.join(root, f"{job_name}.lock")

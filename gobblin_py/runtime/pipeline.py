@@ -140,7 +140,7 @@ class TaskPipeline:
                 if out.num_rows == 0:
                     continue
                 masks = [True] if route_all else fork_masks(operator, self.task, out, count)
-                for branch, mask in zip(branches, masks):
+                for branch, mask in zip(branches, masks, strict=True):
                     if branch is None or mask is False:
                         continue
                     routed = out if mask is True else out.filter(mask)

@@ -26,7 +26,7 @@ import subprocess
 import sys
 from collections import deque
 from collections.abc import Mapping
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -71,7 +71,7 @@ def run_in_processes(job_props: Mapping[str, str], job_id: str, groups: list[lis
     size = max(1, min(MAX_CHUNK, len(encoded) // (processes * CHUNKS_PER_WORKER)))
     chunks = [[task for group in encoded[i:i + size] for task in group] for i in range(0, len(encoded), size)]
     sink = task_progress.driver_sink()
-    listening = nullcontext(None)
+    listening: AbstractContextManager[Address | None] = nullcontext(None)
     if sink is not None:
         from gobblin_py.runtime.progress_channel import ProgressServer
 
@@ -80,7 +80,7 @@ def run_in_processes(job_props: Mapping[str, str], job_id: str, groups: list[lis
         workers: list[_Worker] = []
         finished = False
         try:
-            setup = (dict(job_props), log_settings, tuple(channel) if channel is not None else None)
+            setup = (dict(job_props), log_settings, channel)
             with interrupts.shielded():  # a signal now is seen once every worker started is known, to be stopped
                 for _ in range(min(processes, len(chunks)) or 1):
                     _start(setup, workers)

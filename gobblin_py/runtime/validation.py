@@ -236,7 +236,7 @@ def check_job(props: Mapping[str, str], *, strict: bool = False) -> JobCheck:
 
 
 def _declared_names(classes: Iterable[type[Settings]]) -> list[str]:
-    names = []
+    names: list[str] = []
     for settings_class in classes:
         for key in settings_class.keys():
             names.extend((key.name, *key.aliases))

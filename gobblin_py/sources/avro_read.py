@@ -41,6 +41,8 @@ def read_avro(stream: BinaryIO, where: str, reader_schema: str | None = None,
         reader = fastavro.reader(stream, reader_schema=json.loads(reader_schema) if reader_schema else None)
     except (ValueError, TypeError, OSError, StopIteration) as exc:
         raise GobblinPyError(f"{where}: not a readable Avro file: {exc}") from None
+    except KeyError as exc:  # fastavro's, for a header without the writer's schema
+        raise GobblinPyError(f"{where}: not a readable Avro file: its header has no {exc}") from None
     text = reader_schema or reader.metadata.get("avro.schema")
     if isinstance(text, bytes):
         text = text.decode("utf-8")
@@ -68,7 +70,9 @@ def avro_schema_of_file(stream: BinaryIO, where: str) -> str:
     import fastavro
 
     try:
-        header = fastavro.reader(stream).metadata.get("avro.schema")
+        header = fastavro.reader(stream).metadata["avro.schema"]
     except (ValueError, TypeError, OSError, StopIteration) as exc:
         raise GobblinPyError(f"{where}: not a readable Avro file: {exc}") from None
+    except KeyError as exc:  # fastavro's, for a header without the writer's schema
+        raise GobblinPyError(f"{where}: not a readable Avro file: its header has no {exc}") from None
     return header.decode("utf-8") if isinstance(header, bytes) else header

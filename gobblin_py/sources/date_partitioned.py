@@ -144,15 +144,15 @@ class DatePartitionedAvroFileSource(Source):
         if settings.lookback:
             match = _LOOKBACK.match(settings.lookback.strip())
             unit = _LOOKBACK_UNITS.get(match.group(2)) if match else None
-            if unit is None:
+            if match is None or unit is None:
                 log.warning("lookback_unparsable", value=settings.lookback, note="Gobblin then starts at 1970")
                 return 0
             start = dt.datetime.fromtimestamp(now_ms / 1000, zone)
             return millis(add_unit(start, unit, -int(match.group(1))))
         fmt = joda.to_strftime(settings.partition_pattern)
         base = millis(dt.datetime.strptime(settings.min_watermark, fmt).replace(tzinfo=zone))
-        committed = [w.get_prop_as_int(HIGH_KEY) for w in previous
-                     if w.working_state is WorkingState.COMMITTED and w.get_prop(HIGH_KEY) is not None]
+        committed = [high for w in previous
+                     if w.working_state is WorkingState.COMMITTED and (high := w.get_prop_as_int(HIGH_KEY)) is not None]
         base = max([base, *committed])
         epoch = dt.datetime.fromtimestamp(0, zone)
         return base + millis(add_unit(epoch, settings.unit)) - millis(epoch)  # Gobblin's fixed one-unit increment
@@ -203,7 +203,7 @@ class DatePartitionedAvroFileSource(Source):
     def _pack(units: list[tuple[int, WorkUnit]], bins: int) -> list[WorkUnit]:
         if len(units) <= bins:
             return [unit for _, unit in units]
-        packed = [(0, []) for _ in range(bins)]
+        packed: list[tuple[int, list[WorkUnit]]] = [(0, []) for _ in range(bins)]
         for size, unit in units:  # the lightest bin takes the next work unit
             index = min(range(bins), key=lambda i: packed[i][0])
             weight, members = packed[index]

@@ -84,7 +84,10 @@ class FileExtractor(Extractor):
             if self.reference is not None and self.strict:
                 # the dataset's schema, its columns of unknown (null) type typed by this file where it types them,
                 # with what the file's schema carries beside its columns (an Avro schema, a Gobblin schema string)
-                self._schema = file_schema.merged([self.reference, self._schema]).with_metadata(self._schema.metadata)
+                own = self._schema
+                dataset_schema = file_schema.merged([self.reference, own])
+                assert dataset_schema is not None  # merged from two schemas
+                self._schema = dataset_schema.with_metadata(own.metadata)
         return self._schema
 
     def filter_before(self, timestamp_ms: int) -> None:
@@ -143,7 +146,7 @@ class FileExtractor(Extractor):
             raise UsageError(f"source.event.time.column={column}: the records have no such column "
                              f"(they have {', '.join(batch.schema.names)})")
         low, high = min_max_millis(batch.column(column), column)
-        if low is not None:
+        if low is not None and high is not None:
             self._min_event = low if self._min_event is None else min(self._min_event, low)
             self._max_event = high if self._max_event is None else max(self._max_event, high)
         if self._since is None:

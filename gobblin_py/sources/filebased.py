@@ -72,7 +72,7 @@ class FileBasedSource(Source):
     records reach the time (``source.event.time.column`` names the records' event time) and everything after.
     """
 
-    settings_class = FileSourceSettings
+    settings_class: type[FileSourceSettings] = FileSourceSettings
     startpoint_kinds = frozenset({"OLDEST", "UPCOMING", "SPECIFIC", "TIMESTAMP"})
 
     def get_workunits(self, state: SourceState) -> list[WorkUnit]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gobblin_py.state.run_history import effective_status
@@ -32,7 +32,7 @@ def list_rows(records: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def render_list(job: str, rows: list[Mapping[str, Any]], where: str) -> str:
+def render_list(job: str, rows: Sequence[Mapping[str, Any]], where: str) -> str:
     """An aligned table of runs, newest first."""
     if not rows:
         return f"{job}: no runs recorded yet (under {where})"
@@ -44,7 +44,7 @@ def render_list(job: str, rows: list[Mapping[str, Any]], where: str) -> str:
     widths = [max(len(row[i]) for row in [header, *table]) for i in range(len(header))]
     lines = [f"{job}: {len(rows)} run(s), newest first"]
     for row in [header, *table]:
-        lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+        lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
     return "\n".join(lines)
 
 

@@ -131,7 +131,7 @@ def watermark_text(value: Any) -> str:
 def _table(header: list[str], rows: list[list[str]], indent: str = "    ") -> list[str]:
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
     return [
-        indent + "  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip()
+        indent + "  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
         for row in [header, *rows]
     ]
 

@@ -38,7 +38,7 @@ class SourceState(State):
         return (
             type(self) is type(other)
             and {k: v for k, v in self.__dict__.items() if k not in skip}
-            == {k: v for k, v in other.__dict__.items() if k not in skip}  # type: ignore
+            == {k: v for k, v in other.__dict__.items() if k not in skip}
         )
 
     def previous_workunit_states_by_urn(self) -> dict[str, list[WorkUnitState]]:

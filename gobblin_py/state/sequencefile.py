@@ -17,7 +17,7 @@ import enum
 import gzip
 import os
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -99,14 +99,14 @@ def _raw_deflate(data: bytes) -> bytes:
 
 
 # codec class name -> (compress, the zlib window bits that decompress it); each call handles one complete stream.
-_CODECS = {
+_CODECS: dict[str, tuple[Callable[[bytes], bytes], int]] = {
     DEFAULT_CODEC: (zlib.compress, 15),
     DEFLATE_CODEC: (_raw_deflate, -15),
     GZIP_CODEC: (lambda data: gzip.compress(data, mtime=0), 31),
 }
 
 
-def _codec(name: str, path: str) -> tuple:
+def _codec(name: str, path: str) -> tuple[Callable[[bytes], bytes], int]:
     try:
         return _CODECS[name]
     except KeyError:
@@ -268,6 +268,7 @@ class SequenceFileReader:
             yield key, value
 
     def _inflate(self, data: bytes, what: str, at: int) -> bytes:
+        assert self._wbits is not None  # only a compressed file's records and blocks are inflated
         left = self.max_bytes - self._inflated
         try:
             if len(data) * _DEFLATE_MAX_RATIO > left:  # could be a bomb: measure it without keeping it
@@ -328,7 +329,7 @@ class SequenceFileReader:
             values = self._read_buffer("values buffer")
             key_list = self._split(key_lengths, keys, count, "key", block_at)
             value_list = self._split(value_lengths, values, count, "value", block_at)
-            yield from zip(key_list, value_list)
+            yield from zip(key_list, value_list, strict=True)
 
 
 class SequenceFileWriter:
@@ -406,6 +407,7 @@ class SequenceFileWriter:
         if not self._block:
             return
         self._sync()
+        assert self._compress is not None  # block compression always has a codec
         out = bytearray(encode_vlong(len(self._block)))
         for buffer in (
             b"".join(encode_vlong(len(k)) for k, _ in self._block),

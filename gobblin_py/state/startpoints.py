@@ -19,6 +19,7 @@ import json
 import posixpath
 import time
 import uuid
+from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -185,7 +186,7 @@ class StartpointStore:
                 fsutil.remove(self.fs, path)
         return removed
 
-    def remove_ids(self, job: str, urn: str, ids: set[str]) -> None:
+    def remove_ids(self, job: str, urn: str, ids: AbstractSet[str]) -> None:
         """Remove the startpoints with these ids (those a commit consumed); others, set since, stay."""
         points = self.get(job, urn)
         kept = {p: s for p, s in points.by_partition.items() if s.id not in ids}

@@ -8,6 +8,7 @@ set) is refused as corrupt, naming the file and the offset, before the memory is
 from __future__ import annotations
 
 import io
+from typing import BinaryIO
 
 from gobblin_py.errors import CorruptFileError
 from gobblin_py.state.hadoop_io import DataInput
@@ -34,7 +35,7 @@ def encode_dataset_state_file(urn: str, state: DatasetState, serialized: bytes |
     return buffer.getvalue()
 
 
-def read_state_file(data_or_stream: bytes | io.BufferedIOBase, path: str,
+def read_state_file(data_or_stream: bytes | BinaryIO, path: str,
                     max_bytes: int = MAX_STATE_BYTES) -> list[tuple[str, DatasetState]]:
     """Decode every record of a dataset-state file as ``(key, DatasetState)``; legacy JobState values too.
 

@@ -157,7 +157,7 @@ class State:
         return merged
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.__dict__ == other.__dict__  # type: ignore[union-attr]
+        return type(self) is type(other) and self.__dict__ == other.__dict__
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(id={self.id!r}, {len(self.properties)} properties)"
@@ -289,7 +289,7 @@ class WorkUnitState(State):
         return (
             type(self) is type(other)
             and {k: v for k, v in self.__dict__.items() if k != "job_state"}
-            == {k: v for k, v in other.__dict__.items() if k != "job_state"}  # type: ignore[union-attr]
+            == {k: v for k, v in other.__dict__.items() if k != "job_state"}
         )
 
     @property

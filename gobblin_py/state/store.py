@@ -157,7 +157,7 @@ class GuidUrnNameParser:
         fsutil.atomic_write(fs, path, text.encode("utf-8"))
 
 
-_NAME_PARSERS = {
+_NAME_PARSERS: dict[str, type[SimpleUrnNameParser | GuidUrnNameParser]] = {
     "SimpleDatasetUrnStateStoreNameParser": SimpleUrnNameParser,
     "GuidDatasetUrnStateStoreNameParser": GuidUrnNameParser,
 }
@@ -211,6 +211,7 @@ class FsDatasetStateStore:
             settings = StateStoreSettings.load({**props, STATE_STORE_ENABLED_KEY: "true"})
         except SettingsError as exc:
             raise StateStoreError(str(exc)) from None
+        assert settings.root is not None  # check() refuses an enabled store without a root
         retention = None if settings.retention is None else settings.retention * _TIME_UNITS[settings.retention_unit]
         store = cls(settings.root, settings.fs_uri, name_parser=name_parser_for(settings.name_parser),
                     retention_seconds=retention, max_state_bytes=settings.max_state_bytes)

@@ -94,7 +94,7 @@ class Summary:
     problems: list[str] = field(default_factory=list)  # a corrupt index, said to the user
 
 
-_LINE_KEYS = {"urn": str, "job_id": str, "state": str, "end_ms": int, "end_time": (str, type(None)),
+_LINE_KEYS: dict[str, type | tuple[type, ...]] = {"urn": str, "job_id": str, "state": str, "end_ms": int, "end_time": (str, type(None)),
               "records": (int, type(None)), "watermark": str, "complete_ms": (int, type(None))}
 
 

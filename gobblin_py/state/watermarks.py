@@ -98,10 +98,10 @@ class MultiLongWatermark(Watermark):
 
     def percent_completion(self, low: Watermark, high: Watermark) -> int:
         assert isinstance(low, MultiLongWatermark) and isinstance(high, MultiLongWatermark)
-        span = sum(h - lo for h, lo in zip(high.values, low.values))
+        span = sum(h - lo for h, lo in zip(high.values, low.values, strict=True))
         if span <= 0:
             return 100
-        done = sum(v - lo for v, lo in zip(self.values, low.values))
+        done = sum(v - lo for v, lo in zip(self.values, low.values, strict=True))
         return max(0, min(100, done * 100 // span))
 
 

@@ -17,6 +17,7 @@ Class names are written in the ``org.apache.gobblin.`` spelling; the older ``gob
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from gobblin_py.errors import CorruptFileError
 from gobblin_py.state.hadoop_io import DataInput, DataOutput
@@ -99,7 +100,8 @@ def _write_job_state(out: DataOutput, state: JobState) -> None:
 
 
 # most specific first: the first isinstance match decides the layout and the class name
-_WRITERS: list[tuple[type, str, Callable[[DataOutput, State], None]]] = [
+# (each writer takes an instance of the class it is paired with, which mypy cannot express in one list)
+_WRITERS: list[tuple[type, str, Callable[[DataOutput, Any], None]]] = [
     (DatasetState, DATASET_STATE_CLASS, _write_job_state),
     (JobState, JOB_STATE_CLASS, _write_job_state),
     (SourceState, SOURCE_STATE_CLASS, _write_source_state_part),

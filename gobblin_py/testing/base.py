@@ -79,7 +79,7 @@ def default_batches() -> list[pa.RecordBatch]:
 
 
 def file_source_job(root: Path, batches: Sequence[pa.RecordBatch], key_columns: Sequence[str] = ("id",),
-                    **props: str) -> ContractJob:
+                    **props: str | None) -> ContractJob:
     """A job whose source reads ``batches`` back from Parquet files (one per batch) under ``root/data``."""
     job = ContractJob(root, {"source.class": FILE_SOURCE, "source.filebased.data.directory": str(Path(root) / "data"),
                              "source.filebased.file.pattern": "*.parquet", "extract.namespace": "contract",
@@ -106,7 +106,7 @@ def same_rows(got: pa.Table, want: pa.Table | Sequence[pa.RecordBatch], order_by
         want = pa.Table.from_batches(list(want)) if want else pa.table({})
     got_rows, want_rows = rows(got, order_by), rows(want, order_by)
     assert len(got_rows) == len(want_rows), f"{len(got_rows)} rows where {len(want_rows)} were expected"
-    for index, (a, b) in enumerate(zip(got_rows, want_rows)):
+    for index, (a, b) in enumerate(zip(got_rows, want_rows, strict=True)):
         assert _same(a, b), f"row {index} differs:\n  got      {a}\n  expected {b}"
 
 
@@ -116,5 +116,5 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     return a == b

@@ -138,8 +138,8 @@ class ForkOperatorContract(Contract):
 
     def test_a_failing_branch_publishes_no_branch(self, tmp_path: Path) -> None:
         routed = self.routed(self.input_batches())
-        index = max(range(len(routed)), key=lambda i: routed[i].num_rows if routed[i] is not None else -1)
-        if routed[index] is None or routed[index].num_rows == 0:
+        index = max(range(len(routed)), key=lambda i: -1 if (table := routed[i]) is None else table.num_rows)
+        if (fullest := routed[index]) is None or fullest.num_rows == 0:
             pytest.skip("the operator routes no row to any branch")
         flag = tmp_path / "fail-branch"
         flag.touch()

@@ -43,7 +43,7 @@ class ContractJob:
     the published columns those keys are read back from.
     """
 
-    def __init__(self, root: Path, props: Mapping[str, str], key_columns: Iterable[str] = ("id",),
+    def __init__(self, root: Path, props: Mapping[str, str | None], key_columns: Iterable[str] = ("id",),
                  name: str = "ContractJob") -> None:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)

@@ -96,7 +96,7 @@ def keys_of(table: pa.Table, key_columns: Sequence[str]) -> list[Any]:
     if missing:
         raise AssertionError(f"the published rows have no column {missing} (columns: {table.column_names})")
     columns = [table.column(c).to_pylist() for c in key_columns]
-    return columns[0] if len(columns) == 1 else list(zip(*columns))
+    return columns[0] if len(columns) == 1 else list(zip(*columns, strict=True))
 
 
 def keys_under(root: Path | str, key_columns: Sequence[str]) -> list[Any]:

@@ -231,10 +231,10 @@ class SourceContract(Contract):
             assert failing.exit_code == 3, f"exit {failing.exit_code}: {[d.error for d in failing.datasets]}"
             exactly_once(source_job.published_keys(), [], allow_more=True)  # no record twice (a published record of
             # the failed task would come twice after its retry, below)
-            failed = [t for s in source_job.dataset_states().values() for t in s.all_task_states()
-                      if t.working_state is WorkingState.FAILED]
-            assert failed, "no failed task in the saved state"
-            for task in failed:
+            failed_tasks = [t for s in source_job.dataset_states().values() for t in s.all_task_states()
+                            if t.working_state is WorkingState.FAILED]
+            assert failed_tasks, "no failed task in the saved state"
+            for task in failed_tasks:
                 assert task.actual_high_watermark() == task.workunit.low_watermark(), (
                     f"{task.task_id}: a failed task's watermark was not rolled back to its low watermark")
         flag.unlink()

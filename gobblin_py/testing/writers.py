@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import pyarrow as pa
 import pytest
@@ -95,8 +95,9 @@ class WriterContract(Contract):
 
     def build(self, state: WorkUnitState, schema: pa.Schema | None = None) -> DataWriter:
         """The writer of branch 0 of 1, as the runtime builds it."""
-        builder = instantiate(state.get_prop("writer.builder.class"), "writer.builder.class", DataWriterBuilder)
-        return builder.build(state, schema or self.sample_batches()[0].schema, 1, 0, WRITER_ID)  # type: ignore[union-attr]
+        builder = cast(DataWriterBuilder, instantiate(state.get_prop("writer.builder.class"), "writer.builder.class",
+                                                      DataWriterBuilder))  # instantiate checked its class
+        return builder.build(state, schema or self.sample_batches()[0].schema, 1, 0, WRITER_ID)
 
     def sample_table(self) -> pa.Table:
         """:meth:`sample_batches` as one table."""

@@ -80,7 +80,7 @@ def avro_name(name: str) -> str:
 def _field_names(fields: list[pa.Field], where: str) -> list[str]:
     names = [avro_name(f.name) for f in fields]
     seen: dict[str, str] = {}
-    for field, name in zip(fields, names):
+    for field, name in zip(fields, names, strict=True):
         if name in seen:
             raise AvroSchemaError(f"{where}: columns '{seen[name]}' and '{field.name}' both become the Avro name '{name}'")
         seen[name] = field.name
@@ -100,7 +100,7 @@ def arrow_to_avro(schema: pa.Schema, name: str = "Record", namespace: str | None
 
 def _fields(fields: list[pa.Field], parent: str) -> list[dict[str, Any]]:
     out = []
-    for field, name in zip(fields, _field_names(fields, parent)):
+    for field, name in zip(fields, _field_names(fields, parent), strict=True):
         avro_type = _type(field.type, f"{parent}_{name}", field.name)
         entry: dict[str, Any] = {"name": name}
         if field.nullable:
@@ -314,8 +314,7 @@ def _map_fixer(t: pa.DataType) -> Callable[[Any], Any] | None:
             return lambda v: None if v is None else dict(v)
         return lambda v: None if v is None else {k: inner(x) for k, x in v}
     if pa.types.is_struct(t):
-        fixers = [(avro_name(f.name), _map_fixer(f.type)) for f in t]
-        fixers = [(n, fx) for n, fx in fixers if fx is not None]
+        fixers = [(avro_name(f.name), fx) for f in t if (fx := _map_fixer(f.type)) is not None]
         if not fixers:
             return None
 
@@ -326,10 +325,10 @@ def _map_fixer(t: pa.DataType) -> Callable[[Any], Any] | None:
             return v
         return fix_struct
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) or pa.types.is_list_view(t):
-        inner = _map_fixer(t.value_type)
-        if inner is None:
+        element = _map_fixer(t.value_type)
+        if element is None:
             return None
-        return lambda v: None if v is None else [inner(x) for x in v]
+        return lambda v: None if v is None else [element(x) for x in v]
     return None
 
 
@@ -339,11 +338,12 @@ class AvroRows:
     def __init__(self, schema: pa.Schema) -> None:
         self.names = _field_names(list(schema), "record")
         self.convert = [_needs_ready(f.type) for f in schema]
-        self.fixers = [(name, fixer) for name, fixer in ((n, _map_fixer(f.type)) for n, f in zip(self.names, schema))
+        self.fixers = [(name, fixer)
+                       for name, fixer in ((n, _map_fixer(f.type)) for n, f in zip(self.names, schema, strict=True))
                        if fixer is not None]
 
     def rows(self, batch: pa.RecordBatch) -> list[dict[str, Any]]:
-        columns = [_ready(col) if convert else col for col, convert in zip(batch.columns, self.convert)]
+        columns = [_ready(col) if convert else col for col, convert in zip(batch.columns, self.convert, strict=True)]
         rows = pa.RecordBatch.from_arrays(columns, names=self.names).to_pylist()
         if self.fixers:
             for row in rows:

@@ -138,7 +138,7 @@ class StagedFileWriter(CountingDataWriter):
 
     def close(self) -> None:
         """Finish the file; idempotent. The file stays in staging until :meth:`commit`."""
-        if not self._open_ok:
+        if not self._open_ok or self._stream is None:
             return
         self._open_ok = False
         try:

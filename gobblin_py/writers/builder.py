@@ -21,7 +21,7 @@ from typing import Any
 import pyarrow as pa
 
 from gobblin_py import fs as fsutil
-from gobblin_py.api import BatchPartitioner, DataWriter, DataWriterBuilder, Initializable, RecordPartitioner
+from gobblin_py.api import BatchPartitioner, DataWriter, DataWriterBuilder, RecordPartitioner
 from gobblin_py.config.branches import branch_count, branch_key
 from gobblin_py.config.errors import ConfigError
 from gobblin_py.config.settings import Settings, problem_at
@@ -30,7 +30,7 @@ from gobblin_py.errors import UsageError
 from gobblin_py.state import State, WorkUnitState
 from gobblin_py.writers.paths import FORMAT_EXTENSIONS, BranchScope
 from gobblin_py.writers.base import StagedFileWriter
-from gobblin_py.writers.partitioner_base import RecordPartitionerAdapter, WriterPartitioner
+from gobblin_py.writers.partitioner_base import PartitionerInit, RecordPartitionerAdapter, WriterPartitioner
 from gobblin_py.writers.rolling import RollingDataWriter, WriterIds
 from gobblin_py.writers.settings import FileWriterSettings, WriterSettings
 
@@ -73,7 +73,7 @@ def load_partitioner(state: State, branches: int, branch: int) -> WriterPartitio
             raise UsageError(f"{PARTITIONER_KEY}={name}: {type(plugin).__qualname__} is not a WriterPartitioner "
                              "(it needs partition(batch) or partition_for_record(record))")
         plugin = RecordPartitionerAdapter(plugin)
-    if isinstance(plugin, Initializable):
+    if isinstance(plugin, PartitionerInit):
         plugin.init(state, branches, branch)
     return plugin
 
@@ -149,7 +149,7 @@ class FsDataWriterBuilder(DataWriterBuilder):
             return rolling("")
         from gobblin_py.writers.partitioned import PartitionedDataWriter  # its Arrow kernels only when partitioning
 
-        return PartitionedDataWriter(partitioner, rolling,  # type: ignore[arg-type]
+        return PartitionedDataWriter(partitioner, rolling,
                                      include_names=files.partition_in_names,
                                      replace_separators=files.replace_separators)
 

@@ -87,7 +87,7 @@ class CsvDataWriter(StagedFileWriter):
     def _write(self, batch: pa.RecordBatch) -> None:
         if batch.schema != self.csv_schema:
             columns = []
-            for column, field in zip(batch.columns, self.csv_schema):
+            for column, field in zip(batch.columns, self.csv_schema, strict=True):
                 if pa.types.is_dictionary(column.type):
                     column = column.dictionary_decode()
                 if _is_binary(column.type):

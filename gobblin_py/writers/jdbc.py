@@ -57,7 +57,7 @@ class _BuilderSettings(JdbcSettings, JdbcWriterSettings):
 def _task_state(state: State) -> State:
     """The task's own state (a branch's state falls through to it), where the publisher will look."""
     target = state
-    while not isinstance(target, TaskState) and isinstance(getattr(target, "job_state", None), State):
+    while isinstance(target, WorkUnitState) and not isinstance(target, TaskState) and target.job_state is not None:
         target = target.job_state
     return target
 
@@ -111,7 +111,7 @@ class JdbcWriter(DataWriter):
     def _prepared(self, batch: pa.RecordBatch) -> list[pa.Array]:
         sqlite = isinstance(self.dialect, SqliteWriting)
         out = []
-        for column, (_, kind) in zip(batch.columns, self.columns):
+        for column, (_, kind) in zip(batch.columns, self.columns, strict=True):
             t = column.type
             if pa.types.is_integer(t) and any(word in kind for word in _TIME_WORDS):
                 column = column.cast(pa.int64()).cast(pa.timestamp("ms", "UTC"))  # Gobblin's long dates: epoch ms
@@ -163,7 +163,7 @@ class JdbcWriter(DataWriter):
         cur = self.conn.cursor()
         for start in range(0, length, rows_per):
             chunk = [c.slice(start, rows_per).to_pylist() for c in columns]  # the driver binds Python values
-            cur.executemany(sql, list(zip(*chunk)))
+            cur.executemany(sql, list(zip(*chunk, strict=True)))
 
     def commit(self) -> list[str]:
         self.conn.commit()

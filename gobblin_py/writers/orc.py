@@ -67,7 +67,7 @@ def orc_type(t: pa.DataType, column: str) -> pa.DataType:
         return pa.map_(key, pa.field(t.item_field.name, item, t.item_field.nullable))
     if pa.types.is_struct(t):
         fields = [pa.field(f.name, orc_type(f.type, column), f.nullable) for f in t]
-        return pa.struct(fields) if any(f.type != g.type for f, g in zip(fields, t)) else t
+        return pa.struct(fields) if any(f.type != g.type for f, g in zip(fields, t, strict=True)) else t
     return t
 
 

@@ -57,7 +57,7 @@ class PartitionedDataWriter(DataWriter):
         ordered = batch.take(order)
         runs = pc.run_end_encode(keys.take(order))
         start = 0
-        for end, raw in zip(runs.run_ends.to_pylist(), runs.values.to_pylist()):
+        for end, raw in zip(runs.run_ends.to_pylist(), runs.values.to_pylist(), strict=True):
             self._writer(raw).write(ordered.slice(start, end - start))
             start = end
 

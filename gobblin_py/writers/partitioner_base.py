@@ -8,23 +8,29 @@ Gobblin-style per-record partitioners.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import pyarrow as pa
 
-from gobblin_py.api import Initializable
 from gobblin_py.state import State
 
 PartitionFields = list[tuple[str, "pa.Array | str"]]
 
 
+@runtime_checkable
+class PartitionerInit(Protocol):
+    """A partitioner that reads its configuration once built, as :meth:`WriterPartitioner.init` does."""
+
+    def init(self, state: State, branches: int, branch: int) -> None: ...
+
+
 class WriterPartitioner(ABC):
     """Partition fields of a batch; see the module notes."""
 
-    def init(self, state: State, branches: int, branch: int) -> None:
+    def init(self, state: State, branches: int, branch: int) -> None:  # noqa: B027 - an optional hook (a no-op)
         """Read configuration (its keys take Gobblin's writer suffix rule: ``.i`` with several branches)."""
 
-    def check_schema(self, schema: pa.Schema) -> None:
+    def check_schema(self, schema: pa.Schema) -> None:  # noqa: B027 - an optional hook (a no-op)
         """Fail (UsageError) before anything is written if the partitioner cannot work on ``schema``."""
 
     @abstractmethod
@@ -39,7 +45,7 @@ class RecordPartitionerAdapter(WriterPartitioner):
         self.inner = record_partitioner
 
     def init(self, state: State, branches: int, branch: int) -> None:
-        if isinstance(self.inner, Initializable):  # same signature as WriterPartitioner.init
+        if isinstance(self.inner, PartitionerInit):
             self.inner.init(state, branches, branch)
 
     def partition(self, batch: pa.RecordBatch) -> PartitionFields:

@@ -98,9 +98,9 @@ class BranchScope:
     def writer_dirs(self) -> tuple[str, str]:
         """``(staging dir, output dir)`` of the branch; both must be configured (the launcher derives the defaults)."""
         staging, output = self._dir("writer.staging.dir"), self._dir("writer.output.dir")
-        for key, value in ((self.key("writer.staging.dir"), staging), (self.key("writer.output.dir"), output)):
-            if not value:
-                raise UsageError(f"{key} is not set: set it, or task.data.root.dir to derive it")
+        if not staging or not output:
+            key = self.key("writer.staging.dir" if not staging else "writer.output.dir")
+            raise UsageError(f"{key} is not set: set it, or task.data.root.dir to derive it")
         attempt = self.attempt_folder()
         if attempt:  # each task attempt writes apart; the driver publishes the one whose state it received
             staging = contained_join(staging, ATTEMPTS_DIR, attempt, what="task attempt folder")

@@ -171,3 +171,12 @@ def test_two_runs_started_together_one_runs_and_the_other_exits_75(tmp_path):
                 proc.kill()
     assert job.published_ids() == list(range(1, 41))  # pulled once, by the winner
     assert not lock_file(job).exists()
+
+
+def test_lock_show_of_a_job_with_no_lock_folder_is_a_usage_error(tmp_path):
+    job_file = tmp_path / "nolock.pull"
+    job_file.write_text("job.name=NoLock\nsource.class=FileBasedSource\n")  # neither job.lock.dir nor state.store.dir
+    for command in ("show", "break"):
+        result = run_gpy("lock", command, str(job_file), cwd=tmp_path)  # no conf/ with defaults there
+        assert result.returncode == 2, result.stderr
+        assert "job.lock.dir" in result.stderr and "Traceback" not in result.stderr

@@ -106,3 +106,13 @@ def test_a_bad_avro_file_fails_its_task_naming_the_file(tmp_path, bad):
     job = job_file(tmp_path, "org.apache.gobblin.source.extractor.hadoop.AvroFileSource")
     result = run_gpy("run", str(job), "--engine", "local")
     assert result.returncode == 1 and "x.avro" in result.stdout + result.stderr
+
+
+def test_an_avro_file_whose_header_names_no_schema_fails_its_task_naming_the_file(tmp_path):
+    write_users(tmp_path / "data" / "x.avro", 0, 3)
+    data = (tmp_path / "data" / "x.avro").read_bytes()
+    (tmp_path / "data" / "x.avro").write_bytes(data.replace(b"avro.schema", b"avro.schemX", 1))
+    job = job_file(tmp_path, "org.apache.gobblin.source.extractor.hadoop.AvroFileSource")
+    result = run_gpy("run", str(job), "--engine", "local")
+    output = result.stdout + result.stderr
+    assert result.returncode == 1 and "x.avro: not a readable Avro file" in output, output

@@ -55,6 +55,6 @@ def describe_char(ch: str) -> str:
     if ch == "":
         return "end of file"
     if ord(ch) < 0x20:
-        return "control character 0x%x" % ord(ch)
+        return f"control character 0x{ord(ch):x}"
     return ch
 

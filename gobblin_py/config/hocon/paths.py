@@ -59,7 +59,7 @@ def path_from_tokens(tokens: Sequence[Token], original: str) -> Tuple[str, ...]:
                 "(you can double-quote this token if you really want it here)"
             )
     result: List[str] = []
-    for parts, empty_ok in zip(elements, can_be_empty):
+    for parts, empty_ok in zip(elements, can_be_empty, strict=True):
         element = "".join(parts)
         if element == "" and not empty_ok:
             raise BadPath(

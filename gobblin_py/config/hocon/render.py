@@ -27,7 +27,7 @@ def render_json_string(text: str) -> str:
         elif ch == "\t":
             out.append("\\t")
         elif ord(ch) < 0x20:
-            out.append("\\u%04x" % ord(ch))
+            out.append(f"\\u{ord(ch):04x}")
         else:
             out.append(ch)
     out.append('"')

@@ -116,10 +116,10 @@ class _Resolver:
             return HObj(fields, value.origin, value.ignores)
         # Partial: only the field along the path, and not the last element itself (the caller resolves it).
         first, rest = restrict[0], restrict[1:]
-        child = self._replaced(value.fields.get(first), repl)
-        if not rest or child is None or child.resolved:
+        along = self._replaced(value.fields.get(first), repl)
+        if not rest or along is None or along.resolved:
             return value
-        resolved = self.resolve(child, repl, rest)
+        resolved = self.resolve(along, repl, rest)
         fields = dict(value.fields)
         if resolved is None:
             del fields[first]
@@ -260,7 +260,7 @@ class _Resolver:
             if found is None:
                 return None
         checkpoints.append(len(self.journal))  # what the lookup memoised stays, even if the value cycles
-        return self.resolve(found, repl, restrict)  # type: ignore[arg-type]
+        return self.resolve(found, repl, restrict)
 
 
 def _cycle_error(ref: HRef, chain: List[HRef]) -> ConfigError:
@@ -296,6 +296,6 @@ def lookup_resolved(root: HObj, path: Sequence[str], env: Optional[Mapping[str, 
         found = resolver._lookup(tuple(path), ())
         if found is _NOT_FOUND:
             return None
-        return resolver.resolve(found, ())  # type: ignore[arg-type]
+        return resolver.resolve(found, ())
     except RecursionError:
         raise ConfigError("substitutions are nested too deeply") from None

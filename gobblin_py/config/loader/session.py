@@ -142,8 +142,8 @@ def load_jobs(
                 results.append(_load_one(session, job_path, root, mtime))
         else:
             root_name = os.fspath(conf_root) if conf_root is not None else os.path.dirname(os.path.abspath(name))
-            mtime = mtime_ms(name) if os.path.isfile(name) else None
-            results.append(_load_one(session, name, os.path.abspath(root_name), mtime))
+            file_mtime = mtime_ms(name) if os.path.isfile(name) else None
+            results.append(_load_one(session, name, os.path.abspath(root_name), file_mtime))
     return results
 
 

@@ -103,7 +103,7 @@ class KafkaExtractor(Extractor):
         return self._schema
 
     def get_expected_record_count(self) -> int:
-        return sum(h - lo for h, lo in zip(self.high, self.low))
+        return sum(h - lo for h, lo in zip(self.high, self.low, strict=True))
 
     def _spool_and_infer(self) -> None:
         assert isinstance(self.deserializer, JsonDeserializer)
@@ -135,7 +135,7 @@ class KafkaExtractor(Extractor):
     def partition_progress(self) -> dict[str, PartitionProgress]:
         """Per partition: the offsets read (low to the next one) and the messages' timestamps."""
         return {str(pid): PartitionProgress(low, nxt, stats.records, stats.min_timestamp, stats.max_timestamp)
-                for pid, low, nxt, stats in zip(self.partitions, self.low, self.next, self.stats)}
+                for pid, low, nxt, stats in zip(self.partitions, self.low, self.next, self.stats, strict=True)}
 
     def _decode(self, raw: RawBatch, schema: pa.Schema) -> pa.RecordBatch:
         decoded, bad = self.deserializer.decode(raw.values)  # the decodable messages' columns
@@ -150,6 +150,7 @@ class KafkaExtractor(Extractor):
             keep = pa.array(mask, pa.bool_())
         for name in self.columns:
             if name == "key":
+                assert raw.keys is not None  # read whenever the kafka_key column is asked for
                 column = raw.keys
             elif name == "offset":
                 column = raw.offsets
@@ -307,10 +308,10 @@ class KafkaExtractor(Extractor):
             state.set_prop(FILTERED_KEY, sum(s.filtered for s in self.stats))
             if undecodable:
                 state.set_prop("qualitychecker.row.policy.results.kafka", self.undecodable.results(undecodable))
-            for index, (pid, stats) in enumerate(zip(self.partitions, self.stats)):
+            for index, (pid, stats) in enumerate(zip(self.partitions, self.stats, strict=True)):
                 state.set_prop(f"{K.START_FETCH_TIME}.{index}", stats.start)
                 state.set_prop(f"{K.STOP_FETCH_TIME}.{index}", stats.stop)
-                key = lambda what: K.partition_key(self.topic, pid, what)  # noqa: E731
+                key = lambda what, pid=pid: K.partition_key(self.topic, pid, what)  # noqa: E731
                 state.set_prop(key(K.RECORD_COUNT), stats.records)
                 decoded = stats.records - stats.undecodable
                 if decoded > 0:

@@ -42,7 +42,7 @@ def partition_key(topic: str, partition: int, what: str) -> str:
 
 def partitions_of(state: State) -> list[int]:
     """The partition ids of a work unit: ``partition.id.0``, ``partition.id.1``, … or the single ``partition.id``."""
-    found = []
+    found: list[int] = []
     while state.get_prop(f"{PARTITION}.{len(found)}") is not None:
         found.append(int(state.get_prop(f"{PARTITION}.{len(found)}")))
     if found:

@@ -115,7 +115,7 @@ def _load(item: WorkUnit | list[WorkUnit]) -> float:
     return max(size, EPSILON) * math.log10(max(len(members), 2))
 
 
-def worst_fit_decreasing(items: list[WorkUnit], containers: int) -> list[MultiWorkUnit]:
+def worst_fit_decreasing(items: list[WorkUnit], containers: int) -> list[WorkUnit]:
     """Heaviest item first onto the currently lightest of ``containers`` MultiWorkUnits; empty ones dropped."""
     bins = _greedy(items, containers, _load, load=_load)
     return [MultiWorkUnit(work_units=members) for members in bins if members]

@@ -235,6 +235,7 @@ def plan_topic(settings: KafkaSourceSettings, topic: str, partitions: list, offs
     # partitions stored before that the topic no longer has: their offsets are carried, unchanged
     for (name, pid), prev in sorted(previous.items()):
         if name == topic and pid not in seen and prev.complete and plans:
+            assert prev.offset is not None  # (complete)
             plans.append(PartitionPlan(topic, pid, prev.offset, prev.offset, prev.leader_id or "-1", prev.leader or "",
                                        fetched_at, prev, changed=False))
     if not any(p.changed for p in plans):

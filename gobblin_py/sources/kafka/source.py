@@ -57,7 +57,7 @@ class KafkaSimpleSource(Source):
 
         threads = max(1, min(settings.threads, len(topics)))
         with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gpy-kafka-plan") as pool:
-            planned = dict(zip(topics, pool.map(plan, topics)))
+            planned = dict(zip(topics, pool.map(plan, topics), strict=True))
         plans = [p for topic in topics for p in planned[topic]]
         namespace, table_type = "KAFKA", "APPEND_ONLY"
         if settings.allow_namespace:

@@ -75,7 +75,7 @@ def rows_to_batch(rows: Sequence[Sequence[Any]], columns: Sequence[ColumnSpec], 
     if not rows:
         return pa.RecordBatch.from_pylist([], schema=schema)
     arrays = []
-    for spec, values in zip(columns, zip(*rows)):
+    for spec, values in zip(columns, zip(*rows, strict=True), strict=True):
         try:
             arrays.append(_convert(pa.array(values, type=_driver_type(spec)), spec))
         except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
@@ -100,7 +100,7 @@ def _convert(array: pa.Array, spec: ColumnSpec) -> pa.Array:
 def conform_batch(batch: pa.RecordBatch, columns: Sequence[ColumnSpec], schema: pa.Schema) -> pa.RecordBatch:
     """An Arrow-native driver's batch with the declared types (vectorised casts; exact or an error)."""
     arrays = []
-    for spec, array in zip(columns, batch.columns):
+    for spec, array in zip(columns, batch.columns, strict=True):
         if isinstance(array.type, pa.ExtensionType):
             array = array.storage  # PostgreSQL numeric arrives as its text
         if array.type != spec.type or spec.convert == "number_decimal":

@@ -63,8 +63,8 @@ class QueryBasedExtractor(Extractor):
         if interval is not None and self.delta:
             if self.partition_values is not None:
                 keys = [position_key(v) for v in self.partition_values]
-                self.low = dict(zip(keys, decode_multi(interval.low_json)))
-                self.high = dict(zip(keys, decode_multi(interval.expected_high_json)))
+                self.low = dict(zip(keys, decode_multi(interval.low_json), strict=True))
+                self.high = dict(zip(keys, decode_multi(interval.expected_high_json), strict=True))
             else:
                 self.low = {SINGLE: self.codec.decode_json(interval.low_json)}
                 self.high = {SINGLE: self.codec.decode_json(interval.expected_high_json)}
@@ -142,7 +142,7 @@ class QueryBasedExtractor(Extractor):
         preds: list[str] = []
         params: list[Any] = []
         if self.partition_values is not None:
-            value = dict(zip([position_key(v) for v in self.partition_values], self.partition_values))[key]
+            value = dict(zip([position_key(v) for v in self.partition_values], self.partition_values, strict=True))[key]
             if value is None:
                 preds.append(f"{d.quote(self.partition_column)} IS NULL")
             else:
@@ -241,7 +241,7 @@ class QueryBasedExtractor(Extractor):
             raise UsageError(f"source.event.time.column={self.event_column}: table {self.table} has no such column")
         column = batch.column(self.event_column)
         low, high = min_max_millis(column, self.event_column)
-        if low is not None:
+        if low is not None and high is not None:  # (both are, or neither)
             self._events = [low if self._events[0] is None else min(self._events[0], low),
                             high if self._events[1] is None else max(self._events[1], high)]
         if self._since is None:

@@ -113,9 +113,9 @@ def _decode_unit(unit: WorkUnitState, codec: WatermarkCodec):
     values = unit.get_prop(K.PARTITION_VALUES_STATE)
     if values:
         keys = [position_key(v) for v in json.loads(values)]
-        low = dict(zip(keys, decode_multi(interval.low_json)))
-        high = dict(zip(keys, decode_multi(interval.expected_high_json)))
-        actual = dict(zip(keys, decode_multi(actual_json))) if actual_json is not None else dict(low)
+        low = dict(zip(keys, decode_multi(interval.low_json), strict=True))
+        high = dict(zip(keys, decode_multi(interval.expected_high_json), strict=True))
+        actual = dict(zip(keys, decode_multi(actual_json), strict=True)) if actual_json is not None else dict(low)
         partitioned = True
     else:
         low = {SINGLE: codec.decode_json(interval.low_json)}
@@ -140,7 +140,7 @@ def _decode_unit(unit: WorkUnitState, codec: WatermarkCodec):
         low_c = {k: convert(v) for k, v in low.items()}
         if any(v is None for v in low_c.values()):
             return None
-        high_c = {k: (convert(v) + step if convert(v) is not None else low_c[k]) for k, v in high.items()}
+        high_c = {k: (c + step if (c := convert(v)) is not None else low_c[k]) for k, v in high.items()}
         actual_c = {}
         for k, v in actual.items():
             c = convert(v)

@@ -82,11 +82,11 @@ class QueryBasedSource(Source):
                                            "its name becomes a folder below the final folder: rename the table, "
                                            f"or give it {K.ENTITY_PREFIX}<table>.extract.table.name"))
         for entity in dict.fromkeys(tables + entity_names(props)):
-            for problem in QueryBasedSettings.problems(props, Context(entity=entity)):
-                specific = entity_key(props, entity, problem.key) if problem.key else None
-                if specific and specific != problem.key:
-                    problem = problem_at(props, specific, problem.problem, problem.hint)
-                problems.append(problem)
+            for found in QueryBasedSettings.problems(props, Context(entity=entity)):
+                specific = entity_key(props, entity, found.key) if found.key else None
+                if specific and specific != found.key:
+                    found = problem_at(props, specific, found.problem, found.hint)
+                problems.append(found)
         return problems
 
     # ------------------------------------------------------------------ planning

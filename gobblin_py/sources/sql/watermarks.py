@@ -263,12 +263,12 @@ class WatermarkCodec:
 
     def make(self, value: int) -> Watermark:
         if hasattr(self.cls, "from_long"):
-            return self.cls.from_long(value)  # type: ignore[attr-defined]
+            return self.cls.from_long(value)
         return self.cls(value)  # type: ignore[call-arg]
 
     def to_long(self, watermark: Watermark) -> int:
         if hasattr(watermark, "to_long"):
-            return int(watermark.to_long())  # type: ignore[attr-defined]
+            return int(watermark.to_long())
         return int(watermark.value)  # type: ignore[attr-defined]
 
     def decode_json(self, data: Any) -> int:

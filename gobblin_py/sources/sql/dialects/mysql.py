@@ -124,6 +124,8 @@ class MysqlDialect(Dialect):
 class MysqlCursorSession(CursorSession):
     """An unbuffered (server-side) cursor, so a range's rows are not all held in memory."""
 
+    dialect: MysqlDialect
+
     def cursor(self) -> Any:
         cursor_class = getattr(getattr(self.dialect._driver(), "cursors", None), "SSCursor", None)
         return self.conn.cursor(cursor_class) if cursor_class is not None else self.conn.cursor()
