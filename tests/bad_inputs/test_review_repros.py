@@ -1,0 +1,71 @@
+"""Reproductions of gaps found by adversarial review: each is expected to fail until the product is fixed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_gpy
+
+JOB = """\
+job.name=B
+source.class=gobblin_py.sources.filebased.FileBasedSource
+source.filebased.data.directory=data
+source.filebased.file.pattern=*.csv
+extract.namespace=ns
+extract.table.name=t
+writer.output.format=CSV
+writer.staging.dir=out/staging
+writer.output.dir=out/output
+data.publisher.final.dir=out/final
+state.store.dir=out/state
+task.maxretries=0
+"""
+
+
+def _job(folder: Path, *extra: str) -> None:
+    (folder / "data").mkdir(parents=True, exist_ok=True)
+    (folder / "data" / "a.csv").write_text("id,name\n1,a\n2,b\n")
+    (folder / "job.pull").write_text(JOB + "".join(line + "\n" for line in extra))
+
+
+@pytest.mark.xfail(strict=True, reason="job.id is joined into the run's staging/output folders unchecked: an "
+                                       "absolute job.id makes the run's cleanup delete that folder")
+def test_absolute_job_id_is_refused_and_deletes_nothing_outside(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("precious\n")
+    job_dir = tmp_path / "job"
+    _job(job_dir, f"job.id={victim}", "gobblin.runtime.delivery.semantics=AT_LEAST_ONCE")
+    result = run_gpy("run", "job.pull", "--engine", "local", cwd=job_dir)
+    assert (victim / "keep.txt").exists(), "a folder outside every configured folder was deleted"
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "job.id" in result.stderr
+
+
+@pytest.mark.xfail(strict=True, reason="job.id=../.. makes the run's folders the job's out/ folder: the run reports "
+                                       "COMMITTED and its cleanup deletes every published file and the state store")
+def test_job_id_with_dotdot_keeps_published_data(tmp_path: Path) -> None:
+    _job(tmp_path)
+    first = run_gpy("run", "job.pull", "--engine", "local", cwd=tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr
+    published = sorted((tmp_path / "out" / "final").rglob("*.csv"))
+    assert published
+    (tmp_path / "data" / "b.csv").write_text("id,name\n3,c\n")
+    with (tmp_path / "job.pull").open("a") as f:
+        f.write("job.id=../..\ngobblin.runtime.delivery.semantics=AT_LEAST_ONCE\n")
+    validate = run_gpy("validate", "job.pull", cwd=tmp_path)
+    second = run_gpy("run", "job.pull", "--engine", "local", cwd=tmp_path)
+    assert all(p.exists() for p in published), "the first run's published files were deleted"
+    assert validate.returncode == 2 and "job.id" in validate.stdout, validate.stdout
+    assert second.returncode == 2, second.stdout + second.stderr
+
+
+@pytest.mark.xfail(strict=True, reason="two branches with one fork.branch.name pass validate and fail at task time "
+                                       "with a FileNotFoundError (exit 1) instead of naming the key (exit 2)")
+def test_duplicate_branch_names_are_refused_up_front(tmp_path: Path) -> None:
+    _job(tmp_path, "fork.branches=2", "fork.branch.name.0=a", "fork.branch.name.1=a")
+    result = run_gpy("validate", "job.pull", cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "fork.branch.name" in result.stdout
