@@ -69,3 +69,42 @@ def test_duplicate_branch_names_are_refused_up_front(tmp_path: Path) -> None:
     result = run_gpy("validate", "job.pull", cwd=tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "fork.branch.name" in result.stdout
+
+
+@pytest.mark.xfail(strict=True, reason="with data.publisher.replace.final.dir and one final folder for several "
+                                       "datasets, each dataset's publish empties the folder the previous one just "
+                                       "published to: the run reports COMMITTED and one table's rows are gone")
+def test_replace_final_dir_shared_by_two_tables_loses_nothing(tmp_path: Path) -> None:
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / "db.sqlite")
+    for table in ("orders", "customers"):
+        db.execute(f"create table {table} (id integer primary key, v text)")
+        db.executemany(f"insert into {table} values (?, ?)", [(i, f"{table}{i}") for i in range(5)])
+    db.commit()
+    db.close()
+    (tmp_path / "job.pull").write_text("""\
+job.name=S
+source.class=gobblin_py.sources.sql.QueryBasedSource
+source.conn.driver=sqlite
+source.conn.database=db.sqlite
+source.entities=orders,customers
+extract.table.type=append_only
+extract.delta.fields=id
+source.querybased.watermark.type=simple
+writer.output.format=CSV
+writer.staging.dir=out/staging
+writer.output.dir=out/output
+data.publisher.final.dir=out/final
+data.publisher.appendExtractToFinalDir=false
+data.publisher.replace.final.dir=true
+gobblin.runtime.delivery.semantics=AT_LEAST_ONCE
+state.store.dir=out/state
+task.maxretries=0
+""")
+    result = run_gpy("run", "job.pull", "--engine", "local", cwd=tmp_path)
+    published = "".join(p.read_text() for p in (tmp_path / "out" / "final").rglob("*.csv"))
+    if result.returncode == 0:  # a run that says COMMITTED must have published both tables' rows
+        assert "orders4" in published and "customers4" in published, (result.stdout, published)
+    else:  # or the job is refused as configured, naming the key
+        assert result.returncode == 2 and "data.publisher.replace.final.dir" in result.stderr, result.stderr
