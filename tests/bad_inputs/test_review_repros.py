@@ -27,7 +27,9 @@ task.maxretries=0
 def _job(folder: Path, *extra: str) -> None:
     (folder / "data").mkdir(parents=True, exist_ok=True)
     (folder / "data" / "a.csv").write_text("id,name\n1,a\n2,b\n")
-    (folder / "job.pull").write_text(JOB + "".join(line + "\n" for line in extra))
+    keys = {line.split("=", 1)[0] for line in extra}
+    base = [line for line in JOB.splitlines() if line.split("=", 1)[0] not in keys]
+    (folder / "job.pull").write_text("".join(line + "\n" for line in [*base, *extra]))
 
 
 @pytest.mark.xfail(strict=True, reason="job.id is joined into the run's staging/output folders unchecked: an "
@@ -108,3 +110,21 @@ task.maxretries=0
         assert "orders4" in published and "customers4" in published, (result.stdout, published)
     else:  # or the job is refused as configured, naming the key
         assert result.returncode == 2 and "data.publisher.replace.final.dir" in result.stderr, result.stderr
+
+
+@pytest.mark.xfail(strict=True, reason="a final folder that is also writer.output.dir is accepted, and each run's "
+                                       "clean-up of earlier runs' task output deletes published folders named "
+                                       "job_<job name>_*")
+def test_final_dir_shared_with_task_output_keeps_published_data(tmp_path: Path) -> None:
+    _job(tmp_path, "data.publisher.final.dir=out/output", "extract.namespace=B", "extract.table.name=job_B_archive",
+         "writer.file.pathType=NAMESPACE_TABLE")
+    first = run_gpy("run", "job.pull", "--engine", "local", cwd=tmp_path)
+    published = sorted((tmp_path / "out" / "output").rglob("*.csv"))
+    assert first.returncode in (0, 2), first.stdout + first.stderr
+    if first.returncode == 2:  # refused up front: fine
+        return
+    assert published, first.stdout
+    (tmp_path / "data" / "b.csv").write_text("id,name\n3,c\n")
+    second = run_gpy("run", "job.pull", "--engine", "local", cwd=tmp_path)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert all(p.exists() for p in published), "the first run's published files were deleted by the second run"
