@@ -130,7 +130,8 @@ class FileExtractor(Extractor):
                     rows += batch.num_rows
                     yield self._observe(batch)
             except pa.ArrowException as exc:
-                raise_for(exc, self.fs, path, self.settings, self.reference if self.strict else None, self.origin)
+                raise_for(exc, self.fs, path, self.settings, self.reference if self.strict else None, self.origin,
+                          rows, opened.schema)
                 raise GobblinPyError(f"{path}: {exc}") from exc
         self._complete = True
 

@@ -9,6 +9,7 @@ name the file, the column, the types, the record and the key or fix.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from gobblin_py.sources.file_settings import SCHEMA_CHANGE_KEY, FileSourceSettin
 
 _CSV_CONVERSION = re.compile(r"In CSV column #(\d+): .*CSV conversion error to (.+?): invalid (?:value|UTF8)")
 _JSON_CHANGE = re.compile(r"Column\(/([^)]*)\) changed from (\w+) to (\w+) in row (\d+)")
+_JSON_UNEXPECTED = "unexpected field"
 
 
 @dataclass
@@ -105,8 +107,9 @@ def _csv(stream: Any, settings: FileSourceSettings, block_size: int | None,
 
 
 def raise_for(exc: BaseException, fs: Any, path: str, settings: FileSourceSettings, reference: pa.Schema | None,
-              origin: str) -> None:
-    """Raise the UsageError that says what to do about ``exc``, when it is one a user can act on."""
+              origin: str, rows: int = 0, schema: pa.Schema | None = None) -> None:
+    """Raise the UsageError that says what to do about ``exc``, when it is one a user can act on (``rows``: the
+    records of ``path`` read before it; ``schema``: the fields they were read with)."""
     fmt = file_format(path, settings.format)
     text = str(exc)
     if fmt in ("csv", "json") and ("straddling" in text or "block size" in text):
@@ -121,13 +124,19 @@ def raise_for(exc: BaseException, fs: Any, path: str, settings: FileSourceSettin
         if index < len(names):
             _raise_mismatch(fs, path, settings, names[index], reference, origin, exc)
     change = _JSON_CHANGE.search(text) if fmt == "json" else None
-    if change is not None and reference is not None and change.group(1) in reference.names:
-        column, _, found, row = change.groups()
-        raise UsageError(
-            f"{path}: column '{column}' is {reference.field(column).type} in this dataset (its schema learnt from "
-            f"{origin}) but a {found} in this file (row {int(row) + 1} of a block of its lines): the files of a "
-            f"dataset share one schema; fix the file, or set {SCHEMA_CHANGE_KEY}=allow to publish each file with "
-            f"its own") from exc
+    if change is not None:
+        column, before, found, row = change.groups()
+        line, value = _json_value(fs, path, rows + int(row), column)
+        where = f"line {line} holds {shown(value)}" if value is not None else f"line {line} does not"
+        if reference is not None and column in reference.names:
+            raise UsageError(
+                f"{path}: column '{column}' is {reference.field(column).type} in this dataset (its schema learnt "
+                f"from {origin}) but a {found} in this file ({where}): the files of a dataset share one schema; fix "
+                f"the file, or set {SCHEMA_CHANGE_KEY}=allow to publish each file with its own") from exc
+        raise UsageError(f"{path}: field '{column}' is a {before} in the lines before, a {found} where {where}: a "
+                         f"field of a JSON-lines file keeps one type; fix that line") from exc
+    if fmt == "json" and _JSON_UNEXPECTED in text:
+        _raise_late_field(fs, path, settings, reference, origin, rows, schema, exc)
 
 
 def _csv_schema(fs: Any, path: str, settings: FileSourceSettings) -> pa.Schema:
@@ -179,3 +188,80 @@ def check_text(fs: Any, opened: OpenFile, settings: FileSourceSettings) -> None:
             opened.stream.close()
             raise UsageError(f"{opened.path}: column '{field.name}' holds bytes that are not UTF-8 text ({where}): "
                              f"a text column cannot hold them; re-save the file as UTF-8 or fix that record")
+
+
+def _json_records(fs: Any, path: str, skip: int = 0) -> Iterator[tuple[int, bytes]]:
+    """The lines of JSON-lines ``path`` that hold a record (Arrow skips blank ones) with their 1-based numbers,
+    from the record ``skip`` (0-based) on."""
+    seen, number, rest = 0, 0, b""
+    with open_input(fs, path) as stream:
+        while True:
+            chunk = stream.read(1 << 20)
+            lines = (rest + chunk).split(b"\n")
+            rest = lines.pop() if chunk else b""
+            for line in lines:
+                number += 1
+                if line.strip():
+                    seen += 1
+                    if seen > skip:
+                        yield number, line
+            if not chunk:
+                return
+
+
+def _json_value(fs: Any, path: str, record: int, column: str) -> tuple[int | None, object]:
+    """The line number of record ``record`` (0-based) of ``path``, and its value of ``column`` (a ``/`` path)."""
+    for number, line in _json_records(fs, path, record):
+        try:
+            value: object = json.loads(line)
+        except ValueError:
+            return number, None
+        for part in column.split("/"):
+            value = value.get(part) if isinstance(value, dict) else None
+        return number, value
+    return None, None
+
+
+def _unknown(record: dict, fields: pa.Schema | pa.StructType, prefix: str = "") -> list[str]:
+    """The fields of ``record`` (``a.b`` inside objects) that ``fields`` does not have."""
+    types = {f.name: f.type for f in fields}
+    out = []
+    for key, value in record.items():
+        if key not in types:
+            out.append(prefix + key)
+        elif isinstance(value, dict) and pa.types.is_struct(types[key]):
+            out += _unknown(value, types[key], f"{prefix}{key}.")
+    return out
+
+
+def late_field(fs: Any, path: str, schema: pa.Schema, rows: int) -> tuple[int, list[str]] | None:
+    """The first line of ``path``, from record ``rows`` (0-based) on, with fields ``schema`` lacks, and those."""
+    for number, line in _json_records(fs, path, rows):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # Arrow names a line that is no JSON on its own
+        new = _unknown(record, schema) if isinstance(record, dict) else []
+        if new:
+            return number, new
+    return None
+
+
+def _raise_late_field(fs: Any, path: str, settings: FileSourceSettings, reference: pa.Schema | None, origin: str,
+                      rows: int, schema: pa.Schema | None, cause: BaseException) -> None:
+    """A field first seen after the lines a JSON-lines reader learnt its fields from, as a UsageError."""
+    key, size = settings.block_size_key("json")
+    found = late_field(fs, path, schema, rows) if schema is not None else None
+    what = (f"line {found[0]} has field{'s' if len(found[1]) > 1 else ''} {', '.join(map(repr, found[1]))}"
+            if found else "a line has a field")
+    if reference is not None:
+        raise UsageError(f"{path}: {what}, which this dataset's schema (learnt from {origin}) does not have: the files "
+                         f"of a dataset share one schema; fix the file, or set {SCHEMA_CHANGE_KEY}=allow to publish "
+                         f"each file with its own") from cause
+    if found and settings.schema_change == "allow" and any("." in name for name in found[1]):
+        raise UsageError(f"{path}: {what}, inside an object whose fields the file's first {key}={size} bytes "
+                         f"fixed: a field new inside an object cannot be added later; raise {key} above the file's "
+                         f"size") from cause
+    raise UsageError(f"{path}: {what}, which the lines before it (the first {key}={size} bytes, that a JSON-lines "
+                     f"file's fields are learnt from) do not have: set {SCHEMA_CHANGE_KEY}=allow to publish every "
+                     f"field, or raise {key} above the file's size") from cause
