@@ -13,7 +13,7 @@ from gobblin_py.errors import GobblinPyError, UsageError
 from gobblin_py.logs import get_logger
 from gobblin_py.native_io import open_input
 from gobblin_py.sources import file_schema
-from gobblin_py.sources.file_readers import OpenFile, open_file, raise_for
+from gobblin_py.sources.file_readers import OpenFile, json_schema, open_file, raise_for
 from gobblin_py.sources.file_schema import DATASET_SCHEMA_KEY, SCHEMA_SOURCE_KEY
 from gobblin_py.sources.file_settings import (
     FILE_MTIMES_KEY,
@@ -58,7 +58,11 @@ class FileExtractor(Extractor):
         self._max_event: int | None = None
 
     def _reader(self, path: str) -> OpenFile:
-        opened = open_file(self.fs, path, self.settings, self.reference if self.strict else None, self.origin)
+        own = None
+        if not self.strict and file_format(path, self.settings.format) == "json" \
+                and self.fs.size(path) > self.settings.json_block_size:
+            own = json_schema(self.fs, path, self.settings)  # with the fields first seen after its first block
+        opened = open_file(self.fs, path, self.settings, self.reference if self.strict else own, self.origin)
         self._open.append(opened.stream)
         if self.reference is not None:
             # strict: a type that differs is cast, batch by batch, and fails naming the first record that does not fit

@@ -265,3 +265,42 @@ def _raise_late_field(fs: Any, path: str, settings: FileSourceSettings, referenc
     raise UsageError(f"{path}: {what}, which the lines before it (the first {key}={size} bytes, that a JSON-lines "
                      f"file's fields are learnt from) do not have: set {SCHEMA_CHANGE_KEY}=allow to publish every "
                      f"field, or raise {key} above the file's size") from cause
+
+
+def json_schema(fs: Any, path: str, settings: FileSourceSettings) -> pa.Schema:
+    """Every field of JSON-lines ``path``: its first block's, then those first seen in later blocks, typed as
+    Arrow infers them from a block's worth of lines from there (the file is parsed once more for each)."""
+    explicit: pa.Schema | None = None
+    size = settings.json_block_size
+    while True:
+        rows = 0
+        with open_input(fs, path) as stream:
+            reader = pa_json.open_json(stream, read_options=pa_json.ReadOptions(block_size=size),
+                                       parse_options=pa_json.ParseOptions(explicit_schema=explicit))
+            schema = reader.schema
+            try:
+                for batch in reader:
+                    rows += batch.num_rows
+                return schema
+            except pa.ArrowInvalid as exc:
+                if _JSON_UNEXPECTED not in str(exc):
+                    return schema  # reading the file names the error
+        found = late_field(fs, path, schema, rows)
+        if found is None or any("." in name for name in found[1]):
+            return schema
+        block = bytearray()
+        for number, line in _json_records(fs, path, rows):
+            if number >= found[0]:
+                if len(block) + len(line) >= size:
+                    break
+                block += line + b"\n"
+        try:
+            inferred = pa_json.read_json(pa.py_buffer(bytes(block)), read_options=pa_json.ReadOptions(block_size=size),
+                                         parse_options=pa_json.ParseOptions(explicit_schema=schema)).schema
+        except pa.ArrowInvalid:
+            return schema
+        added = [f.with_type(pa.string()) if pa.types.is_null(f.type) else f  # a null column would be dropped
+                 for f in inferred if f.name not in schema.names]
+        if not added:
+            return schema
+        explicit = pa.schema(list(schema) + added)

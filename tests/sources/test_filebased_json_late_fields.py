@@ -1,11 +1,13 @@
 """A JSON-lines field that first appears after the first block (the block size the reader fixes its fields from):
-the task fails naming the file, the field, the line and the keys."""
+with the default policy the task fails naming the file, the field, the line and the keys; with
+``source.filebased.schema.change=allow`` every field of every line is published, exactly once."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from gobblin_py.errors import UsageError
@@ -53,6 +55,28 @@ def test_a_field_first_seen_after_the_first_block_fails_naming_file_field_line_a
     assert not list((tmp_path / "published").rglob("*.parquet"))
 
 
+def test_with_allow_a_late_field_is_published_with_every_line_once(tmp_path):
+    lines(tmp_path, late={"id": LATE, "name": "c", "coupon": "X1", "extra": {"n": 1}})
+    result = run(tmp_path, "source.filebased.schema.change=allow\n")
+    assert result.returncode == 0, result.stdout + result.stderr
+    table = pq.read_table(next((tmp_path / "published").rglob("*.parquet")))
+    assert sorted(table.column("id").to_pylist()) == list(range(LINES))
+    assert [c for c in table.column("coupon").to_pylist() if c is not None] == ["X1"]
+    assert [e for e in table.column("extra").to_pylist() if e is not None] == [{"n": 1}]
+    assert table.num_rows == LINES
+
+
+def test_with_allow_fields_first_seen_in_several_later_blocks_are_all_published(tmp_path):
+    folder = tmp_path / "data"
+    records = [{"id": i, "pad": "x" * 20} for i in range(LINES)]  # about 1,800 lines a block
+    records[3000]["a"] = 1
+    records[5000]["b"] = "x"
+    folder.mkdir()
+    (folder / "f.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    rows = read_all(folder, **{"source.filebased.json.block.size": "64KB", "source.filebased.schema.change": "allow"})
+    assert sorted(r["id"] for r in rows) == list(range(LINES))
+    assert [r["a"] for r in rows if r["a"] is not None] == [1]
+    assert [r["b"] for r in rows if r["b"] is not None] == ["x"]
 
 
 def test_a_late_type_change_names_the_line_counted_from_the_start_of_the_file(tmp_path):
@@ -63,3 +87,14 @@ def test_a_late_type_change_names_the_line_counted_from_the_start_of_the_file(tm
     assert str(path) in str(err.value) and "'id'" in str(err.value)
     assert f"line {LATE + 1}" in str(err.value)
 
+
+def test_with_allow_a_late_field_inside_an_object_fails_naming_it_and_the_key(tmp_path):
+    folder = tmp_path / "data"
+    path = lines(tmp_path, name="nested.jsonl")
+    records = [{"id": i, "meta": {"a": i}} for i in range(LINES)]
+    records[LATE]["meta"]["b"] = "x"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    with pytest.raises(UsageError) as err:
+        read_all(folder, **{"source.filebased.json.block.size": "64KB", "source.filebased.schema.change": "allow"})
+    assert f"{path}: line {LATE + 1} has field 'meta.b'" in str(err.value)
+    assert "source.filebased.json.block.size" in str(err.value)
