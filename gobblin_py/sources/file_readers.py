@@ -133,6 +133,10 @@ def raise_for(exc: BaseException, fs: Any, path: str, settings: FileSourceSettin
                 f"{path}: column '{column}' is {reference.field(column).type} in this dataset (its schema learnt "
                 f"from {origin}) but a {found} in this file ({where}): the files of a dataset share one schema; fix "
                 f"the file, or set {SCHEMA_CHANGE_KEY}=allow to publish each file with its own") from exc
+        if before == "null":  # only nulls where its type was learnt: a larger block sees its values
+            key, size = settings.block_size_key("json")
+            raise UsageError(f"{path}: field '{column}' is null in every line of the first {key}={size} bytes, "
+                             f"that its type is learnt from, but {where}: raise {key} to reach that line") from exc
         raise UsageError(f"{path}: field '{column}' is a {before} in the lines before, a {found} where {where}: a "
                          f"field of a JSON-lines file keeps one type; fix that line") from exc
     if fmt == "json" and _JSON_UNEXPECTED in text:

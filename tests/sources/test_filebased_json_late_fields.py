@@ -98,3 +98,16 @@ def test_with_allow_a_late_field_inside_an_object_fails_naming_it_and_the_key(tm
         read_all(folder, **{"source.filebased.json.block.size": "64KB", "source.filebased.schema.change": "allow"})
     assert f"{path}: line {LATE + 1} has field 'meta.b'" in str(err.value)
     assert "source.filebased.json.block.size" in str(err.value)
+
+
+def test_a_field_null_in_the_first_block_and_typed_later_names_the_block_size_key(tmp_path):
+    folder = tmp_path / "data"
+    path = lines(tmp_path, name="nulls.jsonl")
+    records = [{"id": i, "note": None, "pad": "x" * 20} for i in range(LINES)]
+    records[LATE]["note"] = 7
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    with pytest.raises(UsageError) as err:
+        read_all(folder, **{"source.filebased.json.block.size": "64KB"})
+    message = str(err.value)
+    assert f"line {LATE + 1} holds 7" in message and "'note'" in message
+    assert "source.filebased.json.block.size" in message
