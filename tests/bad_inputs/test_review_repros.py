@@ -32,8 +32,6 @@ def _job(folder: Path, *extra: str) -> None:
     (folder / "job.pull").write_text("".join(line + "\n" for line in [*base, *extra]))
 
 
-@pytest.mark.xfail(strict=True, reason="job.id is joined into the run's staging/output folders unchecked: an "
-                                       "absolute job.id makes the run's cleanup delete that folder")
 def test_absolute_job_id_is_refused_and_deletes_nothing_outside(tmp_path: Path) -> None:
     victim = tmp_path / "victim"
     victim.mkdir()
@@ -46,8 +44,6 @@ def test_absolute_job_id_is_refused_and_deletes_nothing_outside(tmp_path: Path) 
     assert "job.id" in result.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="job.id=../.. makes the run's folders the job's out/ folder: the run reports "
-                                       "COMMITTED and its cleanup deletes every published file and the state store")
 def test_job_id_with_dotdot_keeps_published_data(tmp_path: Path) -> None:
     _job(tmp_path)
     first = run_gpy("run", "job.pull", "--engine", "local", cwd=tmp_path)
