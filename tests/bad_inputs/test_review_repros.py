@@ -1,10 +1,8 @@
-"""Reproductions of gaps found by adversarial review: each is expected to fail until the product is fixed."""
+"""Reproductions of gaps found by adversarial review, each once a way to lose data or write outside the job's folders."""
 
 from __future__ import annotations
 
 from pathlib import Path
-
-import pytest
 
 from tests.conftest import run_gpy
 
@@ -60,8 +58,6 @@ def test_job_id_with_dotdot_keeps_published_data(tmp_path: Path) -> None:
     assert second.returncode == 2, second.stdout + second.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="two branches with one fork.branch.name pass validate and fail at task time "
-                                       "with a FileNotFoundError (exit 1) instead of naming the key (exit 2)")
 def test_duplicate_branch_names_are_refused_up_front(tmp_path: Path) -> None:
     _job(tmp_path, "fork.branches=2", "fork.branch.name.0=a", "fork.branch.name.1=a")
     result = run_gpy("validate", "job.pull", cwd=tmp_path)
@@ -69,9 +65,6 @@ def test_duplicate_branch_names_are_refused_up_front(tmp_path: Path) -> None:
     assert "fork.branch.name" in result.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="with data.publisher.replace.final.dir and one final folder for several "
-                                       "datasets, each dataset's publish empties the folder the previous one just "
-                                       "published to: the run reports COMMITTED and one table's rows are gone")
 def test_replace_final_dir_shared_by_two_tables_loses_nothing(tmp_path: Path) -> None:
     import sqlite3
 
@@ -108,9 +101,6 @@ task.maxretries=0
         assert result.returncode == 2 and "data.publisher.replace.final.dir" in result.stderr, result.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="a final folder that is also writer.output.dir is accepted, and each run's "
-                                       "clean-up of earlier runs' task output deletes published folders named "
-                                       "job_<job name>_*")
 def test_final_dir_shared_with_task_output_keeps_published_data(tmp_path: Path) -> None:
     _job(tmp_path, "data.publisher.final.dir=out/output", "extract.namespace=B", "extract.table.name=job_B_archive",
          "writer.file.pathType=NAMESPACE_TABLE")

@@ -39,3 +39,41 @@ def test_job_id_and_job_name_must_be_single_names() -> None:
         errors = _errors(job__id=value, gobblin__runtime__delivery__semantics="AT_LEAST_ONCE")
         assert any("job.id" in e for e in errors), (value, errors)
     assert any("job.name" in e for e in _errors(job__name="../x"))
+
+
+def test_final_dir_sharing_a_task_folder_is_reported() -> None:
+    for final, other in (("out/output", "writer.output.dir"), ("out/staging/x", "writer.staging.dir"),
+                         ("out", "writer.output.dir"), ("./out//output/", "writer.output.dir")):
+        errors = _errors(data__publisher__final__dir=final)
+        assert any("data.publisher.final.dir" in e and other in e for e in errors), (final, errors)
+    errors = _errors(data__publisher__final__dir=f"{__import__('os').getcwd()}/out/output")
+    assert any("writer.output.dir" in e for e in errors), errors
+    assert _errors(data__publisher__final__dir="s3://bucket/out/output") == []
+    errors = _errors(**{"data.publisher.final.dir.1": "out/staging", "fork.branches": "2"})
+    assert any("data.publisher.final.dir.1" in e and "writer.staging.dir" in e for e in errors), errors
+
+
+def test_replaced_final_dir_holding_the_state_store_is_reported() -> None:
+    at_least_once = {"gobblin.runtime.delivery.semantics": "AT_LEAST_ONCE"}
+    errors = _errors(**at_least_once, state__store__dir="out/final/state", data__publisher__replace__final__dir="true")
+    assert any("data.publisher.replace.final.dir" in e and "state.store.dir" in e for e in errors), errors
+    assert _errors(**at_least_once, state__store__dir="out/final/state") == []
+
+
+def test_replaced_final_dir_shared_by_several_tables_is_reported() -> None:
+    sql = {"source.class": "gobblin_py.sources.sql.QueryBasedSource", "source.conn.driver": "sqlite",
+           "source.conn.database": "db.sqlite", "source.entities": "orders,customers",
+           "extract.table.type": "append_only", "extract.delta.fields": "id", "extract.table.name": None,
+           "source.querybased.watermark.type": "simple", "gobblin.runtime.delivery.semantics": "AT_LEAST_ONCE",
+           "data.publisher.replace.final.dir": "true", "source.filebased.data.directory": None}
+    errors = _errors(**sql, data__publisher__appendExtractToFinalDir="false")
+    assert any("data.publisher.replace.final.dir" in e and "orders, customers" in e for e in errors), errors
+    assert _errors(**sql) == []
+
+
+def test_duplicate_branch_names_are_reported() -> None:
+    errors = _errors(**{"fork.branches": "2", "fork.branch.name.0": "a", "fork.branch.name.1": "a"})
+    assert any("fork.branch.name.1" in e and "'a'" in e for e in errors), errors
+    errors = _errors(**{"fork.branches": "2", "fork.branch.name.0": "fork_1"})
+    assert any("fork.branch.name.0" in e and "'fork_1'" in e for e in errors), errors
+    assert _errors(**{"fork.branches": "2", "fork.branch.name.0": "a"}) == []
