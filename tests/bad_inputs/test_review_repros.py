@@ -114,3 +114,20 @@ def test_final_dir_shared_with_task_output_keeps_published_data(tmp_path: Path) 
     second = run_gpy("run", "job.pull", "--engine", "local", cwd=tmp_path)
     assert second.returncode == 0, second.stdout + second.stderr
     assert all(p.exists() for p in published), "the first run's published files were deleted by the second run"
+
+
+def test_replace_final_dir_shared_by_two_datasets_found_at_run_time_publishes_nothing(tmp_path: Path) -> None:
+    for name, rows in (("eu", "id,name\n1,eu1\n"), ("us", "id,name\n2,us2\n")):
+        (tmp_path / "data" / name).mkdir(parents=True)
+        (tmp_path / "data" / name / "a.csv").write_text(rows)
+    _job(tmp_path, "source.filebased.dataset.urn.level=subdirectory", "data.publisher.appendExtractToFinalDir=false",
+         "data.publisher.replace.final.dir=true", "gobblin.runtime.delivery.semantics=AT_LEAST_ONCE")
+    (tmp_path / "data" / "a.csv").unlink()
+    (tmp_path / "out" / "final").mkdir(parents=True)
+    (tmp_path / "out" / "final" / "old.csv").write_text("id,name\n0,old\n")
+    assert run_gpy("validate", "job.pull", cwd=tmp_path).returncode == 0  # two datasets: known only once listed
+    result = run_gpy("run", "job.pull", "--engine", "local", cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "data.publisher.replace.final.dir" in result.stderr and "out/final" in result.stderr, result.stderr
+    assert "'eu'" in result.stderr or "eu" in result.stderr, result.stderr
+    assert sorted(p.name for p in (tmp_path / "out" / "final").iterdir()) == ["old.csv"]
