@@ -77,3 +77,14 @@ def test_duplicate_branch_names_are_reported() -> None:
     errors = _errors(**{"fork.branches": "2", "fork.branch.name.0": "fork_1"})
     assert any("fork.branch.name.0" in e and "'fork_1'" in e for e in errors), errors
     assert _errors(**{"fork.branches": "2", "fork.branch.name.0": "a"}) == []
+
+
+def test_table_names_that_name_no_folder_or_leave_it_are_reported() -> None:
+    assert any("extract.table.name" in e and "names no folder" in e for e in _errors(extract__table__name="."))
+    sequential = {"source.class": "gobblin_py.sources.test_sources.SequentialTestSource",
+                  "source.filebased.data.directory": None, "extract.table.name": None, "extract.namespace": None}
+    assert _errors(**sequential) == []
+    errors = _errors(**sequential, source__table="../../x", source__namespace="a/../..")
+    assert any("source.table" in e and ".." in e for e in errors), errors
+    assert any("source.namespace" in e for e in errors), errors
+    assert any("source.table" in e for e in _errors(**sequential, source__table="."))
