@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from gobblin_py.contained_paths import contained_join
 from gobblin_py import fs as fsutil
 from gobblin_py import fs_conditional as conditional
 from gobblin_py.config.settings import Settings, setting
@@ -362,7 +363,7 @@ class CommitSequenceStore:
         return quote(urn, safe="._-") + ".json"
 
     def path(self, job_name: str, urn: str) -> str:
-        return posixpath.join(self.root, job_name, self.file_name(urn))
+        return contained_join(self.root, job_name, self.file_name(urn), what="job.name")
 
     def exists(self, job_name: str, urn: str) -> bool:
         """Whether a commit of the dataset is logged: its own file, or a batch :meth:`pending` listed."""
@@ -370,7 +371,8 @@ class CommitSequenceStore:
 
     def put_batch(self, job_name: str, job_id: str, number: int, sequences: list[CommitSequence]) -> str:
         """Log the sequences of several datasets as one file (one write, one fsync); returns its path."""
-        path = posixpath.join(self.root, job_name, f"{BATCH_PREFIX}{quote(job_id, safe='._-')}-{number}.json")
+        path = contained_join(self.root, job_name, f"{BATCH_PREFIX}{quote(job_id, safe='._-')}-{number}.json",
+                              what="job.name/job.id")
         if self.fs.exists(path):
             raise GobblinPyError(f"{path}: a batch of unfinished commits is already logged there")
         for sequence in sequences:

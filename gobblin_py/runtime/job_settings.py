@@ -15,8 +15,8 @@ class JobSettings(Settings):
 
     name: str = setting("job.name", kind=Kind.NAME, required=True,
                         doc="the job's name: it names its state folder and its lock")
-    job_id: str | None = setting("job.id", default_doc="job_<name>_<millis>",
-                                 doc="a fixed run id (only with AT_LEAST_ONCE delivery)")
+    job_id: str | None = setting("job.id", kind=Kind.NAME, default_doc="job_<name>_<millis>",
+                                 doc="a fixed run id (only with AT_LEAST_ONCE delivery); it names the run's folders")
     source_class: str = setting("source.class", required=True, doc="the Source that plans the job's work units")
     task_data_root: str | None = setting("task.data.root.dir",
                                          doc="root of each run's task-staging and task-output folders")

@@ -20,6 +20,7 @@ from gobblin_py.logs import get_logger
 from gobblin_py.plugins import canonical_plugin_props, instantiate
 from gobblin_py.runtime import interrupts
 from gobblin_py.runtime.boundary import plugin_boundary
+from gobblin_py.publishers.replace_check import check_replaced_folders
 from gobblin_py.runtime.commit import DatasetResult, LoggedCommit, commit_batch, commit_dataset, commit_threads, describe_outputs, group_by_urn
 from gobblin_py.runtime.commit_sequence import EXACTLY_ONCE, CommitSequenceStore, DeliverySettings
 from gobblin_py.runtime.crash_points import phase
@@ -231,6 +232,7 @@ class JobLauncher:
             task.job_state = job_state
         ended = int(time.time() * 1000)
         datasets = sorted(group_by_urn(task_states).items())
+        check_replaced_folders(datasets)  # before any dataset publishes
         self._ensure_lock()  # a run that lost its lock commits nothing
 
         def commit(item: tuple[str, list[TaskState]]) -> DatasetResult:

@@ -26,6 +26,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from gobblin_py.contained_paths import contained_join
 from gobblin_py import fs as fsutil
 from gobblin_py import fs_conditional as conditional
 from gobblin_py.processes import host_name, pid_alive
@@ -118,7 +119,7 @@ class JobLock:
                               f"or set {ENABLED_KEY}=false")
         self.fs, root = fsutil.open_fs(directory, settings.fs_uri or settings.state_fs_uri)
         require_folder(self.fs, root, DIR_KEY if settings.directory else "state.store.dir")
-        self.path = posixpath.join(root, f"{job_name}.lock")
+        self.path = contained_join(root, f"{job_name}.lock", what="job.name")
         self.display = self.path if fsutil.is_local(self.fs) else self.fs.unstrip_protocol(self.path)
         self.job_id = job_id
         self.timeout_s = settings.timeout_s

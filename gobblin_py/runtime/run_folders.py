@@ -16,6 +16,7 @@ import threading
 from collections.abc import Mapping
 
 from gobblin_py import fs as fsutil
+from gobblin_py.contained_paths import contained_join
 from gobblin_py.errors import UsageError
 from gobblin_py.logs import get_logger
 
@@ -40,10 +41,10 @@ class RunFolders:
         props = self.props
         for key in [k for k in props if DIR_KEY.match(k)]:
             if props.get(key):
-                props[key] = posixpath.join(props[key], self.job_name, self.job_id)
+                props[key] = contained_join(props[key], self.job_name, self.job_id, what="job.name/job.id")
         root = props.get("task.data.root.dir")
         if root:
-            root = posixpath.join(root, self.job_name, self.job_id)
+            root = contained_join(root, self.job_name, self.job_id, what="job.name/job.id")
             props["task.data.root.dir"] = root
             props.setdefault("writer.staging.dir", posixpath.join(root, "task-staging"))
             props.setdefault("writer.output.dir", posixpath.join(root, "task-output"))
@@ -64,7 +65,7 @@ class RunFolders:
         """Delete staging and task output that crashed runs left behind (their commits are finished by now);
         the runs in ``keep`` (job ids whose commit is still pending) keep their files."""
         for key, root in self.roots.items():
-            fs, path = fsutil.open_fs(posixpath.join(root, self.job_name), self._fs_uri(key))
+            fs, path = fsutil.open_fs(contained_join(root, self.job_name, what="job.name"), self._fs_uri(key))
             try:
                 names = fsutil.list_dirs(fs, path)
             except OSError as exc:  # e.g. not a directory: the tasks will report it properly

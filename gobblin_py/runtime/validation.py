@@ -8,6 +8,7 @@ What is checked (``gpy validate`` and the start of ``gpy run`` share it):
   scope they are read in (a writer's keys once per branch, say), with bounds and enumerations;
 - each plugin's own cross-key checks (``Settings.check`` and the :class:`~gobblin_py.api.Validating` protocol);
 - no table, namespace, branch, file path or file name would lead a written file out of its folder;
+- the job's folders and names together lose nothing (:mod:`gobblin_py.runtime.folder_checks`);
 - keys in namespaces gpy owns that nothing declares — most often a typo — are reported with the nearest known
   key ("did you mean"): warnings, or errors with ``strict``.
 """
@@ -49,6 +50,7 @@ from gobblin_py.quality.row import RowQualitySettings
 from gobblin_py.quality.task import QualitySettings
 from gobblin_py.runtime.commit_sequence import DeliverySettings
 from gobblin_py.runtime.engines import EngineSettings
+from gobblin_py.runtime.folder_checks import folder_problems
 from gobblin_py.runtime.job_settings import CommitSettings, JobSettings, ReplaySettings
 from gobblin_py.runtime.locks import LockSettings
 from gobblin_py.runtime.task_settings import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER, TaskSettings
@@ -193,6 +195,7 @@ def check_job(props: Mapping[str, str], *, strict: bool = False) -> JobCheck:
                 add(settings_class.problems(props, Context(branches, branch)))
     add(problem_at(props, key, problem, "it names a folder or file below the job's staging, output and final folders")
         for key, problem in path_key_problems(props))
+    add(folder_problems(props))
     declared = set(_declared_names(CORE_SETTINGS))
     for ref, context in _plugin_uses(props, branches):
         try:

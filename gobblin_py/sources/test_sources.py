@@ -74,10 +74,20 @@ class SequentialSettings(Settings):
     def check(self):
         from gobblin_py.config.errors import ConfigError
 
+        problems = []
         if self.memory_format not in FORMATS:
-            return [ConfigError(f"{self.memory_format!r} is not POJO, AVRO or PROTOBUF", key="source.inMemoryFormat",
-                                hint="use POJO, AVRO or PROTOBUF, in upper case (Gobblin's enum names)")]
-        return []
+            problems.append(ConfigError(f"{self.memory_format!r} is not POJO, AVRO or PROTOBUF",
+                                        key="source.inMemoryFormat",
+                                        hint="use POJO, AVRO or PROTOBUF, in upper case (Gobblin's enum names)"))
+        from gobblin_py.contained_paths import path_problem, relative_parts
+        from gobblin_py.writers.paths import namespace_problem
+
+        # they become the extract's namespace and table, which name the folders its files are written to
+        paths = (("source.namespace", self.namespace, namespace_problem(self.namespace)),
+                 ("source.table", self.table, path_problem(self.table)
+                  or (None if relative_parts(self.table, "source.table") else "names no folder")))
+        return problems + [ConfigError(f"{value!r} {problem}", key=key, hint="it names a folder below the job's "
+                                       "staging, output and final folders") for key, value, problem in paths if problem]
 
 
 class _Extracts:

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gobblin_py.contained_paths import contained_join
 from gobblin_py import fs as fsutil
 from gobblin_py.config.settings import Settings, setting
 from gobblin_py.errors import CorruptFileError, UsageError
@@ -75,7 +76,7 @@ class RunHistoryStore:
     # ------------------------------------------------------------ naming
 
     def job_dir(self, job: str) -> str:
-        return posixpath.join(self.root, job)
+        return contained_join(self.root, job, what="job.name")
 
     @staticmethod
     def file_name(record: Mapping[str, Any]) -> str:
@@ -89,7 +90,7 @@ class RunHistoryStore:
 
     def put(self, job: str, record: Mapping[str, Any]) -> str:
         """Write (or rewrite) a run's record atomically; returns its path."""
-        path = posixpath.join(self.job_dir(job), self.file_name(record))
+        path = contained_join(self.job_dir(job), self.file_name(record), what="job.id")
         data = json.dumps(record, indent=1, ensure_ascii=False, sort_keys=False).encode("utf-8")
         fsutil.atomic_write(self.fs, path, data)
         return path

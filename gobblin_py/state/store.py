@@ -26,6 +26,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gobblin_py.contained_paths import contained_join
 from gobblin_py import fs as fsutil
 from gobblin_py.config.settings import Settings, SettingsError, setting
 from gobblin_py.errors import StateStoreError
@@ -223,7 +224,7 @@ class FsDatasetStateStore:
     def job_dir(self, job_name: str) -> str:
         if not job_name:
             raise StateStoreError("a dataset state needs a job name (job.name)")
-        return posixpath.join(self.root, job_name)
+        return contained_join(self.root, job_name, what="job.name")
 
     def _stem(self, urn: str) -> str:
         return self.name_parser.stem(sanitize_urn(urn))

@@ -206,7 +206,7 @@ def path_key_problems(props: Mapping[str, str]) -> list[tuple[str, str]]:
         if key.startswith(_ENTITY_PREFIX):
             plain = next((k for k in ("extract.table.name", "extract.namespace") if key.endswith("." + k)), "")
         if plain == "extract.table.name":
-            problem = path_problem(value)
+            problem = path_problem(value) or (None if not value or relative_parts(value, key) else "names no folder")
         elif plain == "extract.namespace":
             problem = namespace_problem(value)
         else:

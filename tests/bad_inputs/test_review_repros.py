@@ -1,10 +1,8 @@
-"""Reproductions of gaps found by adversarial review: each is expected to fail until the product is fixed."""
+"""Reproductions of gaps found by adversarial review, each once a way to lose data or write outside the job's folders."""
 
 from __future__ import annotations
 
 from pathlib import Path
-
-import pytest
 
 from tests.conftest import run_gpy
 
@@ -32,8 +30,6 @@ def _job(folder: Path, *extra: str) -> None:
     (folder / "job.pull").write_text("".join(line + "\n" for line in [*base, *extra]))
 
 
-@pytest.mark.xfail(strict=True, reason="job.id is joined into the run's staging/output folders unchecked: an "
-                                       "absolute job.id makes the run's cleanup delete that folder")
 def test_absolute_job_id_is_refused_and_deletes_nothing_outside(tmp_path: Path) -> None:
     victim = tmp_path / "victim"
     victim.mkdir()
@@ -46,8 +42,6 @@ def test_absolute_job_id_is_refused_and_deletes_nothing_outside(tmp_path: Path) 
     assert "job.id" in result.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="job.id=../.. makes the run's folders the job's out/ folder: the run reports "
-                                       "COMMITTED and its cleanup deletes every published file and the state store")
 def test_job_id_with_dotdot_keeps_published_data(tmp_path: Path) -> None:
     _job(tmp_path)
     first = run_gpy("run", "job.pull", "--engine", "local", cwd=tmp_path)
@@ -64,8 +58,6 @@ def test_job_id_with_dotdot_keeps_published_data(tmp_path: Path) -> None:
     assert second.returncode == 2, second.stdout + second.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="two branches with one fork.branch.name pass validate and fail at task time "
-                                       "with a FileNotFoundError (exit 1) instead of naming the key (exit 2)")
 def test_duplicate_branch_names_are_refused_up_front(tmp_path: Path) -> None:
     _job(tmp_path, "fork.branches=2", "fork.branch.name.0=a", "fork.branch.name.1=a")
     result = run_gpy("validate", "job.pull", cwd=tmp_path)
@@ -73,9 +65,6 @@ def test_duplicate_branch_names_are_refused_up_front(tmp_path: Path) -> None:
     assert "fork.branch.name" in result.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="with data.publisher.replace.final.dir and one final folder for several "
-                                       "datasets, each dataset's publish empties the folder the previous one just "
-                                       "published to: the run reports COMMITTED and one table's rows are gone")
 def test_replace_final_dir_shared_by_two_tables_loses_nothing(tmp_path: Path) -> None:
     import sqlite3
 
@@ -112,9 +101,6 @@ task.maxretries=0
         assert result.returncode == 2 and "data.publisher.replace.final.dir" in result.stderr, result.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="a final folder that is also writer.output.dir is accepted, and each run's "
-                                       "clean-up of earlier runs' task output deletes published folders named "
-                                       "job_<job name>_*")
 def test_final_dir_shared_with_task_output_keeps_published_data(tmp_path: Path) -> None:
     _job(tmp_path, "data.publisher.final.dir=out/output", "extract.namespace=B", "extract.table.name=job_B_archive",
          "writer.file.pathType=NAMESPACE_TABLE")
@@ -128,3 +114,20 @@ def test_final_dir_shared_with_task_output_keeps_published_data(tmp_path: Path) 
     second = run_gpy("run", "job.pull", "--engine", "local", cwd=tmp_path)
     assert second.returncode == 0, second.stdout + second.stderr
     assert all(p.exists() for p in published), "the first run's published files were deleted by the second run"
+
+
+def test_replace_final_dir_shared_by_two_datasets_found_at_run_time_publishes_nothing(tmp_path: Path) -> None:
+    for name, rows in (("eu", "id,name\n1,eu1\n"), ("us", "id,name\n2,us2\n")):
+        (tmp_path / "data" / name).mkdir(parents=True)
+        (tmp_path / "data" / name / "a.csv").write_text(rows)
+    _job(tmp_path, "source.filebased.dataset.urn.level=subdirectory", "data.publisher.appendExtractToFinalDir=false",
+         "data.publisher.replace.final.dir=true", "gobblin.runtime.delivery.semantics=AT_LEAST_ONCE")
+    (tmp_path / "data" / "a.csv").unlink()
+    (tmp_path / "out" / "final").mkdir(parents=True)
+    (tmp_path / "out" / "final" / "old.csv").write_text("id,name\n0,old\n")
+    assert run_gpy("validate", "job.pull", cwd=tmp_path).returncode == 0  # two datasets: known only once listed
+    result = run_gpy("run", "job.pull", "--engine", "local", cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "data.publisher.replace.final.dir" in result.stderr and "out/final" in result.stderr, result.stderr
+    assert "'eu'" in result.stderr or "eu" in result.stderr, result.stderr
+    assert sorted(p.name for p in (tmp_path / "out" / "final").iterdir()) == ["old.csv"]

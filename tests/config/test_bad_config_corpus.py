@@ -124,7 +124,7 @@ CASES = [
     Case("lock-timeout-zero", {"job.lock.timeout.seconds": "0"}, key("job.lock.timeout.seconds", "at least 1")),
     Case("lock-refresh-slower-than-timeout", {"job.lock.timeout.seconds": "10", "job.lock.refresh.seconds": "30"},
          key("job.lock.refresh.seconds", "not shorter than")),
-    Case("fixed-job-id-exactly-once", {"job.id": "job_Orders_1"}, ("job.id is set", "exactly-once")),
+    Case("fixed-job-id-exactly-once", {"job.id": "job_Orders_1"}, key("job.id", "exactly-once")),
     # -- file source ----------------------------------------------------------------------------------------
     Case("no-data-dir", {"source.filebased.data.directory": None}, key("source.filebased.data.directory", "is not set")),
     Case("urn-level", {"source.filebased.dataset.urn.level": "file"}, key("source.filebased.dataset.urn.level", "directory | subdirectory")),
