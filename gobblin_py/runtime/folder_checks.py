@@ -52,6 +52,7 @@ def location(props: Mapping[str, str], key: str) -> tuple[str, str] | None:
         return None
     match = re.match(r"^(?P<base>.+?)(?P<suffix>\.\d+)?$", key)
     suffix = (match.group("suffix") or "") if match else ""
+    fs_keys: tuple[str, ...]
     if key.startswith("data.publisher."):
         fs_keys = (f"data.publisher.fs.uri{suffix}", "data.publisher.fs.uri", f"writer.fs.uri{suffix}", "writer.fs.uri")
     elif key.startswith("state.store."):
