@@ -66,8 +66,10 @@ def test_a_full_disk_fails_the_dataset_naming_the_file_and_its_destination_and_a
         job = job_file(tmp_path, tmp_path / "src" / "*", "FileAwareInputStreamDataWriterBuilder",
                        **{"writer.staging.dir": str(folder / "staging")})
         result = run(job, expect=1)
-        assert "dataset a: FAILED" in result.stdout and "dataset b: COMMITTED" in result.stdout
+        # b's one byte may also meet the full disk, when its task runs while a's file fills it
+        assert "dataset a: FAILED" in result.stdout
         assert (f"copying {tmp_path}/src/a/big.bin to {folder}/staging/" in result.stdout
                 and "/a/big.bin: [Errno 28] No space left on device" in result.stdout), result.stdout
     run(job)  # room again: the file is copied
-    assert published(tmp_path)["a/big.bin"] == (tmp_path / "src" / "a" / "big.bin").read_bytes()
+    copied = published(tmp_path)
+    assert copied["a/big.bin"] == (tmp_path / "src" / "a" / "big.bin").read_bytes() and copied["b/small.txt"] == b"s"
