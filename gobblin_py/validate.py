@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gobblin_py.config import load_jobs
-from gobblin_py.plugins import gobblin_name
-from gobblin_py.unported import explain
+from gobblin_py.sdk.plugins import gobblin_name
+from gobblin_py.sdk.unported import explain
 
 SECRET_KEY = re.compile(r"(password|passwd|secret|token|credential|private[._]?key)", re.IGNORECASE)
 MASK = "******"

@@ -11,14 +11,14 @@ from typing import Any
 import click
 
 from gobblin_py import __version__
-from gobblin_py.errors import GobblinPyError, UsageError
-from gobblin_py.logs import configure_logging
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.logs import configure_logging
 
 DEFAULT_SYSCONFIG = Path("conf") / "gobblin.properties"
 
 
 def _fail(exc: GobblinPyError) -> None:
-    from gobblin_py.config.settings import SettingsError
+    from gobblin_py.sdk.settings import SettingsError
 
     problems = exc.problems if isinstance(exc, SettingsError) else [exc]
     for problem in problems:  # one line each, every one naming its file, line and key
@@ -95,7 +95,7 @@ def require_job_file(path: str) -> None:
 
 def job_filesystems(props: Any) -> None:
     """Open the job's filesystems with its own settings (S3 endpoint and credentials, fsspec options)."""
-    from gobblin_py import fs_settings
+    from gobblin_py.io import fs_settings
 
     fs_settings.apply(props)
 

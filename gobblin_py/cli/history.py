@@ -8,7 +8,7 @@ import os
 import click
 
 from gobblin_py.cli.base import conf_options, load_job_properties, main
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 
 
 def _history(job_file: str, conf_root: str | None, sysconfig: str | None):

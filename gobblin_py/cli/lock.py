@@ -7,7 +7,7 @@ import sys
 import click
 
 from gobblin_py.cli.base import _Group, conf_options, job_filesystems, load_job_properties, main, require_job_file
-from gobblin_py.errors import CorruptFileError, UsageError
+from gobblin_py.sdk.errors import CorruptFileError, UsageError
 
 
 # ------------------------------------------------------------------ lock

@@ -63,7 +63,7 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
 def _run_shown(launcher):
     """The run, with its progress live on a terminal, or logged as JSON lines (and each dataset's summary)."""
     from gobblin_py.cli.progress_log import JsonProgress, log_dataset_summaries
-    from gobblin_py.logs import log_format
+    from gobblin_py.sdk.logs import log_format
     from gobblin_py.runtime import task_progress
 
     live = sys.stderr.isatty() and log_format() == "console"

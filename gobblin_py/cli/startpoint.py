@@ -10,7 +10,7 @@ import click
 
 from gobblin_py.cli.base import _Group, conf_options, job_filesystems, load_job_properties, require_job_file
 from gobblin_py.cli.state import state
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 
 
 def job_context(job_file: str, conf_root: str | None, sysconfig: str | None):
@@ -47,7 +47,7 @@ def startpoint_set(job_file: str, urn: str, partition: str, oldest: bool, upcomi
     It is checked against the job's source before it is stored: a kind the source supports, a partition only
     where the source has partitions, a value of the source's watermark type.
     """
-    from gobblin_py.plugins import resolve_class
+    from gobblin_py.sdk.plugins import resolve_class
     from gobblin_py.runtime.startpoint_checks import check_startpoint
     from gobblin_py.state.startpoints import Startpoint, StartpointKind, StartpointStore, parse_time_ms
 
@@ -73,7 +73,7 @@ def startpoint_set(job_file: str, urn: str, partition: str, oldest: bool, upcomi
 @conf_options
 def startpoint_list(job_file: str, as_json: bool, conf_root: str | None, sysconfig: str | None) -> None:
     """Every startpoint waiting for the job's next run (a warning for each one the run would refuse)."""
-    from gobblin_py.plugins import resolve_class
+    from gobblin_py.sdk.plugins import resolve_class
     from gobblin_py.runtime.startpoint_checks import check_stored
     from gobblin_py.state.startpoints import StartpointStore
 

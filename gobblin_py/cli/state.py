@@ -8,7 +8,7 @@ import os
 import click
 
 from gobblin_py.cli.base import _Group, conf_options, job_filesystems, load_job_properties, main
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 
 
 # ------------------------------------------------------------------ state
@@ -46,7 +46,7 @@ def _store_and_jobs(target: str, conf_root: str | None, sysconfig: str | None):
 
 
 def _names(store) -> list[str]:
-    from gobblin_py import fs as fsutil
+    from gobblin_py.io import fs as fsutil
 
     return fsutil.list_names(store.fs, store.root)
 

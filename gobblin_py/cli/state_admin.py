@@ -9,7 +9,7 @@ import click
 from gobblin_py.cli.base import conf_options
 from gobblin_py.cli.startpoint import job_context
 from gobblin_py.cli.state import state
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 
 
 def _store(props):

@@ -10,10 +10,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gobblin_py.logs import get_logger
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.runtime.history import dataset_record
 from gobblin_py.runtime.job_result import JobResult
-from gobblin_py.state import RunningState
+from gobblin_py.sdk.states import RunningState
 
 log = get_logger("gpy.summary")
 

@@ -8,7 +8,7 @@ import sys
 import click
 
 from gobblin_py.cli.base import conf_options, main, resolve_sysconfig
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 
 
 # ------------------------------------------------------------------ validate

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
-from .errors import ConfigError
+from gobblin_py.sdk.config_errors import ConfigError
 from .hocon import (
     BadPath,
     HBool,

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 from urllib.parse import unquote, urlparse
 
-from . import keys as K
+from gobblin_py.sdk import keys as K
 from .convert import (
     config_get_boolean,
     config_get_string,
@@ -38,7 +38,7 @@ from .convert import (
     guava_trim,
     properties_to_config,
 )
-from .errors import ConfigError
+from gobblin_py.sdk.config_errors import ConfigError
 from .hocon import BadPath, HObj, HValue, parse_path_expression, resolve
 
 __all__ = ["PACKAGED_TEMPLATE_DIR", "Template", "TemplateResolver", "ordered"]

@@ -19,8 +19,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from gobblin_py import fs as fsutil
-from gobblin_py.config.errors import ConfigError
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.config.loader import JobConfig, load_job
 from gobblin_py.config.loader.job_files import GLOBAL_HOCON_EXTENSION, GLOBAL_PROPS_EXTENSION
 

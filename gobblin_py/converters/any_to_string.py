@@ -1,6 +1,6 @@
 """Gobblin's ``AnyToStringConverter``: every record becomes its text (Java's ``String.valueOf(record)``).
 
-The output is text records: one string column ``value`` (see :mod:`gobblin_py.schema_meta`), each row the
+The output is text records: one string column ``value`` (see :mod:`gobblin_py.sdk.schema_meta`), each row the
 record printed as Gobblin prints it — Avro's JSON-like ``toString()`` by default, ``TestRecord(partition=0, …)``
 for the POJO records of ``SequentialTestSource`` (the batch's ``gobblin.record.style``). Columns are rendered
 with Arrow kernels (see :mod:`gobblin_py.converters.text_render`); an input that is already text passes as is.
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from gobblin_py.api import Converter
+from gobblin_py.sdk.contracts import Converter
 from gobblin_py.converters.text_render import render_rows
-from gobblin_py.schema_meta import RECORD_STYLE, get_meta, text_schema
-from gobblin_py.state import WorkUnitState
+from gobblin_py.sdk.schema_meta import RECORD_STYLE, get_meta, text_schema
+from gobblin_py.sdk.states import WorkUnitState
 
 
 class AnyToStringConverter(Converter):

@@ -10,18 +10,18 @@ from collections.abc import Iterable, Iterator
 
 import pyarrow as pa
 
-from gobblin_py.api import Converter, RowCountChanging, plugin_name
-from gobblin_py.errors import RecordsLost
+from gobblin_py.sdk.contracts import Converter, RowCountChanging, plugin_name
+from gobblin_py.sdk.errors import RecordsLost
 from gobblin_py.converters.record_adapter import RecordConverterAdapter
-from gobblin_py.plugins import instantiate
-from gobblin_py.state import State
+from gobblin_py.sdk.plugins import instantiate
+from gobblin_py.sdk.states import State
 
 
 class ConverterChain:
     """The converters of one stream (before the fork, or one branch), built and ``init``-ed from a state.
 
     It counts the rows each converter receives and gives. A converter may change the number of rows only if it
-    says it may (:class:`~gobblin_py.api.RowCountChanging`: filters, samplers, per-record converters); one that
+    says it may (:class:`~gobblin_py.sdk.contracts.RowCountChanging`: filters, samplers, per-record converters); one that
     does without saying so has lost records, and :meth:`check_counts` fails the task with the numbers.
     """
 

@@ -22,12 +22,12 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.api import Converter
-from gobblin_py.config.errors import ConfigError
-from gobblin_py.config.settings import Settings, setting
-from gobblin_py.errors import GobblinPyError, UsageError
-from gobblin_py.schema_meta import GOBBLIN_SCHEMA, get_meta, with_meta
-from gobblin_py.state import WorkUnitState
+from gobblin_py.sdk.contracts import Converter
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.settings import Settings, setting
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.schema_meta import GOBBLIN_SCHEMA, get_meta, with_meta
+from gobblin_py.sdk.states import WorkUnitState
 
 ORDER_KEY = "converter.csv_to_json.custom_order"
 _TYPES = {"int": pa.int32(), "long": pa.int64(), "float": pa.float32(), "double": pa.float64(), "boolean": pa.bool_(),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from gobblin_py.api import Converter
-from gobblin_py.state import WorkUnitState
+from gobblin_py.sdk.contracts import Converter
+from gobblin_py.sdk.states import WorkUnitState
 
 
 class IdentityConverter(Converter):

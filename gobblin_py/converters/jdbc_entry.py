@@ -15,11 +15,11 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.api import Converter
-from gobblin_py.config.errors import ConfigError
-from gobblin_py.config.settings import Settings, setting
-from gobblin_py.errors import UsageError
-from gobblin_py.state import WorkUnitState
+from gobblin_py.sdk.contracts import Converter
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.settings import Settings, setting
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.states import WorkUnitState
 
 PAIRS_KEY = "converter.avro.jdbc.entry_fields_pairs"
 

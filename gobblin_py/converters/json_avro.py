@@ -25,17 +25,17 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py import joda
-from gobblin_py.api import Converter
-from gobblin_py.config.errors import ConfigError
-from gobblin_py.config.settings import Settings, setting
+from gobblin_py.sdk import joda
+from gobblin_py.sdk.contracts import Converter
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.settings import Settings, setting
 from gobblin_py.converters.json_schema import Node, arrow_schema, avro_schema, parse_schema
 from gobblin_py.converters.json_values import (TimeRules, ValueFailure, convert_record, convert_value, parse_json,
                                                resolve_zone)
-from gobblin_py.errors import GobblinPyError, UsageError
-from gobblin_py.logs import get_logger
-from gobblin_py.schema_meta import GOBBLIN_SCHEMA, get_meta, with_meta
-from gobblin_py.state import WorkUnitState
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.schema_meta import GOBBLIN_SCHEMA, get_meta, with_meta
+from gobblin_py.sdk.states import WorkUnitState
 
 log = get_logger(__name__)
 DEFAULT_DATE = "yyyy-MM-dd HH:mm:ss"

@@ -22,7 +22,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 
 PRIMITIVES = {"string": ("string", pa.string()), "int": ("int", pa.int32()), "long": ("long", pa.int64()),
               "float": ("float", pa.float32()), "double": ("double", pa.float64()),

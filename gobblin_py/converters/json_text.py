@@ -2,7 +2,7 @@
 
 Both take ``String`` records, each one JSON object, with the Avro schema (JSON) their extractor returned, and
 make Avro records of it. Here the records are *text records* (one string column, see
-:mod:`gobblin_py.schema_meta`) whose schema carries the Avro schema string (``gobblin.schema``), or, for a
+:mod:`gobblin_py.sdk.schema_meta`) whose schema carries the Avro schema string (``gobblin.schema``), or, for a
 batch without it, ``source.schema``. A whole batch is parsed at once by Arrow's JSON reader with the schema's
 Arrow form (vectorised, in C++), and the rows keep the Avro schema for the Avro writer.
 
@@ -20,12 +20,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
-from gobblin_py.api import Converter
-from gobblin_py.config.settings import Settings, setting
-from gobblin_py.errors import GobblinPyError, UsageError
-from gobblin_py.schema_meta import GOBBLIN_SCHEMA, get_meta, text_column
+from gobblin_py.sdk.contracts import Converter
+from gobblin_py.sdk.settings import Settings, setting
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.schema_meta import GOBBLIN_SCHEMA, get_meta, text_column
 from gobblin_py.sources.avro_read import arrow_schema_for
-from gobblin_py.state import WorkUnitState
+from gobblin_py.sdk.states import WorkUnitState
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from gobblin_py import joda
+from gobblin_py.sdk import joda
 from gobblin_py.converters.json_schema import Node
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 
 _INT = re.compile(r"^[+-]?\d+$")
 _FLOAT = re.compile(r"^[+-]?(NaN|Infinity|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)[fFdD]?$")

@@ -14,9 +14,9 @@ from collections.abc import Iterable
 
 import pyarrow as pa
 
-from gobblin_py.api import Closeable, Converter, Initializable, plugin_name
-from gobblin_py.logs import get_logger
-from gobblin_py.state import WorkUnitState
+from gobblin_py.sdk.contracts import Closeable, Converter, Initializable, plugin_name
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.states import WorkUnitState
 
 log = get_logger(__name__)
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.api import Converter
-from gobblin_py.config.settings import Kind, Scope, Settings, setting
-from gobblin_py.logs import get_logger
-from gobblin_py.state import WorkUnitState
+from gobblin_py.sdk.contracts import Converter
+from gobblin_py.sdk.settings import Kind, Scope, Settings, setting
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.states import WorkUnitState
 
 log = get_logger(__name__)
 

@@ -1,6 +1,6 @@
 """Rendering each row of a batch as one line of text, the way Java prints a Gobblin record.
 
-Styles (chosen by the batch's ``gobblin.record.style`` metadata, see :mod:`gobblin_py.schema_meta`):
+Styles (chosen by the batch's ``gobblin.record.style`` metadata, see :mod:`gobblin_py.sdk.schema_meta`):
 
 - ``json`` (default): Avro's ``GenericRecord.toString()``: ``{"name": "Alyssa", "favorite_number": 256}``;
 - ``lombok:<Class>``: a Java object's Lombok ``toString()``: ``TestRecord(partition=0, sequence=1, payload=x)``;

@@ -20,7 +20,7 @@ from typing import Any, BinaryIO
 
 import pyarrow as pa
 
-from gobblin_py.errors import CorruptFileError, UsageError
+from gobblin_py.sdk.errors import CorruptFileError, UsageError
 
 SCHEMA = pa.schema([
     pa.field("source", pa.string(), nullable=False),

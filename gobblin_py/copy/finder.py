@@ -20,14 +20,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gobblin_py import fs as fsutil
-from gobblin_py.config.errors import ConfigError
-from gobblin_py.contained_paths import contained_join, is_within, path_problem
-from gobblin_py.config.settings import problem_at
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.io.contained_paths import contained_join, is_within, path_problem
+from gobblin_py.sdk.settings import problem_at
 from gobblin_py.copy.descriptor import mtime_ms
 from gobblin_py.copy.settings import GlobFinderSettings
-from gobblin_py.errors import GobblinPyError
-from gobblin_py.logs import get_logger
+from gobblin_py.sdk.errors import GobblinPyError
+from gobblin_py.sdk.logs import get_logger
 
 log = get_logger(__name__)
 

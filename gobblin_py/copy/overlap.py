@@ -13,9 +13,9 @@ import fnmatch
 import os
 from urllib.parse import urlsplit
 
-from gobblin_py import fs as fsutil
-from gobblin_py.config.errors import ConfigError
-from gobblin_py.contained_paths import is_within
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.io.contained_paths import is_within
 from gobblin_py.copy.finder import deepest_plain_folder
 
 FINAL_KEY = "data.publisher.final.dir"
@@ -23,7 +23,7 @@ HINT = "publish to a folder outside the datasets that gobblin.dataset.pattern ma
 
 
 def _located(url: str, fs_uri: str | None) -> tuple[str, str]:
-    """``(filesystem, absolute path)`` of ``url`` as :func:`gobblin_py.fs.open_fs` would take it, without opening
+    """``(filesystem, absolute path)`` of ``url`` as :func:`gobblin_py.io.fs.open_fs` would take it, without opening
     the filesystem (validation connects to nothing)."""
     if "://" not in url and fs_uri and not fs_uri.startswith("file:"):
         base = fs_uri if fs_uri.endswith("://") else fs_uri.rstrip("/") + "/"

@@ -1,7 +1,7 @@
 """``CopyDataPublisher``: each dataset's copied files moved from its tasks' output folders to their destinations.
 
 A file a task staged at ``<output>/_copy/<task id>/<relative>`` goes to ``<data.publisher.final.dir>/<relative>``.
-The moves are the runtime's commit steps (:class:`~gobblin_py.runtime.commit_sequence.FsRenameStep`): under
+The moves are the runtime's commit steps (:class:`~gobblin_py.io.rename_step.FsRenameStep`): under
 EXACTLY_ONCE delivery they are logged with the dataset's new state (which records the files copied) before any
 is made, so a run killed mid-publish is finished by the next one, and no file is lost or published twice. A
 destination that already exists fails the dataset before anything moves (gpy never overwrites; Gobblin skips
@@ -16,14 +16,15 @@ import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gobblin_py import fs as fsutil
-from gobblin_py.api import DataPublisher
-from gobblin_py.config.settings import Settings, same_as
-from gobblin_py.contained_paths import check_no_symlink_escape, contained_join
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.contracts import DataPublisher
+from gobblin_py.sdk.settings import Settings, same_as
+from gobblin_py.io.contained_paths import check_no_symlink_escape, contained_join
 from gobblin_py.copy.writers import task_folders
 from gobblin_py.publishers.base import PublisherSettings
-from gobblin_py.runtime.commit_sequence import FsRenameStep, PublishConflictError
-from gobblin_py.state import TaskState, WorkingState
+from gobblin_py.io.rename_step import FsRenameStep
+from gobblin_py.sdk.commit import PublishConflictError
+from gobblin_py.sdk.states import TaskState, WorkingState
 from gobblin_py.writers.settings import FileWriterSettings
 
 

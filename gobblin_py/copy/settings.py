@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any
 
-from gobblin_py.config.errors import ConfigError
-from gobblin_py.config.settings import Kind, Settings, same_as, setting
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.settings import Kind, Settings, same_as, setting
 from gobblin_py.publishers.base import PublisherSettings
 from gobblin_py.sources.filebased import FileSourceSettings
 from gobblin_py.writers.settings import FileWriterSettings

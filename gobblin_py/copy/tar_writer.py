@@ -8,7 +8,7 @@ archive ``LogData.tar.gz`` with root ``LogData/``, gunzipped to the destination 
 skips the first entry as the root, a file included; gpy unpacks a first entry that is a file.)
 
 An entry with an absolute path, ``..`` or a name that is not valid UTF-8 is refused, naming the archive and the
-entry (the rule of :mod:`gobblin_py.contained_paths`), as are links and special files (only folders and regular
+entry (the rule of :mod:`gobblin_py.io.contained_paths`), as are links and special files (only folders and regular
 files are unpacked) and a path two entries share. The archive is read as a stream, ``gobblin.copy.bufferSize``
 bytes at a time.
 """
@@ -23,7 +23,7 @@ from contextlib import ExitStack
 
 from gobblin_py.copy.descriptor import FileCopy, copy_stream
 from gobblin_py.copy.writers import CopyWriter, CopyWriterBuilder, naming_the_copy, safe_relative
-from gobblin_py.errors import CorruptFileError, GobblinPyError
+from gobblin_py.sdk.errors import CorruptFileError, GobblinPyError
 
 
 class TarArchiveWriter(CopyWriter):

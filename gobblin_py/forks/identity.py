@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from gobblin_py.api import ForkOperator
-from gobblin_py.config.branches import MAX_BRANCHES
-from gobblin_py.config.settings import Settings, setting
-from gobblin_py.state import State
+from gobblin_py.sdk.contracts import ForkOperator
+from gobblin_py.sdk.branches import MAX_BRANCHES
+from gobblin_py.sdk.settings import Settings, setting
+from gobblin_py.sdk.states import State
 
 
 @dataclass(frozen=True)

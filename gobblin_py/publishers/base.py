@@ -19,18 +19,17 @@ import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gobblin_py import fs as fsutil
-from gobblin_py.api import DataPublisher
-from gobblin_py.config.branches import branch_count, branch_key
-from gobblin_py.config.errors import ConfigError
-from gobblin_py.config.settings import Scope, Settings, problem_at, setting
-from gobblin_py.contained_paths import check_no_symlink_escape
-from gobblin_py.errors import RecordsLost, UsageError
-from gobblin_py.runtime.commit_sequence import EXACTLY_ONCE, DeliverySettings
-from gobblin_py.logs import get_logger
-from gobblin_py.runtime.commit_sequence import FsRenameStep, PublishConflictError
-from gobblin_py.state import TaskState, WorkingState
-from gobblin_py.runtime.branch_commit import FILE_RECORDS_KEY
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.contracts import DataPublisher
+from gobblin_py.sdk.branches import branch_count, branch_key
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.settings import Scope, Settings, problem_at, setting
+from gobblin_py.io.contained_paths import check_no_symlink_escape
+from gobblin_py.sdk.errors import RecordsLost, UsageError
+from gobblin_py.sdk.commit import EXACTLY_ONCE, FILE_RECORDS_KEY, DeliverySettings, PublishConflictError
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.io.rename_step import FsRenameStep
+from gobblin_py.sdk.states import TaskState, WorkingState
 from gobblin_py.runtime.publish_check import published_check
 from gobblin_py.writers.counting import count_records
 from gobblin_py.writers.paths import BranchScope

@@ -16,13 +16,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gobblin_py.api import DataPublisher
-from gobblin_py.config.branches import branch_key
-from gobblin_py.config.settings import Context
-from gobblin_py.errors import GobblinPyError
-from gobblin_py.logs import get_logger
-from gobblin_py.runtime.commit_sequence import CommitStep, step_class_path
-from gobblin_py.state import State, TaskState, WorkingState
+from gobblin_py.sdk.contracts import DataPublisher
+from gobblin_py.sdk.branches import branch_key
+from gobblin_py.sdk.settings import Context
+from gobblin_py.sdk.errors import GobblinPyError
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.commit import CommitStep, step_class_path
+from gobblin_py.sdk.states import State, TaskState, WorkingState
 from gobblin_py.writers.jdbc import STAGING_KEY
 from gobblin_py.writers.jdbc_sql import MARKER_TABLE, JdbcSettings, MysqlWriting, Target, execute
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gobblin_py.api import DataPublisher
-from gobblin_py.state import TaskState
+from gobblin_py.sdk.contracts import DataPublisher
+from gobblin_py.sdk.states import TaskState
 
 
 class NoopPublisher(DataPublisher):

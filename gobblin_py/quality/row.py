@@ -23,14 +23,14 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from gobblin_py import fs as fsutil
-from gobblin_py.api import Initializable, RecordRowPolicy, RowPolicy, plugin_name
-from gobblin_py.config.branches import fork_key
-from gobblin_py.config.errors import ConfigError
-from gobblin_py.config.settings import Scope, Settings, setting
-from gobblin_py.errors import GobblinPyError, UsageError
-from gobblin_py.plugins import instantiate
-from gobblin_py.state import State
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.contracts import Initializable, RecordRowPolicy, RowPolicy, plugin_name
+from gobblin_py.sdk.branches import fork_key
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.settings import Scope, Settings, setting
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.plugins import instantiate
+from gobblin_py.sdk.states import State
 
 POLICIES_KEY = "qualitychecker.row.policies"
 TYPES_KEY = "qualitychecker.row.policy.types"

@@ -15,12 +15,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from gobblin_py.api import FAILED, NOT_EVALUATED, PASSED, TaskPolicy, TaskPolicyResult, plugin_name
-from gobblin_py.config.branches import branch_key
-from gobblin_py.config.errors import ConfigError
-from gobblin_py.config.settings import Scope, Settings, setting
-from gobblin_py.plugins import instantiate
-from gobblin_py.state import State
+from gobblin_py.sdk.contracts import FAILED, NOT_EVALUATED, PASSED, TaskPolicy, TaskPolicyResult, plugin_name
+from gobblin_py.sdk.branches import branch_key
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.settings import Scope, Settings, setting
+from gobblin_py.sdk.plugins import instantiate
+from gobblin_py.sdk.states import State
 
 POLICIES_KEY = "qualitychecker.task.policies"
 TYPES_KEY = "qualitychecker.task.policy.types"

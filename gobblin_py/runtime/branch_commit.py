@@ -12,15 +12,13 @@ import json
 
 import pyarrow as pa
 
-from gobblin_py.api import CountedOutput
-from gobblin_py.config.branches import branch_key, fork_key
-from gobblin_py.errors import GobblinPyError
+from gobblin_py.sdk.contracts import CountedOutput
+from gobblin_py.sdk.branches import branch_key, fork_key
+from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.quality import task as task_quality
 from gobblin_py.runtime.fork import Branch
-from gobblin_py.state import TaskState, WorkUnitState
-
-
-FILE_RECORDS_KEY = "writer.output.file.records"  # per branch: {task output file: records}, for reconciliation
+from gobblin_py.sdk.states import TaskState, WorkUnitState
+from gobblin_py.sdk.commit import FILE_RECORDS_KEY
 
 
 class TaskPolicyFailure(GobblinPyError):

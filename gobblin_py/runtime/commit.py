@@ -19,24 +19,25 @@ import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gobblin_py import fs as fsutil
-from gobblin_py.api import DataPublisher, ExactlyOncePublisher, Initializable
-from gobblin_py.logs import get_logger
-from gobblin_py.plugins import instantiate
-from gobblin_py.errors import GobblinPyError, RecordsLost
-from gobblin_py.group_sync import GroupSync
-from gobblin_py.runtime import interrupts
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.contracts import DataPublisher, ExactlyOncePublisher, Initializable
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.plugins import instantiate
+from gobblin_py.sdk.errors import GobblinPyError, RecordsLost
+from gobblin_py.io.group_sync import GroupSync
+from gobblin_py.sdk import interrupts
 from gobblin_py.runtime.boundary import plugin_boundary
 from gobblin_py.runtime.commit_sequence import CommitSequence, CommitStep, DatasetStateStep
 from gobblin_py.runtime.crash_points import boundary, phase
 from gobblin_py.runtime.dataset_outputs import BranchOutput, branch_outputs, failure_line, first_start_ms, task_errors, usage_errors
 from gobblin_py.runtime.job_run import JobRun
-from gobblin_py.runtime.job_settings import COMMIT_POLICIES, CommitSettings, ReplaySettings
+from gobblin_py.sdk.job_settings import COMMIT_POLICIES, CommitSettings, ReplaySettings
 from gobblin_py.runtime.publish_check import published_check
 from gobblin_py.runtime.startpoint_steps import StartpointsConsumedStep
 from gobblin_py.state import progress
 from gobblin_py.state.startpoints import applied_ids
-from gobblin_py.state import DatasetState, RunningState, TaskState, WorkingState
+from gobblin_py.sdk.run_states import DatasetState
+from gobblin_py.sdk.states import RunningState, TaskState, WorkingState
 
 log = get_logger(__name__)
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from gobblin_py.config.branches import branch_key, branch_name
-from gobblin_py.state import TaskState, WorkingState
+from gobblin_py.sdk.branches import branch_key, branch_name
+from gobblin_py.sdk.states import TaskState, WorkingState
 
 MAX_ERRORS = 10  # failed tasks named per dataset: enough to see the pattern, short enough to read
 # set on a failed task's state when its failure is the user's configuration or input (a UsageError, a corrupt

@@ -13,11 +13,12 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gobblin_py.config.settings import Settings, setting
-from gobblin_py.logs import get_logger
-from gobblin_py.runtime import interrupts, task_progress
+from gobblin_py.sdk.settings import Settings, setting
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.runtime import task_progress
+from gobblin_py.sdk import interrupts
 from gobblin_py.runtime.task import run_task
-from gobblin_py.state import MultiWorkUnit, TaskState, WorkUnit
+from gobblin_py.sdk.states import MultiWorkUnit, TaskState, WorkUnit
 from gobblin_py.state.writable import TASK_STATE_CLASS, WORK_UNIT_CLASS, deserialize, serialize
 
 if TYPE_CHECKING:
@@ -97,8 +98,8 @@ def _spark_partition(job_props: dict[str, str], job_id: str, log_settings: tuple
                      items: Iterator[tuple[int, list[tuple[str, bytes]]]]) -> Iterator[tuple[str, bytes]]:
     """Runs on a Spark executor's Python worker: decode work units, run them, encode TaskStates (reporting
     progress over ``channel`` when the driver listens)."""
-    from gobblin_py import fs_settings
-    from gobblin_py.logs import configure_logging
+    from gobblin_py.io import fs_settings
+    from gobblin_py.sdk.logs import configure_logging
 
     configure_logging(*log_settings)
     fs_settings.apply(job_props)  # an executor opens the job's filesystems with the job's S3 (fsspec) settings

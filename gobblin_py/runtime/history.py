@@ -11,16 +11,16 @@ import os
 import time
 from typing import Any
 
-from gobblin_py import fs as fsutil
-from gobblin_py.errors import GobblinPyError
-from gobblin_py.logs import get_logger
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.errors import GobblinPyError
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.runtime.commit import DatasetResult
-from gobblin_py.runtime.interrupts import JobInterrupted
+from gobblin_py.sdk.interrupts import JobInterrupted
 from gobblin_py.runtime.job_result import JobResult
 from gobblin_py.runtime.job_run import JobRun
 from gobblin_py.state import FsDatasetStateStore
 from gobblin_py.state.report import iso_time, watermark_text
-from gobblin_py.processes import host_name
+from gobblin_py.io.processes import host_name
 from gobblin_py.state.run_history import FORMAT, RUNNING, RunHistoryStore
 
 log = get_logger(__name__)

@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from gobblin_py.errors import GobblinPyError
+from gobblin_py.sdk.errors import GobblinPyError
 
 SPARK_REQUESTED_MODULE = "jdk.incubator.vector"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gobblin_py.runtime.commit import DatasetResult
-from gobblin_py.state import RunningState
+from gobblin_py.sdk.states import RunningState
 
 EXIT_OK = 0
 EXIT_FAILED = 1

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gobblin_py.runtime.commit_sequence import CommitSequenceStore
-from gobblin_py.runtime.job_settings import CommitSettings
-from gobblin_py.state import DatasetState, FsDatasetStateStore
+from gobblin_py.sdk.job_settings import CommitSettings
+from gobblin_py.state import FsDatasetStateStore
+from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.state.startpoints import StartpointStore
 
 

@@ -6,7 +6,7 @@ and holds the holder's host, pid, job id, start time and last refresh; a backgro
 this host that is gone, or when it has not been refreshed for ``job.lock.timeout.seconds`` (default 300). A
 second run of a live job exits with code 75 (EX_TEMPFAIL: "try again later") naming the holder.
 
-How "atomically" is done depends on the filesystem (:mod:`gobblin_py.fs_conditional`): a hard link on local
+How "atomically" is done depends on the filesystem (:mod:`gobblin_py.io.fs_conditional`): a hard link on local
 disk; on S3 a conditional put (``If-None-Match: *``) creates the lock, and taking over a stale lock or
 refreshing it replaces only the version that was read (``If-Match: <ETag>``); elsewhere a check, then a write.
 Every taker reads the lock back before it counts as held, and a holder that finds another run's lock at a
@@ -26,13 +26,13 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from gobblin_py import fs as fsutil
-from gobblin_py import fs_conditional as conditional
-from gobblin_py.processes import host_name, pid_alive
-from gobblin_py.config.errors import ConfigError
-from gobblin_py.config.settings import Settings, same_as, setting
-from gobblin_py.errors import CorruptFileError, GobblinPyError
-from gobblin_py.logs import get_logger
+from gobblin_py.io import fs as fsutil
+from gobblin_py.io import fs_conditional as conditional
+from gobblin_py.io.processes import host_name, pid_alive
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.settings import Settings, same_as, setting
+from gobblin_py.sdk.errors import CorruptFileError, GobblinPyError
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.state.folders import require_folder
 from gobblin_py.state.store import StateStoreSettings
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.api import (
+from gobblin_py.sdk.contracts import (
     Closeable,
     ProgressReporting,
     TimestampFiltering,
@@ -26,20 +26,20 @@ from gobblin_py.api import (
     RecordForkOperator,
     Source,
 )
-from gobblin_py.config.branches import MAX_BRANCHES, branch_key, fork_key
+from gobblin_py.sdk.branches import MAX_BRANCHES, branch_key, fork_key
 from gobblin_py.converters.chain import ConverterChain
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 from gobblin_py.forks.identity import IdentityForkOperator
-from gobblin_py.plugins import instantiate
+from gobblin_py.sdk.plugins import instantiate
 from gobblin_py.quality.row import RowChecker
 from gobblin_py.runtime.branch_commit import commit_branches
 from gobblin_py.runtime.fork import Branch, fork_masks
-from gobblin_py.logs import get_logger
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.runtime import task_progress
-from gobblin_py.runtime.interrupts import check_cancelled
-from gobblin_py.runtime.job_settings import ReplaySettings
+from gobblin_py.sdk.interrupts import check_cancelled
+from gobblin_py.sdk.job_settings import ReplaySettings
 from gobblin_py.runtime.task_settings import TaskSettings
-from gobblin_py.state import TaskState, WorkUnitState
+from gobblin_py.sdk.states import TaskState, WorkUnitState
 from gobblin_py.state.progress import record_progress
 from gobblin_py.state.startpoints import TIMESTAMP_KEY
 

@@ -17,7 +17,7 @@ import socketserver
 import threading
 from typing import Any
 
-from gobblin_py.logs import get_logger
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.runtime.task_progress import ProgressSink, TaskReport
 
 log = get_logger(__name__)

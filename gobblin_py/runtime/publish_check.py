@@ -7,7 +7,7 @@ before anything moves. The returned :class:`PublishedRecordsStep` runs after the
 state is saved — in the commit sequence, so a later run finishing a logged commit checks again — and counts each
 published file where its format says how many records it holds (Parquet and ORC footers, Avro block headers); a
 JSON or CSV file, counted in full before publishing, must exist. A file gone or holding other records fails the
-commit with :class:`~gobblin_py.errors.RecordsLost`: the dataset's state, and so its watermark, is not saved.
+commit with :class:`~gobblin_py.sdk.errors.RecordsLost`: the dataset's state, and so its watermark, is not saved.
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gobblin_py import fs as fsutil
-from gobblin_py.config.branches import branch_key
-from gobblin_py.errors import RecordsLost
-from gobblin_py.runtime.branch_commit import FILE_RECORDS_KEY
-from gobblin_py.runtime.commit_sequence import CommitStep, FsRenameStep, step_class_path
-from gobblin_py.state import TaskState, WorkingState
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.branches import branch_key
+from gobblin_py.sdk.errors import RecordsLost
+from gobblin_py.sdk.commit import FILE_RECORDS_KEY
+from gobblin_py.io.rename_step import FsRenameStep
+from gobblin_py.sdk.commit import CommitStep, step_class_path
+from gobblin_py.sdk.states import TaskState, WorkingState
 from gobblin_py.writers.counting import count_records
 
 SHOWN = 5  # files named in a message

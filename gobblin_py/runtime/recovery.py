@@ -5,13 +5,13 @@ from __future__ import annotations
 import posixpath
 import time
 
-from gobblin_py import fs as fsutil
-from gobblin_py.logs import get_logger
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.runtime.commit import DatasetResult
-from gobblin_py.runtime.commit_sequence import DeliverySettings
+from gobblin_py.sdk.commit import DeliverySettings
 from gobblin_py.runtime.crash_points import phase
 from gobblin_py.runtime.job_run import JobRun
-from gobblin_py.state import RunningState
+from gobblin_py.sdk.states import RunningState
 
 log = get_logger(__name__)
 

@@ -15,9 +15,9 @@ import re
 import threading
 from collections.abc import Mapping
 
-from gobblin_py import fs as fsutil
-from gobblin_py.errors import UsageError
-from gobblin_py.logs import get_logger
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.logs import get_logger
 
 log = get_logger(__name__)
 

@@ -5,7 +5,7 @@ A startpoint must be of a kind the source supports (its ``startpoint_kinds``); n
 the source has partitions (Kafka: a partition number); and a ``SPECIFIC`` value must be a watermark of the
 source's type: a Kafka offset, a file modification time, a value of the SQL table's watermark type. A source
 plugin checks its own with a class method ``check_startpoint(props, urn, partition, startpoint)`` that raises
-:class:`~gobblin_py.errors.UsageError`; one without it is held to the kind only.
+:class:`~gobblin_py.sdk.errors.UsageError`; one without it is held to the kind only.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Mapping
 
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 from gobblin_py.state.hadoop_io import INT_MAX, LONG_MAX
 from gobblin_py.state.startpoints import DatasetStartpoints, Startpoint, StartpointKind, StartpointStore, parse_time_ms
 

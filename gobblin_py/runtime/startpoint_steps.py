@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gobblin_py.runtime.commit_sequence import CommitStep, step_class_path
+from gobblin_py.sdk.commit import CommitStep, step_class_path
 from gobblin_py.state.startpoints import StartpointStore
 
 

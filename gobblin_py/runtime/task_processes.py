@@ -30,11 +30,12 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gobblin_py.errors import GobblinPyError
-from gobblin_py.logs import get_logger
-from gobblin_py.runtime import interrupts, task_progress
+from gobblin_py.sdk.errors import GobblinPyError
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.runtime import task_progress
+from gobblin_py.sdk import interrupts
 from gobblin_py.runtime.task_worker import BOOT, Chunk, receive, send
-from gobblin_py.state import TaskState, WorkUnit
+from gobblin_py.sdk.states import TaskState, WorkUnit
 from gobblin_py.state.writable import TASK_STATE_CLASS, deserialize, serialize
 
 if TYPE_CHECKING:

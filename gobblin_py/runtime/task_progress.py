@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from gobblin_py.runtime.dataset_outputs import written_by_branch
-from gobblin_py.state import TaskState
+from gobblin_py.sdk.states import TaskState
 
 THROTTLE_S = 0.2
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gobblin_py.config.settings import Scope, Settings, setting
+from gobblin_py.sdk.settings import Scope, Settings, setting
 
 DEFAULT_WRITER_BUILDER = "gobblin_py.writers.builder.FsDataWriterBuilder"
 DEFAULT_FORK_OPERATOR = "gobblin_py.forks.identity.IdentityForkOperator"

@@ -18,7 +18,7 @@ import struct
 import traceback
 from typing import Any
 
-from gobblin_py.errors import GobblinPyError
+from gobblin_py.sdk.errors import GobblinPyError
 
 # The worker's first statements, before anything is imported: the parent-death signal (Linux), then whether the
 # run died before it was set (the worker was orphaned already: the signal will never come), then the run's
@@ -94,8 +94,8 @@ def serve(fd: int) -> None:
 
 def _set_up(job_props: dict[str, str], log_settings: tuple[str, str], channel: tuple[str, int, str] | None) -> None:
     """Log as the run does, open its filesystems, report progress to it."""
-    from gobblin_py import fs_settings
-    from gobblin_py.logs import configure_logging
+    from gobblin_py.io import fs_settings
+    from gobblin_py.sdk.logs import configure_logging
     from gobblin_py.runtime import task_progress
 
     configure_logging(*log_settings)

@@ -6,7 +6,7 @@ What is checked (``gpy validate`` and the start of ``gpy run`` share it):
 - every plugin class named resolves;
 - the runtime's own keys and the keys every plugin of the job declares (its ``settings_class``) parse, in each
   scope they are read in (a writer's keys once per branch, say), with bounds and enumerations;
-- each plugin's own cross-key checks (``Settings.check`` and the :class:`~gobblin_py.api.Validating` protocol);
+- each plugin's own cross-key checks (``Settings.check`` and the :class:`~gobblin_py.sdk.contracts.Validating` protocol);
 - no table, namespace, branch, file path or file name would lead a written file out of its folder;
 - keys in namespaces gpy owns that nothing declares — most often a typo — are reported with the nearest known
   key ("did you mean"): warnings, or errors with ``strict``.
@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from gobblin_py.api import (
+from gobblin_py.sdk.contracts import (
     BatchPartitioner,
     Configurable,
     Converter,
@@ -37,19 +37,19 @@ from gobblin_py.api import (
     TaskPolicy,
     Validating,
 )
-from gobblin_py.config.branches import branch_count
-from gobblin_py.config.errors import ConfigError
+from gobblin_py.sdk.branches import branch_count
+from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.config.gobblin_keys import GOBBLIN_KEYS
-from gobblin_py.config.settings import Context, Key, Scope, Settings, SettingsError, problem_at, unresolved_substitutions
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.settings import Context, Key, Scope, Settings, SettingsError, problem_at, unresolved_substitutions
+from gobblin_py.sdk.errors import UsageError
 from gobblin_py.forks.identity import ForkSettings
-from gobblin_py.fs_settings import FsSettings
-from gobblin_py.plugins import PluginError, PluginRef, plugin_refs, registered_plugins, resolve_class
+from gobblin_py.io.fs_settings import FsSettings
+from gobblin_py.sdk.plugins import PluginError, PluginRef, plugin_refs, registered_plugins, resolve_class
 from gobblin_py.quality.row import RowQualitySettings
 from gobblin_py.quality.task import QualitySettings
-from gobblin_py.runtime.commit_sequence import DeliverySettings
+from gobblin_py.sdk.commit import DeliverySettings
 from gobblin_py.runtime.engines import EngineSettings
-from gobblin_py.runtime.job_settings import CommitSettings, JobSettings, ReplaySettings
+from gobblin_py.sdk.job_settings import CommitSettings, JobSettings, ReplaySettings
 from gobblin_py.runtime.locks import LockSettings
 from gobblin_py.runtime.task_settings import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER, TaskSettings
 from gobblin_py.sources.retry import RetrySettings

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gobblin_py import fs as fsutil
-from gobblin_py.config.settings import Settings, setting
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.settings import Settings, setting
 from gobblin_py.sources.filebased import FORMAT_KEY, FileBasedSource, FileSourceSettings
-from gobblin_py.state import WorkUnit
+from gobblin_py.sdk.states import WorkUnit
 
 TABLE_TYPES = ("SNAPSHOT_ONLY", "APPEND_ONLY", "SNAPSHOT_APPEND")
 

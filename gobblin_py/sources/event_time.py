@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 
 
 def event_millis(column: pa.Array | pa.ChunkedArray, name: str) -> pa.Array:

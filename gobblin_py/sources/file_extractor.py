@@ -7,11 +7,11 @@ from collections.abc import Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from gobblin_py import fs as fsutil
-from gobblin_py.api import Extractor, PartitionProgress
-from gobblin_py.errors import GobblinPyError, UsageError
-from gobblin_py.logs import get_logger
-from gobblin_py.native_io import open_input
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.contracts import Extractor, PartitionProgress
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.io.native_io import open_input
 from gobblin_py.sources import file_schema
 from gobblin_py.sources.file_readers import OpenFile, open_file, raise_for
 from gobblin_py.sources.file_schema import DATASET_SCHEMA_KEY, SCHEMA_SOURCE_KEY
@@ -23,7 +23,8 @@ from gobblin_py.sources.file_settings import (
     FileSourceSettings,
     file_format,
 )
-from gobblin_py.state import LongWatermark, WorkUnitState
+from gobblin_py.sdk.watermarks import LongWatermark
+from gobblin_py.sdk.states import WorkUnitState
 from gobblin_py.state.startpoints import FILTERED_KEY
 
 log = get_logger(__name__)

@@ -19,8 +19,8 @@ import pyarrow.csv as pa_csv
 import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
-from gobblin_py.errors import GobblinPyError, UsageError
-from gobblin_py.native_io import open_input
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.io.native_io import open_input
 from gobblin_py.sources.file_schema import first_bad_row, shown
 from gobblin_py.sources.file_settings import SCHEMA_CHANGE_KEY, FileSourceSettings, file_format
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from gobblin_py.config.errors import ConfigError
-from gobblin_py.config.settings import Kind, Settings, setting
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.settings import Kind, Settings, setting
+from gobblin_py.sdk.errors import UsageError
 
 DATA_DIRECTORY_KEY = "source.filebased.data.directory"
 FORMAT_KEY = "source.filebased.format"

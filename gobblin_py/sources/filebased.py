@@ -17,10 +17,10 @@ import posixpath
 from datetime import datetime
 from typing import Any
 
-from gobblin_py import fs as fsutil
-from gobblin_py.api import Extractor, Source
-from gobblin_py.errors import GobblinPyError
-from gobblin_py.logs import get_logger
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.contracts import Extractor, Source
+from gobblin_py.sdk.errors import GobblinPyError
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sources import file_schema
 from gobblin_py.sources.file_extractor import FileExtractor
 from gobblin_py.sources.file_readers import open_file
@@ -47,8 +47,9 @@ from gobblin_py.state.startpoints import (
     parse_time_ms,
     startpoint_for,
 )
-from gobblin_py.state import (Extract, LongWatermark, SourceState, WatermarkInterval, WorkingState, WorkUnit,
-                              WorkUnitState)
+from gobblin_py.sdk.states import Extract, WorkingState, WorkUnit, WorkUnitState
+from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval
+from gobblin_py.sdk.run_states import SourceState
 
 log = get_logger(__name__)
 

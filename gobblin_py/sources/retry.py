@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gobblin_py.config.settings import Settings, same_as, setting
-from gobblin_py.runtime.job_settings import CommitSettings
-from gobblin_py.state import State, WorkingState, WorkUnitState
+from gobblin_py.sdk.settings import Settings, same_as, setting
+from gobblin_py.sdk.job_settings import CommitSettings
+from gobblin_py.sdk.states import State, WorkingState, WorkUnitState
 
 POLICY_KEY = "workunit.retry.policy"
 ENABLED_KEY = "workunit.retry.enabled"

@@ -14,12 +14,13 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py import fs as fsutil
-from gobblin_py.api import Extractor, Source
-from gobblin_py.config.settings import Settings, setting
-from gobblin_py.errors import GobblinPyError
-from gobblin_py.schema_meta import text_schema
-from gobblin_py.state import Extract, SourceState, WorkUnit, WorkUnitState
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.contracts import Extractor, Source
+from gobblin_py.sdk.settings import Settings, setting
+from gobblin_py.sdk.errors import GobblinPyError
+from gobblin_py.sdk.schema_meta import text_schema
+from gobblin_py.sdk.states import Extract, WorkUnit, WorkUnitState
+from gobblin_py.sdk.run_states import SourceState
 
 LINES_PER_BATCH = 65536
 

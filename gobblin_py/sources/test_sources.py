@@ -21,16 +21,17 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from gobblin_py import fs as fsutil
-from gobblin_py.api import Extractor, Source
-from gobblin_py.config.settings import Kind, Settings, setting
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.contracts import Extractor, Source
+from gobblin_py.sdk.settings import Kind, Settings, setting
 from gobblin_py.converters.text_render import render_rows
-from gobblin_py.errors import GobblinPyError
-from gobblin_py.logs import get_logger
-from gobblin_py.schema_meta import TEXT_COLUMN, text_schema, with_meta
+from gobblin_py.sdk.errors import GobblinPyError
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.schema_meta import TEXT_COLUMN, text_schema, with_meta
 from gobblin_py.sources.avro_read import read_avro
-from gobblin_py.state import (Extract, LongWatermark, MultiWorkUnit, SourceState, WatermarkInterval, WorkingState,
-                              WorkUnit, WorkUnitState)
+from gobblin_py.sdk.states import Extract, MultiWorkUnit, WorkingState, WorkUnit, WorkUnitState
+from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval
+from gobblin_py.sdk.run_states import SourceState
 
 log = get_logger(__name__)
 
@@ -72,7 +73,7 @@ class SequentialSettings(Settings):
                                      "records print")
 
     def check(self):
-        from gobblin_py.config.errors import ConfigError
+        from gobblin_py.sdk.config_errors import ConfigError
 
         if self.memory_format not in FORMATS:
             return [ConfigError(f"{self.memory_format!r} is not POJO, AVRO or PROTOBUF", key="source.inMemoryFormat",

@@ -1,7 +1,7 @@
 """State of jobs and datasets, and the Gobblin-compatible store that keeps it between runs."""
 
-from gobblin_py.state.run_states import DatasetState, JobState, SourceState
-from gobblin_py.state.states import (
+from gobblin_py.sdk.run_states import DatasetState, JobState, SourceState
+from gobblin_py.sdk.states import (
     Extract,
     MultiWorkUnit,
     RunningState,
@@ -12,7 +12,7 @@ from gobblin_py.state.states import (
     WorkUnitState,
 )
 from gobblin_py.state.store import FsDatasetStateStore, StoredRun
-from gobblin_py.state.watermarks import (
+from gobblin_py.sdk.watermarks import (
     LongWatermark,
     MultiLongWatermark,
     Watermark,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from gobblin_py import fs as fsutil
-from gobblin_py.errors import StateStoreError
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.errors import StateStoreError
 
 
 def require_folder(fs: Any, path: str, what: str) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 from typing import BinaryIO
 
-from gobblin_py.errors import CorruptFileError
+from gobblin_py.sdk.errors import CorruptFileError
 
 _INT = struct.Struct(">i")
 _LONG = struct.Struct(">q")

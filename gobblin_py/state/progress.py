@@ -1,7 +1,7 @@
 """Event-time progress: the completeness watermark and the (watermark, event time) pairs of timestamp replay.
 
 Gearpump's clock service, brought to batch. A task records what it read of each partition of its work unit
-(:class:`~gobblin_py.api.PartitionProgress`: from which watermark to which, how many records, their earliest and
+(:class:`~gobblin_py.sdk.contracts.PartitionProgress`: from which watermark to which, how many records, their earliest and
 latest event times). When a dataset commits:
 
 - each partition's **committed event-time progress** becomes the latest event time committed for it, ever;
@@ -23,8 +23,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from gobblin_py.state.run_states import DatasetState
-from gobblin_py.state.states import TaskState, WorkingState
+from gobblin_py.sdk.run_states import DatasetState
+from gobblin_py.sdk.states import TaskState, WorkingState
 
 TASK_PROGRESS_KEY = "gpy.partition.progress"
 EVENT_PROGRESS_KEY = "gpy.partition.event.progress"

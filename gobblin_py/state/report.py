@@ -7,10 +7,10 @@ import json
 from typing import Any
 
 from gobblin_py.state import progress
-from gobblin_py.state.run_states import DatasetState
-from gobblin_py.state.states import TaskState
+from gobblin_py.sdk.run_states import DatasetState
+from gobblin_py.sdk.states import TaskState
 from gobblin_py.state.store import FsDatasetStateStore, StoredRun
-from gobblin_py.state.watermarks import to_compact_json
+from gobblin_py.sdk.watermarks import to_compact_json
 
 RECORDS_EXTRACTED_KEY = "qualitychecker.rows.extracted"
 RECORDS_WRITTEN_KEY = "writer.records.written"

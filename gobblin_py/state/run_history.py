@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gobblin_py import fs as fsutil
-from gobblin_py.config.settings import Settings, setting
-from gobblin_py.errors import CorruptFileError, UsageError
-from gobblin_py.processes import host_name, pid_alive
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.settings import Settings, setting
+from gobblin_py.sdk.errors import CorruptFileError, UsageError
+from gobblin_py.io.processes import host_name, pid_alive
 
 RUNNING = "RUNNING"
 KILLED = "KILLED"

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from gobblin_py.errors import CorruptFileError
+from gobblin_py.sdk.errors import CorruptFileError
 from gobblin_py.state.hadoop_io import (
     DataOutput,
     StreamInput,

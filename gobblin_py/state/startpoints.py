@@ -24,8 +24,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 from urllib.parse import quote, unquote
 
-from gobblin_py import fs as fsutil
-from gobblin_py.errors import CorruptFileError, UsageError
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.errors import CorruptFileError, UsageError
 from gobblin_py.state.folders import require_folder
 
 STORE_DIR_KEY = "gobblin.startpoint.store.dir"

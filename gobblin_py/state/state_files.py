@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import io
 
-from gobblin_py.errors import CorruptFileError
+from gobblin_py.sdk.errors import CorruptFileError
 from gobblin_py.state.hadoop_io import DataInput
-from gobblin_py.state.run_states import DatasetState
+from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.state.sequencefile import (
     MAX_INFLATED_BYTES,
     TEXT_CLASS,

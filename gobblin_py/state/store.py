@@ -26,18 +26,18 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gobblin_py import fs as fsutil
-from gobblin_py.config.settings import Settings, SettingsError, setting
-from gobblin_py.errors import StateStoreError
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.settings import Settings, SettingsError, setting
+from gobblin_py.sdk.errors import StateStoreError
 from gobblin_py.state.folders import require_folder
-from gobblin_py.state.run_states import DatasetState
+from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.state.state_files import (  # noqa: F401 - read_state_file and the encoder are used through here
     MAX_STATE_BYTES,
     MAX_STATE_BYTES_KEY,
     encode_dataset_state_file,
     read_state_file,
 )
-from gobblin_py.state.states import DEFAULT_DATASET_URN, WorkUnitState
+from gobblin_py.sdk.states import DEFAULT_DATASET_URN, WorkUnitState
 
 TABLE_SUFFIX = ".jst"
 CURRENT = "current"
@@ -80,7 +80,7 @@ class StateStoreSettings(Settings):
                                        "corrupt (a decompression bomb); real states stay far below")
 
     def check(self) -> list:
-        from gobblin_py.config.errors import ConfigError
+        from gobblin_py.sdk.config_errors import ConfigError
 
         problems = []
         if self.enabled and not self.root:

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from gobblin_py.errors import CorruptFileError
+from gobblin_py.sdk.errors import CorruptFileError
 from gobblin_py.state.hadoop_io import DataInput, DataOutput
-from gobblin_py.state.run_states import DatasetState, JobState, SourceState
-from gobblin_py.state.states import Extract, MultiWorkUnit, RunningState, State, TaskState, WorkUnit, WorkUnitState
+from gobblin_py.sdk.run_states import DatasetState, JobState, SourceState
+from gobblin_py.sdk.states import Extract, MultiWorkUnit, RunningState, State, TaskState, WorkUnit, WorkUnitState
 
 STATE_CLASS = "org.apache.gobblin.configuration.State"
 SOURCE_STATE_CLASS = "org.apache.gobblin.configuration.SourceState"

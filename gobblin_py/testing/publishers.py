@@ -29,8 +29,8 @@ from typing import Any, ClassVar
 import pyarrow as pa
 import pytest
 
-from gobblin_py.api import DataPublisher, ExactlyOncePublisher, Initializable
-from gobblin_py.plugins import instantiate, resolve_class
+from gobblin_py.sdk.contracts import DataPublisher, ExactlyOncePublisher, Initializable
+from gobblin_py.sdk.plugins import instantiate, resolve_class
 from gobblin_py.runtime.commit_sequence import CommitSequence
 from gobblin_py.runtime.validation import check_job
 from gobblin_py.state import FsDatasetStateStore

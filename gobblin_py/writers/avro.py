@@ -26,7 +26,7 @@ dictionary<V>                                  V (decoded)
 =============================================  =======================================================
 
 A batch whose schema carries an Avro record schema (metadata ``avro.schema``, see
-:mod:`gobblin_py.schema_meta`) with exactly its columns is written with that schema as is: names, docs, enums
+:mod:`gobblin_py.sdk.schema_meta`) with exactly its columns is written with that schema as is: names, docs, enums
 and namespaces survive an Avro-to-Avro job. A tz-aware timestamp keeps its Arrow time zone name in the extra attribute ``arrow.timezone`` (readers that
 do not know it ignore it); names that are not valid Avro names are made valid (``[A-Za-z0-9_]``, not starting
 with a digit) and the original kept in ``arrow.name``. Duration, interval, union and non-string-keyed maps
@@ -49,9 +49,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.errors import UsageError
-from gobblin_py.schema_meta import avro_schema_of
-from gobblin_py.state import State
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.schema_meta import avro_schema_of
+from gobblin_py.sdk.states import State
 from gobblin_py.writers.settings import WriterSettings
 from gobblin_py.writers.arrow_lists import rebased_offsets
 from gobblin_py.writers.base import StagedFileWriter

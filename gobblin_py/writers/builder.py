@@ -20,14 +20,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py import fs as fsutil
-from gobblin_py.api import BatchPartitioner, DataWriter, DataWriterBuilder, Initializable, RecordPartitioner
-from gobblin_py.config.branches import branch_count, branch_key
-from gobblin_py.config.errors import ConfigError
-from gobblin_py.config.settings import Settings, problem_at
-from gobblin_py.contained_paths import contained_join
-from gobblin_py.errors import UsageError
-from gobblin_py.state import State, WorkUnitState
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.contracts import BatchPartitioner, DataWriter, DataWriterBuilder, Initializable, RecordPartitioner
+from gobblin_py.sdk.branches import branch_count, branch_key
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.settings import Settings, problem_at
+from gobblin_py.io.contained_paths import contained_join
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.states import State, WorkUnitState
 from gobblin_py.writers.paths import FORMAT_EXTENSIONS, BranchScope
 from gobblin_py.writers.base import StagedFileWriter
 from gobblin_py.writers.partitioner_base import RecordPartitionerAdapter, WriterPartitioner
@@ -62,7 +62,7 @@ def numbered_name(name: str, sequence: int, extension: str) -> str:
 
 def load_partitioner(state: State, branches: int, branch: int) -> WriterPartitioner | None:
     """The ``init``-ed partitioner named by ``writer.partitioner.class``, or None when it is not set."""
-    from gobblin_py.plugins import instantiate
+    from gobblin_py.sdk.plugins import instantiate
 
     name = state.get_prop(PARTITIONER_KEY)
     if not name or not name.strip():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gzip
 from typing import Any
 
-from gobblin_py.native_io import open_input
+from gobblin_py.io.native_io import open_input
 
 CHUNK = 8 << 20
 

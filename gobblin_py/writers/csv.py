@@ -17,8 +17,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from gobblin_py.errors import UsageError
-from gobblin_py.state import State
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.states import State
 from gobblin_py.writers.settings import WriterSettings
 from gobblin_py.writers.base import StagedFileWriter, codec_for
 from gobblin_py.writers.jsonl import TEXT_CODECS, base64_strings

@@ -13,9 +13,9 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from gobblin_py.config.errors import ConfigError
-from gobblin_py.config.settings import Scope, Settings, setting
-from gobblin_py.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.settings import Scope, Settings, setting
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sources.sql.connection import ConnectionConfig, parse_url
 from gobblin_py.sources.sql.settings import ConnectionSettings
 

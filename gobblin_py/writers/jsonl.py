@@ -30,8 +30,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.errors import UsageError
-from gobblin_py.state import State
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.states import State
 from gobblin_py.writers.settings import WriterSettings
 from gobblin_py.writers.arrow_lists import rebased_offsets
 from gobblin_py.writers.base import StagedFileWriter, codec_for

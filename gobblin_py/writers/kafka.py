@@ -26,10 +26,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-from gobblin_py.api import DataWriter
-from gobblin_py.errors import GobblinPyError, UsageError
-from gobblin_py.logs import get_logger
-from gobblin_py.state import State
+from gobblin_py.sdk.contracts import DataWriter
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.states import State
 from gobblin_py.writers.base import StagedFileWriter
 from gobblin_py.writers.builder import FsDataWriterBuilder
 from gobblin_py.writers.kafka_commit import KafkaTransactionPublisher
@@ -126,7 +126,7 @@ class KafkaStagedWriter(StagedFileWriter):
 
 def transactional(state: State) -> bool:
     """Whether the job's publisher produces staged records in transactions (exactly once)."""
-    from gobblin_py.plugins import resolve_class
+    from gobblin_py.sdk.plugins import resolve_class
 
     name = state.get_prop("data.publisher.job.type") or state.get_prop("data.publisher.type")
     if not name:

@@ -26,12 +26,12 @@ from typing import Any
 
 import pyarrow.ipc as ipc
 
-from gobblin_py import fs as fsutil
-from gobblin_py.api import DataPublisher
-from gobblin_py.errors import GobblinPyError
-from gobblin_py.logs import get_logger
-from gobblin_py.runtime.commit_sequence import CommitStep
-from gobblin_py.state import State, TaskState, WorkingState
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.contracts import DataPublisher
+from gobblin_py.sdk.errors import GobblinPyError
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.commit import CommitStep
+from gobblin_py.sdk.states import State, TaskState, WorkingState
 from gobblin_py.writers.kafka_settings import kafka_module, load_settings, produce_all
 
 log = get_logger(__name__)

@@ -8,8 +8,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.config.settings import Context, Scope, Settings, setting
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.settings import Context, Scope, Settings, setting
+from gobblin_py.sdk.errors import UsageError
 from gobblin_py.writers.jsonl import json_lines, json_texts
 
 TOPIC_KEY = "writer.kafka.topic"
@@ -40,7 +40,7 @@ class KafkaWriterSettings(Settings):
                                        doc="percent of messages whose delivery may fail before the task fails")
 
     def check(self) -> list:
-        from gobblin_py.config.errors import ConfigError
+        from gobblin_py.sdk.config_errors import ConfigError
 
         problems = []
         if self.keyed and not self.key_field:

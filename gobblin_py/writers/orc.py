@@ -24,8 +24,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.orc as orc
 
-from gobblin_py.errors import UsageError
-from gobblin_py.state import State
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.states import State
 from gobblin_py.writers.settings import WriterSettings
 from gobblin_py.writers.base import StagedFileWriter, codec_for
 

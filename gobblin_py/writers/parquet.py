@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from gobblin_py.state import State
+from gobblin_py.sdk.states import State
 from gobblin_py.writers.base import StagedFileWriter, codec_for
 from gobblin_py.writers.settings import DEFAULT_PARQUET_BLOCK_SIZE, WriterSettings
 

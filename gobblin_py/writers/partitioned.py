@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.api import CountedOutput, DataWriter
+from gobblin_py.sdk.contracts import CountedOutput, DataWriter
 from gobblin_py.writers.partitioners import WriterPartitioner, normalise_path, render_paths
 
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.api import Initializable
-from gobblin_py.state import State
+from gobblin_py.sdk.contracts import Initializable
+from gobblin_py.sdk.states import State
 
 PartitionFields = list[tuple[str, "pa.Array | str"]]
 

@@ -28,13 +28,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py import joda
-from gobblin_py.config.errors import ConfigError
-from gobblin_py.config.settings import Scope, Settings, setting
-from gobblin_py.errors import UsageError
-from gobblin_py.logs import get_logger
-from gobblin_py.state import State
-from gobblin_py.config.branches import branch_key
+from gobblin_py.sdk import joda
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.settings import Scope, Settings, setting
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.states import State
+from gobblin_py.sdk.branches import branch_key
 # the interface lives apart so that a job without a partitioner does not load Arrow's kernels; importable from here
 from gobblin_py.writers.partitioner_base import PartitionFields, RecordPartitionerAdapter, WriterPartitioner  # noqa: F401
 

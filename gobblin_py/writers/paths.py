@@ -13,8 +13,8 @@ the task has and which one this is — and answers every "where" question of tha
 - final directory ``data.publisher.final.dir[.i]`` + ``/<P(i)>`` unless ``data.publisher.appendExtractToFinalDir=false``.
 
 Every name joined into these paths (namespace, table, branch name, ``writer.file.path``, ``writer.file.name``)
-goes through :mod:`gobblin_py.contained_paths`: one that would leave its folder (``..``, an absolute path, a NUL)
-is refused with :class:`~gobblin_py.contained_paths.PathEscapeError`, naming its key. :func:`path_key_problems`
+goes through :mod:`gobblin_py.io.contained_paths`: one that would leave its folder (``..``, an absolute path, a NUL)
+is refused with :class:`~gobblin_py.io.contained_paths.PathEscapeError`, naming its key. :func:`path_key_problems`
 reports such values of a job's keys before it runs.
 """
 
@@ -26,10 +26,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from gobblin_py.config.branches import branch_key, branch_name
-from gobblin_py.contained_paths import PathEscapeError, contained_join, path_problem, relative_parts
-from gobblin_py.errors import UsageError
-from gobblin_py.state import State
+from gobblin_py.sdk.branches import branch_key, branch_name
+from gobblin_py.io.contained_paths import PathEscapeError, contained_join, path_problem, relative_parts
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.states import State
 
 ATTEMPTS_DIR = "_attempts"
 MAX_FLAT_NAME = 240  # bytes; most filesystems allow 255 in a name

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gobblin_py.config.settings import Kind, Scope, Settings, setting
+from gobblin_py.sdk.settings import Kind, Scope, Settings, setting
 
 FORMATS = ("PARQUET", "AVRO", "ORC", "JSON", "CSV")
 PATH_TYPES = ("DEFAULT", "TABLENAME", "NAMESPACE_TABLE")

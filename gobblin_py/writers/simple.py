@@ -25,9 +25,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.config.settings import Scope, setting
-from gobblin_py.errors import GobblinPyError, UsageError
-from gobblin_py.state import State
+from gobblin_py.sdk.settings import Scope, setting
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.states import State
 from gobblin_py.writers.base import StagedFileWriter
 from gobblin_py.writers.builder import FsDataWriterBuilder
 from gobblin_py.writers.settings import FileWriterSettings

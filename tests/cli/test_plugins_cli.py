@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from gobblin_py.catalog import README_BEGIN, README_END, markdown
-from gobblin_py.plugins import registered_plugins
+from gobblin_py.sdk.plugins import registered_plugins
 from tests.conftest import REPO, run_gpy
 
 

@@ -8,7 +8,7 @@ import pytest
 from pyhocon import ConfigFactory
 
 from gobblin_py.config.convert import config_to_properties
-from gobblin_py.config.errors import ConfigError
+from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.config.hocon import parse_hocon, resolve
 
 

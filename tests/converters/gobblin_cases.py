@@ -9,8 +9,8 @@ import fastavro
 import fsspec
 import pyarrow as pa
 
-from gobblin_py.schema_meta import text_schema
-from gobblin_py.state import Extract, WorkUnit, WorkUnitState
+from gobblin_py.sdk.schema_meta import text_schema
+from gobblin_py.sdk.states import Extract, WorkUnit, WorkUnitState
 from gobblin_py.writers.avro import AvroDataWriter
 from tests.conftest import GOBBLIN_DATA
 

@@ -9,9 +9,9 @@ import pyarrow as pa
 import pytest
 
 from gobblin_py.converters.csv_json import CsvToJsonConverterV2
-from gobblin_py.errors import UsageError
-from gobblin_py.schema_meta import with_meta
-from gobblin_py.state import WorkUnitState
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.schema_meta import with_meta
+from gobblin_py.sdk.states import WorkUnitState
 from tests.conftest import run_gpy
 from tests.converters.gobblin_cases import CASES, load
 

@@ -16,7 +16,7 @@ import pytest
 
 from gobblin_py.converters.json_avro import JsonIntermediateToAvroConverter
 from gobblin_py.converters.json_schema import SchemaError, avro_type, parse_column
-from gobblin_py.errors import GobblinPyError
+from gobblin_py.sdk.errors import GobblinPyError
 from tests.converters.gobblin_cases import CASES, convert_text, gobblin_state, load, write_and_read
 
 FACTORY = CASES / "elementfactory" / "split"
@@ -92,7 +92,7 @@ def test_nested_json_records(tmp_path):
 
 
 def _typed(schema_columns, batch: pa.RecordBatch, **props):
-    from gobblin_py.schema_meta import with_meta
+    from gobblin_py.sdk.schema_meta import with_meta
 
     converter = JsonIntermediateToAvroConverter()
     state = gobblin_state(**props)

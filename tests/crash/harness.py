@@ -86,7 +86,7 @@ class CrashJob:
     def _storage_options(self) -> dict:
         if not self.store_url:
             return {}
-        from gobblin_py.fs_settings import FsSettings
+        from gobblin_py.io.fs_settings import FsSettings
 
         keys = dict(line.split("=", 1) for line in self.job_keys.splitlines() if "=" in line)
         options = FsSettings.load(keys).storage_options().get("s3", {})

@@ -4,9 +4,9 @@ import sys
 
 import pytest
 
-from gobblin_py import plugins
-from gobblin_py.errors import UsageError
-from gobblin_py.plugins import PluginError, check_plugins, plugin_refs, resolve_class
+from gobblin_py.sdk import plugins
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.plugins import PluginError, check_plugins, plugin_refs, resolve_class
 from gobblin_py.publishers.base import BaseDataPublisher
 
 

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from gobblin_py import fs_settings
+from gobblin_py.io import fs_settings
 from gobblin_py.cli import main
 from gobblin_py.state import FsDatasetStateStore
 from gobblin_py.state.sequencefile import SequenceFileReader

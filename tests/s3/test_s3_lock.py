@@ -15,7 +15,7 @@ import time
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from gobblin_py import fs_conditional as conditional
+from gobblin_py.io import fs_conditional as conditional
 from tests.conftest import run_gpy
 from tests.s3.conftest import SECRET_KEY
 
@@ -26,7 +26,7 @@ MAX_ROUNDS = 20
 # until told to release it.
 RACER = """
 import sys
-from gobblin_py import fs_settings
+from gobblin_py.io import fs_settings
 from gobblin_py.runtime.locks import JobLock, JobLockedError
 props = dict(line.split("=", 1) for line in sys.argv[1].splitlines() if "=" in line)
 fs_settings.apply(props)

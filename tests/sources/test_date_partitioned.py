@@ -10,7 +10,7 @@ import fastavro
 import pytest
 
 from gobblin_py.sources.date_partitioned import DatePartitionedAvroFileSource, DatePartitionedDailyAvroSource, add_unit
-from gobblin_py.state import SourceState
+from gobblin_py.sdk.run_states import SourceState
 
 ZONE = ZoneInfo("America/Los_Angeles")
 SCHEMA = {"type": "record", "name": "R", "fields": [{"name": "at", "type": "long"}]}

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sources.sql import delta as deltas
 from gobblin_py.sources.sql.connection import ConnectionConfig
 from gobblin_py.sources.sql.dialects import dialect_for
@@ -30,15 +30,9 @@ from gobblin_py.sources.sql.watermarks import (
     parse_value,
     split_range,
 )
-from gobblin_py.state import (
-    LongWatermark,
-    MultiWorkUnit,
-    SourceState,
-    WatermarkInterval,
-    WorkingState,
-    WorkUnit,
-    WorkUnitState,
-)
+from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval
+from gobblin_py.sdk.states import MultiWorkUnit, WorkingState, WorkUnit, WorkUnitState
+from gobblin_py.sdk.run_states import SourceState
 from tests.sql.helpers import SqlJob, add_orders, create_shop
 
 UTC = dt.timezone.utc

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from gobblin_py.errors import CorruptFileError
+from gobblin_py.sdk.errors import CorruptFileError
 from gobblin_py.state import FsDatasetStateStore
 from gobblin_py.state.hadoop_io import encode_text, encode_vlong
 from gobblin_py.state.sequencefile import (

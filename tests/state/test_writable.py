@@ -5,19 +5,9 @@ import io
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from gobblin_py.errors import CorruptFileError
-from gobblin_py.state import (
-    DatasetState,
-    Extract,
-    JobState,
-    MultiWorkUnit,
-    RunningState,
-    SourceState,
-    State,
-    TaskState,
-    WorkUnit,
-    WorkUnitState,
-)
+from gobblin_py.sdk.errors import CorruptFileError
+from gobblin_py.sdk.run_states import DatasetState, JobState, SourceState
+from gobblin_py.sdk.states import Extract, MultiWorkUnit, RunningState, State, TaskState, WorkUnit, WorkUnitState
 from gobblin_py.state.sequencefile import SequenceFileReader, SequenceFileWriter
 from gobblin_py.state.store import read_state_file
 from gobblin_py.state.writable import (

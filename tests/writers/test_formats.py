@@ -18,7 +18,7 @@ import pyarrow.orc as orc
 import pyarrow.parquet as pq
 import pytest
 
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 from gobblin_py.writers.avro import _codec_problem
 from gobblin_py.writers.builder import AvroDataWriterBuilder, FsDataWriterBuilder, OrcDataWriterBuilder
 

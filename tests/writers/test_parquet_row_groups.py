@@ -6,7 +6,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from gobblin_py.config.settings import SettingsError
+from gobblin_py.sdk.settings import SettingsError
 from gobblin_py.writers.parquet import ParquetDataWriter
 from gobblin_py.writers.settings import DEFAULT_PARQUET_BLOCK_SIZE, WriterSettings
 

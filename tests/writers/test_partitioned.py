@@ -11,9 +11,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 from gobblin_py.publishers.base import BaseDataPublisher, PublishConflictError
-from gobblin_py.state import State, TaskState, WorkingState, WorkUnit
+from gobblin_py.sdk.states import State, TaskState, WorkingState, WorkUnit
 from gobblin_py.writers.partitioners import joda_to_strftime
 
 from .conftest import build, files_under, task_state, write_all

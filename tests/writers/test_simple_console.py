@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 from gobblin_py.writers.console import ConsoleWriterBuilder
 from gobblin_py.writers.simple import SimpleDataWriterBuilder
 from tests.writers.conftest import task_state, write_all

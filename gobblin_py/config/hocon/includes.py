@@ -14,7 +14,7 @@ import os
 from typing import List, Mapping, Optional, Tuple
 from urllib.parse import unquote, urlparse
 
-from ..errors import ConfigError
+from gobblin_py.sdk.config_errors import ConfigError
 from ..properties import load_properties, read_text_file
 from .parser import parse_document
 from .tree import object_from_path_map

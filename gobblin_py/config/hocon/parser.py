@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Protocol, Tuple
 
-from ..errors import ConfigError
+from gobblin_py.sdk.config_errors import ConfigError
 from .concat import WrongType, concatenate
 from .paths import BadPath, path_from_tokens, render_path
 from .tokenizer import tokenize

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ..errors import ConfigError
+from gobblin_py.sdk.config_errors import ConfigError
 from .concat import WrongType, consolidate
 from .env import EnvironmentObject
 from .paths import render_path

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Tuple, Union
 
-from ..errors import ConfigError
+from gobblin_py.sdk.config_errors import ConfigError
 from ..hocon import HObj
 from .job_files import GLOBAL_HOCON_EXTENSION, global_files, is_within
 from .levels import Level, LevelReader

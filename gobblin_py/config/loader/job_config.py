@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from ..convert import guava_trim
-from ..errors import ConfigError
+from gobblin_py.sdk.config_errors import ConfigError
 
 __all__ = ["JobConfig", "LoadResult", "KeyLocator"]
 

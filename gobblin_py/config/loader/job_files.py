@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from typing import List, Mapping, Optional, Sequence, Tuple, Union
 
-from .. import keys as K
+from gobblin_py.sdk import keys as K
 from ..convert import guava_trim
-from ..errors import ConfigError
+from gobblin_py.sdk.config_errors import ConfigError
 
 __all__ = [
     "PathLike",

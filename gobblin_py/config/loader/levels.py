@@ -15,9 +15,9 @@ import re
 from dataclasses import dataclass
 from typing import List, Mapping, Optional
 
-from .. import keys as K
+from gobblin_py.sdk import keys as K
 from ..convert import config_get_boolean, desanitize_key, merge_with_fallback, properties_to_config
-from ..errors import ConfigError
+from gobblin_py.sdk.config_errors import ConfigError
 from ..hocon import HObj, iter_leaves, render_path
 from ..properties import LineProblem, PropertiesFile, load_properties
 from ..properties.syntax import unescape_java

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from typing import List, Mapping, Optional, Sequence, Tuple, Union
 
-from .. import keys as K
+from gobblin_py.sdk import keys as K
 from ..convert import config_to_properties
-from ..errors import ConfigError
+from gobblin_py.sdk.config_errors import ConfigError
 from ..hocon import resolve
 from ..job_templates import TemplateResolver, ordered
 from .chains import GlobalChains

@@ -7,9 +7,9 @@ import os
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .. import keys as K
+from gobblin_py.sdk import keys as K
 from ..convert import properties_to_config
-from ..errors import ConfigError
+from gobblin_py.sdk.config_errors import ConfigError
 from ..hocon import HObj
 from ..properties import PropertiesFile, load_properties
 from .job_config import KeyLocator

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Tuple
 
-from ..errors import ConfigError
+from gobblin_py.sdk.config_errors import ConfigError
 from .interpolation import InterpolationCycle, Interpolator
 from .syntax import LIST_DELIMITER
 

@@ -7,7 +7,7 @@ import re
 from typing import Iterator, List, Mapping, Optional, Tuple
 from urllib.parse import unquote, urlparse
 
-from ..errors import ConfigError
+from gobblin_py.sdk.config_errors import ConfigError
 from .model import LineProblem, PropertiesFile
 from .syntax import (
     DISABLED_DELIMITER,

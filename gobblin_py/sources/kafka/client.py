@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from gobblin_py.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sources.kafka.settings import BROKERS_KEY, KafkaSourceSettings
 
 LIBRDKAFKA_LOG = logging.getLogger("librdkafka")  # librdkafka's own lines go through logging, not raw stderr

@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
 from gobblin_py.converters.cast import parse_type
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sources.kafka.settings import SCHEMA_KEY
 
 VALUE = "value"

@@ -14,10 +14,10 @@ import posixpath
 import time
 from typing import Any
 
-from gobblin_py import fs as fsutil
-from gobblin_py.logs import get_logger
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sources.kafka.raw import RawBatch
-from gobblin_py.state import WorkUnitState
+from gobblin_py.sdk.states import WorkUnitState
 
 log = get_logger(__name__)
 

@@ -7,7 +7,7 @@ its watermarks are ``MultiLongWatermark`` lists in the same order.
 
 from __future__ import annotations
 
-from gobblin_py.state import State
+from gobblin_py.sdk.states import State
 
 TOPIC = "topic.name"
 PARTITION = "partition.id"

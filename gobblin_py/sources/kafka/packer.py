@@ -20,12 +20,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from gobblin_py.plugins import instantiate
+from gobblin_py.sdk.plugins import instantiate
 from gobblin_py.sources.packing import worst_fit_decreasing as _greedy
 from gobblin_py.sources.kafka import keys as K
 from gobblin_py.sources.kafka.planning import PartitionPlan
 from gobblin_py.sources.kafka.settings import KafkaSourceSettings
-from gobblin_py.state import Extract, MultiLongWatermark, MultiWorkUnit, WatermarkInterval, WorkUnit
+from gobblin_py.sdk.states import Extract, MultiWorkUnit, WorkUnit
+from gobblin_py.sdk.watermarks import MultiLongWatermark, WatermarkInterval
 from gobblin_py.state.startpoints import APPLIED_KEY, applied_ids, mark_applied
 
 DEFAULT_AVG_SIZE = 1024.0

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gobblin_py.config.errors import ConfigError
-from gobblin_py.config.settings import Kind, Settings, setting
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.settings import Kind, Settings, setting
 
 BROKERS_KEY = "kafka.brokers"
 DESERIALIZER_KEY = "kafka.deserializer.type"

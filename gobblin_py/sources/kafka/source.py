@@ -12,13 +12,14 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from gobblin_py.api import Extractor, Source
-from gobblin_py.logs import get_logger
+from gobblin_py.sdk.contracts import Extractor, Source
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sources.kafka.client import BrokerClient
 from gobblin_py.sources.kafka.packer import pack
 from gobblin_py.sources.kafka.planning import PartitionPlan, plan_topic, previous_partitions
 from gobblin_py.sources.kafka.settings import KafkaSourceSettings
-from gobblin_py.state import SourceState, WorkUnit, WorkUnitState
+from gobblin_py.sdk.run_states import SourceState
+from gobblin_py.sdk.states import WorkUnit, WorkUnitState
 from gobblin_py.state.startpoints import StartpointKind
 
 log = get_logger(__name__)

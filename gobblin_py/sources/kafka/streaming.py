@@ -14,11 +14,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gobblin_py.config.settings import setting
-from gobblin_py.logs import get_logger
+from gobblin_py.sdk.settings import setting
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sources.kafka.settings import DESERIALIZER_KEY, KafkaSourceSettings
 from gobblin_py.sources.kafka.source import KafkaSimpleSource
-from gobblin_py.state import MultiWorkUnit, SourceState, WorkUnit
+from gobblin_py.sdk.states import MultiWorkUnit, WorkUnit
+from gobblin_py.sdk.run_states import SourceState
 
 log = get_logger(__name__)
 

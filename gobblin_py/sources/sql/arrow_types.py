@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sources.sql.errors import SqlSourceError
 
 CONVERSIONS = ("plain", "bool_from_int", "text_timestamp", "text_date", "number_decimal")

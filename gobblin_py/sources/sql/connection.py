@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sources.sql import keys as K
 
 # driver names as written in job files (Gobblin's JDBC driver classes included) -> our dialect name

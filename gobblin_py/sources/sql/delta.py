@@ -28,7 +28,7 @@ import decimal
 import math
 from typing import Any
 
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sources.sql.watermarks import (
     SIMPLE,
     TIME_TYPES,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gobblin_py.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
 
 
 class SqlSourceError(GobblinPyError):

@@ -16,10 +16,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.api import Extractor, PartitionProgress
-from gobblin_py.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.contracts import Extractor, PartitionProgress
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sources.event_time import at_or_after, min_max_millis
-from gobblin_py.logs import get_logger
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sources.sql import delta as deltas
 from gobblin_py.sources.sql import keys as K
 from gobblin_py.sources.sql.arrow_types import ColumnSpec, parse_arrow_type
@@ -29,7 +29,7 @@ from gobblin_py.sources.sql.dialects.base import Session
 from gobblin_py.sources.sql.positions import SINGLE, position_key
 from gobblin_py.sources.sql.settings import QueryBasedSettings
 from gobblin_py.sources.sql.watermarks import WatermarkCodec, decode_multi, multi, watermark_type
-from gobblin_py.state import WorkUnitState
+from gobblin_py.sdk.states import WorkUnitState
 from gobblin_py.state.startpoints import FILTERED_KEY
 
 log = get_logger(__name__)

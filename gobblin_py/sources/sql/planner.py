@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from gobblin_py.logs import get_logger
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sources.packing import worst_fit_decreasing
 from gobblin_py.sources.sql import delta as deltas
 from gobblin_py.sources.sql import keys as K
@@ -33,7 +33,8 @@ from gobblin_py.sources.sql.watermarks import (
     split_range,
     watermark_type,
 )
-from gobblin_py.state import Extract, WatermarkInterval, WorkUnit
+from gobblin_py.sdk.states import Extract, WorkUnit
+from gobblin_py.sdk.watermarks import WatermarkInterval
 from gobblin_py.state.startpoints import Startpoint, StartpointKind, mark_applied
 
 log = get_logger(__name__)

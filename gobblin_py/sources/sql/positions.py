@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sources.retry import workunits_to_retry
 from gobblin_py.sources.sql import keys as K
 from gobblin_py.sources.sql.arrow_types import jsonable
@@ -23,7 +23,8 @@ from gobblin_py.sources.sql.watermarks import (
     parse_gobblin_digits,
     watermark_type,
 )
-from gobblin_py.state import SourceState, WorkingState, WorkUnitState
+from gobblin_py.sdk.run_states import SourceState
+from gobblin_py.sdk.states import WorkingState, WorkUnitState
 
 SINGLE = ""  # the key of the one position of an unpartitioned dataset
 

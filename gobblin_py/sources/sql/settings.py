@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from gobblin_py.config.errors import ConfigError
-from gobblin_py.config.settings import Scope, Settings, setting
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.settings import Scope, Settings, setting
+from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sources.sql import keys as K
 from gobblin_py.sources.sql.arrow_types import parse_arrow_type
 from gobblin_py.sources.sql.connection import DRIVER_ALIASES, parse_url

@@ -17,12 +17,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.api import Extractor, Source
-from gobblin_py.config.errors import ConfigError
-from gobblin_py.config.settings import Context, problem_at
-from gobblin_py.contained_paths import path_problem, relative_parts
-from gobblin_py.errors import GobblinPyError, UsageError
-from gobblin_py.logs import get_logger
+from gobblin_py.sdk.contracts import Extractor, Source
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.settings import Context, problem_at
+from gobblin_py.io.contained_paths import path_problem, relative_parts
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sources.packing import worst_fit_decreasing
 from gobblin_py.sources.sql import keys as K
 from gobblin_py.sources.sql.arrow_types import ColumnSpec, parse_arrow_type
@@ -35,7 +35,8 @@ from gobblin_py.sources.sql.positions import Previous, previous_codec, previous_
 from gobblin_py.sources.sql.settings import QueryBasedSettings, entity_key, entity_names
 from gobblin_py.sources.sql.skipped import empty_units
 from gobblin_py.sources.sql.watermarks import WatermarkCodec, source_zone
-from gobblin_py.state import Extract, MultiWorkUnit, SourceState, WorkUnit, WorkUnitState
+from gobblin_py.sdk.states import Extract, MultiWorkUnit, WorkUnit, WorkUnitState
+from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.state.progress import replay_low
 from gobblin_py.state.startpoints import StartpointKind, startpoint_for
 

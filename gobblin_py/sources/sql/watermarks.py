@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from gobblin_py.errors import UsageError
-from gobblin_py.state import LongWatermark, MultiLongWatermark, Watermark, resolve_watermark_type
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.watermarks import LongWatermark, MultiLongWatermark, Watermark, resolve_watermark_type
 
 SIMPLE, TIMESTAMP, HOUR, DATE = "simple", "timestamp", "hour", "date"
 WATERMARK_TYPES = (SIMPLE, TIMESTAMP, HOUR, DATE)

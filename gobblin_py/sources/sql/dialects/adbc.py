@@ -14,7 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.prefetch import prefetched
+from gobblin_py.io.prefetch import prefetched
 from gobblin_py.sources.sql.arrow_types import ColumnSpec, conform_batch
 from gobblin_py.sources.sql.dialects.base import Session
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.errors import GobblinPyError
-from gobblin_py.logs import get_logger
+from gobblin_py.sdk.errors import GobblinPyError
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sources.sql.arrow_types import ColumnSpec, fetch_batches
 from gobblin_py.sources.sql.connection import ConnectionConfig
 from gobblin_py.sources.sql.errors import SqlConfigError, SqlSourceError

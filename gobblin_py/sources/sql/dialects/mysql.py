@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sources.sql.arrow_types import ColumnSpec, decimal_type
 from gobblin_py.sources.sql.connection import DEFAULT_PORTS
 from gobblin_py.sources.sql.dialects.base import CursorSession, Dialect, Session

@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
-from gobblin_py.errors import GobblinPyError
+from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sources.sql.arrow_types import ColumnSpec, decimal_type
 from gobblin_py.sources.sql.dialects import adbc
 from gobblin_py.sources.sql.dialects.base import CursorSession, Dialect, Session, first_line

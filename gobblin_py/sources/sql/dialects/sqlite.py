@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import pyarrow as pa
 
-from gobblin_py.errors import GobblinPyError
+from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sources.sql.arrow_types import ColumnSpec, decimal_type
 from gobblin_py.sources.sql.dialects import adbc
 from gobblin_py.sources.sql.dialects.base import CursorSession, Dialect, Session

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 
 
 class ConfigError(UsageError):

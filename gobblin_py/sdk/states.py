@@ -6,7 +6,7 @@
 - ``WorkUnit`` / ``MultiWorkUnit`` — a unit of work and its watermark interval; a multi work unit runs as one task.
 - ``WorkUnitState`` / ``TaskState`` — what running a work unit produced (actual high watermark, counters,
   working state); lookups fall through own → work unit → extract → job state.
-- ``SourceState`` / ``JobState`` / ``DatasetState`` (in :mod:`gobblin_py.state.run_states`) — the job's
+- ``SourceState`` / ``JobState`` / ``DatasetState`` (in :mod:`gobblin_py.sdk.run_states`) — the job's
   configuration, its run (id, times, running state) and its task states; a ``DatasetState`` is the part of a run
   that belongs to one ``dataset.urn``.
 """
@@ -19,8 +19,8 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
-from gobblin_py.errors import UsageError
-from gobblin_py.state.watermarks import W, Watermark, WatermarkInterval, to_compact_json
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.watermarks import W, Watermark, WatermarkInterval, to_compact_json
 
 # Property keys Gobblin uses for these states.
 DATASET_URN_KEY = "dataset.urn"

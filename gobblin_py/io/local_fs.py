@@ -2,7 +2,7 @@
 
 Importing fsspec costs a process about 40 ms of CPU (it pulls in asyncio, ssl, email and every compression
 library installed), as much as the rest of a small job's start-up after pyarrow. A job whose files, state and
-output are all on local disk never needs it, so :func:`gobblin_py.fs.open_fs` answers local URLs with this
+output are all on local disk never needs it, so :func:`gobblin_py.io.fs.open_fs` answers local URLs with this
 class. Each method it defines answers as fsspec's ``LocalFileSystem`` does (same paths, same info dicts, same
 errors); any other attribute is served by a real fsspec ``LocalFileSystem``, imported on first use, so code
 written against fsspec's interface keeps working.

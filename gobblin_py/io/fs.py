@@ -1,6 +1,6 @@
 """Filesystem access through fsspec, with the one atomic-save helper every state file goes through.
 
-Local URLs get :class:`gobblin_py.local_fs.LocalFileSystem`, fsspec's local interface without importing fsspec;
+Local URLs get :class:`gobblin_py.io.local_fs.LocalFileSystem`, fsspec's local interface without importing fsspec;
 every other filesystem is fsspec's, with the job's settings (``fs_settings``) installed before its first use.
 
 Local disk: write a temporary sibling, fsync it, delete any Hadoop ``.crc`` sidecar of the target, rename over
@@ -20,10 +20,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gobblin_py import group_sync
-from gobblin_py.errors import UsageError
-from gobblin_py.fs_settings import configured_fsspec, local_options_configured
-from gobblin_py.local_fs import LocalFileSystem
+from gobblin_py.io import group_sync
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.io.fs_settings import configured_fsspec, local_options_configured
+from gobblin_py.io.local_fs import LocalFileSystem
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
@@ -205,7 +205,7 @@ def atomic_write_all(fs: AbstractFileSystem, files: list[tuple[str, bytes]], syn
     """:func:`atomic_write` of several files of one folder, replaced in the order given. On local disk every file
     is written and fsynced before the first is renamed into place, and the folder is fsynced once at the end
     (unless ``sync_folder`` is false: the caller then fsyncs it before relying on the renames). ``grouped``: inside
-    a commit batch's group sync, the files join it (see :mod:`gobblin_py.group_sync`); only for files no other
+    a commit batch's group sync, the files join it (see :mod:`gobblin_py.io.group_sync`); only for files no other
     write of the batch reads back, since they are not in place before the flush."""
     parent = _one_local_folder(fs, [path for path, _ in files])
     if parent is None:

@@ -27,8 +27,8 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
-from gobblin_py.config.errors import ConfigError
-from gobblin_py.config.settings import Settings, setting
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.settings import Settings, setting
 
 OPTIONS_PREFIX = "fsspec."
 S3_PROTOCOL = "s3"

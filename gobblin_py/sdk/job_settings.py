@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gobblin_py.config.settings import Kind, Settings, setting
+from gobblin_py.sdk.settings import Kind, Settings, setting
 
 COMMIT_POLICIES = ("full", "successful", "partial")
 
@@ -26,7 +26,7 @@ class JobSettings(Settings):
                                      doc="where a task's committed files wait to be published")
 
     def check(self) -> list:
-        from gobblin_py.config.errors import ConfigError
+        from gobblin_py.sdk.config_errors import ConfigError
 
         if not self.task_data_root and not (self.staging_dir and self.output_dir):
             return [ConfigError("is not set", key="task.data.root.dir",

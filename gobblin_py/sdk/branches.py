@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from typing import Mapping, Optional
 
-from . import keys as K
-from .errors import ConfigError
+from gobblin_py.sdk import keys as K
+from gobblin_py.sdk.config_errors import ConfigError
 
 __all__ = [
     "branch_key",

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import total_ordering
 from typing import Any, TypeVar
 
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 
 W = TypeVar("W", bound="Watermark")
 

@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 import pyarrow as pa
 
 if TYPE_CHECKING:
-    from gobblin_py.config.errors import ConfigError
-    from gobblin_py.config.settings import Settings
-    from gobblin_py.runtime.commit_sequence import CommitStep
-    from gobblin_py.state import SourceState, TaskState, WorkUnit, WorkUnitState
+    from gobblin_py.sdk.config_errors import ConfigError
+    from gobblin_py.sdk.settings import Settings
+    from gobblin_py.sdk.commit import CommitStep
+    from gobblin_py.sdk.run_states import SourceState
+    from gobblin_py.sdk.states import TaskState, WorkUnit, WorkUnitState
 
 
 class Extractor(ABC):
@@ -62,7 +63,7 @@ class Converter(ABC):
     """Turns batches into batches (vectorised); built and ``init``-ed once per task."""
 
     def init(self, state: "WorkUnitState") -> None:
-        """Read configuration from the task state (use ``gobblin_py.config.branches`` for branch keys)."""
+        """Read configuration from the task state (use ``gobblin_py.sdk.branches`` for branch keys)."""
 
     @abstractmethod
     def convert_schema(self, schema: pa.Schema, state: "WorkUnitState") -> pa.Schema:
@@ -234,7 +235,7 @@ class TaskPolicy(ABC):
 
 @runtime_checkable
 class Configurable(Protocol):
-    """Declares its keys: ``settings_class`` is a :class:`gobblin_py.config.settings.Settings` dataclass.
+    """Declares its keys: ``settings_class`` is a :class:`gobblin_py.sdk.settings.Settings` dataclass.
 
     The runtime checks those keys before any work starts, and ``gpy plugins`` / ``gpy validate --explain`` and
     the README's key tables are generated from the declaration.

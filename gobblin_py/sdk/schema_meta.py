@@ -71,7 +71,7 @@ def text_column(batch: pa.RecordBatch | pa.Schema, who: str) -> int:
                or pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)]
     if len(schema) == 1 and strings:
         return 0
-    from gobblin_py.errors import UsageError
+    from gobblin_py.sdk.errors import UsageError
 
     raise UsageError(f"{who} reads text records (one string column, one record per row), but the batch has "
                      f"columns {schema.names}: put it right after a source or converter that gives text")

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 
 ENTRY_POINT_GROUP = "gobblin_py.plugins"
 GOBBLIN_PREFIX = "org.apache.gobblin."
@@ -112,7 +112,7 @@ def _closest(name: str) -> list[str]:
 
 def _unported_hint(name: str) -> str | None:
     # imported lazily: the table of Gobblin classes gpy does not port is only needed to explain a failure
-    from gobblin_py.unported import hint_for
+    from gobblin_py.sdk.unported import hint_for
 
     return hint_for(name)
 
@@ -176,7 +176,7 @@ def instantiate(name: str, key: str | None = None, base: type | None = None) -> 
 
 def _adaptable(cls: type, base: type) -> bool:
     # Gobblin-style per-record converters are accepted without subclassing (they get an adapter)
-    from gobblin_py.api import Converter, RecordConverter
+    from gobblin_py.sdk.contracts import Converter, RecordConverter
 
     return base is Converter and isinstance(cls, RecordConverter)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gobblin_py.state.states import (
+from gobblin_py.sdk.states import (
     DATASET_URN_KEY,
     DEFAULT_DATASET_URN,
     JOB_FAILURES_KEY,

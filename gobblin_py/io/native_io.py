@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 
-from gobblin_py.fs import is_local
+from gobblin_py.io.fs import is_local
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem

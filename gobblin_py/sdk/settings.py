@@ -28,8 +28,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
-from gobblin_py.config.errors import ConfigError
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.errors import UsageError
 
 T = TypeVar("T", bound="Settings")
 _SETTING = "gpy.setting"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import posixpath
 
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 
 
 class PathEscapeError(UsageError):

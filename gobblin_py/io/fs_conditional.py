@@ -19,8 +19,8 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 
-from gobblin_py import fs as fsutil
-from gobblin_py.logs import get_logger
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.logs import get_logger
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem

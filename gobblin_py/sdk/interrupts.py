@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-from gobblin_py.errors import GobblinPyError
+from gobblin_py.sdk.errors import GobblinPyError
 
 _cancelled = threading.Event()
 _state = {"deferred": False, "signum": 0, "active": False}

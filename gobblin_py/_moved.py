@@ -1,0 +1,99 @@
+"""Old module paths, kept working for one release: importing one warns and gives the module at its new path.
+
+gpy's modules moved into layered packages (``gobblin_py.sdk``, ``gobblin_py.io``, ...). A plugin or job file
+that still names an old path (``gobblin_py.api``, ``gobblin_py.config.settings``, ...) gets the very module
+object now at the new path, under the old name too, with a :class:`DeprecationWarning` naming the new path.
+An old package that was split across several new ones becomes an empty package whose old children still
+resolve one by one. The finder runs first on the meta path but only ever answers for a name of :data:`MOVED`,
+so every other import costs one dictionary lookup.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+import types
+import warnings
+
+# old module → new module; None: an old package split across new ones (its children are listed one by one)
+MOVED: dict[str, str | None] = {
+    "gobblin_py.api": "gobblin_py.sdk.contracts",
+    "gobblin_py.errors": "gobblin_py.sdk.errors",
+    "gobblin_py.config.settings": "gobblin_py.sdk.settings",
+    "gobblin_py.config.errors": "gobblin_py.sdk.config_errors",
+    "gobblin_py.config.branches": "gobblin_py.sdk.branches",
+    "gobblin_py.config.keys": "gobblin_py.sdk.keys",
+    "gobblin_py.runtime.interrupts": "gobblin_py.sdk.interrupts",
+    "gobblin_py.runtime.job_settings": "gobblin_py.sdk.job_settings",
+    "gobblin_py.logs": "gobblin_py.sdk.logs",
+    "gobblin_py.state.states": "gobblin_py.sdk.states",
+    "gobblin_py.state.watermarks": "gobblin_py.sdk.watermarks",
+    "gobblin_py.state.run_states": "gobblin_py.sdk.run_states",
+    "gobblin_py.schema_meta": "gobblin_py.sdk.schema_meta",
+    "gobblin_py.joda": "gobblin_py.sdk.joda",
+    "gobblin_py.plugins": "gobblin_py.sdk.plugins",
+    "gobblin_py.unported": "gobblin_py.sdk.unported",
+    "gobblin_py.fs": "gobblin_py.io.fs",
+    "gobblin_py.fs_conditional": "gobblin_py.io.fs_conditional",
+    "gobblin_py.fs_settings": "gobblin_py.io.fs_settings",
+    "gobblin_py.local_fs": "gobblin_py.io.local_fs",
+    "gobblin_py.group_sync": "gobblin_py.io.group_sync",
+    "gobblin_py.native_io": "gobblin_py.io.native_io",
+    "gobblin_py.contained_paths": "gobblin_py.io.contained_paths",
+    "gobblin_py.processes": "gobblin_py.io.processes",
+    "gobblin_py.prefetch": "gobblin_py.io.prefetch",
+}
+
+
+def new_path(old: str) -> str | None:
+    """The module now at old path ``old`` (a moved module or a child of a moved package); None if not moved."""
+    probe = old
+    while probe.startswith("gobblin_py."):
+        if probe in MOVED:
+            target = MOVED[probe]
+            return None if target is None else target + old[len(probe):]
+        probe = probe.rpartition(".")[0]
+    return None
+
+
+class _Alias(importlib.abc.Loader):
+    """Loads an old name as the module at its new path (or as an empty package for a split one)."""
+
+    def __init__(self, target: str | None) -> None:
+        self.target = target
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
+        return None
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        old = module.__name__
+        if self.target is None:
+            module.__path__ = []  # type: ignore[attr-defined]
+            warnings.warn(f"{old} was split into gobblin_py's layered packages; import from the new paths "
+                          "(see the README's Architecture section)", DeprecationWarning, stacklevel=2)
+            return
+        warnings.warn(f"{old} moved to {self.target}; import it from there", DeprecationWarning, stacklevel=2)
+        # the import system returns whatever sys.modules holds under the name once this returns
+        sys.modules[old] = importlib.import_module(self.target)
+
+
+class MovedFinder(importlib.abc.MetaPathFinder):
+    """Answers for the old paths of :data:`MOVED` only."""
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
+        if not fullname.startswith("gobblin_py."):
+            return None
+        if fullname in MOVED and MOVED[fullname] is None:
+            return importlib.machinery.ModuleSpec(fullname, _Alias(None), is_package=True)
+        target = new_path(fullname)
+        if target is None:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, _Alias(target))
+
+
+def install() -> None:
+    """Put the finder first on the meta path (once)."""
+    if not any(isinstance(finder, MovedFinder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, MovedFinder())
