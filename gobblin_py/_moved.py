@@ -44,6 +44,17 @@ MOVED: dict[str, str | None] = {
     "gobblin_py.contained_paths": "gobblin_py.io.contained_paths",
     "gobblin_py.processes": "gobblin_py.io.processes",
     "gobblin_py.prefetch": "gobblin_py.io.prefetch",
+    "gobblin_py.writers.avro": "gobblin_py.formats.avro",
+    "gobblin_py.sources.avro_read": "gobblin_py.formats.avro_read",
+    "gobblin_py.converters.text_render": "gobblin_py.formats.text",
+    "gobblin_py.writers.arrow_lists": "gobblin_py.formats.arrow_lists",
+    "gobblin_py.writers.base": "gobblin_py.formats.base",
+    "gobblin_py.writers.settings": "gobblin_py.formats.settings",
+    "gobblin_py.writers.parquet": "gobblin_py.formats.parquet",
+    "gobblin_py.writers.orc": "gobblin_py.formats.orc",
+    "gobblin_py.writers.csv": "gobblin_py.formats.csv",
+    "gobblin_py.writers.jsonl": "gobblin_py.formats.jsonl",
+    "gobblin_py.writers.counting": "gobblin_py.formats.counting",
 }
 
 

@@ -93,9 +93,10 @@ LAYERS: list[tuple[str, ...]] = [
     ("gobblin_py",),
     ("gobblin_py.sdk",),
     ("gobblin_py.io",),
+    ("gobblin_py.formats",),
     ("gobblin_py.config", "gobblin_py.state"),
-    ("gobblin_py.converters", "gobblin_py.sources", "gobblin_py.writers", "gobblin_py.forks", "gobblin_py.quality",
-     "gobblin_py.examples"),
+    ("gobblin_py.converters", "gobblin_py.sources", "gobblin_py.forks", "gobblin_py.quality", "gobblin_py.examples"),
+    ("gobblin_py.writers",),
     ("gobblin_py.runtime",),
     ("gobblin_py.publishers",),
     ("gobblin_py.copy",),
@@ -103,11 +104,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("gobblin_py.cli",),
 ]
 # Imports not yet layered, in one place: (importing package, imported package).
-KNOWN_EXCEPTIONS: set[tuple[str, str]] = {
-    ("gobblin_py.converters", "gobblin_py.sources"), ("gobblin_py.converters", "gobblin_py.writers"),
-    ("gobblin_py.sources", "gobblin_py.converters"), ("gobblin_py.sources", "gobblin_py.writers"),
-    ("gobblin_py.writers", "gobblin_py.converters"), ("gobblin_py.writers", "gobblin_py.sources"),
-}
+KNOWN_EXCEPTIONS: set[tuple[str, str]] = set()
 
 
 def layer_of() -> dict[str, int]:

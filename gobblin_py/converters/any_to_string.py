@@ -3,7 +3,7 @@
 The output is text records: one string column ``value`` (see :mod:`gobblin_py.sdk.schema_meta`), each row the
 record printed as Gobblin prints it — Avro's JSON-like ``toString()`` by default, ``TestRecord(partition=0, …)``
 for the POJO records of ``SequentialTestSource`` (the batch's ``gobblin.record.style``). Columns are rendered
-with Arrow kernels (see :mod:`gobblin_py.converters.text_render`); an input that is already text passes as is.
+with Arrow kernels (see :mod:`gobblin_py.formats.text`); an input that is already text passes as is.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from gobblin_py.sdk.contracts import Converter
-from gobblin_py.converters.text_render import render_rows
+from gobblin_py.formats.text import render_rows
 from gobblin_py.sdk.schema_meta import RECORD_STYLE, get_meta, text_schema
 from gobblin_py.sdk.states import WorkUnitState
 

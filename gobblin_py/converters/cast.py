@@ -9,7 +9,6 @@ field); ``converter.cast.safe=false`` allows lossy casts.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -20,34 +19,10 @@ from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.settings import Scope, Settings, setting
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.states import WorkUnitState
+from gobblin_py.formats.types import parse_type
 
 FIELDS_KEY = "converter.cast.fields"
 SAFE_KEY = "converter.cast.safe"
-
-_SIMPLE_TYPES = {
-    "int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(), "int64": pa.int64(), "long": pa.int64(),
-    "int": pa.int32(), "uint8": pa.uint8(), "uint16": pa.uint16(), "uint32": pa.uint32(), "uint64": pa.uint64(),
-    "float32": pa.float32(), "float": pa.float32(), "float64": pa.float64(), "double": pa.float64(),
-    "string": pa.string(), "utf8": pa.string(), "large_string": pa.large_string(), "bool": pa.bool_(),
-    "boolean": pa.bool_(), "binary": pa.binary(), "date32": pa.date32(), "date": pa.date32(), "date64": pa.date64(),
-}
-_TIMESTAMP = re.compile(r"^timestamp\[(s|ms|us|ns)(?:\s*,\s*(?:tz=)?([^\]]+))?\]$")
-_DECIMAL = re.compile(r"^decimal(?:128)?\(\s*(\d+)\s*,\s*(-?\d+)\s*\)$")
-
-
-def parse_type(text: str) -> pa.DataType:
-    """An Arrow type from its name; UsageError naming the text when it is not one."""
-    name = text.strip().lower()
-    if name in _SIMPLE_TYPES:
-        return _SIMPLE_TYPES[name]
-    match = _TIMESTAMP.match(text.strip())
-    if match:
-        return pa.timestamp(match.group(1), tz=match.group(2).strip() if match.group(2) else None)
-    match = _DECIMAL.match(name)
-    if match:
-        return pa.decimal128(int(match.group(1)), int(match.group(2)))
-    raise UsageError(f"unknown type {text!r}: use an Arrow type name such as int64, double, string, timestamp[ms]")
-
 
 def _split_spec(spec: str) -> list[tuple[str, str]]:
     # commas also appear inside types ("decimal(10, 2)", "timestamp[ms, UTC]"): split only at depth 0

@@ -186,7 +186,7 @@ class _Namer:
         self.used: set[str] = set()
 
     def name(self, node: Node) -> str:
-        from gobblin_py.writers.avro import avro_name
+        from gobblin_py.formats.avro import avro_name
 
         base = avro_name(node.column or node.kind)
         candidate, n = base, 1

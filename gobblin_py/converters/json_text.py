@@ -24,7 +24,7 @@ from gobblin_py.sdk.contracts import Converter
 from gobblin_py.sdk.settings import Settings, setting
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.schema_meta import GOBBLIN_SCHEMA, get_meta, text_column
-from gobblin_py.sources.avro_read import arrow_schema_for
+from gobblin_py.formats.avro_read import arrow_schema_for
 from gobblin_py.sdk.states import WorkUnitState
 
 

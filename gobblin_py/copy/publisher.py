@@ -25,7 +25,7 @@ from gobblin_py.publishers.base import PublisherSettings
 from gobblin_py.io.rename_step import FsRenameStep
 from gobblin_py.sdk.commit import PublishConflictError
 from gobblin_py.sdk.states import TaskState, WorkingState
-from gobblin_py.writers.settings import FileWriterSettings
+from gobblin_py.formats.settings import FileWriterSettings
 
 
 @dataclass(frozen=True)

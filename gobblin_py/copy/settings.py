@@ -14,7 +14,7 @@ from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.settings import Kind, Settings, same_as, setting
 from gobblin_py.publishers.base import PublisherSettings
 from gobblin_py.sources.filebased import FileSourceSettings
-from gobblin_py.writers.settings import FileWriterSettings
+from gobblin_py.formats.settings import FileWriterSettings
 
 FINDER_KEY = "gobblin.dataset.profile.class"
 FINDER_NAME = "org.apache.gobblin.data.management.copy.CopyableGlobDatasetFinder"

@@ -31,9 +31,9 @@ from gobblin_py.sdk.logs import get_logger
 from gobblin_py.io.rename_step import FsRenameStep
 from gobblin_py.sdk.states import TaskState, WorkingState
 from gobblin_py.runtime.publish_check import published_check
-from gobblin_py.writers.counting import count_records
+from gobblin_py.formats.counting import count_records
 from gobblin_py.writers.paths import BranchScope
-from gobblin_py.writers.settings import WriterSettings
+from gobblin_py.formats.settings import WriterSettings
 
 log = get_logger(__name__)
 

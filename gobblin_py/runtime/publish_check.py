@@ -25,7 +25,7 @@ from gobblin_py.sdk.commit import FILE_RECORDS_KEY
 from gobblin_py.io.rename_step import FsRenameStep
 from gobblin_py.sdk.commit import CommitStep, step_class_path
 from gobblin_py.sdk.states import TaskState, WorkingState
-from gobblin_py.writers.counting import count_records
+from gobblin_py.formats.counting import count_records
 
 SHOWN = 5  # files named in a message
 

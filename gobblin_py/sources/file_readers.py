@@ -77,7 +77,7 @@ def _open(stream: Any, path: str, fmt: str, settings: FileSourceSettings, refere
         parquet = pq.ParquetFile(stream)
         return parquet.schema_arrow, parquet.iter_batches(batch_size=settings.batch_size)
     if fmt == "avro":
-        from gobblin_py.sources.avro_read import read_avro  # the Avro codec only for Avro files
+        from gobblin_py.formats.avro_read import read_avro  # the Avro codec only for Avro files
 
         return read_avro(stream, path, settings.avro_schema, settings.batch_size)
     if block_size is not None:

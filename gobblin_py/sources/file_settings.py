@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from gobblin_py.formats import READ_EXTENSIONS
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.settings import Kind, Settings, setting
 from gobblin_py.sdk.errors import UsageError
@@ -21,8 +22,7 @@ SCHEMA_FILE_KEY = "source.filebased.schema.file"  # a unit that reads no file ta
 SNAPSHOT_SEPARATOR = ":::"
 SCHEMA_CHANGE_KEY = "source.filebased.schema.change"
 
-FORMATS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json", ".parquet": "parquet",
-           ".avro": "avro"}
+FORMATS = READ_EXTENSIONS
 
 
 @dataclass(frozen=True)

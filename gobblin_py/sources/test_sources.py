@@ -24,11 +24,11 @@ import pyarrow as pa
 from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.contracts import Extractor, Source
 from gobblin_py.sdk.settings import Kind, Settings, setting
-from gobblin_py.converters.text_render import render_rows
+from gobblin_py.formats.text import render_rows
 from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.schema_meta import TEXT_COLUMN, text_schema, with_meta
-from gobblin_py.sources.avro_read import read_avro
+from gobblin_py.formats.avro_read import read_avro
 from gobblin_py.sdk.states import Extract, MultiWorkUnit, WorkingState, WorkUnit, WorkUnitState
 from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval
 from gobblin_py.sdk.run_states import SourceState

@@ -28,20 +28,15 @@ from gobblin_py.sdk.settings import Settings, problem_at
 from gobblin_py.io.contained_paths import contained_join
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.states import State, WorkUnitState
-from gobblin_py.writers.paths import FORMAT_EXTENSIONS, BranchScope
-from gobblin_py.writers.base import StagedFileWriter
+from gobblin_py.formats import EXTENSIONS as FORMAT_EXTENSIONS, WRITERS
+from gobblin_py.writers.paths import BranchScope
+from gobblin_py.formats.base import StagedFileWriter
 from gobblin_py.writers.partitioner_base import RecordPartitionerAdapter, WriterPartitioner
 from gobblin_py.writers.rolling import RollingDataWriter, WriterIds
-from gobblin_py.writers.settings import FileWriterSettings, WriterSettings
+from gobblin_py.formats.settings import FileWriterSettings, WriterSettings
 
 # each format's writer, imported when a job writes it (a Parquet job loads neither fastavro nor pyarrow.orc)
-FORMAT_WRITERS: dict[str, str] = {
-    "PARQUET": "gobblin_py.writers.parquet:ParquetDataWriter",
-    "AVRO": "gobblin_py.writers.avro:AvroDataWriter",
-    "ORC": "gobblin_py.writers.orc:OrcDataWriter",
-    "JSON": "gobblin_py.writers.jsonl:JsonLinesDataWriter",
-    "CSV": "gobblin_py.writers.csv:CsvDataWriter",
-}
+FORMAT_WRITERS: dict[str, str] = WRITERS
 PARTITIONER_KEY = "writer.partitioner.class"
 
 

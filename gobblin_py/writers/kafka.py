@@ -30,7 +30,7 @@ from gobblin_py.sdk.contracts import DataWriter
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.states import State
-from gobblin_py.writers.base import StagedFileWriter
+from gobblin_py.formats.base import StagedFileWriter
 from gobblin_py.writers.builder import FsDataWriterBuilder
 from gobblin_py.writers.kafka_commit import KafkaTransactionPublisher
 from gobblin_py.writers.kafka_settings import (PRODUCER_PREFIX, STAGED, TOPIC_KEY, KafkaWriterSettings, kafka_module,

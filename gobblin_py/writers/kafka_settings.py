@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 
 from gobblin_py.sdk.settings import Context, Scope, Settings, setting
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.writers.jsonl import json_lines, json_texts
+from gobblin_py.formats.jsonl import json_lines, json_texts
 
 TOPIC_KEY = "writer.kafka.topic"
 PRODUCER_PREFIX = "writer.kafka.producerConfig."

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import pyarrow as pa
 
 from gobblin_py.sdk.contracts import DataWriter
-from gobblin_py.writers.base import StagedFileWriter
+from gobblin_py.formats.base import StagedFileWriter
 
 TARGET_FILE_SIZE_KEY = "writer.target.file.size"
 

@@ -28,9 +28,9 @@ import pyarrow.compute as pc
 from gobblin_py.sdk.settings import Scope, setting
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.states import State
-from gobblin_py.writers.base import StagedFileWriter
+from gobblin_py.formats.base import StagedFileWriter
 from gobblin_py.writers.builder import FsDataWriterBuilder
-from gobblin_py.writers.settings import FileWriterSettings
+from gobblin_py.formats.settings import FileWriterSettings
 
 DELIMITER_KEY = "simple.writer.delimiter"
 COLUMN_KEY = "simple.writer.column"

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from gobblin_py.sdk.schema_meta import text_schema
 from gobblin_py.sdk.states import Extract, WorkUnit, WorkUnitState
-from gobblin_py.writers.avro import AvroDataWriter
+from gobblin_py.formats.avro import AvroDataWriter
 from tests.conftest import GOBBLIN_DATA
 
 CASES = GOBBLIN_DATA / "converter"

@@ -7,7 +7,8 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, strategies as st
 
-from gobblin_py.converters.cast import TypeCastConverter, parse_type
+from gobblin_py.converters.cast import TypeCastConverter
+from gobblin_py.formats.types import parse_type
 from gobblin_py.converters.projection import FieldProjectionConverter
 from gobblin_py.converters.record_adapter import RecordConverterAdapter
 from gobblin_py.sdk.errors import GobblinPyError, UsageError

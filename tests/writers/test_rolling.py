@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.writers.base import parse_size
+from gobblin_py.formats.base import parse_size
 from gobblin_py.writers.builder import numbered_name
 from gobblin_py.writers.rolling import WriterIds
 

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
-from gobblin_py.converters.cast import parse_type
+from gobblin_py.formats.types import parse_type
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sources.kafka.settings import SCHEMA_KEY
 
@@ -170,7 +170,7 @@ class AvroDeserializer(Deserializer):
     def __init__(self, avro_schema: dict[str, Any], confluent: bool) -> None:
         import fastavro
 
-        from gobblin_py.writers.avro import avro_to_arrow
+        from gobblin_py.formats.avro import avro_to_arrow
 
         self.parsed = fastavro.parse_schema(avro_schema)
         self.schema = avro_to_arrow(avro_schema)
@@ -200,7 +200,7 @@ def parse_schema_text(text: str) -> pa.Schema:
         except ValueError as exc:
             raise UsageError(f"{SCHEMA_KEY}: not JSON ({exc})") from None
         if isinstance(data, dict):
-            from gobblin_py.writers.avro import avro_to_arrow
+            from gobblin_py.formats.avro import avro_to_arrow
 
             return avro_to_arrow(data)
         return pa.schema([_gobblin_column(item) for item in data])

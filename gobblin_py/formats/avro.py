@@ -52,9 +52,9 @@ import pyarrow as pa
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.schema_meta import avro_schema_of
 from gobblin_py.sdk.states import State
-from gobblin_py.writers.settings import WriterSettings
-from gobblin_py.writers.arrow_lists import rebased_offsets
-from gobblin_py.writers.base import StagedFileWriter
+from gobblin_py.formats.settings import WriterSettings
+from gobblin_py.formats.arrow_lists import rebased_offsets
+from gobblin_py.formats.base import StagedFileWriter
 
 CODECS = {"null": "null", "none": "null", "uncompressed": "null", "deflate": "deflate", "snappy": "snappy",
           "bzip2": "bzip2", "xz": "xz", "zstandard": "zstandard", "zstd": "zstandard", "lz4": "lz4"}

@@ -32,9 +32,9 @@ import pyarrow.compute as pc
 
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.states import State
-from gobblin_py.writers.settings import WriterSettings
-from gobblin_py.writers.arrow_lists import rebased_offsets
-from gobblin_py.writers.base import StagedFileWriter, codec_for
+from gobblin_py.formats.settings import WriterSettings
+from gobblin_py.formats.arrow_lists import rebased_offsets
+from gobblin_py.formats.base import StagedFileWriter, codec_for
 
 TEXT_CODECS = {"none": "none", "uncompressed": "none", "gzip": "gzip", "gz": "gzip"}
 _T = pa.large_string()

@@ -19,9 +19,9 @@ import pyarrow.csv as pcsv
 
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.states import State
-from gobblin_py.writers.settings import WriterSettings
-from gobblin_py.writers.base import StagedFileWriter, codec_for
-from gobblin_py.writers.jsonl import TEXT_CODECS, base64_strings
+from gobblin_py.formats.settings import WriterSettings
+from gobblin_py.formats.base import StagedFileWriter, codec_for
+from gobblin_py.formats.jsonl import TEXT_CODECS, base64_strings
 
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gobblin_py.formats import WRITERS
 from gobblin_py.sdk.settings import Kind, Scope, Settings, setting
 
-FORMATS = ("PARQUET", "AVRO", "ORC", "JSON", "CSV")
+FORMATS = tuple(WRITERS)
 PATH_TYPES = ("DEFAULT", "TABLENAME", "NAMESPACE_TABLE")
 CSV_DELIMITER_NAMES = {"\\t": "\t", "tab": "\t", "\\u0001": "\x01"}
 DEFAULT_PARQUET_BLOCK_SIZE = 64 << 20
