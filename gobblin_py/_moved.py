@@ -55,6 +55,10 @@ MOVED: dict[str, str | None] = {
     "gobblin_py.writers.csv": "gobblin_py.formats.csv",
     "gobblin_py.writers.jsonl": "gobblin_py.formats.jsonl",
     "gobblin_py.writers.counting": "gobblin_py.formats.counting",
+    "gobblin_py.config": "gobblin_py.jobconf",
+    "gobblin_py.state": "gobblin_py.store",
+    "gobblin_py.catalog": "gobblin_py.cli.catalog",
+    "gobblin_py.validate": "gobblin_py.cli.validate_jobs",
 }
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from gobblin_py.state import FsDatasetStateStore
+from gobblin_py.store import FsDatasetStateStore
 
 from gobblin_py.sdk.run_states import DatasetState
 

@@ -11,7 +11,7 @@ from gobblin_py.io import fs as fsutil
 from gobblin_py.io import group_sync
 from gobblin_py.io.group_sync import GroupSync
 from gobblin_py.io.rename_step import FsRenameStep
-from gobblin_py.state import FsDatasetStateStore
+from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.sdk.run_states import DatasetState
 
 

@@ -24,6 +24,8 @@ def _python(code: str) -> subprocess.CompletedProcess:
     ("gobblin_py.config.settings", "gobblin_py.sdk.settings", "Settings"),
     ("gobblin_py.state.watermarks", "gobblin_py.sdk.watermarks", "LongWatermark"),
     ("gobblin_py.fs", "gobblin_py.io.fs", "open_fs"),
+    ("gobblin_py.state.store", "gobblin_py.store.store", "FsDatasetStateStore"),
+    ("gobblin_py.config.loader", "gobblin_py.jobconf.loader", "load_job"),
 ])
 def test_an_old_path_warns_and_is_the_new_module(old, new, name):
     sys.modules.pop(old, None)  # only the old name: a second copy of the new module would split its classes

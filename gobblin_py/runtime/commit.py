@@ -34,8 +34,8 @@ from gobblin_py.runtime.job_run import JobRun
 from gobblin_py.sdk.job_settings import COMMIT_POLICIES, CommitSettings, ReplaySettings
 from gobblin_py.runtime.publish_check import published_check
 from gobblin_py.runtime.startpoint_steps import StartpointsConsumedStep
-from gobblin_py.state import progress
-from gobblin_py.state.startpoints import applied_ids
+from gobblin_py.store import progress
+from gobblin_py.store.startpoints import applied_ids
 from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.sdk.states import RunningState, TaskState, WorkingState
 

@@ -31,9 +31,9 @@ from gobblin_py.sdk.commit import (  # noqa: F401  (the runtime's names for them
     AT_LEAST_ONCE, BATCH_SIZE_KEY, EXACTLY_ONCE, MAX_RETRIES_KEY, SEMANTICS_KEY, STORE_DIR_KEY, STORE_FS_URI_KEY,
     CommitStep, DeliverySettings, PublishConflictError, delivery_semantics, step_class_path,
 )
-from gobblin_py.state import FsDatasetStateStore
+from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.sdk.run_states import DatasetState
-from gobblin_py.state.writable import DATASET_STATE_CLASS, deserialize, serialize
+from gobblin_py.store.writable import DATASET_STATE_CLASS, deserialize, serialize
 
 BATCH_PREFIX = "+batch-"  # '+' is percent-encoded in a dataset's file name, so a batch's never collides with one
 FORMAT_VERSION = 1

@@ -19,7 +19,7 @@ from gobblin_py.runtime import task_progress
 from gobblin_py.sdk import interrupts
 from gobblin_py.runtime.task import run_task
 from gobblin_py.sdk.states import MultiWorkUnit, TaskState, WorkUnit
-from gobblin_py.state.writable import TASK_STATE_CLASS, WORK_UNIT_CLASS, deserialize, serialize
+from gobblin_py.store.writable import TASK_STATE_CLASS, WORK_UNIT_CLASS, deserialize, serialize
 
 if TYPE_CHECKING:
     from gobblin_py.runtime.progress_channel import Address

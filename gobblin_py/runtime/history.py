@@ -18,10 +18,10 @@ from gobblin_py.runtime.commit import DatasetResult
 from gobblin_py.sdk.interrupts import JobInterrupted
 from gobblin_py.runtime.job_result import JobResult
 from gobblin_py.runtime.job_run import JobRun
-from gobblin_py.state import FsDatasetStateStore
-from gobblin_py.state.report import iso_time, watermark_text
+from gobblin_py.store import FsDatasetStateStore
+from gobblin_py.store.report import iso_time, watermark_text
 from gobblin_py.io.processes import host_name
-from gobblin_py.state.run_history import FORMAT, RUNNING, RunHistoryStore
+from gobblin_py.store.run_history import FORMAT, RUNNING, RunHistoryStore
 
 log = get_logger(__name__)
 

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 from gobblin_py.runtime.commit_sequence import CommitSequenceStore
 from gobblin_py.sdk.job_settings import CommitSettings
-from gobblin_py.state import FsDatasetStateStore
+from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.sdk.run_states import DatasetState
-from gobblin_py.state.startpoints import StartpointStore
+from gobblin_py.store.startpoints import StartpointStore
 
 
 @dataclass

@@ -32,13 +32,13 @@ from gobblin_py.runtime.locks import JobLock, LockSettings
 from gobblin_py.runtime.recovery import finish_pending_commits, remove_temporary_files
 from gobblin_py.runtime.run_folders import RunFolders
 from gobblin_py.runtime.validation import check_job
-from gobblin_py.state import FsDatasetStateStore
+from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.sdk.states import MultiWorkUnit, RunningState, State, TaskState, WorkingState
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.runtime.startpoint_checks import check_stored
-from gobblin_py.state.startpoints import StartpointStore, applied_ids
-from gobblin_py.state.store import StateStoreSettings
-from gobblin_py.state.summary_index import StateIndex
+from gobblin_py.store.startpoints import StartpointStore, applied_ids
+from gobblin_py.store.store import StateStoreSettings
+from gobblin_py.store.summary_index import StateIndex
 
 log = get_logger(__name__)
 

@@ -33,8 +33,8 @@ from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.settings import Settings, same_as, setting
 from gobblin_py.sdk.errors import CorruptFileError, GobblinPyError
 from gobblin_py.sdk.logs import get_logger
-from gobblin_py.state.folders import require_folder
-from gobblin_py.state.store import StateStoreSettings
+from gobblin_py.store.folders import require_folder
+from gobblin_py.store.store import StateStoreSettings
 
 ENABLED_KEY = "job.lock.enabled"
 DIR_KEY = "job.lock.dir"

@@ -40,8 +40,8 @@ from gobblin_py.sdk.interrupts import check_cancelled
 from gobblin_py.sdk.job_settings import ReplaySettings
 from gobblin_py.runtime.task_settings import TaskSettings
 from gobblin_py.sdk.states import TaskState, WorkUnitState
-from gobblin_py.state.progress import record_progress
-from gobblin_py.state.startpoints import TIMESTAMP_KEY
+from gobblin_py.store.progress import record_progress
+from gobblin_py.store.startpoints import TIMESTAMP_KEY
 
 log = get_logger(__name__)
 

@@ -14,8 +14,8 @@ import datetime as dt
 from collections.abc import Callable, Mapping
 
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.state.hadoop_io import INT_MAX, LONG_MAX
-from gobblin_py.state.startpoints import DatasetStartpoints, Startpoint, StartpointKind, StartpointStore, parse_time_ms
+from gobblin_py.store.hadoop_io import INT_MAX, LONG_MAX
+from gobblin_py.store.startpoints import DatasetStartpoints, Startpoint, StartpointKind, StartpointStore, parse_time_ms
 
 Check = Callable[[Mapping[str, str], str, str, Startpoint], None]
 

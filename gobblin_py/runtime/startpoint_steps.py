@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gobblin_py.sdk.commit import CommitStep, step_class_path
-from gobblin_py.state.startpoints import StartpointStore
+from gobblin_py.store.startpoints import StartpointStore
 
 
 @dataclass

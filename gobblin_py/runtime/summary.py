@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gobblin_py.runtime.job_result import JobResult
-from gobblin_py.state.report import watermark_text
+from gobblin_py.store.report import watermark_text
 
 
 def render(result: JobResult) -> str:

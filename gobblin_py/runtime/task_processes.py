@@ -36,7 +36,7 @@ from gobblin_py.runtime import task_progress
 from gobblin_py.sdk import interrupts
 from gobblin_py.runtime.task_worker import BOOT, Chunk, receive, send
 from gobblin_py.sdk.states import TaskState, WorkUnit
-from gobblin_py.state.writable import TASK_STATE_CLASS, deserialize, serialize
+from gobblin_py.store.writable import TASK_STATE_CLASS, deserialize, serialize
 
 if TYPE_CHECKING:
     from gobblin_py.runtime.progress_channel import Address

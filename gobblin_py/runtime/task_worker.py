@@ -108,7 +108,7 @@ def _set_up(job_props: dict[str, str], log_settings: tuple[str, str], channel: t
 
 def _run_chunk(job_props: dict[str, str], job_id: str, chunk: Chunk) -> Chunk:
     from gobblin_py.runtime.task import run_task
-    from gobblin_py.state.writable import WORK_UNIT_CLASS, deserialize, serialize
+    from gobblin_py.store.writable import WORK_UNIT_CLASS, deserialize, serialize
 
     out = []
     for task_id, data in chunk:

@@ -39,7 +39,7 @@ from gobblin_py.sdk.contracts import (
 )
 from gobblin_py.sdk.branches import branch_count
 from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.config.gobblin_keys import GOBBLIN_KEYS
+from gobblin_py.jobconf.gobblin_keys import GOBBLIN_KEYS
 from gobblin_py.sdk.settings import Context, Key, Scope, Settings, SettingsError, problem_at, unresolved_substitutions
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.forks.identity import ForkSettings
@@ -53,8 +53,8 @@ from gobblin_py.sdk.job_settings import CommitSettings, JobSettings, ReplaySetti
 from gobblin_py.runtime.locks import LockSettings
 from gobblin_py.runtime.task_settings import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER, TaskSettings
 from gobblin_py.sources.retry import RetrySettings
-from gobblin_py.state.run_history import HistorySettings
-from gobblin_py.state.store import StateStoreSettings
+from gobblin_py.store.run_history import HistorySettings
+from gobblin_py.store.store import StateStoreSettings
 from gobblin_py.writers.partitioner_base import WriterPartitioner
 from gobblin_py.writers.paths import path_key_problems
 
@@ -168,7 +168,7 @@ def _is_protocol(cls: type) -> bool:
 
 
 def check_job(props: Mapping[str, str], *, strict: bool = False) -> JobCheck:
-    """Check a job's properties (a :class:`~gobblin_py.config.JobConfig` gives file and line)."""
+    """Check a job's properties (a :class:`~gobblin_py.jobconf.JobConfig` gives file and line)."""
     check = JobCheck()
     seen: set[str] = set()
     unresolved = unresolved_substitutions(props)

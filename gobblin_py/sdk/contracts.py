@@ -339,8 +339,8 @@ class StartpointSource(Protocol):
     instead of at its checkpointed watermark.
 
     ``startpoint_kinds`` names the kinds it supports (``OLDEST``, ``UPCOMING``, ``TIMESTAMP``, ``SPECIFIC``). While
-    planning, it asks :func:`gobblin_py.state.startpoints.startpoint_for` for each partition it plans and marks
-    every work unit planned from a startpoint with :func:`gobblin_py.state.startpoints.mark_applied`; the commit
+    planning, it asks :func:`gobblin_py.store.startpoints.startpoint_for` for each partition it plans and marks
+    every work unit planned from a startpoint with :func:`gobblin_py.store.startpoints.mark_applied`; the commit
     that publishes the dataset consumes the startpoint. A run that fails or crashes before that keeps it.
     """
 

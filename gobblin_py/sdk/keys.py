@@ -1,7 +1,7 @@
 """Key names the configuration loader itself acts on (job-file discovery, templates, branch naming).
 
 Every other key is declared, with its type and default, by the plugin or runtime part that reads it
-(:mod:`gobblin_py.sdk.settings`); :mod:`gobblin_py.config.gobblin_keys` lists the rest of Gobblin's names.
+(:mod:`gobblin_py.sdk.settings`); :mod:`gobblin_py.jobconf.gobblin_keys` lists the rest of Gobblin's names.
 """
 
 from __future__ import annotations

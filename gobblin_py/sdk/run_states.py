@@ -29,7 +29,7 @@ class SourceState(State):
         super().__init__(properties)
         self.previous_workunit_states: list[WorkUnitState] = list(previous_workunit_states)
         # not serialised: the latest persisted state of each dataset, by URN, and the startpoints an operator set
-        # for the datasets (by URN; see gobblin_py.state.startpoints)
+        # for the datasets (by URN; see gobblin_py.store.startpoints)
         self.previous_dataset_states: dict[str, DatasetState] = dict(previous_dataset_states or {})
         self.startpoints: dict[str, Any] = {}
 

@@ -172,5 +172,5 @@ def resolve_watermark_type(name: str) -> type[Watermark]:
     except (ImportError, AttributeError) as exc:
         raise UsageError(f"watermark type {name!r} cannot be loaded: {exc}") from None
     if not (isinstance(cls, type) and issubclass(cls, Watermark)):
-        raise UsageError(f"watermark type {name!r} is not a subclass of gobblin_py.state.Watermark")
+        raise UsageError(f"watermark type {name!r} is not a subclass of gobblin_py.sdk.watermarks.Watermark")
     return cls

@@ -25,7 +25,7 @@ from gobblin_py.sources.file_settings import (
 )
 from gobblin_py.sdk.watermarks import LongWatermark
 from gobblin_py.sdk.states import WorkUnitState
-from gobblin_py.state.startpoints import FILTERED_KEY
+from gobblin_py.store.startpoints import FILTERED_KEY
 
 log = get_logger(__name__)
 

@@ -38,8 +38,8 @@ from gobblin_py.sources.file_settings import (  # noqa: F401 - re-exported: the 
     file_format,
 )
 from gobblin_py.sources.retry import workunits_to_retry
-from gobblin_py.state.progress import replay_low
-from gobblin_py.state.startpoints import (
+from gobblin_py.store.progress import replay_low
+from gobblin_py.store.startpoints import (
     Startpoint,
     StartpointKind,
     filter_before_startpoint,

@@ -24,7 +24,7 @@ from typing import Any
 import pyarrow as pa
 
 from gobblin_py.runtime.launcher import JobLauncher, JobResult
-from gobblin_py.state import FsDatasetStateStore
+from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.sdk.states import State, TaskState, WorkingState
 from gobblin_py.testing.outputs import keys_under, read_tree

@@ -38,7 +38,7 @@ from gobblin_py.runtime.validation import check_job
 from gobblin_py.sdk.states import MultiWorkUnit, RunningState, State, TaskState, WorkingState, WorkUnit
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.states import ACTUAL_HIGH_WATERMARK_KEY
-from gobblin_py.state.writable import DATASET_STATE_CLASS, class_name_of, deserialize, serialize
+from gobblin_py.store.writable import DATASET_STATE_CLASS, class_name_of, deserialize, serialize
 from gobblin_py.testing.base import Contract
 from gobblin_py.testing.harness import ContractJob
 from gobblin_py.testing.outputs import exactly_once, keys_of

@@ -27,7 +27,7 @@ from gobblin_py.io.rename_step import FsRenameStep  # noqa: E402
 from gobblin_py.sdk.run_states import DatasetState  # noqa: E402
 from gobblin_py.sdk.states import Extract, RunningState, TaskState, WorkUnit  # noqa: E402
 from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval  # noqa: E402
-from gobblin_py.state import FsDatasetStateStore  # noqa: E402
+from gobblin_py.store import FsDatasetStateStore  # noqa: E402
 
 
 def make_state(i: int) -> DatasetState:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from gobblin_py.catalog import README_BEGIN, README_END, markdown
+from gobblin_py.cli.catalog import README_BEGIN, README_END, markdown
 from gobblin_py.sdk.plugins import registered_plugins
 from tests.conftest import REPO, run_gpy
 

@@ -6,14 +6,14 @@ import os
 
 import pytest
 
-from gobblin_py.state import FsDatasetStateStore
+from gobblin_py.store import FsDatasetStateStore
 
 from gobblin_py.sdk.run_states import DatasetState
 
 from gobblin_py.sdk.states import Extract, RunningState, TaskState, WorkUnit
 
 from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval
-from gobblin_py.state.summary_index import INDEX_FILE, VERSION
+from gobblin_py.store.summary_index import INDEX_FILE, VERSION
 from tests.conftest import run_gpy
 
 JOB = "Many"

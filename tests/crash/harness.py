@@ -179,7 +179,7 @@ class CrashJob:
         assert shown.returncode == 0, shown.stderr
         datasets = {d["urn"]: d for d in json.loads(shown.stdout)["datasets"]}
         assert set(datasets) == set(self.datasets)
-        from gobblin_py.state import FsDatasetStateStore
+        from gobblin_py.store import FsDatasetStateStore
         from gobblin_py.sources.filebased import SNAPSHOT_KEY, parse_snapshot
 
         store = FsDatasetStateStore(self.state_url, storage_options=self._storage_options())

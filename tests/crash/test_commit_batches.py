@@ -2,7 +2,7 @@
 inside every phase and while a run finishes an earlier run's batch."""
 
 from gobblin_py.runtime.commit_sequence import CommitSequence, CommitSequenceStore, DatasetStateStep, FsRenameStep
-from gobblin_py.state import FsDatasetStateStore
+from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.sdk.run_states import DatasetState
 from tests.crash.harness import CrashJob, boundary_campaign
 from tests.crash.phases import BATCH_PHASES, phase_campaign, recovery_campaign

@@ -6,7 +6,7 @@ import os
 import pytest
 
 from gobblin_py.runtime.commit_sequence import CommitSequence, CommitSequenceStore, DatasetStateStep, FsRenameStep
-from gobblin_py.state import FsDatasetStateStore
+from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.sdk.run_states import DatasetState
 from tests.runtime.test_run_cli import Job, run_local, write_csv
 

@@ -68,7 +68,7 @@ class KafkaCrashJob(CrashJob):
 
     def stored_offsets(self, topic: str) -> dict[int, int]:
         from gobblin_py.sources.kafka import keys as K
-        from gobblin_py.state import FsDatasetStateStore
+        from gobblin_py.store import FsDatasetStateStore
         from gobblin_py.sdk.watermarks import MultiLongWatermark
 
         state = FsDatasetStateStore(str(self.state)).get_latest_dataset_state("KafkaCrash", topic)

@@ -7,7 +7,7 @@ import pytest
 
 from gobblin_py.runtime.commit import commit_threads
 from gobblin_py.runtime.job_run import JobRun
-from gobblin_py.state import FsDatasetStateStore
+from gobblin_py.store import FsDatasetStateStore
 
 
 def _run(tmp_path, store: bool = True, **props: str) -> JobRun:

@@ -24,7 +24,7 @@ def two_files(job: Job) -> None:
 
 
 def task_states(job: Job) -> list[dict]:
-    from gobblin_py.state import FsDatasetStateStore
+    from gobblin_py.store import FsDatasetStateStore
 
     state = FsDatasetStateStore(str(job.state)).get_latest_dataset_state("Orders", "")
     return [t.all_properties() | {"_state": t.working_state.value} for t in state.all_task_states()]

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from gobblin_py.io import fs_settings
 from gobblin_py.cli import main
-from gobblin_py.state import FsDatasetStateStore
-from gobblin_py.state.sequencefile import SequenceFileReader
+from gobblin_py.store import FsDatasetStateStore
+from gobblin_py.store.sequencefile import SequenceFileReader
 from tests.conftest import run_gpy
 from tests.s3.conftest import SECRET_KEY
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import fastavro
 import pytest
 
-from gobblin_py.state import FsDatasetStateStore
+from gobblin_py.store import FsDatasetStateStore
 from tests.conftest import run_gpy
 
 SCHEMA = {

@@ -9,7 +9,7 @@ import fastavro
 import pyarrow.parquet as pq
 import pytest
 
-from gobblin_py.state import FsDatasetStateStore
+from gobblin_py.store import FsDatasetStateStore
 
 from gobblin_py.sdk.watermarks import LongWatermark
 from tests.conftest import GOBBLIN_DATA, run_gpy

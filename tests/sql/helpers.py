@@ -233,7 +233,7 @@ class SqlJob:
             assert done.returncode == 0, done.stderr
             rows = json.loads(done.stdout)["datasets"]
         else:
-            from gobblin_py.state import FsDatasetStateStore, report
+            from gobblin_py.store import FsDatasetStateStore, report
 
             rows = report.show(FsDatasetStateStore.from_properties(self.props), [self.name])
             rows = json.loads(json.dumps(rows))

@@ -42,7 +42,7 @@ from gobblin_py.sources.kafka.settings import KafkaSourceSettings
 from gobblin_py.sources.kafka.spool import Spool
 from gobblin_py.sdk.watermarks import MultiLongWatermark
 from gobblin_py.sdk.states import WorkUnitState
-from gobblin_py.state.startpoints import FILTERED_KEY
+from gobblin_py.store.startpoints import FILTERED_KEY
 
 log = get_logger(__name__)
 

@@ -27,7 +27,7 @@ from gobblin_py.sources.kafka.planning import PartitionPlan
 from gobblin_py.sources.kafka.settings import KafkaSourceSettings
 from gobblin_py.sdk.states import Extract, MultiWorkUnit, WorkUnit
 from gobblin_py.sdk.watermarks import MultiLongWatermark, WatermarkInterval
-from gobblin_py.state.startpoints import APPLIED_KEY, applied_ids, mark_applied
+from gobblin_py.store.startpoints import APPLIED_KEY, applied_ids, mark_applied
 
 DEFAULT_AVG_SIZE = 1024.0
 EPSILON = 0.01

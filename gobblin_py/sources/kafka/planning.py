@@ -26,7 +26,7 @@ from gobblin_py.sources.kafka.settings import KafkaSourceSettings
 from gobblin_py.sdk.watermarks import MultiLongWatermark
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.states import WorkUnitState
-from gobblin_py.state.startpoints import DatasetStartpoints, Startpoint, StartpointKind
+from gobblin_py.store.startpoints import DatasetStartpoints, Startpoint, StartpointKind
 
 log = get_logger(__name__)
 

@@ -20,7 +20,7 @@ from gobblin_py.sources.kafka.planning import PartitionPlan, plan_topic, previou
 from gobblin_py.sources.kafka.settings import KafkaSourceSettings
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.states import WorkUnit, WorkUnitState
-from gobblin_py.state.startpoints import StartpointKind
+from gobblin_py.store.startpoints import StartpointKind
 
 log = get_logger(__name__)
 

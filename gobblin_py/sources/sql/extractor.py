@@ -30,7 +30,7 @@ from gobblin_py.sources.sql.positions import SINGLE, position_key
 from gobblin_py.sources.sql.settings import QueryBasedSettings
 from gobblin_py.sources.sql.watermarks import WatermarkCodec, decode_multi, multi, watermark_type
 from gobblin_py.sdk.states import WorkUnitState
-from gobblin_py.state.startpoints import FILTERED_KEY
+from gobblin_py.store.startpoints import FILTERED_KEY
 
 log = get_logger(__name__)
 

@@ -35,7 +35,7 @@ from gobblin_py.sources.sql.watermarks import (
 )
 from gobblin_py.sdk.states import Extract, WorkUnit
 from gobblin_py.sdk.watermarks import WatermarkInterval
-from gobblin_py.state.startpoints import Startpoint, StartpointKind, mark_applied
+from gobblin_py.store.startpoints import Startpoint, StartpointKind, mark_applied
 
 log = get_logger(__name__)
 

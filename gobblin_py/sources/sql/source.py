@@ -37,8 +37,8 @@ from gobblin_py.sources.sql.skipped import empty_units
 from gobblin_py.sources.sql.watermarks import WatermarkCodec, source_zone
 from gobblin_py.sdk.states import Extract, MultiWorkUnit, WorkUnit, WorkUnitState
 from gobblin_py.sdk.run_states import SourceState
-from gobblin_py.state.progress import replay_low
-from gobblin_py.state.startpoints import StartpointKind, startpoint_for
+from gobblin_py.store.progress import replay_low
+from gobblin_py.store.startpoints import StartpointKind, startpoint_for
 
 log = get_logger(__name__)
 

@@ -10,16 +10,16 @@ from __future__ import annotations
 import io
 
 from gobblin_py.sdk.errors import CorruptFileError
-from gobblin_py.state.hadoop_io import DataInput
+from gobblin_py.store.hadoop_io import DataInput
 from gobblin_py.sdk.run_states import DatasetState
-from gobblin_py.state.sequencefile import (
+from gobblin_py.store.sequencefile import (
     MAX_INFLATED_BYTES,
     TEXT_CLASS,
     Compression,
     SequenceFileReader,
     SequenceFileWriter,
 )
-from gobblin_py.state.writable import DATASET_STATE_CLASS, JOB_STATE_CLASS, canonical_class_name, deserialize, serialize
+from gobblin_py.store.writable import DATASET_STATE_CLASS, JOB_STATE_CLASS, canonical_class_name, deserialize, serialize
 
 MAX_STATE_BYTES_KEY = "state.store.max.state.bytes"
 MAX_STATE_BYTES = MAX_INFLATED_BYTES

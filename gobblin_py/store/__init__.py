@@ -11,7 +11,7 @@ from gobblin_py.sdk.states import (
     WorkUnit,
     WorkUnitState,
 )
-from gobblin_py.state.store import FsDatasetStateStore, StoredRun
+from gobblin_py.store.store import FsDatasetStateStore, StoredRun
 from gobblin_py.sdk.watermarks import (
     LongWatermark,
     MultiLongWatermark,

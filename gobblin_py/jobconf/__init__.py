@@ -3,7 +3,7 @@ system configuration, templates and per-branch key names.
 
 Typical use::
 
-    from gobblin_py.config import load_job, load_jobs, ConfigError
+    from gobblin_py.jobconf import load_job, load_jobs, ConfigError
 
     job = load_job("jobs/wikipedia.pull", conf_root="jobs", sysconfig="conf/gobblin.properties")
     job.get("job.name"); job.get_int("task.maxretries", 5); job.get_list("converter.classes")

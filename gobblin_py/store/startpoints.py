@@ -26,7 +26,7 @@ from urllib.parse import quote, unquote
 
 from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.errors import CorruptFileError, UsageError
-from gobblin_py.state.folders import require_folder
+from gobblin_py.store.folders import require_folder
 
 STORE_DIR_KEY = "gobblin.startpoint.store.dir"
 APPLIED_KEY = "startpoint.applied"  # on a work unit: the ids of the startpoints it was planned from

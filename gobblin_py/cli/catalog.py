@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from gobblin_py.sdk.contracts import Configurable, Converter, DataPublisher, DataWriterBuilder, Extractor, ForkOperator, RowPolicy, Source, TaskPolicy
-from gobblin_py.config.gobblin_keys import GOBBLIN_KEYS
+from gobblin_py.jobconf.gobblin_keys import GOBBLIN_KEYS
 from gobblin_py.sdk.settings import Key, Settings
 from gobblin_py.sdk.plugins import registered_plugins
 

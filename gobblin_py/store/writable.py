@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from gobblin_py.sdk.errors import CorruptFileError
-from gobblin_py.state.hadoop_io import DataInput, DataOutput
+from gobblin_py.store.hadoop_io import DataInput, DataOutput
 from gobblin_py.sdk.run_states import DatasetState, JobState, SourceState
 from gobblin_py.sdk.states import Extract, MultiWorkUnit, RunningState, State, TaskState, WorkUnit, WorkUnitState
 

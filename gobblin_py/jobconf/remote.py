@@ -21,8 +21,8 @@ from typing import Any
 
 from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.config.loader import JobConfig, load_job
-from gobblin_py.config.loader.job_files import GLOBAL_HOCON_EXTENSION, GLOBAL_PROPS_EXTENSION
+from gobblin_py.jobconf.loader import JobConfig, load_job
+from gobblin_py.jobconf.loader.job_files import GLOBAL_HOCON_EXTENSION, GLOBAL_PROPS_EXTENSION
 
 
 def is_remote(path: str) -> bool:
@@ -82,7 +82,7 @@ def fetched(url: str, conf_root: str | None = None) -> Iterator[Fetched]:
 
 
 def load_remote_job(url: str, conf_root: str | None = None, sysconfig: Any = None) -> JobConfig:
-    """A job file on an fsspec URL, loaded as :func:`gobblin_py.config.load_job` loads a local one."""
+    """A job file on an fsspec URL, loaded as :func:`gobblin_py.jobconf.load_job` loads a local one."""
     with fetched(url, conf_root) as copy:
         try:
             config = load_job(copy.job, conf_root=copy.conf_root, sysconfig=sysconfig)

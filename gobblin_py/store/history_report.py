@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gobblin_py.state.run_history import effective_status
+from gobblin_py.store.run_history import effective_status
 
 
 def _seconds(value: Any) -> str:

@@ -101,7 +101,7 @@ def load_job(
     system_properties: Optional[Mapping[str, str]] = None,
     load_globals: bool = True,
 ) -> JobConfig:
-    """Load one job file the way Gobblin's standalone scheduler does (see :mod:`gobblin_py.config.loader`).
+    """Load one job file the way Gobblin's standalone scheduler does (see :mod:`gobblin_py.jobconf.loader`).
 
     ``conf_root`` (default: the job file's folder) is where global-file inheritance starts; ``sysconfig``
     is None, a mapping of system properties, a Java-properties file or a list of them (later files win);

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from gobblin_py.sdk.errors import CorruptFileError
-from gobblin_py.state.hadoop_io import (
+from gobblin_py.store.hadoop_io import (
     DataOutput,
     StreamInput,
     decode_vlong,

@@ -20,11 +20,11 @@ from typing import Any
 
 from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.logs import get_logger
-from gobblin_py.state.progress import completeness
-from gobblin_py.state.report import RECORDS_WRITTEN_KEY, iso_time, task_summary, watermark_text
+from gobblin_py.store.progress import completeness
+from gobblin_py.store.report import RECORDS_WRITTEN_KEY, iso_time, task_summary, watermark_text
 from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.sdk.states import DEFAULT_DATASET_URN
-from gobblin_py.state.store import CURRENT, TABLE_SUFFIX, FsDatasetStateStore
+from gobblin_py.store.store import CURRENT, TABLE_SUFFIX, FsDatasetStateStore
 
 log = get_logger(__name__)
 
@@ -193,7 +193,7 @@ class StateIndex:
 
 def render_summary(summaries: list[Summary], store_url: str) -> str:
     """One line per dataset, newest first, under a heading per job."""
-    from gobblin_py.state.report import _table
+    from gobblin_py.store.report import _table
 
     if not any(s.lines for s in summaries):
         return f"no dataset state in {store_url}"

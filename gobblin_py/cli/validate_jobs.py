@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from gobblin_py.config import load_jobs
+from gobblin_py.jobconf import load_jobs
 from gobblin_py.sdk.plugins import gobblin_name
 from gobblin_py.sdk.unported import explain
 

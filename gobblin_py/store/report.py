@@ -6,10 +6,10 @@ import datetime as dt
 import json
 from typing import Any
 
-from gobblin_py.state import progress
+from gobblin_py.store import progress
 from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.sdk.states import TaskState
-from gobblin_py.state.store import FsDatasetStateStore, StoredRun
+from gobblin_py.store.store import FsDatasetStateStore, StoredRun
 from gobblin_py.sdk.watermarks import to_compact_json
 
 RECORDS_EXTRACTED_KEY = "qualitychecker.rows.extracted"

@@ -29,9 +29,9 @@ from typing import Any
 from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.settings import Settings, SettingsError, setting
 from gobblin_py.sdk.errors import StateStoreError
-from gobblin_py.state.folders import require_folder
+from gobblin_py.store.folders import require_folder
 from gobblin_py.sdk.run_states import DatasetState
-from gobblin_py.state.state_files import (  # noqa: F401 - read_state_file and the encoder are used through here
+from gobblin_py.store.state_files import (  # noqa: F401 - read_state_file and the encoder are used through here
     MAX_STATE_BYTES,
     MAX_STATE_BYTES_KEY,
     encode_dataset_state_file,
