@@ -95,12 +95,12 @@ LAYERS: list[tuple[str, ...]] = [
     ("gobblin_py.io",),
     ("gobblin_py.formats",),
     ("gobblin_py.jobconf", "gobblin_py.store"),
-    ("gobblin_py.converters", "gobblin_py.sources", "gobblin_py.forks", "gobblin_py.quality", "gobblin_py.examples"),
-    ("gobblin_py.writers",),
+    ("gobblin_py.connectors", "gobblin_py.connectors.files", "gobblin_py.transforms", "gobblin_py.transforms.converters",
+     "gobblin_py.transforms.forks", "gobblin_py.transforms.quality", "gobblin_py.examples"),
+    ("gobblin_py.connectors.sql", "gobblin_py.connectors.kafka", "gobblin_py.connectors.copy",
+     "gobblin_py.connectors.testing"),
     ("gobblin_py.runtime",),
-    ("gobblin_py.publishers",),
-    ("gobblin_py.copy",),
-    ("gobblin_py.cli.catalog", "gobblin_py.cli.validate_jobs", "gobblin_py.testing"),
+    ("gobblin_py.testing",),
     ("gobblin_py.cli",),
 ]
 # Imports not yet layered, in one place: (importing package, imported package).

@@ -26,6 +26,11 @@ def _python(code: str) -> subprocess.CompletedProcess:
     ("gobblin_py.fs", "gobblin_py.io.fs", "open_fs"),
     ("gobblin_py.state.store", "gobblin_py.store.store", "FsDatasetStateStore"),
     ("gobblin_py.config.loader", "gobblin_py.jobconf.loader", "load_job"),
+    ("gobblin_py.sources.filebased", "gobblin_py.connectors.files.filebased", "FileBasedSource"),
+    ("gobblin_py.writers.builder", "gobblin_py.connectors.files.builder", "FsDataWriterBuilder"),
+    ("gobblin_py.publishers.base", "gobblin_py.connectors.files.publisher", "BaseDataPublisher"),
+    ("gobblin_py.copy.source", "gobblin_py.connectors.copy.source", "CopySource"),
+    ("gobblin_py.converters.cast", "gobblin_py.transforms.converters.cast", "TypeCastConverter"),
 ])
 def test_an_old_path_warns_and_is_the_new_module(old, new, name):
     sys.modules.pop(old, None)  # only the old name: a second copy of the new module would split its classes
@@ -67,3 +72,22 @@ def test_the_sdk_loads_no_runtime_loader_or_hocon():
     loaded = done.stdout.split()
     assert loaded and all(m in ("gobblin_py", "gobblin_py._moved") or m.startswith("gobblin_py.sdk")
                           for m in loaded), loaded
+
+
+def test_a_job_naming_a_class_by_its_old_path_still_runs_it():
+    from gobblin_py.connectors.files.filebased import FileBasedSource
+    from gobblin_py.sdk.plugins import resolve_class
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        assert resolve_class("gobblin_py.sources.filebased.FileBasedSource", "source.class") is FileBasedSource
+        assert resolve_class("gobblin_py.quality.row.RequiredFieldsPolicy").__module__ == \
+            "gobblin_py.transforms.quality.row"
+
+
+def test_a_split_package_keeps_its_old_children_only():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        importlib.import_module("gobblin_py.sources")
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module("gobblin_py.sources.no_such_module")

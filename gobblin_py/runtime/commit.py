@@ -32,7 +32,7 @@ from gobblin_py.runtime.crash_points import boundary, phase
 from gobblin_py.runtime.dataset_outputs import BranchOutput, branch_outputs, failure_line, first_start_ms, task_errors, usage_errors
 from gobblin_py.runtime.job_run import JobRun
 from gobblin_py.sdk.job_settings import COMMIT_POLICIES, CommitSettings, ReplaySettings
-from gobblin_py.runtime.publish_check import published_check
+from gobblin_py.formats.publish_check import published_check
 from gobblin_py.runtime.startpoint_steps import StartpointsConsumedStep
 from gobblin_py.store import progress
 from gobblin_py.store.startpoints import applied_ids
@@ -41,7 +41,7 @@ from gobblin_py.sdk.states import RunningState, TaskState, WorkingState
 
 log = get_logger(__name__)
 
-DEFAULT_PUBLISHER = "gobblin_py.publishers.base.BaseDataPublisher"
+DEFAULT_PUBLISHER = "gobblin_py.connectors.files.publisher.BaseDataPublisher"
 __all__ = ["COMMIT_POLICIES", "DatasetResult", "LoggedCommit", "commit_batch", "commit_dataset", "commit_policy", "commit_threads", "describe_outputs", "failure_line",
            "group_by_urn"]
 

@@ -50,9 +50,9 @@ def _files(props: Mapping[str, str], urn: str, partition: str, point: Startpoint
 
 
 def _sql(props: Mapping[str, str], urn: str, partition: str, point: Startpoint) -> None:
-    from gobblin_py.sources.sql import keys as K
-    from gobblin_py.sources.sql.settings import entity_key
-    from gobblin_py.sources.sql.watermarks import SIMPLE, TIMESTAMP, parse_value, watermark_type
+    from gobblin_py.connectors.sql import keys as K
+    from gobblin_py.connectors.sql.settings import entity_key
+    from gobblin_py.connectors.sql.watermarks import SIMPLE, TIMESTAMP, parse_value, watermark_type
 
     _no_partition("QueryBasedSource", partition)
     if point.kind is not StartpointKind.SPECIFIC:
@@ -76,9 +76,9 @@ def _sql(props: Mapping[str, str], urn: str, partition: str, point: Startpoint) 
 
 # gpy's sources that take startpoints, by class path (their subclasses too)
 _BUILT_IN: dict[str, Check] = {
-    "gobblin_py.sources.kafka.source.KafkaSimpleSource": _kafka,
-    "gobblin_py.sources.filebased.FileBasedSource": _files,
-    "gobblin_py.sources.sql.source.QueryBasedSource": _sql,
+    "gobblin_py.connectors.kafka.source.KafkaSimpleSource": _kafka,
+    "gobblin_py.connectors.files.filebased.FileBasedSource": _files,
+    "gobblin_py.connectors.sql.source.QueryBasedSource": _sql,
 }
 
 

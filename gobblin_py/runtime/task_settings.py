@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from gobblin_py.sdk.settings import Scope, Settings, setting
 
-DEFAULT_WRITER_BUILDER = "gobblin_py.writers.builder.FsDataWriterBuilder"
-DEFAULT_FORK_OPERATOR = "gobblin_py.forks.identity.IdentityForkOperator"
+DEFAULT_WRITER_BUILDER = "gobblin_py.connectors.files.builder.FsDataWriterBuilder"
+DEFAULT_FORK_OPERATOR = "gobblin_py.transforms.forks.identity.IdentityForkOperator"
 
 
 @dataclass(frozen=True)

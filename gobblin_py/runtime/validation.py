@@ -42,27 +42,27 @@ from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.jobconf.gobblin_keys import GOBBLIN_KEYS
 from gobblin_py.sdk.settings import Context, Key, Scope, Settings, SettingsError, problem_at, unresolved_substitutions
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.forks.identity import ForkSettings
+from gobblin_py.transforms.forks.identity import ForkSettings
 from gobblin_py.io.fs_settings import FsSettings
 from gobblin_py.sdk.plugins import PluginError, PluginRef, plugin_refs, registered_plugins, resolve_class
-from gobblin_py.quality.row import RowQualitySettings
-from gobblin_py.quality.task import QualitySettings
+from gobblin_py.transforms.quality.row import RowQualitySettings
+from gobblin_py.transforms.quality.task import QualitySettings
 from gobblin_py.sdk.commit import DeliverySettings
 from gobblin_py.runtime.engines import EngineSettings
 from gobblin_py.sdk.job_settings import CommitSettings, JobSettings, ReplaySettings
 from gobblin_py.runtime.locks import LockSettings
 from gobblin_py.runtime.task_settings import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER, TaskSettings
-from gobblin_py.sources.retry import RetrySettings
+from gobblin_py.sdk.retry import RetrySettings
 from gobblin_py.store.run_history import HistorySettings
 from gobblin_py.store.store import StateStoreSettings
-from gobblin_py.writers.partitioner_base import WriterPartitioner
-from gobblin_py.writers.paths import path_key_problems
+from gobblin_py.connectors.files.partitioner_base import WriterPartitioner
+from gobblin_py.connectors.files.paths import path_key_problems
 
 CORE_SETTINGS: tuple[type[Settings], ...] = (
     JobSettings, CommitSettings, ReplaySettings, DeliverySettings, TaskSettings, EngineSettings, LockSettings,
     StateStoreSettings, HistorySettings, FsSettings, RetrySettings, QualitySettings, RowQualitySettings, ForkSettings,
 )
-DEFAULT_PUBLISHER = "gobblin_py.publishers.base.BaseDataPublisher"
+DEFAULT_PUBLISHER = "gobblin_py.connectors.files.publisher.BaseDataPublisher"
 _BRANCH_SUFFIX = re.compile(r"^(?P<base>.+)\.(?P<branch>\d+)$")
 _ENTITY = re.compile(r"^source\.querybased\.entity\.[^.]+\.(?P<key>.+)$")
 # key families passed through to other systems, or named per branch by design

@@ -18,7 +18,7 @@ import pytest
 from gobblin_py.testing.harness import SPARK_MASTER, ContractJob
 from gobblin_py.testing.outputs import keys_of, rows
 
-FILE_SOURCE = "gobblin_py.sources.filebased.FileBasedSource"
+FILE_SOURCE = "gobblin_py.connectors.files.filebased.FileBasedSource"
 
 
 class Contract:

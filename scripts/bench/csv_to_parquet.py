@@ -51,7 +51,7 @@ def gpy_job(root: Path, data: Path) -> Path:
     job = root / "bench.pull"
     job.write_text(textwrap.dedent(f"""\
         job.name=Bench
-        source.class=gobblin_py.sources.filebased.FileBasedSource
+        source.class=gobblin_py.connectors.files.filebased.FileBasedSource
         source.filebased.data.directory={data}
         extract.namespace=bench
         extract.table.name=orders

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from gobblin_py.copy import descriptor
-from gobblin_py.copy.converter import UnGzipConverter
+from gobblin_py.connectors.copy import descriptor
+from gobblin_py.connectors.copy.converter import UnGzipConverter
 from gobblin_py.sdk.errors import UsageError
 
 

@@ -8,10 +8,10 @@ import os
 import pytest
 
 from gobblin_py.sdk.settings import SettingsError
-from gobblin_py.copy import descriptor
-from gobblin_py.copy.finder import deepest_plain_folder
-from gobblin_py.copy.packing import pack
-from gobblin_py.copy.source import FILES_KEY, SNAPSHOT_KEY, CopySource
+from gobblin_py.connectors.copy import descriptor
+from gobblin_py.connectors.copy.finder import deepest_plain_folder
+from gobblin_py.connectors.copy.packing import pack
+from gobblin_py.connectors.copy.source import FILES_KEY, SNAPSHOT_KEY, CopySource
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.states import WorkingState, WorkUnitState

@@ -168,7 +168,7 @@ def test_skipped_work_units_do_not_fail_a_dataset_under_full(tmp_path):
     skipped = TaskState("job_J_1", "task_J_1_1", WorkUnit({"workunit.skip": "true"}))
     skipped.working_state = WorkingState.SKIPPED
     store = FsDatasetStateStore(str(tmp_path / "state"))
-    props = {"job.commit.policy": "full", "data.publisher.type": "gobblin_py.publishers.noop.NoopPublisher"}
+    props = {"job.commit.policy": "full", "data.publisher.type": "gobblin_py.connectors.files.noop_publisher.NoopPublisher"}
     run = JobRun(props, "J", "job_J_1", 0, store, CommitSequenceStore.for_job({}, store))
     result = commit_dataset(run, "", [done, skipped], 1)
     assert result.state.value == "COMMITTED" and result.failed_tasks == 0

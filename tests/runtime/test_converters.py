@@ -7,10 +7,10 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, strategies as st
 
-from gobblin_py.converters.cast import TypeCastConverter
+from gobblin_py.transforms.converters.cast import TypeCastConverter
 from gobblin_py.formats.types import parse_type
-from gobblin_py.converters.projection import FieldProjectionConverter
-from gobblin_py.converters.record_adapter import RecordConverterAdapter
+from gobblin_py.transforms.converters.projection import FieldProjectionConverter
+from gobblin_py.transforms.converters.record_adapter import RecordConverterAdapter
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.states import WorkUnit, WorkUnitState
 from tests.runtime.sample_plugins import DuplicateAndTag, UpperCaseNames

@@ -129,7 +129,7 @@ def _gated_job(tmp_path, s3_server, bucket, rows: int = 300):
     job = tmp_path / "gated.pull"
     job.write_text("\n".join([
         "job.name=Gated",
-        "source.class=gobblin_py.sources.filebased.FileBasedSource",
+        "source.class=gobblin_py.connectors.files.filebased.FileBasedSource",
         f"source.filebased.data.directory=s3://{bucket}/incoming",
         "converter.classes=tests.s3.plugins.GateConverter",
         f"test.gate.file={tmp_path}/gate",

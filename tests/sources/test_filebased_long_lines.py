@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.sources.filebased import FileBasedSource
+from gobblin_py.connectors.files.filebased import FileBasedSource
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.states import WorkUnitState
 

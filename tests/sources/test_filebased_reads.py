@@ -8,7 +8,7 @@ import fsspec
 import pytest
 from fsspec.implementations.memory import MemoryFileSystem
 
-from gobblin_py.sources.filebased import FileBasedSource
+from gobblin_py.connectors.files.filebased import FileBasedSource
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.states import WorkUnitState
 

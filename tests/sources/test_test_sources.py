@@ -139,7 +139,7 @@ def test_simple_json_source_and_converter_make_avro_of_json_lines(tmp_path):
 def test_json_text_with_a_field_the_schema_lacks_fails_the_record(tmp_path):
     import pyarrow as pa
 
-    from gobblin_py.converters.json_text import JsonTextToAvroConverter
+    from gobblin_py.transforms.converters.json_text import JsonTextToAvroConverter
     from gobblin_py.sdk.errors import GobblinPyError
     from gobblin_py.sdk.schema_meta import text_schema
     from gobblin_py.sdk.states import WorkUnitState

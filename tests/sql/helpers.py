@@ -175,7 +175,7 @@ class SqlJob:
         root.mkdir(parents=True, exist_ok=True)
         self.props: dict[str, str] = {
             "job.name": name,
-            "source.class": "gobblin_py.sources.sql.QueryBasedSource",
+            "source.class": "gobblin_py.connectors.sql.QueryBasedSource",
             **db.conn_props(),
             "source.entities": tables,
             "extract.namespace": "shop",

@@ -17,7 +17,7 @@ from tests.sql.helpers import SqlJob, create_shop
 SECRET = "Pw-config-7Hq2-Zz"
 GOOD = {
     "job.name": "Shop",
-    "source.class": "gobblin_py.sources.sql.QueryBasedSource",
+    "source.class": "gobblin_py.connectors.sql.QueryBasedSource",
     "source.conn.driver": "postgresql",
     "source.conn.host": "127.0.0.1",
     "source.conn.username": "loader",

@@ -12,13 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.sources.sql import delta as deltas
-from gobblin_py.sources.sql.connection import ConnectionConfig
-from gobblin_py.sources.sql.dialects import dialect_for
-from gobblin_py.sources.sql.positions import SINGLE, previous_watermarks
-from gobblin_py.sources.sql.settings import ConnectionSettings
-from gobblin_py.sources.sql.source import QueryBasedSource
-from gobblin_py.sources.sql.watermarks import (
+from gobblin_py.connectors.sql import delta as deltas
+from gobblin_py.connectors.sql.connection import ConnectionConfig
+from gobblin_py.connectors.sql.dialects import dialect_for
+from gobblin_py.connectors.sql.positions import SINGLE, previous_watermarks
+from gobblin_py.connectors.sql.settings import ConnectionSettings
+from gobblin_py.connectors.sql.source import QueryBasedSource
+from gobblin_py.connectors.sql.watermarks import (
     MICROS_PER_DAY,
     MICROS_PER_HOUR,
     STEP,
