@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io import fs_conditional as conditional
 from gobblin_py.sdk.commit import CommitStep, PublishConflictError
+from gobblin_py.sdk.errors import GobblinPyError
 
 
 @dataclass
