@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gobblin_py.sdk import logs
-from gobblin_py.runtime.run_progress import RunProgress, Snapshot
+from gobblin_py.runtime.execute.run_progress import RunProgress, Snapshot
 
 SHOWN_EVENTS = frozenset({"task_finished"})  # what the live display shows instead of a line per task
 

@@ -52,8 +52,8 @@ def state_datasets(job_file: str, conf_root: str | None, sysconfig: str | None) 
 @conf_options
 def state_reset(job_file: str, urn: str, dry_run: bool, yes: bool, conf_root: str | None, sysconfig: str | None) -> None:
     """Reset one dataset's state: its next run starts it afresh. Published data is never touched."""
-    from gobblin_py.runtime.commit_sequence import CommitSequenceStore
-    from gobblin_py.runtime.locks import JobLock, LockSettings
+    from gobblin_py.runtime.commit.commit_sequence import CommitSequenceStore
+    from gobblin_py.runtime.plan.locks import JobLock, LockSettings
     from gobblin_py.store.admin import plan_reset, reset_dataset
 
     props, name = job_context(job_file, conf_root, sysconfig)

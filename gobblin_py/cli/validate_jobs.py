@@ -27,7 +27,7 @@ def _base(key: str) -> str:
 
 def _declared_secrets() -> tuple[set[str], tuple[str, ...]]:
     """Names of the keys declared ``secret=True``, and the prefixes of secret key families (``fsspec.``)."""
-    from gobblin_py.runtime.validation import declared_keys
+    from gobblin_py.runtime.plan.validation import declared_keys
 
     secrets = [key for key, _ in declared_keys() if key.secret]
     names = {name for key in secrets if not key.is_prefix for name in (key.name, *key.aliases)}
@@ -88,7 +88,7 @@ def unported(item: str) -> dict[str, str | None]:
 
 def validate_paths(paths: list[str], conf_root: str | None, sysconfig: str | None, strict: bool = False) -> list[JobReport]:
     """Load every job file under ``paths`` and check it; never stops at the first bad file."""
-    from gobblin_py.runtime.validation import check_job
+    from gobblin_py.runtime.plan.validation import check_job
 
     reports = []
     for result in load_jobs(paths, conf_root=conf_root, sysconfig=sysconfig):

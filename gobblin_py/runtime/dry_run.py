@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gobblin_py.runtime.boundary import plugin_boundary
-from gobblin_py.runtime.commit_sequence import CommitSequenceStore
-from gobblin_py.runtime.job_run import JobRun
+from gobblin_py.runtime.commit.boundary import plugin_boundary
+from gobblin_py.runtime.commit.commit_sequence import CommitSequenceStore
+from gobblin_py.runtime.commit.job_run import JobRun
 from gobblin_py.runtime.launcher import JobLauncher, open_source
 from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.sdk.states import MultiWorkUnit

@@ -57,7 +57,7 @@ class Contract:
         try:
             request.getfixturevalue(self.spark_fixture)
         except pytest.FixtureLookupError:
-            from gobblin_py.runtime.spark_session import get_spark_session
+            from gobblin_py.runtime.engines.spark_session import get_spark_session
 
             get_spark_session(SPARK_MASTER, app_name="gpy-contracts")
 

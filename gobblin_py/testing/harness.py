@@ -138,7 +138,7 @@ def run_tasks(job: ContractJob, previous: Mapping[str, DatasetState] | None = No
     from gobblin_py.sdk.contracts import Source
     from gobblin_py.sdk.plugins import canonical_plugin_props, instantiate
     from gobblin_py.runtime.engines import LocalEngine, task_groups
-    from gobblin_py.runtime.run_folders import RunFolders
+    from gobblin_py.runtime.plan.run_folders import RunFolders
     from gobblin_py.sdk.run_states import SourceState
 
     millis = int(time.time() * 1000)

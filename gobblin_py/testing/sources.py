@@ -34,7 +34,7 @@ import pytest
 from gobblin_py.sdk.contracts import Source
 from gobblin_py.transforms.converters.chain import ConverterChain
 from gobblin_py.sdk.plugins import canonical_plugin_props, instantiate
-from gobblin_py.runtime.validation import check_job
+from gobblin_py.runtime.plan.validation import check_job
 from gobblin_py.sdk.states import MultiWorkUnit, RunningState, State, TaskState, WorkingState, WorkUnit
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.states import ACTUAL_HIGH_WATERMARK_KEY

@@ -1,7 +1,7 @@
 """Commit sequences logged in batches (one file for many datasets): replay, partial finish, kills at every boundary,
 inside every phase and while a run finishes an earlier run's batch."""
 
-from gobblin_py.runtime.commit_sequence import CommitSequence, CommitSequenceStore, DatasetStateStep, FsRenameStep
+from gobblin_py.runtime.commit.commit_sequence import CommitSequence, CommitSequenceStore, DatasetStateStep, FsRenameStep
 from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.sdk.run_states import DatasetState
 from tests.crash.harness import CrashJob, boundary_campaign

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from gobblin_py.runtime.commit_sequence import CommitSequence, CommitSequenceStore, DatasetStateStep, FsRenameStep
+from gobblin_py.runtime.commit.commit_sequence import CommitSequence, CommitSequenceStore, DatasetStateStep, FsRenameStep
 from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.sdk.run_states import DatasetState
 from tests.runtime.test_run_cli import Job, run_local, write_csv
@@ -159,8 +159,8 @@ def test_fresh_rename_never_replaces_an_existing_file(tmp_path):
 
 
 def test_skipped_work_units_do_not_fail_a_dataset_under_full(tmp_path):
-    from gobblin_py.runtime.commit import commit_dataset
-    from gobblin_py.runtime.job_run import JobRun
+    from gobblin_py.runtime.commit.datasets import commit_dataset
+    from gobblin_py.runtime.commit.job_run import JobRun
     from gobblin_py.sdk.states import TaskState, WorkingState, WorkUnit
 
     done = TaskState("job_J_1", "task_J_1_0", WorkUnit())

@@ -144,7 +144,7 @@ def test_a_full_queue_makes_the_put_wait_and_counts_it():
     import threading
     import time
 
-    from gobblin_py.runtime.fork import BoundedBatchQueue
+    from gobblin_py.runtime.execute.fork import BoundedBatchQueue
 
     queue = BoundedBatchQueue(1, 0.01, "fork_1")
     assert queue.put("first", lambda: True) and queue.puts_blocked == 0

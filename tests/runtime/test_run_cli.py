@@ -278,7 +278,7 @@ def test_each_subdirectory_is_a_dataset_committed_on_its_own(tmp_path):
 
 def test_tasks_whose_random_attempt_ids_collide_still_publish_only_their_own_files(tmp_path, monkeypatch):
     """Each task attempt writes in a folder of its own even when two attempt ids are equal (they are random)."""
-    from gobblin_py.runtime import task as task_module
+    from gobblin_py.runtime.execute import task as task_module
 
     monkeypatch.setattr(task_module, "attempt_id", lambda retry: f"r{retry}_00000000")
     job = Job(tmp_path, extra="source.filebased.dataset.urn.level=subdirectory\n")

@@ -27,7 +27,7 @@ MAX_ROUNDS = 20
 RACER = """
 import sys
 from gobblin_py.io import fs_settings
-from gobblin_py.runtime.locks import JobLock, JobLockedError
+from gobblin_py.runtime.plan.locks import JobLock, JobLockedError
 props = dict(line.split("=", 1) for line in sys.argv[1].splitlines() if "=" in line)
 fs_settings.apply(props)
 JobLock(props, "Warm-up").holder()  # connect before the first start signal, so that the racers really race

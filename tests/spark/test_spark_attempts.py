@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from gobblin_py.runtime.java import ensure_java
+from gobblin_py.runtime.engines.java import ensure_java
 from tests.conftest import run_gpy
 
 pytestmark = pytest.mark.spark

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from gobblin_py.jobconf import load_job
-from gobblin_py.runtime.validation import check_job
+from gobblin_py.runtime.plan.validation import check_job
 from tests.conftest import run_gpy
 from tests.sql.helpers import SqlJob, create_shop
 

@@ -256,7 +256,7 @@ def test_a_partition_file_that_exists_is_never_overwritten(tmp_path):
 
 def test_a_job_with_a_partitioner_passes_the_pre_run_check():
     """A partitioner's validate(schema) is its own method, not the Validating protocol's validate(props)."""
-    from gobblin_py.runtime.validation import check_job
+    from gobblin_py.runtime.plan.validation import check_job
 
     check = check_job({"job.name": "P", "source.class": "gobblin_py.connectors.files.filebased.FileBasedSource",
                        "source.filebased.data.directory": "/tmp", "task.data.root.dir": "/tmp/x", "state.store.dir": "/tmp/s", "data.publisher.final.dir": "/tmp/f",

@@ -14,10 +14,10 @@ from typing import Any
 from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.logs import get_logger
-from gobblin_py.runtime.commit import DatasetResult
+from gobblin_py.runtime.commit.datasets import DatasetResult
 from gobblin_py.sdk.interrupts import JobInterrupted
-from gobblin_py.runtime.job_result import JobResult
-from gobblin_py.runtime.job_run import JobRun
+from gobblin_py.runtime.commit.job_result import JobResult
+from gobblin_py.runtime.commit.job_run import JobRun
 from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.store.report import iso_time, watermark_text
 from gobblin_py.io.processes import host_name

@@ -25,7 +25,7 @@ from typing import Any
 
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io.rename_step import FsRenameStep
-from gobblin_py.runtime.crash_points import boundary, phase
+from gobblin_py.runtime.commit.crash_points import boundary, phase
 from gobblin_py.sdk.errors import CorruptFileError, GobblinPyError
 from gobblin_py.sdk.commit import (  # noqa: F401  (the runtime's names for them)
     AT_LEAST_ONCE, BATCH_SIZE_KEY, EXACTLY_ONCE, MAX_RETRIES_KEY, SEMANTICS_KEY, STORE_DIR_KEY, STORE_FS_URI_KEY,

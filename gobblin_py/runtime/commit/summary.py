@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gobblin_py.runtime.job_result import JobResult
+from gobblin_py.runtime.commit.job_result import JobResult
 from gobblin_py.store.report import watermark_text
 
 

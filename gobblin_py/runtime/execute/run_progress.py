@@ -11,7 +11,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from gobblin_py.runtime.task_progress import TaskReport
+from gobblin_py.runtime.execute.task_progress import TaskReport
 
 
 @dataclass
@@ -36,7 +36,7 @@ class Snapshot:
 
 
 class RunProgress:
-    """Collects the tasks' reports (a :class:`~gobblin_py.runtime.task_progress.ProgressSink`, thread-safe)."""
+    """Collects the tasks' reports (a :class:`~gobblin_py.runtime.execute.task_progress.ProgressSink`, thread-safe)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

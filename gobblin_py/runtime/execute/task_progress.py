@@ -2,7 +2,7 @@
 
 Nothing is reported unless the driver installs a :class:`ProgressSink` (``gpy run`` on a terminal does). Then
 tasks of the local engine report to it directly, batch by batch; Spark executors report the same
-:class:`TaskReport`s over a progress channel to the driver (:mod:`gobblin_py.runtime.progress_channel`). A task
+:class:`TaskReport`s over a progress channel to the driver (:mod:`gobblin_py.runtime.execute.progress_channel`). A task
 reports at most every :data:`THROTTLE_S` seconds while it runs, and once when it ends. Reports carry running
 totals, so a lost one costs nothing but a moment's staleness.
 """
@@ -13,7 +13,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-from gobblin_py.runtime.dataset_outputs import written_by_branch
+from gobblin_py.runtime.execute.dataset_outputs import written_by_branch
 from gobblin_py.sdk.states import TaskState
 
 THROTTLE_S = 0.2

@@ -7,7 +7,7 @@ the job's properties and gobblin_py.
 
 - Workers are fresh interpreters (plain child processes, started from this thread: safe beside the run's
   threads; no helper process of multiprocessing), log as the run does and report progress over the same channel
-  Spark executors use. See :mod:`gobblin_py.runtime.task_worker` for their side.
+  Spark executors use. See :mod:`gobblin_py.runtime.execute.task_worker` for their side.
 - A worker dies with the run: on Linux the kernel kills it when the run's process dies (SIGKILL included, even
   while the worker starts), so nothing of the run keeps its output open after it; a run stopped by SIGTERM or
   SIGINT kills its workers (their attempts' files are never published) and exits as interrupted. A worker that
@@ -32,14 +32,14 @@ from typing import TYPE_CHECKING
 
 from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.logs import get_logger
-from gobblin_py.runtime import task_progress
+from gobblin_py.runtime.execute import task_progress
 from gobblin_py.sdk import interrupts
-from gobblin_py.runtime.task_worker import BOOT, Chunk, receive, send
+from gobblin_py.runtime.execute.task_worker import BOOT, Chunk, receive, send
 from gobblin_py.sdk.states import TaskState, WorkUnit
 from gobblin_py.store.writable import TASK_STATE_CLASS, deserialize, serialize
 
 if TYPE_CHECKING:
-    from gobblin_py.runtime.progress_channel import Address
+    from gobblin_py.runtime.execute.progress_channel import Address
 
 log = get_logger(__name__)
 
@@ -74,7 +74,7 @@ def run_in_processes(job_props: Mapping[str, str], job_id: str, groups: list[lis
     sink = task_progress.driver_sink()
     listening = nullcontext(None)
     if sink is not None:
-        from gobblin_py.runtime.progress_channel import ProgressServer
+        from gobblin_py.runtime.execute.progress_channel import ProgressServer
 
         listening = ProgressServer(sink, "127.0.0.1")
     with listening as channel:

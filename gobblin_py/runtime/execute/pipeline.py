@@ -32,13 +32,13 @@ from gobblin_py.sdk.errors import UsageError
 from gobblin_py.transforms.forks.identity import IdentityForkOperator
 from gobblin_py.sdk.plugins import instantiate
 from gobblin_py.transforms.quality.row import RowChecker
-from gobblin_py.runtime.branch_commit import commit_branches
-from gobblin_py.runtime.fork import Branch, fork_masks
+from gobblin_py.runtime.execute.branch_commit import commit_branches
+from gobblin_py.runtime.execute.fork import Branch, fork_masks
 from gobblin_py.sdk.logs import get_logger
-from gobblin_py.runtime import task_progress
+from gobblin_py.runtime.execute import task_progress
 from gobblin_py.sdk.interrupts import check_cancelled
 from gobblin_py.sdk.job_settings import ReplaySettings
-from gobblin_py.runtime.task_settings import TaskSettings
+from gobblin_py.runtime.execute.task_settings import TaskSettings
 from gobblin_py.sdk.states import TaskState, WorkUnitState
 from gobblin_py.store.progress import record_progress
 from gobblin_py.store.startpoints import TIMESTAMP_KEY
@@ -104,7 +104,7 @@ class TaskPipeline:
     def _reconcile(self, converters: ConverterChain, checker: RowChecker | None, branches: list[Branch]) -> None:
         """Every row read is written or accounted for (Gearpump's loss detection by counts): converters change
         row counts only where they say they may (each branch's writer is checked when it commits, see
-        :func:`~gobblin_py.runtime.branch_commit.commit_branches`). Fails the task, with the numbers, if not."""
+        :func:`~gobblin_py.runtime.execute.branch_commit.commit_branches`). Fails the task, with the numbers, if not."""
         converters.check_counts()
         for branch in branches:
             branch.converters.check_counts()

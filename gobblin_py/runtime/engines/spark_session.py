@@ -9,8 +9,8 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from gobblin_py.runtime import spark_logging
-from gobblin_py.runtime.java import ensure_java
+from gobblin_py.runtime.engines import spark_logging
+from gobblin_py.runtime.engines.java import ensure_java
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -33,7 +33,7 @@ def get_spark_session(
 ) -> "SparkSession":
     """Get or create the process's SparkSession. Executors run this interpreter (``PYSPARK_PYTHON``).
 
-    A new driver JVM starts quietly (see :mod:`gobblin_py.runtime.spark_logging`): its start-up noise stays off
+    A new driver JVM starts quietly (see :mod:`gobblin_py.runtime.engines.spark_logging`): its start-up noise stays off
     the console at gpy's default log level, and its stderr reaches the console through gpy.
     """
     with _lock:

@@ -50,8 +50,8 @@ from gobblin_py.transforms.quality.task import QualitySettings
 from gobblin_py.sdk.commit import DeliverySettings
 from gobblin_py.runtime.engines import EngineSettings
 from gobblin_py.sdk.job_settings import CommitSettings, JobSettings, ReplaySettings
-from gobblin_py.runtime.locks import LockSettings
-from gobblin_py.runtime.task_settings import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER, TaskSettings
+from gobblin_py.runtime.plan.locks import LockSettings
+from gobblin_py.runtime.execute.task_settings import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER, TaskSettings
 from gobblin_py.sdk.retry import RetrySettings
 from gobblin_py.store.run_history import HistorySettings
 from gobblin_py.store.store import StateStoreSettings

@@ -32,7 +32,7 @@ if os.getppid() != int(sys.argv[1]):
     os._exit(70)
 import json
 sys.path[:] = json.loads(sys.argv[3])
-from gobblin_py.runtime.task_worker import serve
+from gobblin_py.runtime.execute.task_worker import serve
 serve(int(sys.argv[2]))
 """
 
@@ -96,18 +96,18 @@ def _set_up(job_props: dict[str, str], log_settings: tuple[str, str], channel: t
     """Log as the run does, open its filesystems, report progress to it."""
     from gobblin_py.io import fs_settings
     from gobblin_py.sdk.logs import configure_logging
-    from gobblin_py.runtime import task_progress
+    from gobblin_py.runtime.execute import task_progress
 
     configure_logging(*log_settings)
     fs_settings.apply(job_props)
     if channel is not None:
-        from gobblin_py.runtime.progress_channel import ChannelSink
+        from gobblin_py.runtime.execute.progress_channel import ChannelSink
 
         task_progress.connect(ChannelSink(channel))
 
 
 def _run_chunk(job_props: dict[str, str], job_id: str, chunk: Chunk) -> Chunk:
-    from gobblin_py.runtime.task import run_task
+    from gobblin_py.runtime.execute.task import run_task
     from gobblin_py.store.writable import WORK_UNIT_CLASS, deserialize, serialize
 
     out = []

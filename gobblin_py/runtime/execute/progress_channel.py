@@ -2,7 +2,7 @@
 
 The driver listens on its own address (``spark.driver.host``, where executors already reach it) on a free port;
 each executor task connects, proves it belongs to this run with a one-run token, and sends one JSON
-:class:`~gobblin_py.runtime.task_progress.TaskReport` per line. Progress is best effort: an executor that cannot
+:class:`~gobblin_py.runtime.execute.task_progress.TaskReport` per line. Progress is best effort: an executor that cannot
 reach the driver (a firewall between them) runs on unreported, and the display catches up when the tasks'
 states come back.
 """
@@ -18,7 +18,7 @@ import threading
 from typing import Any
 
 from gobblin_py.sdk.logs import get_logger
-from gobblin_py.runtime.task_progress import ProgressSink, TaskReport
+from gobblin_py.runtime.execute.task_progress import ProgressSink, TaskReport
 
 log = get_logger(__name__)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gobblin_py.runtime.commit_sequence import CommitSequenceStore
+from gobblin_py.runtime.commit.commit_sequence import CommitSequenceStore
 from gobblin_py.sdk.job_settings import CommitSettings
 from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.sdk.run_states import DatasetState

@@ -3,7 +3,7 @@
 A plugin (a Source planning work units, a publisher planning its steps, …) may raise anything; the driver calls
 it inside :func:`plugin_boundary`, which lets gpy's own errors through and turns any other into a
 :class:`PluginFailure` naming what was being done (the traceback is kept as its cause, for ``--log-level
-DEBUG``). Tasks have their boundary in the retry loop of :func:`gobblin_py.runtime.task.run_task`.
+DEBUG``). Tasks have their boundary in the retry loop of :func:`gobblin_py.runtime.execute.task.run_task`.
 """
 
 from __future__ import annotations

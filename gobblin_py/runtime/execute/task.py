@@ -1,6 +1,6 @@
 """One task: a work unit run to completion on an executor, retried with fresh plugins when an attempt fails.
 
-Each attempt is a :class:`~gobblin_py.runtime.pipeline.TaskPipeline` and writes under its own attempt folder;
+Each attempt is a :class:`~gobblin_py.runtime.execute.pipeline.TaskPipeline` and writes under its own attempt folder;
 a failed attempt is retried up to ``task.maxretries`` times, the k-th retry after (k−1) ×
 ``task.retry.intervalinsec`` seconds. The TaskState that comes back holds Gobblin's counters, the working state,
 the quality results and the actual high watermark the extractor set, or the failure.
@@ -16,11 +16,11 @@ from collections.abc import Mapping
 
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.logs import get_logger
-from gobblin_py.runtime import task_progress
-from gobblin_py.runtime.dataset_outputs import USAGE_FAILURE_KEY
+from gobblin_py.runtime.execute import task_progress
+from gobblin_py.runtime.execute.dataset_outputs import USAGE_FAILURE_KEY
 from gobblin_py.sdk.interrupts import TaskCancelled, pause
-from gobblin_py.runtime.pipeline import TaskPipeline
-from gobblin_py.runtime.task_settings import TaskSettings
+from gobblin_py.runtime.execute.pipeline import TaskPipeline
+from gobblin_py.runtime.execute.task_settings import TaskSettings
 from gobblin_py.sdk.states import State, TaskState, WorkingState, WorkUnit
 
 log = get_logger(__name__)
