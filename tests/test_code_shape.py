@@ -172,3 +172,15 @@ def test_a_back_edge_between_packages_would_be_found():
                       f"(layer {layers['gobblin_py.io']} is not below {layers['gobblin_py.sdk']})")
     assert circle.startswith("package circle: ")
     assert set(circle.removeprefix("package circle: ").split(" → ")) == {"gobblin_py.sdk", "gobblin_py.io"}
+
+
+# The runtime finds connectors and transforms as plugins, by name; these imports of them remain direct.
+RUNTIME_DIRECT_IMPORTS = {"gobblin_py.transforms.forks", "gobblin_py.connectors.files"}
+
+
+def test_the_runtime_imports_connectors_and_transforms_only_where_listed():
+    packages = package_graph(import_graph())
+    runtime = set().union(*(targets for source, targets in packages.items()
+                            if source == "gobblin_py.runtime" or source.startswith("gobblin_py.runtime.")))
+    plugins = {p for p in runtime if p.startswith(("gobblin_py.connectors", "gobblin_py.transforms"))}
+    assert plugins == RUNTIME_DIRECT_IMPORTS

@@ -2,7 +2,7 @@
 
 Records travel as Apache Arrow record batches, so the hot path stays vectorised. Gobblin-style per-record
 plugins (a converter with ``convert_record(schema, record)``) are supported through an adapter that turns a
-batch into Python dicts and back: that is the slow path (see ``gobblin_py.transforms.converters.record_adapter``).
+batch into Python dicts and back: that is the slow path (see ``gobblin_py.runtime.execute.record_adapter``).
 
 Plugins are plain classes built with no arguments and configured through ``init(state)``, so that a class
 named in a job file by dotted path (or by its Gobblin Java name) can be constructed on any executor.

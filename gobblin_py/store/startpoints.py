@@ -246,3 +246,16 @@ def parse_time_ms(text: str, what: str = "time") -> int:
     except OverflowError:  # a zone that moves 9999-12-31 past the end of datetime's range
         ms = MAX_TIME_MS + 1
     return check_time_ms(ms, text, what)
+
+
+def whole_number(text: str, highest: int) -> int | None:
+    """``text`` as a whole number from 0 to ``highest``, else None (a startpoint's partition or value)."""
+    text = text.strip()
+    return int(text) if text.isdigit() and int(text) <= highest else None
+
+
+def no_partition(source: str, partition: str) -> None:
+    """UsageError if a startpoint names a partition of a source that reads none."""
+    if partition:
+        raise UsageError(f"partition {partition!r}: {source} reads no partitions; set the startpoint for the "
+                         "whole dataset (without --partition)")

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pytest
 
 from gobblin_py.sdk.contracts import Converter, RecordConverter
-from gobblin_py.transforms.converters.chain import ConverterChain
+from gobblin_py.runtime.execute.converter_chain import ConverterChain
 from gobblin_py.sdk.plugins import resolve_class
 from gobblin_py.runtime.plan.validation import check_job
 from gobblin_py.sdk.states import State, WorkUnit, WorkUnitState

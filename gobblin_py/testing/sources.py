@@ -32,7 +32,7 @@ import pyarrow as pa
 import pytest
 
 from gobblin_py.sdk.contracts import Source
-from gobblin_py.transforms.converters.chain import ConverterChain
+from gobblin_py.runtime.execute.converter_chain import ConverterChain
 from gobblin_py.sdk.plugins import canonical_plugin_props, instantiate
 from gobblin_py.runtime.plan.validation import check_job
 from gobblin_py.sdk.states import MultiWorkUnit, RunningState, State, TaskState, WorkingState, WorkUnit

@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 from gobblin_py.transforms.converters.cast import TypeCastConverter
 from gobblin_py.formats.types import parse_type
 from gobblin_py.transforms.converters.projection import FieldProjectionConverter
-from gobblin_py.transforms.converters.record_adapter import RecordConverterAdapter
+from gobblin_py.runtime.execute.record_adapter import RecordConverterAdapter
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.states import WorkUnit, WorkUnitState
 from tests.runtime.sample_plugins import DuplicateAndTag, UpperCaseNames

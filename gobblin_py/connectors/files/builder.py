@@ -31,7 +31,7 @@ from gobblin_py.sdk.states import State, WorkUnitState
 from gobblin_py.formats import EXTENSIONS as FORMAT_EXTENSIONS, WRITERS
 from gobblin_py.connectors.files.paths import BranchScope
 from gobblin_py.formats.base import StagedFileWriter
-from gobblin_py.connectors.files.partitioner_base import RecordPartitionerAdapter, WriterPartitioner
+from gobblin_py.sdk.partitioner import RecordPartitionerAdapter, WriterPartitioner
 from gobblin_py.connectors.files.rolling import RollingDataWriter, WriterIds
 from gobblin_py.formats.settings import FileWriterSettings, WriterSettings
 

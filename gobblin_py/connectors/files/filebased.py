@@ -14,12 +14,13 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import posixpath
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.contracts import Extractor, Source
-from gobblin_py.sdk.errors import GobblinPyError
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.connectors.files import file_schema
 from gobblin_py.connectors.files.file_extractor import FileExtractor
@@ -44,6 +45,7 @@ from gobblin_py.store.startpoints import (
     StartpointKind,
     filter_before_startpoint,
     mark_applied,
+    no_partition,
     parse_time_ms,
     startpoint_for,
 )
@@ -75,6 +77,17 @@ class FileBasedSource(Source):
 
     settings_class = FileSourceSettings
     startpoint_kinds = frozenset({"OLDEST", "UPCOMING", "SPECIFIC", "TIMESTAMP"})
+
+    @classmethod
+    def check_startpoint(cls, props: Mapping[str, str], urn: str, partition: str, point: Startpoint) -> None:
+        """No partition; a SPECIFIC value must be a file modification time."""
+        no_partition("FileBasedSource", partition)
+        if point.kind is StartpointKind.SPECIFIC:
+            try:
+                parse_time_ms(str(point.value), "value")
+            except UsageError as exc:
+                raise UsageError(f"value {point.value!r} is not a file modification time, the watermark of "
+                                 f"FileBasedSource: {exc}") from None
 
     def get_workunits(self, state: SourceState) -> list[WorkUnit]:
         settings = FileSourceSettings.load(state)

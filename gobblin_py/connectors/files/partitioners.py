@@ -36,7 +36,7 @@ from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.states import State
 from gobblin_py.sdk.branches import branch_key
 # the interface lives apart so that a job without a partitioner does not load Arrow's kernels; importable from here
-from gobblin_py.connectors.files.partitioner_base import PartitionFields, RecordPartitionerAdapter, WriterPartitioner  # noqa: F401
+from gobblin_py.sdk.partitioner import PartitionFields, RecordPartitionerAdapter, WriterPartitioner  # noqa: F401
 
 log = get_logger(__name__)
 

@@ -10,6 +10,7 @@ pull". Extraction, on the executors: :class:`~gobblin_py.connectors.kafka.extrac
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 
 from gobblin_py.sdk.contracts import Extractor, Source
@@ -20,7 +21,9 @@ from gobblin_py.connectors.kafka.planning import PartitionPlan, plan_topic, prev
 from gobblin_py.connectors.kafka.settings import KafkaSourceSettings
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.states import WorkUnit, WorkUnitState
-from gobblin_py.store.startpoints import StartpointKind
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.store.hadoop_io import INT_MAX, LONG_MAX
+from gobblin_py.store.startpoints import Startpoint, StartpointKind, whole_number
 
 log = get_logger(__name__)
 
@@ -35,6 +38,14 @@ class KafkaSimpleSource(Source):
 
     settings_class = KafkaSourceSettings
     startpoint_kinds = frozenset({"OLDEST", "UPCOMING", "TIMESTAMP", "SPECIFIC"})
+
+    @classmethod
+    def check_startpoint(cls, props: Mapping[str, str], urn: str, partition: str, point: Startpoint) -> None:
+        """A partition must be a Kafka partition number and a SPECIFIC value a Kafka offset."""
+        if partition and whole_number(partition, INT_MAX) is None:
+            raise UsageError(f"partition {partition!r} is not a Kafka partition number (0, 1, 2 …)")
+        if point.kind is StartpointKind.SPECIFIC and whole_number(str(point.value), LONG_MAX) is None:
+            raise UsageError(f"value {point.value!r} is not a Kafka offset (a whole number from 0 to {LONG_MAX})")
 
     def get_workunits(self, state: SourceState) -> list[WorkUnit]:
         settings = KafkaSourceSettings.load(state)

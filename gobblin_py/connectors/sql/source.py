@@ -10,6 +10,7 @@ batches. The keys are declared in :mod:`~gobblin_py.connectors.sql.settings`.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import time
 from collections.abc import Mapping
@@ -34,11 +35,12 @@ from gobblin_py.connectors.sql.planner import RangePlanner, TablePlan
 from gobblin_py.connectors.sql.positions import Previous, previous_codec, previous_watermarks
 from gobblin_py.connectors.sql.settings import QueryBasedSettings, entity_key, entity_names
 from gobblin_py.connectors.sql.skipped import empty_units
-from gobblin_py.connectors.sql.watermarks import WatermarkCodec, source_zone
+from gobblin_py.connectors.sql.watermarks import SIMPLE, TIMESTAMP, WatermarkCodec, parse_value, source_zone, watermark_type
 from gobblin_py.sdk.states import Extract, MultiWorkUnit, WorkUnit, WorkUnitState
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.store.progress import replay_low
-from gobblin_py.store.startpoints import StartpointKind, startpoint_for
+from gobblin_py.store.hadoop_io import LONG_MAX
+from gobblin_py.store.startpoints import Startpoint, StartpointKind, no_partition, startpoint_for
 
 log = get_logger(__name__)
 
@@ -62,6 +64,28 @@ class QueryBasedSource(Source):
 
     settings_class = QueryBasedSettings
     startpoint_kinds = frozenset({"OLDEST", "UPCOMING", "SPECIFIC", "TIMESTAMP"})
+
+    @classmethod
+    def check_startpoint(cls, props: Mapping[str, str], urn: str, partition: str, point: Startpoint) -> None:
+        """No partition; a SPECIFIC value must be a watermark of the table's type."""
+        no_partition("QueryBasedSource", partition)
+        if point.kind is not StartpointKind.SPECIFIC:
+            return
+        configured = watermark_type(props.get(entity_key(props, urn, K.WATERMARK_TYPE)))
+        value = str(point.value)
+        try:
+            if configured is not None:  # the zone only moves CURRENTDAY-n, which is valid in any zone
+                parsed = parse_value(value, configured, "value", dt.timezone.utc)
+            else:  # the column decides at the run: a whole number or a time
+                try:
+                    parsed = parse_value(value, SIMPLE, "value", dt.timezone.utc)
+                except UsageError:
+                    parsed = parse_value(value, TIMESTAMP, "value", dt.timezone.utc)
+            if not -LONG_MAX - 1 <= parsed <= LONG_MAX:
+                raise UsageError(f"value={value}: beyond a watermark's range (a Java long)")
+        except UsageError as exc:
+            raise UsageError(f"value {value!r} is not a watermark of table {urn} "
+                             f"({configured or 'a whole number or a time'}): {exc}") from None
     default_driver: str | None = None
 
     @classmethod

@@ -27,11 +27,11 @@ from gobblin_py.sdk.contracts import (
     Source,
 )
 from gobblin_py.sdk.branches import MAX_BRANCHES, branch_key, fork_key
-from gobblin_py.transforms.converters.chain import ConverterChain
+from gobblin_py.runtime.execute.converter_chain import ConverterChain
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.transforms.forks.identity import IdentityForkOperator
 from gobblin_py.sdk.plugins import instantiate
-from gobblin_py.transforms.quality.row import RowChecker
+from gobblin_py.runtime.execute.row_checker import RowChecker
 from gobblin_py.runtime.execute.branch_commit import commit_branches
 from gobblin_py.runtime.execute.fork import Branch, fork_masks
 from gobblin_py.sdk.logs import get_logger

@@ -45,8 +45,8 @@ from gobblin_py.sdk.errors import UsageError
 from gobblin_py.transforms.forks.identity import ForkSettings
 from gobblin_py.io.fs_settings import FsSettings
 from gobblin_py.sdk.plugins import PluginError, PluginRef, plugin_refs, registered_plugins, resolve_class
-from gobblin_py.transforms.quality.row import RowQualitySettings
-from gobblin_py.transforms.quality.task import QualitySettings
+from gobblin_py.runtime.execute.row_checker import RowQualitySettings
+from gobblin_py.runtime.execute.task_quality import QualitySettings
 from gobblin_py.sdk.commit import DeliverySettings
 from gobblin_py.runtime.engines import EngineSettings
 from gobblin_py.sdk.job_settings import CommitSettings, JobSettings, ReplaySettings
@@ -55,7 +55,7 @@ from gobblin_py.runtime.execute.task_settings import DEFAULT_FORK_OPERATOR, DEFA
 from gobblin_py.sdk.retry import RetrySettings
 from gobblin_py.store.run_history import HistorySettings
 from gobblin_py.store.store import StateStoreSettings
-from gobblin_py.connectors.files.partitioner_base import WriterPartitioner
+from gobblin_py.sdk.partitioner import WriterPartitioner
 from gobblin_py.connectors.files.paths import path_key_problems
 
 CORE_SETTINGS: tuple[type[Settings], ...] = (

@@ -1,7 +1,7 @@
 """A chain of converters: the ones ``converter.classes`` (or ``converter.classes.N`` in fork branch N) names, in order.
 
 Each converter may turn one batch into any number (none filters it out). Gobblin-style per-record converters
-join the chain through :class:`~gobblin_py.transforms.converters.record_adapter.RecordConverterAdapter` (the slow path).
+join the chain through :class:`~gobblin_py.runtime.execute.record_adapter.RecordConverterAdapter` (the slow path).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from gobblin_py.sdk.contracts import Converter, RowCountChanging, plugin_name
 from gobblin_py.sdk.errors import RecordsLost
-from gobblin_py.transforms.converters.record_adapter import RecordConverterAdapter
+from gobblin_py.runtime.execute.record_adapter import RecordConverterAdapter
 from gobblin_py.sdk.plugins import instantiate
 from gobblin_py.sdk.states import State
 
