@@ -78,7 +78,7 @@ MOVED: dict[str, str | None] = {
     "gobblin_py.sources.sql": "gobblin_py.connectors.sql",
     "gobblin_py.sources.kafka": "gobblin_py.connectors.kafka",
     "gobblin_py.writers.builder": "gobblin_py.connectors.files.builder",
-    "gobblin_py.writers.paths": "gobblin_py.connectors.files.paths",
+    "gobblin_py.writers.paths": "gobblin_py.io.branch_paths",
     "gobblin_py.writers.partitioned": "gobblin_py.connectors.files.partitioned",
     "gobblin_py.writers.partitioners": "gobblin_py.connectors.files.partitioners",
     "gobblin_py.writers.partitioner_base": "gobblin_py.sdk.partitioner",

@@ -17,12 +17,15 @@ branches, and :func:`get_branch_prop` reads a property with the :func:`branch_ke
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from gobblin_py.sdk import keys as K
 from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.settings import Settings, setting
 
 __all__ = [
+    "ForkSettings",
     "branch_key",
     "fork_key",
     "state_branch_key",
@@ -113,3 +116,11 @@ def branch_count(props: Mapping[str, str]) -> int:
         if match and match.group("base") in _BRANCH_KEYS:
             highest = max(highest, int(match.group("branch")))
     return min(max(1, highest + 1), MAX_BRANCHES)
+
+
+@dataclass(frozen=True)
+class ForkSettings(Settings):
+    """The keys of the identity fork."""
+
+    branches: int = setting("fork.branches", default=1, minimum=1, maximum=MAX_BRANCHES,
+                            doc="how many branches every record goes to")

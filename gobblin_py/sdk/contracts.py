@@ -2,7 +2,7 @@
 
 Records travel as Apache Arrow record batches, so the hot path stays vectorised. Gobblin-style per-record
 plugins (a converter with ``convert_record(schema, record)``) are supported through an adapter that turns a
-batch into Python dicts and back: that is the slow path (see ``gobblin_py.runtime.execute.record_adapter``).
+batch into Python dicts and back: that is the slow path (the runtime wraps such a converter itself).
 
 Plugins are plain classes built with no arguments and configured through ``init(state)``, so that a class
 named in a job file by dotted path (or by its Gobblin Java name) can be constructed on any executor.
@@ -168,6 +168,8 @@ class ForkOperator(ABC):
     whole batch. The default implementation calls :meth:`fork_data_record` once per record — the slow path.
     The operator never copies data: Arrow batches are immutable and shared by the branches.
     """
+
+    routes_everything: ClassVar[bool] = False  # True: every batch goes whole to every branch (fork_batch is skipped)
 
     def init(self, state: "WorkUnitState") -> None:
         """Read configuration."""

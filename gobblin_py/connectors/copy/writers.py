@@ -25,7 +25,7 @@ from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.interrupts import check_cancelled
 from gobblin_py.sdk.states import State, WorkUnitState
-from gobblin_py.connectors.files.paths import BranchScope
+from gobblin_py.io.branch_paths import BranchScope
 
 log = get_logger(__name__)
 

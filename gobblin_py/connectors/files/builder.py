@@ -29,7 +29,7 @@ from gobblin_py.io.contained_paths import contained_join
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.states import State, WorkUnitState
 from gobblin_py.formats import EXTENSIONS as FORMAT_EXTENSIONS, WRITERS
-from gobblin_py.connectors.files.paths import BranchScope
+from gobblin_py.io.branch_paths import BranchScope
 from gobblin_py.formats.base import StagedFileWriter
 from gobblin_py.sdk.partitioner import RecordPartitionerAdapter, WriterPartitioner
 from gobblin_py.connectors.files.rolling import RollingDataWriter, WriterIds

@@ -1,7 +1,7 @@
 """Job-level publishing as Gobblin's BaseDataPublisher lays it out (§6.5), minus its silent data loss.
 
 For each successful task and branch ``i``, every file under the task's output directory
-``W = <writer.output.dir(i)>/<P(i)>`` (within the task attempt's own folder, see :mod:`gobblin_py.connectors.files.paths`)
+``W = <writer.output.dir(i)>/<P(i)>`` (within the task attempt's own folder, see :mod:`gobblin_py.io.branch_paths`)
 goes to the same relative place under the final directory
 ``F(i) = data.publisher.final.dir[.i][/P(i)]`` (partition folders included, so they move as a unit). Where
 Gobblin skips a name that already exists in ``F(i)`` (and later deletes the file), gpy refuses: the dataset
@@ -32,7 +32,7 @@ from gobblin_py.io.rename_step import FsRenameStep
 from gobblin_py.sdk.states import TaskState, WorkingState
 from gobblin_py.formats.publish_check import published_check
 from gobblin_py.formats.counting import count_records
-from gobblin_py.connectors.files.paths import BranchScope
+from gobblin_py.io.branch_paths import BranchScope
 from gobblin_py.formats.settings import WriterSettings
 
 log = get_logger(__name__)

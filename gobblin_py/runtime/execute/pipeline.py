@@ -29,7 +29,6 @@ from gobblin_py.sdk.contracts import (
 from gobblin_py.sdk.branches import MAX_BRANCHES, branch_key, fork_key
 from gobblin_py.runtime.execute.converter_chain import ConverterChain
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.transforms.forks.identity import IdentityForkOperator
 from gobblin_py.sdk.plugins import instantiate
 from gobblin_py.runtime.execute.row_checker import RowChecker
 from gobblin_py.runtime.execute.branch_commit import commit_branches
@@ -129,7 +128,7 @@ class TaskPipeline:
                 branches: list[Branch | None]) -> None:
         """Every batch of the extractor through the pre-fork stream and into its branches."""
         count = len(branches)
-        route_all = count == 1 and isinstance(operator, IdentityForkOperator)
+        route_all = count == 1 and getattr(operator, "routes_everything", False)
         progress = task_progress.reporter(self.task)  # None unless a live display listens
         for batch in extractor.read_batches():
             check_cancelled()

@@ -37,12 +37,11 @@ from gobblin_py.sdk.contracts import (
     TaskPolicy,
     Validating,
 )
-from gobblin_py.sdk.branches import branch_count
+from gobblin_py.sdk.branches import ForkSettings, branch_count
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.jobconf.gobblin_keys import GOBBLIN_KEYS
 from gobblin_py.sdk.settings import Context, Key, Scope, Settings, SettingsError, problem_at, unresolved_substitutions
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.transforms.forks.identity import ForkSettings
 from gobblin_py.io.fs_settings import FsSettings
 from gobblin_py.sdk.plugins import PluginError, PluginRef, plugin_refs, registered_plugins, resolve_class
 from gobblin_py.runtime.execute.row_checker import RowQualitySettings
@@ -56,7 +55,7 @@ from gobblin_py.sdk.retry import RetrySettings
 from gobblin_py.store.run_history import HistorySettings
 from gobblin_py.store.store import StateStoreSettings
 from gobblin_py.sdk.partitioner import WriterPartitioner
-from gobblin_py.connectors.files.paths import path_key_problems
+from gobblin_py.io.branch_paths import path_key_problems
 
 CORE_SETTINGS: tuple[type[Settings], ...] = (
     JobSettings, CommitSettings, ReplaySettings, DeliverySettings, TaskSettings, EngineSettings, LockSettings,

@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pyarrow as pa
 
 from gobblin_py.sdk.contracts import ForkOperator
-from gobblin_py.sdk.branches import MAX_BRANCHES
-from gobblin_py.sdk.settings import Settings, setting
+from gobblin_py.sdk.branches import ForkSettings
 from gobblin_py.sdk.states import State
-
-
-@dataclass(frozen=True)
-class ForkSettings(Settings):
-    """The keys of the identity fork."""
-
-    branches: int = setting("fork.branches", default=1, minimum=1, maximum=MAX_BRANCHES,
-                            doc="how many branches every record goes to")
 
 
 class IdentityForkOperator(ForkOperator):
     """Sends the schema and every batch, whole, to all ``fork.branches`` branches."""
 
     settings_class = ForkSettings
+    routes_everything = True
 
     def init(self, state: State) -> None:
         self.branches = ForkSettings.load(state).branches

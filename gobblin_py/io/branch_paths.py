@@ -27,14 +27,12 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from gobblin_py.sdk.branches import branch_key, branch_name
-from gobblin_py.formats import EXTENSIONS
 from gobblin_py.io.contained_paths import PathEscapeError, contained_join, path_problem, relative_parts
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.states import State
 
 ATTEMPTS_DIR = "_attempts"
 MAX_FLAT_NAME = 240  # bytes; most filesystems allow 255 in a name
-FORMAT_EXTENSIONS = EXTENSIONS
 
 
 @dataclass(frozen=True)
