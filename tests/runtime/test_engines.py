@@ -7,7 +7,9 @@ from collections.abc import Mapping
 import pytest
 
 from gobblin_py.runtime import engines
-from gobblin_py.runtime.engines import ENGINES, Engine, LocalEngine, SparkEngine, TaskGroup, make_engine, task_groups
+from gobblin_py.runtime.engines import (
+    ENGINES, Engine, LocalEngine, ProcessEngine, SparkEngine, TaskGroup, ThreadEngine, make_engine, task_groups,
+)
 from gobblin_py.sdk.states import TaskState, WorkUnit
 
 
@@ -53,3 +55,15 @@ def test_an_engine_must_run_tasks():
 def test_task_groups_number_tasks_in_work_unit_order():
     groups = task_groups([WorkUnit(), WorkUnit()], "job", 7)
     assert [[task_id for task_id, _ in group.tasks] for group in groups] == [["task_job_7_0"], ["task_job_7_1"]]
+
+
+def test_the_local_engine_runs_threads_unless_the_job_asks_for_worker_processes():
+    assert issubclass(ThreadEngine, Engine) and issubclass(ProcessEngine, Engine)
+    assert LocalEngine.engine_for({}) is ThreadEngine
+    assert LocalEngine.engine_for({"gpy.taskexecutor.processes": "0"}) is ThreadEngine
+    assert LocalEngine.engine_for({"gpy.taskexecutor.processes": "2"}) is ProcessEngine
+
+
+@pytest.mark.parametrize("engine", [ThreadEngine, ProcessEngine])
+def test_an_engine_given_no_tasks_returns_no_states(engine):
+    assert engine().run({"gpy.taskexecutor.processes": "2"}, "job_1", []) == []

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from gobblin_py.runtime.engines.base import Engine, EngineSettings, TaskGroup, task_groups
-from gobblin_py.runtime.engines.local import LocalEngine
+from gobblin_py.runtime.engines.local import LocalEngine, ProcessEngine, ThreadEngine
 from gobblin_py.runtime.engines.spark import SparkEngine
 
 # --engine NAME → its class; an engine is added here (and implements Engine)
 ENGINES: dict[str, type[Engine]] = {LocalEngine.name: LocalEngine, SparkEngine.name: SparkEngine}
 
-__all__ = ["ENGINES", "Engine", "EngineSettings", "LocalEngine", "SparkEngine", "TaskGroup", "make_engine",
-           "task_groups"]
+__all__ = ["ENGINES", "Engine", "EngineSettings", "LocalEngine", "ProcessEngine", "SparkEngine", "TaskGroup",
+           "ThreadEngine", "make_engine", "task_groups"]
 
 
 def make_engine(name: str, master: str | None = None) -> Engine:
