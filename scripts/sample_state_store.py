@@ -7,17 +7,13 @@ from __future__ import annotations
 
 import sys
 
-from gobblin_py.state import (
-    DatasetState,
-    Extract,
-    FsDatasetStateStore,
-    LongWatermark,
-    RunningState,
-    TaskState,
-    WatermarkInterval,
-    WorkingState,
-    WorkUnit,
-)
+from gobblin_py.store import FsDatasetStateStore
+
+from gobblin_py.sdk.run_states import DatasetState
+
+from gobblin_py.sdk.states import Extract, RunningState, TaskState, WorkingState, WorkUnit
+
+from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval
 
 JOB_NAME = "SampleOrdersPull"
 DATASETS = {  # urn -> (low, expected high, actual high) per task

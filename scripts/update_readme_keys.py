@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gobblin_py.catalog import README_BEGIN, README_END, markdown
+from gobblin_py.cli.catalog import README_BEGIN, README_END, markdown
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -40,7 +40,7 @@ CORPUS = SHARED / "corpus" / "gobblin-jobs"
 @pytest.fixture(scope="session")
 def spark():
     """The one SparkSession of the test run (starting one costs 7–9 s)."""
-    from gobblin_py.runtime.spark_session import get_spark_session
+    from gobblin_py.runtime.engines.spark_session import get_spark_session
 
     session = get_spark_session("local[2]", app_name="gpy-tests")
     yield session

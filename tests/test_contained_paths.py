@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gobblin_py.contained_paths import (
+from gobblin_py.io.contained_paths import (
     PathEscapeError,
     check_no_symlink_escape,
     contained_join,

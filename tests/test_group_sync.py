@@ -7,11 +7,12 @@ import os
 
 import pytest
 
-from gobblin_py import fs as fsutil
-from gobblin_py import group_sync
-from gobblin_py.group_sync import GroupSync
-from gobblin_py.runtime.commit_sequence import FsRenameStep
-from gobblin_py.state import DatasetState, FsDatasetStateStore
+from gobblin_py.io import fs as fsutil
+from gobblin_py.io import group_sync
+from gobblin_py.io.group_sync import GroupSync
+from gobblin_py.io.rename_step import FsRenameStep
+from gobblin_py.store import FsDatasetStateStore
+from gobblin_py.sdk.run_states import DatasetState
 
 
 @pytest.fixture

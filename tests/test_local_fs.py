@@ -8,8 +8,8 @@ import pickle
 import pytest
 from fsspec.implementations.local import LocalFileSystem as FsspecLocal
 
-from gobblin_py import fs as fsutil
-from gobblin_py.local_fs import LocalFileSystem
+from gobblin_py.io import fs as fsutil
+from gobblin_py.io.local_fs import LocalFileSystem
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import pathlib
 
 import pytest
 
-from gobblin_py import logs
+from gobblin_py.sdk import logs
 
 
 class _Err:

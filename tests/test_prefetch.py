@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gobblin_py.prefetch import prefetched
+from gobblin_py.io.prefetch import prefetched
 
 
 @given(st.lists(st.integers()), st.integers(min_value=1, max_value=4))

@@ -11,14 +11,14 @@ from typing import Any
 import click
 
 from gobblin_py import __version__
-from gobblin_py.errors import GobblinPyError, UsageError
-from gobblin_py.logs import configure_logging
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.logs import configure_logging
 
 DEFAULT_SYSCONFIG = Path("conf") / "gobblin.properties"
 
 
 def _fail(exc: GobblinPyError) -> None:
-    from gobblin_py.config.settings import SettingsError
+    from gobblin_py.sdk.settings import SettingsError
 
     problems = exc.problems if isinstance(exc, SettingsError) else [exc]
     for problem in problems:  # one line each, every one naming its file, line and key
@@ -77,8 +77,8 @@ def resolve_sysconfig(sysconfig: str | None) -> str | None:
 def load_job_properties(path: str, conf_root: str | None, sysconfig: str | None):
     """The fully resolved properties of one job file (a JobConfig: it knows the file and line of each key); the
     file may be on an fsspec URL (s3://…)."""
-    from gobblin_py.config import load_job
-    from gobblin_py.config.remote import is_remote, load_remote_job
+    from gobblin_py.jobconf import load_job
+    from gobblin_py.jobconf.remote import is_remote, load_remote_job
 
     if is_remote(path):
         return load_remote_job(path, conf_root=conf_root, sysconfig=resolve_sysconfig(sysconfig))
@@ -87,7 +87,7 @@ def load_job_properties(path: str, conf_root: str | None, sysconfig: str | None)
 
 def require_job_file(path: str) -> None:
     """UsageError unless ``path`` is a job file on local disk or an fsspec URL (fetched when loaded)."""
-    from gobblin_py.config.remote import is_remote
+    from gobblin_py.jobconf.remote import is_remote
 
     if not is_remote(path) and not os.path.isfile(path):
         raise UsageError(f"{path}: no such job file")
@@ -95,7 +95,7 @@ def require_job_file(path: str) -> None:
 
 def job_filesystems(props: Any) -> None:
     """Open the job's filesystems with its own settings (S3 endpoint and credentials, fsspec options)."""
-    from gobblin_py import fs_settings
+    from gobblin_py.io import fs_settings
 
     fs_settings.apply(props)
 

@@ -8,12 +8,12 @@ import os
 import click
 
 from gobblin_py.cli.base import conf_options, load_job_properties, main
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 
 
 def _history(job_file: str, conf_root: str | None, sysconfig: str | None):
     """The job's name and its run history store."""
-    from gobblin_py.state.run_history import RunHistoryStore
+    from gobblin_py.store.run_history import RunHistoryStore
 
     if not os.path.isfile(job_file):
         raise UsageError(f"{job_file}: no such job file")
@@ -41,8 +41,8 @@ def history(job_file: str, run_id: str | None, as_json: bool, limit: int | None,
     A run that ended without recording its end (killed with SIGKILL, its machine stopped) shows as KILLED.
     An unknown RUN_ID exits 2.
     """
-    from gobblin_py.state import history_report
-    from gobblin_py.state.run_history import effective_status
+    from gobblin_py.store import history_report
+    from gobblin_py.store.run_history import effective_status
 
     name, store = _history(job_file, conf_root, sysconfig)
     if run_id is not None:

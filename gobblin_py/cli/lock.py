@@ -7,7 +7,7 @@ import sys
 import click
 
 from gobblin_py.cli.base import _Group, conf_options, job_filesystems, load_job_properties, main, require_job_file
-from gobblin_py.errors import CorruptFileError, UsageError
+from gobblin_py.sdk.errors import CorruptFileError, UsageError
 
 
 # ------------------------------------------------------------------ lock
@@ -19,7 +19,7 @@ def lock() -> None:
 
 
 def _job_lock(job_file: str, conf_root: str | None, sysconfig: str | None):
-    from gobblin_py.runtime.locks import JobLock
+    from gobblin_py.runtime.plan.locks import JobLock
 
     require_job_file(job_file)
     props = load_job_properties(job_file, conf_root, sysconfig)

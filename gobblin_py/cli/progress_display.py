@@ -16,8 +16,8 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from gobblin_py import logs
-from gobblin_py.runtime.run_progress import RunProgress, Snapshot
+from gobblin_py.sdk import logs
+from gobblin_py.runtime.execute.run_progress import RunProgress, Snapshot
 
 SHOWN_EVENTS = frozenset({"task_finished"})  # what the live display shows instead of a line per task
 

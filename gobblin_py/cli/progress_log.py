@@ -10,10 +10,10 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from gobblin_py.logs import get_logger
-from gobblin_py.runtime.history import dataset_record
-from gobblin_py.runtime.job_result import JobResult
-from gobblin_py.runtime.run_progress import RunProgress
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.runtime.commit.history import dataset_record
+from gobblin_py.runtime.commit.job_result import JobResult
+from gobblin_py.runtime.execute.run_progress import RunProgress
 
 JSON_INTERVAL_S = 10.0
 

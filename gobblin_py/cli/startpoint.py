@@ -10,7 +10,7 @@ import click
 
 from gobblin_py.cli.base import _Group, conf_options, job_filesystems, load_job_properties, require_job_file
 from gobblin_py.cli.state import state
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 
 
 def job_context(job_file: str, conf_root: str | None, sysconfig: str | None):
@@ -47,9 +47,9 @@ def startpoint_set(job_file: str, urn: str, partition: str, oldest: bool, upcomi
     It is checked against the job's source before it is stored: a kind the source supports, a partition only
     where the source has partitions, a value of the source's watermark type.
     """
-    from gobblin_py.plugins import resolve_class
-    from gobblin_py.runtime.startpoint_checks import check_startpoint
-    from gobblin_py.state.startpoints import Startpoint, StartpointKind, StartpointStore, parse_time_ms
+    from gobblin_py.sdk.plugins import resolve_class
+    from gobblin_py.runtime.plan.startpoint_checks import check_startpoint
+    from gobblin_py.store.startpoints import Startpoint, StartpointKind, StartpointStore, parse_time_ms
 
     given = {"OLDEST": oldest, "UPCOMING": upcoming, "TIMESTAMP": at is not None, "SPECIFIC": value is not None}
     chosen = [kind for kind, on in given.items() if on]
@@ -73,9 +73,9 @@ def startpoint_set(job_file: str, urn: str, partition: str, oldest: bool, upcomi
 @conf_options
 def startpoint_list(job_file: str, as_json: bool, conf_root: str | None, sysconfig: str | None) -> None:
     """Every startpoint waiting for the job's next run (a warning for each one the run would refuse)."""
-    from gobblin_py.plugins import resolve_class
-    from gobblin_py.runtime.startpoint_checks import check_stored
-    from gobblin_py.state.startpoints import StartpointStore
+    from gobblin_py.sdk.plugins import resolve_class
+    from gobblin_py.runtime.plan.startpoint_checks import check_stored
+    from gobblin_py.store.startpoints import StartpointStore
 
     props, name = job_context(job_file, conf_root, sysconfig)
     store = StartpointStore.for_job(props)
@@ -105,7 +105,7 @@ def startpoint_list(job_file: str, as_json: bool, conf_root: str | None, sysconf
 @conf_options
 def startpoint_clear(job_file: str, urn: str | None, conf_root: str | None, sysconfig: str | None) -> None:
     """Remove the job's startpoints (or one dataset's): the next run starts from the checkpoints."""
-    from gobblin_py.state.startpoints import StartpointStore
+    from gobblin_py.store.startpoints import StartpointStore
 
     props, name = job_context(job_file, conf_root, sysconfig)
     removed = StartpointStore.for_job(props).clear(name, urn)
@@ -124,9 +124,9 @@ def state_watermark(job_file: str, urn: str, at: str | None, as_json: bool, conf
 
     With --at T, for schedulers and sensors: exit 0 when data is complete up to T, 1 otherwise.
     """
-    from gobblin_py.state import FsDatasetStateStore, progress
-    from gobblin_py.state.report import iso_time
-    from gobblin_py.state.startpoints import parse_time_ms
+    from gobblin_py.store import FsDatasetStateStore, progress
+    from gobblin_py.store.report import iso_time
+    from gobblin_py.store.startpoints import parse_time_ms
 
     props, name = job_context(job_file, conf_root, sysconfig)
     latest = FsDatasetStateStore.from_properties(props).get_latest_dataset_state(name, urn)

@@ -8,7 +8,7 @@ import os
 import click
 
 from gobblin_py.cli.base import _Group, conf_options, job_filesystems, load_job_properties, main
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 
 
 # ------------------------------------------------------------------ state
@@ -21,9 +21,9 @@ def state() -> None:
 
 def _store_and_jobs(target: str, conf_root: str | None, sysconfig: str | None):
     """A store and the job names to look at, from a job file or a store directory."""
-    from gobblin_py.config.loader.job_files import classify
-    from gobblin_py.config.remote import is_remote
-    from gobblin_py.state.store import FsDatasetStateStore, TABLE_SUFFIX
+    from gobblin_py.jobconf.loader.job_files import classify
+    from gobblin_py.jobconf.remote import is_remote
+    from gobblin_py.store.store import FsDatasetStateStore, TABLE_SUFFIX
 
     remote_job = is_remote(target) and classify(target) in ("props", "hocon")
     if (os.path.isdir(target) or "://" in target) and not remote_job:
@@ -46,7 +46,7 @@ def _store_and_jobs(target: str, conf_root: str | None, sysconfig: str | None):
 
 
 def _names(store) -> list[str]:
-    from gobblin_py import fs as fsutil
+    from gobblin_py.io import fs as fsutil
 
     return fsutil.list_names(store.fs, store.root)
 
@@ -64,8 +64,8 @@ def state_show(target: str, urn: str | None, as_json: bool, full: bool, conf_roo
     TARGET is a job file (its state.store.dir and job.name are used) or a state store directory. With more than
     20 datasets it prints one line per dataset, newest first, unless --dataset, --json or --full asks for more.
     """
-    from gobblin_py.state import report
-    from gobblin_py.state.summary_index import SUMMARY_ABOVE, StateIndex, current_files, render_summary
+    from gobblin_py.store import report
+    from gobblin_py.store.summary_index import SUMMARY_ABOVE, StateIndex, current_files, render_summary
 
     store, jobs = _store_and_jobs(target, conf_root, sysconfig)
     if urn is None and not as_json and not full:
@@ -92,7 +92,7 @@ def state_show(target: str, urn: str | None, as_json: bool, full: bool, conf_roo
 @conf_options
 def state_history(target: str, urn: str, as_json: bool, conf_root: str | None, sysconfig: str | None) -> None:
     """Every stored run of one dataset, oldest first."""
-    from gobblin_py.state import report
+    from gobblin_py.store import report
 
     store, jobs = _store_and_jobs(target, conf_root, sysconfig)
     rows = report.history(store, jobs, urn)

@@ -9,11 +9,11 @@ import click
 from gobblin_py.cli.base import conf_options
 from gobblin_py.cli.startpoint import job_context
 from gobblin_py.cli.state import state
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 
 
 def _store(props):
-    from gobblin_py.state import FsDatasetStateStore
+    from gobblin_py.store import FsDatasetStateStore
 
     return FsDatasetStateStore.from_properties(props)
 
@@ -23,10 +23,10 @@ def _store(props):
 @conf_options
 def state_datasets(job_file: str, conf_root: str | None, sysconfig: str | None) -> None:
     """The job's datasets: each one's last run, its outcome and how complete its data is."""
-    from gobblin_py.state import progress
-    from gobblin_py.state.report import iso_time
+    from gobblin_py.store import progress
+    from gobblin_py.store.report import iso_time
 
-    from gobblin_py.state.summary_index import SUMMARY_ABOVE, StateIndex, current_files
+    from gobblin_py.store.summary_index import SUMMARY_ABOVE, StateIndex, current_files
 
     props, name = job_context(job_file, conf_root, sysconfig)
     store = _store(props)
@@ -52,9 +52,9 @@ def state_datasets(job_file: str, conf_root: str | None, sysconfig: str | None) 
 @conf_options
 def state_reset(job_file: str, urn: str, dry_run: bool, yes: bool, conf_root: str | None, sysconfig: str | None) -> None:
     """Reset one dataset's state: its next run starts it afresh. Published data is never touched."""
-    from gobblin_py.runtime.commit_sequence import CommitSequenceStore
-    from gobblin_py.runtime.locks import JobLock, LockSettings
-    from gobblin_py.state.admin import plan_reset, reset_dataset
+    from gobblin_py.runtime.commit.commit_sequence import CommitSequenceStore
+    from gobblin_py.runtime.plan.locks import JobLock, LockSettings
+    from gobblin_py.store.admin import plan_reset, reset_dataset
 
     props, name = job_context(job_file, conf_root, sysconfig)
     store = _store(props)
@@ -86,7 +86,7 @@ def state_reset(job_file: str, urn: str, dry_run: bool, yes: bool, conf_root: st
 @conf_options
 def state_export(job_file: str, target: str, conf_root: str | None, sysconfig: str | None) -> None:
     """Write the job's state into TARGET as a plain Apache Gobblin state store (TARGET/<job>/*.jst)."""
-    from gobblin_py.state.admin import export_job
+    from gobblin_py.store.admin import export_job
 
     props, name = job_context(job_file, conf_root, sysconfig)
     written = export_job(_store(props), name, target)
@@ -102,7 +102,7 @@ def state_export(job_file: str, target: str, conf_root: str | None, sysconfig: s
 def state_import(job_file: str, source: str, source_job: str | None, replace: bool, conf_root: str | None,
                  sysconfig: str | None) -> None:
     """Read an Apache Gobblin state store directory (SOURCE/<job>/*.jst) into the job's state."""
-    from gobblin_py.state.admin import import_job
+    from gobblin_py.store.admin import import_job
 
     props, name = job_context(job_file, conf_root, sysconfig)
     urns = import_job(_store(props), name, source, source_job, replace=replace)

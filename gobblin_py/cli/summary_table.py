@@ -1,6 +1,6 @@
 """The end-of-run summary as a table on a terminal: one row per dataset and fork branch.
 
-Off a terminal ``gpy run`` prints the plain summary (:mod:`gobblin_py.runtime.summary`) and logs one
+Off a terminal ``gpy run`` prints the plain summary (:mod:`gobblin_py.runtime.commit.summary`) and logs one
 ``dataset_summary`` event per dataset, carrying what the run history records of it.
 """
 
@@ -10,10 +10,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gobblin_py.logs import get_logger
-from gobblin_py.runtime.history import dataset_record
-from gobblin_py.runtime.job_result import JobResult
-from gobblin_py.state import RunningState
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.runtime.commit.history import dataset_record
+from gobblin_py.runtime.commit.job_result import JobResult
+from gobblin_py.sdk.states import RunningState
 
 log = get_logger("gpy.summary")
 

@@ -8,7 +8,7 @@ import sys
 import click
 
 from gobblin_py.cli.base import conf_options, main, resolve_sysconfig
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 
 
 # ------------------------------------------------------------------ validate
@@ -29,14 +29,14 @@ def validate(paths: tuple[str, ...], conf_root: str | None, sysconfig: str | Non
     file is wrong. `--explain KEY` describes a key instead.
     """
     if explain_key is not None:
-        from gobblin_py.catalog import explain
+        from gobblin_py.cli.catalog import explain
 
         text = explain(explain_key)
         click.echo(text)
         sys.exit(0 if "no plugin of gpy declares it" not in text else 2)
     if not paths:
         raise UsageError("name job files or folders to validate (or --explain KEY)")
-    from gobblin_py.validate import validate_paths
+    from gobblin_py.cli.validate_jobs import validate_paths
 
     reports = validate_paths(list(paths), conf_root, resolve_sysconfig(sysconfig), strict=strict)
     if as_json:
@@ -57,7 +57,7 @@ def validate(paths: tuple[str, ...], conf_root: str | None, sysconfig: str | Non
 @click.option("--markdown", is_flag=True, help="Print the key tables of the README.")
 def plugins_command(as_json: bool, markdown: bool) -> None:
     """Every plugin gpy has, with the names a job may use for it (Gobblin's included) and its keys."""
-    from gobblin_py import catalog
+    from gobblin_py.cli import catalog
 
     if as_json:
         click.echo(json.dumps(catalog.json_listing(), indent=2, ensure_ascii=False))

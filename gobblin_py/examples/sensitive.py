@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.api import Converter, ForkOperator
-from gobblin_py.config.settings import Scope, Settings, setting
-from gobblin_py.errors import UsageError
-from gobblin_py.state import State
+from gobblin_py.sdk.contracts import Converter, ForkOperator
+from gobblin_py.sdk.settings import Scope, Settings, setting
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.states import State
 
 SENSITIVE_FIELDS_KEY = "fork.sensitive.fields"
 PURGE_FIELDS_KEY = "converter.purge.fields"

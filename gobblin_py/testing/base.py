@@ -18,7 +18,7 @@ import pytest
 from gobblin_py.testing.harness import SPARK_MASTER, ContractJob
 from gobblin_py.testing.outputs import keys_of, rows
 
-FILE_SOURCE = "gobblin_py.sources.filebased.FileBasedSource"
+FILE_SOURCE = "gobblin_py.connectors.files.filebased.FileBasedSource"
 
 
 class Contract:
@@ -57,7 +57,7 @@ class Contract:
         try:
             request.getfixturevalue(self.spark_fixture)
         except pytest.FixtureLookupError:
-            from gobblin_py.runtime.spark_session import get_spark_session
+            from gobblin_py.runtime.engines.spark_session import get_spark_session
 
             get_spark_session(SPARK_MASTER, app_name="gpy-contracts")
 

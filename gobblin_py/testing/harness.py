@@ -24,7 +24,9 @@ from typing import Any
 import pyarrow as pa
 
 from gobblin_py.runtime.launcher import JobLauncher, JobResult
-from gobblin_py.state import DatasetState, FsDatasetStateStore, State, TaskState, WorkingState
+from gobblin_py.store import FsDatasetStateStore
+from gobblin_py.sdk.run_states import DatasetState
+from gobblin_py.sdk.states import State, TaskState, WorkingState
 from gobblin_py.testing.outputs import keys_under, read_tree
 
 SPARK_MASTER = "local[2]"
@@ -133,11 +135,11 @@ def run_tasks(job: ContractJob, previous: Mapping[str, DatasetState] | None = No
     Returns the run's properties (with its own staging and output folders and ``job.id``) and the tasks' states,
     as the launcher would hand them to the publisher.
     """
-    from gobblin_py.api import Source
-    from gobblin_py.plugins import canonical_plugin_props, instantiate
+    from gobblin_py.sdk.contracts import Source
+    from gobblin_py.sdk.plugins import canonical_plugin_props, instantiate
     from gobblin_py.runtime.engines import LocalEngine, task_groups
-    from gobblin_py.runtime.run_folders import RunFolders
-    from gobblin_py.state import SourceState
+    from gobblin_py.runtime.plan.run_folders import RunFolders
+    from gobblin_py.sdk.run_states import SourceState
 
     millis = int(time.time() * 1000)
     job_id = f"job_{job.name}_{millis}"

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from gobblin_py.api import Converter
-from gobblin_py.config.settings import Scope, Settings, setting
-from gobblin_py.state import WorkUnitState
+from gobblin_py.sdk.contracts import Converter
+from gobblin_py.sdk.settings import Scope, Settings, setting
+from gobblin_py.sdk.states import WorkUnitState
 
 FAIL_TASKS = "gobblin_py.testing.plugins.FailTasks"
 FLAG_KEY = "gpy.contract.fail.flag"

@@ -22,10 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from gobblin_py.runtime.commit_sequence import CommitSequence, CommitSequenceStore, DatasetStateStep, FsRenameStep  # noqa: E402
-from gobblin_py.state import (  # noqa: E402
-    DatasetState, Extract, FsDatasetStateStore, LongWatermark, RunningState, TaskState, WatermarkInterval, WorkUnit,
-)
+from gobblin_py.runtime.commit.commit_sequence import CommitSequence, CommitSequenceStore, DatasetStateStep  # noqa: E402
+from gobblin_py.io.rename_step import FsRenameStep  # noqa: E402
+from gobblin_py.sdk.run_states import DatasetState  # noqa: E402
+from gobblin_py.sdk.states import Extract, RunningState, TaskState, WorkUnit  # noqa: E402
+from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval  # noqa: E402
+from gobblin_py.store import FsDatasetStateStore  # noqa: E402
 
 
 def make_state(i: int) -> DatasetState:

@@ -51,7 +51,7 @@ def gpy_job(root: Path, data: Path) -> Path:
     job = root / "bench.pull"
     job.write_text(textwrap.dedent(f"""\
         job.name=Bench
-        source.class=gobblin_py.sources.filebased.FileBasedSource
+        source.class=gobblin_py.connectors.files.filebased.FileBasedSource
         source.filebased.data.directory={data}
         extract.namespace=bench
         extract.table.name=orders
@@ -77,7 +77,7 @@ for f in sorted(data.glob("*.csv")):
     "pyspark": """
 import os, sys
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-from gobblin_py.runtime.java import ensure_java
+from gobblin_py.runtime.engines.java import ensure_java
 ensure_java()
 from pyspark.sql import SparkSession
 spark = SparkSession.builder.master("local[*]").config("spark.ui.enabled", "false").getOrCreate()

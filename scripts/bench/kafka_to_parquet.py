@@ -120,7 +120,7 @@ def gpy_job(root: Path, brokers: str) -> Path:
     job = root / "bench.pull"
     job.write_text(textwrap.dedent(f"""\
         job.name=KafkaBench
-        source.class=gobblin_py.sources.kafka.KafkaSimpleSource
+        source.class=gobblin_py.connectors.kafka.KafkaSimpleSource
         kafka.brokers={brokers}
         topic.whitelist={TOPIC}
         bootstrap.with.offset=earliest

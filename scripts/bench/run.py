@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     work = args.cache_dir / "work" / datetime.now().strftime("%Y%m%d-%H%M%S")
     ctx = Context(REPO, args.cache_dir.resolve(), work.resolve(), scale=args.scale, repeat=args.repeat, only=only,
                   log=lambda text: print(text, flush=True), venv_root=args.venv_dir.expanduser().resolve())
-    from gobblin_py.runtime.java import ensure_java
+    from gobblin_py.runtime.engines.java import ensure_java
 
     ensure_java()  # the plain PySpark script runs on the Java runtime gpy finds (JAVA_HOME is inherited)
     # gpy as a wheel installs it: byte-compiled, like every peer's and the limit scripts' libraries (an editable

@@ -184,7 +184,7 @@ def run_bare(db: Database, work: Path, low: int, high: int) -> tuple[float, int]
 
 def gpy_job(db: Database, work: Path) -> Path:
     props = {
-        "job.name": "SqlBench", "source.class": "gobblin_py.sources.sql.QueryBasedSource", **db.gpy_props(),
+        "job.name": "SqlBench", "source.class": "gobblin_py.connectors.sql.QueryBasedSource", **db.gpy_props(),
         "source.entities": "orders", "extract.namespace": "bench", "extract.delta.fields": "id",
         "writer.output.format": "PARQUET", "task.data.root.dir": str(work / "task"),
         "data.publisher.final.dir": str(work / "out"), "state.store.dir": str(work / "state"),

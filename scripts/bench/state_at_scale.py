@@ -43,7 +43,7 @@ def build(root: Path, count: int) -> Path:
     job = root / "scale.pull"
     job.write_text("\n".join([
         "job.name=Scale",
-        "source.class=gobblin_py.sources.filebased.FileBasedSource",
+        "source.class=gobblin_py.connectors.files.filebased.FileBasedSource",
         f"source.filebased.data.directory={data}",
         "source.filebased.dataset.urn.level=subdirectory",
         "extract.namespace=scale",

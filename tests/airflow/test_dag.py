@@ -58,7 +58,7 @@ def make_job(root: Path) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "orders.pull").write_text("\n".join([
         "job.name=AirflowOrders",
-        "source.class=gobblin_py.sources.filebased.FileBasedSource",
+        "source.class=gobblin_py.connectors.files.filebased.FileBasedSource",
         f"source.filebased.data.directory={root}/data",
         f"writer.staging.dir={root}/staging",
         f"writer.output.dir={root}/output",

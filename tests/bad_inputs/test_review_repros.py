@@ -8,7 +8,7 @@ from tests.conftest import run_gpy
 
 JOB = """\
 job.name=B
-source.class=gobblin_py.sources.filebased.FileBasedSource
+source.class=gobblin_py.connectors.files.filebased.FileBasedSource
 source.filebased.data.directory=data
 source.filebased.file.pattern=*.csv
 extract.namespace=ns
@@ -76,7 +76,7 @@ def test_replace_final_dir_shared_by_two_tables_loses_nothing(tmp_path: Path) ->
     db.close()
     (tmp_path / "job.pull").write_text("""\
 job.name=S
-source.class=gobblin_py.sources.sql.QueryBasedSource
+source.class=gobblin_py.connectors.sql.QueryBasedSource
 source.conn.driver=sqlite
 source.conn.database=db.sqlite
 source.entities=orders,customers

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import errno
 
-from gobblin_py.api import Converter
-from gobblin_py.errors import CorruptFileError
+from gobblin_py.sdk.contracts import Converter
+from gobblin_py.sdk.errors import CorruptFileError
 
 
 class RejectCorruptInput(Converter):

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from gobblin_py.state.run_history import KILLED, RUNNING, RunHistoryStore
+from gobblin_py.store.run_history import KILLED, RUNNING, RunHistoryStore
 from tests.conftest import run_gpy
 from tests.runtime.test_run_cli import Job, run_local, write_csv
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from gobblin_py.catalog import README_BEGIN, README_END, markdown
-from gobblin_py.plugins import registered_plugins
+from gobblin_py.cli.catalog import README_BEGIN, README_END, markdown
+from gobblin_py.sdk.plugins import registered_plugins
 from tests.conftest import REPO, run_gpy
 
 
@@ -20,10 +20,10 @@ def test_plugins_lists_every_registered_plugin_with_names_and_keys():
     assert result.returncode == 0, result.stderr
     listed = {p["class"]: p for p in json.loads(result.stdout)}
     assert {info.target.replace(":", ".") for info in registered_plugins()} == set(listed)
-    publisher = listed["gobblin_py.publishers.base.BaseDataPublisher"]
+    publisher = listed["gobblin_py.connectors.files.publisher.BaseDataPublisher"]
     assert publisher["kind"] == "publisher" and "org.apache.gobblin.publisher.BaseDataPublisher" in publisher["names"]
     assert {k["key"] for k in publisher["keys"]} >= {"data.publisher.final.dir", "data.publisher.replace.final.dir"}
-    source = listed["gobblin_py.sources.filebased.FileBasedSource"]
+    source = listed["gobblin_py.connectors.files.filebased.FileBasedSource"]
     max_files = next(k for k in source["keys"] if k["key"] == "source.filebased.maxFilesPerRun")
     assert max_files["type"] == "whole number (>= 1)" and max_files["default"] == "unlimited"
 
@@ -31,7 +31,7 @@ def test_plugins_lists_every_registered_plugin_with_names_and_keys():
 def test_explain_a_branch_key_a_gobblin_key_and_a_typo():
     explained = run_gpy("validate", "--explain", "writer.codec.type.1")
     assert explained.returncode == 0
-    assert "writer.codec.type  (read by gobblin_py.writers.builder.AvroDataWriterBuilder" in explained.stdout
+    assert "writer.codec.type  (read by gobblin_py.connectors.files.builder.AvroDataWriterBuilder" in explained.stdout
     assert "per branch: writer.codec.type.N when the job has several branches" in explained.stdout
     gobblin = run_gpy("validate", "--explain", "job.group")
     assert gobblin.returncode == 0 and "a Gobblin key gpy accepts and does not act on" in gobblin.stdout

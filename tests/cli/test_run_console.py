@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from gobblin_py.runtime.run_progress import RunProgress
-from gobblin_py.runtime.task_progress import TaskReport
+from gobblin_py.runtime.execute.run_progress import RunProgress
+from gobblin_py.runtime.execute.task_progress import TaskReport
 from tests.conftest import run_gpy
 from tests.pty_run import run_gpy_in_pty
 from tests.runtime.test_run_cli import Job, write_csv

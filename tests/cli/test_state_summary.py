@@ -6,10 +6,14 @@ import os
 
 import pytest
 
-from gobblin_py.state import (
-    DatasetState, Extract, FsDatasetStateStore, LongWatermark, RunningState, TaskState, WatermarkInterval, WorkUnit,
-)
-from gobblin_py.state.summary_index import INDEX_FILE, VERSION
+from gobblin_py.store import FsDatasetStateStore
+
+from gobblin_py.sdk.run_states import DatasetState
+
+from gobblin_py.sdk.states import Extract, RunningState, TaskState, WorkUnit
+
+from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval
+from gobblin_py.store.summary_index import INDEX_FILE, VERSION
 from tests.conftest import run_gpy
 
 JOB = "Many"
@@ -135,7 +139,7 @@ def test_a_run_keeps_the_index_fresh(tmp_path):
         (data / f"d{i:02d}" / "part.csv").write_text(f"id,name\n{i},row{i}\n")
     job = tmp_path / "many.pull"
     job.write_text("\n".join([
-        "job.name=ManyFiles", "source.class=gobblin_py.sources.filebased.FileBasedSource",
+        "job.name=ManyFiles", "source.class=gobblin_py.connectors.files.filebased.FileBasedSource",
         f"source.filebased.data.directory={data}", "source.filebased.dataset.urn.level=subdirectory",
         "extract.namespace=many", f"writer.staging.dir={tmp_path}/staging", f"writer.output.dir={tmp_path}/output",
         f"data.publisher.final.dir={tmp_path}/published", f"state.store.dir={tmp_path}/state",

@@ -60,7 +60,7 @@ def test_our_jobs_validate_and_json_shows_resolved_properties():
     quickstart = next(r for r in reports if r["path"].endswith("quickstart.pull"))
     props = quickstart["properties"]
     assert props["converter.classes"] == (
-        "gobblin_py.converters.projection.FieldProjectionConverter,gobblin_py.converters.cast.TypeCastConverter"
+        "gobblin_py.transforms.converters.projection.FieldProjectionConverter,gobblin_py.transforms.converters.cast.TypeCastConverter"
     )
     assert props["converter.cast.fields"] == "order_id:int64,customer:int32,ordered_at:timestamp[ms,UTC]"
 
@@ -70,7 +70,7 @@ COMPLETE = ("source.filebased.data.directory=data\ntask.data.root.dir=work\ndata
 
 
 def test_validate_goes_on_past_bad_files(tmp_path):
-    (tmp_path / "a.pull").write_text("job.name=A\nsource.class=gobblin_py.sources.filebased.FileBasedSource\n" + COMPLETE)
+    (tmp_path / "a.pull").write_text("job.name=A\nsource.class=gobblin_py.connectors.files.filebased.FileBasedSource\n" + COMPLETE)
     (tmp_path / "b.pull").write_text("job.name=B\nsource.class=no.such.Source\n")
     (tmp_path / "c.pull").write_text("job.name=C\n=a-line-with-an-empty-key\n")
     result = run_gpy("validate", str(tmp_path))
@@ -83,7 +83,7 @@ def test_validate_goes_on_past_bad_files(tmp_path):
 
 def test_json_masks_secrets(tmp_path):
     (tmp_path / "db.pull").write_text(
-        "job.name=Db\nsource.class=gobblin_py.sources.filebased.FileBasedSource\n"
+        "job.name=Db\nsource.class=gobblin_py.connectors.files.filebased.FileBasedSource\n"
         "source.conn.password=hunter2\nsource.conn.username=app\napi.token=abc\n" + COMPLETE
     )
     result = run_gpy("validate", str(tmp_path / "db.pull"), "--json")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gobblin_py.config import (
+from gobblin_py.jobconf import (
     ConfigError,
     JobConfig,
     branch_key,

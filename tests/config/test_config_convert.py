@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gobblin_py.config import ConfigError
-from gobblin_py.config.convert import (
+from gobblin_py.jobconf import ConfigError
+from gobblin_py.jobconf.convert import (
     config_to_properties,
     find_full_prefix_keys,
     gson_json,
@@ -13,7 +13,7 @@ from gobblin_py.config.convert import (
     merge_with_fallback,
     properties_to_config,
 )
-from gobblin_py.config.hocon import HObj, HStr, parse_hocon, resolve
+from gobblin_py.jobconf.hocon import HObj, HStr, parse_hocon, resolve
 
 
 def round_trip(props):

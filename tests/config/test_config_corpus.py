@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gobblin_py.config import ConfigError, load_job, load_jobs
-from gobblin_py.config.hocon import parse_hocon_file, resolve
+from gobblin_py.jobconf import ConfigError, load_job, load_jobs
+from gobblin_py.jobconf.hocon import parse_hocon_file, resolve
 
 from tests.conftest import CORPUS
 

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gobblin_py.config import ConfigError
-from gobblin_py.config.convert import config_to_properties, merge_with_fallback
-from gobblin_py.config.hocon import (
+from gobblin_py.jobconf import ConfigError
+from gobblin_py.jobconf.convert import config_to_properties, merge_with_fallback
+from gobblin_py.jobconf.hocon import (
     BadPath,
     HObj,
     java_double_to_string,

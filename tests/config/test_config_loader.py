@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gobblin_py.config import ConfigError, JobConfig, load_job, load_jobs, load_sysconfig
-from gobblin_py.config.loader import classify, discover_job_files
+from gobblin_py.jobconf import ConfigError, JobConfig, load_job, load_jobs, load_sysconfig
+from gobblin_py.jobconf.loader import classify, discover_job_files
 
 SYS = {"key1": "sysProps1"}
 

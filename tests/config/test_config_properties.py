@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gobblin_py.config import ConfigError
-from gobblin_py.config.properties import load_properties, parse_properties, split_list
+from gobblin_py.jobconf import ConfigError
+from gobblin_py.jobconf.properties import load_properties, parse_properties, split_list
 
 
 def parse(text: str, disabled: bool = False, **kwargs):

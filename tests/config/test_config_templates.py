@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gobblin_py.config import ConfigError, load_job
-from gobblin_py.config import job_templates as templates_module
+from gobblin_py.jobconf import ConfigError, load_job
+from gobblin_py.jobconf import job_templates as templates_module
 
 # gobblin-runtime/src/test/resources/templates/distcp-ng.template (license header omitted)
 DISTCP_NG = """job.name=GobblinDatabaseCopyTest

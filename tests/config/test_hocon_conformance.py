@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gobblin_py.config import ConfigError
-from gobblin_py.config.hocon import HObj, HValue, parse_hocon, parse_hocon_file, parse_hocon_value, resolve, unwrap
+from gobblin_py.jobconf import ConfigError
+from gobblin_py.jobconf.hocon import HObj, HValue, parse_hocon, parse_hocon_file, parse_hocon_value, resolve, unwrap
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "typesafe"
 STRINGS = json.loads((DATA / "parse_strings.json").read_text(encoding="utf-8"))

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gobblin_py.config import ConfigError, load_job
-from gobblin_py.config.convert import config_to_properties
-from gobblin_py.config.hocon import parse_hocon, resolve
+from gobblin_py.jobconf import ConfigError, load_job
+from gobblin_py.jobconf.convert import config_to_properties
+from gobblin_py.jobconf.hocon import parse_hocon, resolve
 
 
 def flat(text: str) -> dict:

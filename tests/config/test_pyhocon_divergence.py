@@ -7,9 +7,9 @@ level; gobblin_py must give Gobblin's answer. Should pyhocon ever agree on all o
 import pytest
 from pyhocon import ConfigFactory
 
-from gobblin_py.config.convert import config_to_properties
-from gobblin_py.config.errors import ConfigError
-from gobblin_py.config.hocon import parse_hocon, resolve
+from gobblin_py.jobconf.convert import config_to_properties
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.jobconf.hocon import parse_hocon, resolve
 
 
 def ours(text):

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gobblin_py.config.errors import ConfigError
-from gobblin_py.config.settings import Context, Kind, Scope, Settings, SettingsError, coerce, setting
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.settings import Context, Kind, Scope, Settings, SettingsError, coerce, setting
+from gobblin_py.sdk.errors import UsageError
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ import fastavro
 import pyarrow as pa
 import pytest
 
-from gobblin_py.converters.csv_json import CsvToJsonConverterV2
-from gobblin_py.errors import UsageError
-from gobblin_py.schema_meta import with_meta
-from gobblin_py.state import WorkUnitState
+from gobblin_py.transforms.converters.csv_json import CsvToJsonConverterV2
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.schema_meta import with_meta
+from gobblin_py.sdk.states import WorkUnitState
 from tests.conftest import run_gpy
 from tests.converters.gobblin_cases import CASES, load
 
@@ -72,7 +72,7 @@ def test_csv_to_avro_job(tmp_path):
     schema = (CASES / "csv" / "schema_with_10_fields.json").read_text().replace("\n", " ")
     job = tmp_path / "report.pull"
     job.write_text(
-        f"job.name=Report\nsource.class=gobblin_py.sources.filebased.FileBasedSource\n"
+        f"job.name=Report\nsource.class=gobblin_py.connectors.files.filebased.FileBasedSource\n"
         f"source.filebased.data.directory={tmp_path / 'data'}\nsource.schema={schema}\n"
         "converter.classes=org.apache.gobblin.converter.csv.CsvToJsonConverterV2,"
         "org.apache.gobblin.converter.avro.JsonIntermediateToAvroConverter\n"

@@ -14,9 +14,9 @@ from zoneinfo import ZoneInfo
 import pyarrow as pa
 import pytest
 
-from gobblin_py.converters.json_avro import JsonIntermediateToAvroConverter
-from gobblin_py.converters.json_schema import SchemaError, avro_type, parse_column
-from gobblin_py.errors import GobblinPyError
+from gobblin_py.transforms.converters.json_avro import JsonIntermediateToAvroConverter
+from gobblin_py.transforms.converters.json_schema import SchemaError, avro_type, parse_column
+from gobblin_py.sdk.errors import GobblinPyError
 from tests.converters.gobblin_cases import CASES, convert_text, gobblin_state, load, write_and_read
 
 FACTORY = CASES / "elementfactory" / "split"
@@ -92,7 +92,7 @@ def test_nested_json_records(tmp_path):
 
 
 def _typed(schema_columns, batch: pa.RecordBatch, **props):
-    from gobblin_py.schema_meta import with_meta
+    from gobblin_py.sdk.schema_meta import with_meta
 
     converter = JsonIntermediateToAvroConverter()
     state = gobblin_state(**props)
@@ -136,7 +136,7 @@ def test_null_in_a_non_nullable_field_fails_naming_it():
 
 
 def test_unknown_zone_or_bad_pattern_is_a_configuration_error():
-    from gobblin_py.converters.json_avro import JsonAvroSettings
+    from gobblin_py.transforms.converters.json_avro import JsonAvroSettings
 
     problems = JsonAvroSettings.problems({"converter.avro.date.timezone": "Mars/Olympus",
                                           "converter.avro.date.format": "yyyy-QQ"})

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from gobblin_py.converters.any_to_string import AnyToStringConverter
-from gobblin_py.converters.identity import AvroRecordToAvroWritableConverter
-from gobblin_py.converters.sampling import SamplingConverter, sample_ratio
-from gobblin_py.schema_meta import with_meta
-from gobblin_py.state import WorkUnitState
+from gobblin_py.transforms.converters.any_to_string import AnyToStringConverter
+from gobblin_py.transforms.converters.identity import AvroRecordToAvroWritableConverter
+from gobblin_py.transforms.converters.sampling import SamplingConverter, sample_ratio
+from gobblin_py.sdk.schema_meta import with_meta
+from gobblin_py.sdk.states import WorkUnitState
 
 
 def convert(converter, batch, props=None):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from gobblin_py.copy import descriptor
-from gobblin_py.copy.converter import UnGzipConverter
-from gobblin_py.errors import UsageError
+from gobblin_py.connectors.copy import descriptor
+from gobblin_py.connectors.copy.converter import UnGzipConverter
+from gobblin_py.sdk.errors import UsageError
 
 
 def test_gzip_is_appended_and_extensions_leave_the_file_name_only():

@@ -7,15 +7,16 @@ import os
 
 import pytest
 
-from gobblin_py.config.settings import SettingsError
-from gobblin_py.copy import descriptor
-from gobblin_py.copy.finder import deepest_plain_folder
-from gobblin_py.copy.packing import pack
-from gobblin_py.copy.source import FILES_KEY, SNAPSHOT_KEY, CopySource
-from gobblin_py.errors import GobblinPyError, UsageError
-from gobblin_py.state import SourceState, WorkingState, WorkUnitState
-from gobblin_py.state.run_states import DatasetState
-from gobblin_py.state.states import TaskState
+from gobblin_py.sdk.settings import SettingsError
+from gobblin_py.connectors.copy import descriptor
+from gobblin_py.connectors.copy.finder import deepest_plain_folder
+from gobblin_py.connectors.copy.packing import pack
+from gobblin_py.connectors.copy.source import FILES_KEY, SNAPSHOT_KEY, CopySource
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.run_states import SourceState
+from gobblin_py.sdk.states import WorkingState, WorkUnitState
+from gobblin_py.sdk.run_states import DatasetState
+from gobblin_py.sdk.states import TaskState
 from tests.copy.files import write
 
 

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from gobblin_py.contained_paths import PathEscapeError
-from gobblin_py.copy import descriptor
-from gobblin_py.copy.descriptor import FileCopy
-from gobblin_py.copy.publisher import CopyDataPublisher
-from gobblin_py.copy.writers import FileAwareInputStreamDataWriterBuilder
-from gobblin_py.runtime.commit_sequence import FsRenameStep, PublishConflictError
-from gobblin_py.state import State, TaskState, WorkingState, WorkUnit
+from gobblin_py.io.contained_paths import PathEscapeError
+from gobblin_py.connectors.copy import descriptor
+from gobblin_py.connectors.copy.descriptor import FileCopy
+from gobblin_py.connectors.copy.publisher import CopyDataPublisher
+from gobblin_py.connectors.copy.writers import FileAwareInputStreamDataWriterBuilder
+from gobblin_py.io.rename_step import FsRenameStep
+from gobblin_py.sdk.commit import PublishConflictError
+from gobblin_py.sdk.states import State, TaskState, WorkingState, WorkUnit
 from tests.copy.files import write
 
 

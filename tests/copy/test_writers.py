@@ -12,13 +12,13 @@ from pathlib import Path
 import pyarrow.fs
 import pytest
 
-from gobblin_py.contained_paths import PathEscapeError
-from gobblin_py.copy import descriptor
-from gobblin_py.copy.descriptor import FileCopy
-from gobblin_py.copy.tar_writer import TarArchiveInputStreamDataWriterBuilder
-from gobblin_py.copy.writers import FileAwareInputStreamDataWriterBuilder, naming_the_copy, task_folders
-from gobblin_py.errors import CorruptFileError, GobblinPyError, UsageError
-from gobblin_py.state import WorkUnit, WorkUnitState
+from gobblin_py.io.contained_paths import PathEscapeError
+from gobblin_py.connectors.copy import descriptor
+from gobblin_py.connectors.copy.descriptor import FileCopy
+from gobblin_py.connectors.copy.tar_writer import TarArchiveInputStreamDataWriterBuilder
+from gobblin_py.connectors.copy.writers import FileAwareInputStreamDataWriterBuilder, naming_the_copy, task_folders
+from gobblin_py.sdk.errors import CorruptFileError, GobblinPyError, UsageError
+from gobblin_py.sdk.states import WorkUnit, WorkUnitState
 from tests.copy.files import LOG_ENTRIES, full_disk, log_data_tar_gz, tar_bytes, write
 
 

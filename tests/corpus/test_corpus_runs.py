@@ -13,7 +13,9 @@ import fastavro
 import pyarrow.parquet as pq
 import pytest
 
-from gobblin_py.state import FsDatasetStateStore, LongWatermark
+from gobblin_py.store import FsDatasetStateStore
+
+from gobblin_py.sdk.watermarks import LongWatermark
 from tests.conftest import CORPUS, GOBBLIN_DATA, run_gpy
 from tests.copy.files import LOG_ENTRIES, log_data_tar_gz
 from tests.corpus.harness import local_copy, run_job, system_config

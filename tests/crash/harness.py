@@ -69,7 +69,7 @@ class CrashJob:
         self.root.mkdir(parents=True, exist_ok=True)
         self.job_file.write_text("\n".join([
             "job.name=Crash",
-            "source.class=gobblin_py.sources.filebased.FileBasedSource",
+            "source.class=gobblin_py.connectors.files.filebased.FileBasedSource",
             f"source.filebased.data.directory={self.data_url}",
             "source.filebased.dataset.urn.level=subdirectory",
             "extract.namespace=crash",
@@ -86,7 +86,7 @@ class CrashJob:
     def _storage_options(self) -> dict:
         if not self.store_url:
             return {}
-        from gobblin_py.fs_settings import FsSettings
+        from gobblin_py.io.fs_settings import FsSettings
 
         keys = dict(line.split("=", 1) for line in self.job_keys.splitlines() if "=" in line)
         options = FsSettings.load(keys).storage_options().get("s3", {})
@@ -179,8 +179,8 @@ class CrashJob:
         assert shown.returncode == 0, shown.stderr
         datasets = {d["urn"]: d for d in json.loads(shown.stdout)["datasets"]}
         assert set(datasets) == set(self.datasets)
-        from gobblin_py.state import FsDatasetStateStore
-        from gobblin_py.sources.filebased import SNAPSHOT_KEY, parse_snapshot
+        from gobblin_py.store import FsDatasetStateStore
+        from gobblin_py.connectors.files.filebased import SNAPSHOT_KEY, parse_snapshot
 
         store = FsDatasetStateStore(self.state_url, storage_options=self._storage_options())
         for urn in self.datasets:

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from gobblin_py.runtime.commit_sequence import CommitStep, step_class_path
+from gobblin_py.sdk.commit import CommitStep, step_class_path
 
 
 @dataclass

@@ -50,7 +50,7 @@ def test_unknown_class(committed_job):
     job = committed_job
     before = snapshot(job.state)
     job.file.write_text(job.file.read_text().replace("TypeCastConverter", "TypeCastConvertr"))
-    assert_refused(job, run_local(job), 2, "converter.classes=gobblin_py.converters.cast.TypeCastConvertr", "TypeCastConverter")
+    assert_refused(job, run_local(job), 2, "converter.classes=gobblin_py.transforms.converters.cast.TypeCastConvertr", "TypeCastConverter")
     assert snapshot(job.state) == before
 
 

@@ -5,8 +5,9 @@ import os
 
 import pytest
 
-from gobblin_py.runtime.commit_sequence import CommitSequence, CommitSequenceStore, DatasetStateStep, FsRenameStep
-from gobblin_py.state import DatasetState, FsDatasetStateStore
+from gobblin_py.runtime.commit.commit_sequence import CommitSequence, CommitSequenceStore, DatasetStateStep, FsRenameStep
+from gobblin_py.store import FsDatasetStateStore
+from gobblin_py.sdk.run_states import DatasetState
 from tests.runtime.test_run_cli import Job, run_local, write_csv
 
 
@@ -158,16 +159,16 @@ def test_fresh_rename_never_replaces_an_existing_file(tmp_path):
 
 
 def test_skipped_work_units_do_not_fail_a_dataset_under_full(tmp_path):
-    from gobblin_py.runtime.commit import commit_dataset
-    from gobblin_py.runtime.job_run import JobRun
-    from gobblin_py.state import TaskState, WorkingState, WorkUnit
+    from gobblin_py.runtime.commit.datasets import commit_dataset
+    from gobblin_py.runtime.commit.job_run import JobRun
+    from gobblin_py.sdk.states import TaskState, WorkingState, WorkUnit
 
     done = TaskState("job_J_1", "task_J_1_0", WorkUnit())
     done.working_state = WorkingState.SUCCESSFUL
     skipped = TaskState("job_J_1", "task_J_1_1", WorkUnit({"workunit.skip": "true"}))
     skipped.working_state = WorkingState.SKIPPED
     store = FsDatasetStateStore(str(tmp_path / "state"))
-    props = {"job.commit.policy": "full", "data.publisher.type": "gobblin_py.publishers.noop.NoopPublisher"}
+    props = {"job.commit.policy": "full", "data.publisher.type": "gobblin_py.connectors.files.noop_publisher.NoopPublisher"}
     run = JobRun(props, "J", "job_J_1", 0, store, CommitSequenceStore.for_job({}, store))
     result = commit_dataset(run, "", [done, skipped], 1)
     assert result.state.value == "COMMITTED" and result.failed_tasks == 0

@@ -35,7 +35,7 @@ class KafkaCrashJob(CrashJob):
             self.produced.setdefault(topic, [])
         props = {
             "job.name": "KafkaCrash",
-            "source.class": "gobblin_py.sources.kafka.KafkaSimpleSource",
+            "source.class": "gobblin_py.connectors.kafka.KafkaSimpleSource",
             "kafka.brokers": self.broker.bootstrap,
             "topic.whitelist": ",".join(self.topics),
             "bootstrap.with.offset": "earliest",
@@ -67,8 +67,9 @@ class KafkaCrashJob(CrashJob):
         return found
 
     def stored_offsets(self, topic: str) -> dict[int, int]:
-        from gobblin_py.sources.kafka import keys as K
-        from gobblin_py.state import FsDatasetStateStore, MultiLongWatermark
+        from gobblin_py.connectors.kafka import keys as K
+        from gobblin_py.store import FsDatasetStateStore
+        from gobblin_py.sdk.watermarks import MultiLongWatermark
 
         state = FsDatasetStateStore(str(self.state)).get_latest_dataset_state("KafkaCrash", topic)
         offsets = {}
@@ -106,7 +107,7 @@ class KafkaToKafkaCrashJob(KafkaCrashJob):
             "writer.builder.class": "org.apache.gobblin.kafka.writer.KafkaDataWriterBuilder",
             "writer.kafka.topic": self.target,
             "writer.kafka.producerConfig.bootstrap.servers": self.broker.bootstrap,
-            "data.publisher.type": "gobblin_py.writers.kafka_commit.KafkaTransactionPublisher",
+            "data.publisher.type": "gobblin_py.connectors.kafka.writer_commit.KafkaTransactionPublisher",
         }
         super().__post_init__()
 

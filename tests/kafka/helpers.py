@@ -69,8 +69,9 @@ class KafkaJob:
 
     def offsets(self, topic: str) -> dict[int, int]:
         """The stored next offset of each partition of ``topic`` (from its dataset's latest state)."""
-        from gobblin_py.sources.kafka import keys as K
-        from gobblin_py.state import FsDatasetStateStore, MultiLongWatermark
+        from gobblin_py.connectors.kafka import keys as K
+        from gobblin_py.store import FsDatasetStateStore
+        from gobblin_py.sdk.watermarks import MultiLongWatermark
 
         state = FsDatasetStateStore(str(self.state)).get_latest_dataset_state(self.name, topic)
         found = {}

@@ -6,7 +6,7 @@ import os
 
 import pyarrow as pa
 
-from gobblin_py.api import Converter
+from gobblin_py.sdk.contracts import Converter
 
 
 class ProduceWhileRunning(Converter):

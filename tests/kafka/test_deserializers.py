@@ -9,8 +9,8 @@ import fastavro
 import pyarrow as pa
 import pytest
 
-from gobblin_py.errors import UsageError
-from gobblin_py.sources.kafka.deserializers import deserializer_for, parse_schema_text
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.connectors.kafka.deserializers import deserializer_for, parse_schema_text
 
 AVRO = {"type": "record", "name": "Order", "fields": [{"name": "id", "type": "long"},
                                                      {"name": "note", "type": ["null", "string"]}]}

@@ -78,8 +78,8 @@ def _events(result, name: str) -> list[dict]:
 
 def _lost_in_state(job: KafkaJob, topic: str) -> dict[int, int]:
     """``kafka.offsets.lost`` of each partition, as the topic's latest state keeps it."""
-    from gobblin_py.sources.kafka import keys as K
-    from gobblin_py.state import FsDatasetStateStore
+    from gobblin_py.connectors.kafka import keys as K
+    from gobblin_py.store import FsDatasetStateStore
 
     state = FsDatasetStateStore(str(job.state)).get_latest_dataset_state(job.name, topic)
     found = {}

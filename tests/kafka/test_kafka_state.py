@@ -5,12 +5,14 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from gobblin_py.sources.kafka import keys as K
-from gobblin_py.sources.kafka.packer import pack
-from gobblin_py.sources.kafka.planning import PartitionPlan, Previous
-from gobblin_py.sources.kafka.settings import KafkaSourceSettings
-from gobblin_py.state import (DatasetState, Extract, FsDatasetStateStore, MultiLongWatermark, MultiWorkUnit,
-                              RunningState, TaskState, WatermarkInterval, WorkingState, WorkUnit)
+from gobblin_py.connectors.kafka import keys as K
+from gobblin_py.connectors.kafka.packer import pack
+from gobblin_py.connectors.kafka.planning import PartitionPlan, Previous
+from gobblin_py.connectors.kafka.settings import KafkaSourceSettings
+from gobblin_py.store import FsDatasetStateStore
+from gobblin_py.sdk.run_states import DatasetState
+from gobblin_py.sdk.states import Extract, MultiWorkUnit, RunningState, TaskState, WorkingState, WorkUnit
+from gobblin_py.sdk.watermarks import MultiLongWatermark, WatermarkInterval
 from tests.kafka.helpers import KafkaJob
 
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from gobblin_py.publishers.base import BaseDataPublisher
-from gobblin_py.runtime.commit_sequence import CommitStep, FsRenameStep, step_class_path
+from gobblin_py.connectors.files.publisher import BaseDataPublisher
+from gobblin_py.io.rename_step import FsRenameStep
+from gobblin_py.sdk.commit import CommitStep, step_class_path
 
 
 @dataclass

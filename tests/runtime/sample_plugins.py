@@ -9,8 +9,8 @@ import time
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.api import Converter, DataPublisher, ForkOperator
-from gobblin_py.publishers.base import BaseDataPublisher
+from gobblin_py.sdk.contracts import Converter, DataPublisher, ForkOperator
+from gobblin_py.connectors.files.publisher import BaseDataPublisher
 
 
 class UpperCaseNames:

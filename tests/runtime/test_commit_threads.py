@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gobblin_py.runtime.commit import commit_threads
-from gobblin_py.runtime.job_run import JobRun
-from gobblin_py.state import FsDatasetStateStore
+from gobblin_py.runtime.commit.datasets import commit_threads
+from gobblin_py.runtime.commit.job_run import JobRun
+from gobblin_py.store import FsDatasetStateStore
 
 
 def _run(tmp_path, store: bool = True, **props: str) -> JobRun:

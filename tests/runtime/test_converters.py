@@ -7,11 +7,12 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, strategies as st
 
-from gobblin_py.converters.cast import TypeCastConverter, parse_type
-from gobblin_py.converters.projection import FieldProjectionConverter
-from gobblin_py.converters.record_adapter import RecordConverterAdapter
-from gobblin_py.errors import GobblinPyError, UsageError
-from gobblin_py.state import WorkUnit, WorkUnitState
+from gobblin_py.transforms.converters.cast import TypeCastConverter
+from gobblin_py.formats.types import parse_type
+from gobblin_py.transforms.converters.projection import FieldProjectionConverter
+from gobblin_py.runtime.execute.record_adapter import RecordConverterAdapter
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.states import WorkUnit, WorkUnitState
 from tests.runtime.sample_plugins import DuplicateAndTag, UpperCaseNames
 
 BATCH = pa.RecordBatch.from_pydict({

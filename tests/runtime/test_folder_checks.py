@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from gobblin_py.runtime.validation import check_job
+from gobblin_py.runtime.plan.validation import check_job
 
 BASE = {
     "job.name": "B",
-    "source.class": "gobblin_py.sources.filebased.FileBasedSource",
+    "source.class": "gobblin_py.connectors.files.filebased.FileBasedSource",
     "source.filebased.data.directory": "data",
     "extract.namespace": "ns",
     "extract.table.name": "t",
@@ -61,7 +61,7 @@ def test_replaced_final_dir_holding_the_state_store_is_reported() -> None:
 
 
 def test_replaced_final_dir_shared_by_several_tables_is_reported() -> None:
-    sql = {"source.class": "gobblin_py.sources.sql.QueryBasedSource", "source.conn.driver": "sqlite",
+    sql = {"source.class": "gobblin_py.connectors.sql.QueryBasedSource", "source.conn.driver": "sqlite",
            "source.conn.database": "db.sqlite", "source.entities": "orders,customers",
            "extract.table.type": "append_only", "extract.delta.fields": "id", "extract.table.name": None,
            "source.querybased.watermark.type": "simple", "gobblin.runtime.delivery.semantics": "AT_LEAST_ONCE",
@@ -81,7 +81,7 @@ def test_duplicate_branch_names_are_reported() -> None:
 
 def test_table_names_that_name_no_folder_or_leave_it_are_reported() -> None:
     assert any("extract.table.name" in e and "names no folder" in e for e in _errors(extract__table__name="."))
-    sequential = {"source.class": "gobblin_py.sources.test_sources.SequentialTestSource",
+    sequential = {"source.class": "gobblin_py.connectors.testing.test_sources.SequentialTestSource",
                   "source.filebased.data.directory": None, "extract.table.name": None, "extract.namespace": None}
     assert _errors(**sequential) == []
     errors = _errors(**sequential, source__table="../../x", source__namespace="a/../..")

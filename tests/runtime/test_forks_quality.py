@@ -24,7 +24,7 @@ def two_files(job: Job) -> None:
 
 
 def task_states(job: Job) -> list[dict]:
-    from gobblin_py.state import FsDatasetStateStore
+    from gobblin_py.store import FsDatasetStateStore
 
     state = FsDatasetStateStore(str(job.state)).get_latest_dataset_state("Orders", "")
     return [t.all_properties() | {"_state": t.working_state.value} for t in state.all_task_states()]
@@ -51,9 +51,9 @@ def test_vectorised_router_with_per_branch_converters(tmp_path):
     job = Job(tmp_path, extra=(
         "fork.operator.class=tests.runtime.sample_plugins.RouteByParity\n"
         "fork.branch.name.0=even\nfork.branch.name.1=odd\n"
-        "converter.classes.0=gobblin_py.converters.projection.FieldProjectionConverter\n"
+        "converter.classes.0=gobblin_py.transforms.converters.projection.FieldProjectionConverter\n"
         "converter.projection.fields.0=order_id,amount\n"
-        "converter.classes.1=gobblin_py.converters.cast.TypeCastConverter\n"
+        "converter.classes.1=gobblin_py.transforms.converters.cast.TypeCastConverter\n"
         "converter.cast.fields.1=amount:string\n"
     ))
     two_files(job)
@@ -144,7 +144,7 @@ def test_a_full_queue_makes_the_put_wait_and_counts_it():
     import threading
     import time
 
-    from gobblin_py.runtime.fork import BoundedBatchQueue
+    from gobblin_py.runtime.execute.fork import BoundedBatchQueue
 
     queue = BoundedBatchQueue(1, 0.01, "fork_1")
     assert queue.put("first", lambda: True) and queue.puts_blocked == 0
@@ -168,7 +168,7 @@ def test_a_full_queue_makes_the_put_wait_and_counts_it():
 def test_row_policies_optional_drops_err_file_records_fail_fails(tmp_path):
     err_dir = tmp_path / "errors"
     job = Job(tmp_path / "job", extra=(
-        "qualitychecker.row.policies=gobblin_py.quality.row.RequiredFieldsPolicy,tests.runtime.sample_plugins.PositiveAmount\n"
+        "qualitychecker.row.policies=gobblin_py.transforms.quality.row.RequiredFieldsPolicy,tests.runtime.sample_plugins.PositiveAmount\n"
         "qualitychecker.row.policy.types=OPTIONAL,ERR_FILE\n"
         "qualitychecker.row.required.fields=customer_id\n"
         f"qualitychecker.row.err.file={err_dir}\n"
@@ -218,7 +218,7 @@ def test_fail_task_policy_blocks_the_commit_by_default(tmp_path):
 
 def test_enforce_failure_false_commits_and_records_the_failure(tmp_path):
     job = parquet_job(tmp_path, DROP_NEGATIVE + (
-        "qualitychecker.task.policies=gobblin.policies.count.RowCountPolicy,gobblin_py.quality.task.SchemaCompatibilityPolicy\n"
+        "qualitychecker.task.policies=gobblin.policies.count.RowCountPolicy,gobblin_py.transforms.quality.task.SchemaCompatibilityPolicy\n"
         "qualitychecker.task.policy.types=FAIL,OPTIONAL\ndata.quality.enforce.failure=false\n"
     ))
     result = run_local(job)

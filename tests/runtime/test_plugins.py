@@ -1,18 +1,20 @@
 """Plugin resolution: Gobblin names, dotted paths, entry points, helpful failures."""
 
 import sys
+import warnings
 
 import pytest
 
-from gobblin_py import plugins
-from gobblin_py.errors import UsageError
-from gobblin_py.plugins import PluginError, check_plugins, plugin_refs, resolve_class
-from gobblin_py.publishers.base import BaseDataPublisher
+from gobblin_py.sdk import plugins
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.plugins import PluginError, check_plugins, plugin_refs, resolve_class
+from gobblin_py.connectors.files.filebased import FileBasedSource
+from gobblin_py.connectors.files.publisher import BaseDataPublisher
 
 
 @pytest.mark.parametrize("name", [
     "org.apache.gobblin.publisher.BaseDataPublisher", "gobblin.publisher.BaseDataPublisher",
-    "gobblin_py.publishers.base.BaseDataPublisher", "gobblin_py.publishers.base:BaseDataPublisher",
+    "gobblin_py.connectors.files.publisher.BaseDataPublisher", "gobblin_py.connectors.files.publisher:BaseDataPublisher",
 ])
 def test_gobblin_names_and_dotted_paths_resolve(name):
     assert resolve_class(name, "data.publisher.type") is BaseDataPublisher
@@ -27,10 +29,10 @@ def test_unported_gobblin_class_is_named_as_such():
 
 def test_unknown_name_lists_what_was_tried_and_closest_matches():
     with pytest.raises(PluginError) as err:
-        resolve_class("gobblin_py.sources.filebased.FileBasedSorce", "source.class")
+        resolve_class("gobblin_py.connectors.files.filebased.FileBasedSorce", "source.class")
     message = str(err.value)
     assert "tried" in message and "entry points of group gobblin_py.plugins" in message and "dotted path" in message
-    assert "gobblin_py.sources.filebased.FileBasedSource" in err.value.suggestions
+    assert "gobblin_py.connectors.files.filebased.FileBasedSource" in err.value.suggestions
     assert err.value.exit_code == 2
 
 
@@ -55,6 +57,22 @@ def test_entry_point_plugins(tmp_path, monkeypatch):
         sys.modules.pop("myplug_mod", None)
 
 
+def test_an_entry_point_naming_a_moved_module_loads_it_from_its_new_path(tmp_path, monkeypatch):
+    # an installation whose metadata predates the move of gpy's modules (an editable install not reinstalled)
+    dist = tmp_path / "oldplug-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: oldplug\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[gobblin_py.plugins]\nold-files = gobblin_py.sources.filebased:FileBasedSource\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    plugins._entry_points.cache_clear()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DeprecationWarning)
+            assert resolve_class("old-files", "source.class") is FileBasedSource
+    finally:
+        plugins._entry_points.cache_clear()
+
+
 def test_plugin_refs_cover_lists_and_branch_suffixes():
     props = {
         "source.class": "a.B",
@@ -68,5 +86,5 @@ def test_plugin_refs_cover_lists_and_branch_suffixes():
     assert refs == {("source.class", "a.B"), ("converter.classes", "c.D"), ("converter.classes", "e.F"),
                     ("converter.classes.0", "g.H"), ("writer.builder.class.1", "i.J"),
                     ("qualitychecker.task.policies", "k.L")}
-    problems = check_plugins({"source.class": "gobblin_py.sources.filebased.FileBasedSource", "converter.classes": "nope.X"})
+    problems = check_plugins({"source.class": "gobblin_py.connectors.files.filebased.FileBasedSource", "converter.classes": "nope.X"})
     assert len(problems) == 1 and "converter.classes=nope.X" in str(problems[0])

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from gobblin_py.state import FsDatasetStateStore
+from gobblin_py.store import FsDatasetStateStore
 from tests.runtime.test_run_cli import Job, run_local, write_csv
 
 DAMAGING = "data.publisher.type=tests.runtime.publish_plugins.DamagingPublisher\n"

@@ -43,12 +43,12 @@ class Job:
         self.data.mkdir(parents=True, exist_ok=True)
         props = {
             "job.name": "Orders",
-            "source.class": "gobblin_py.sources.filebased.FileBasedSource",
+            "source.class": "gobblin_py.connectors.files.filebased.FileBasedSource",
             "source.filebased.data.directory": str(self.data),
             "source.filebased.file.pattern": "*.csv",
             "extract.namespace": "shop",
             "extract.table.name": "orders",
-            "converter.classes": "gobblin_py.converters.cast.TypeCastConverter",
+            "converter.classes": "gobblin_py.transforms.converters.cast.TypeCastConverter",
             "converter.cast.fields": "order_id:int64",
             "writer.output.format": "PARQUET",
             "writer.staging.dir": f"{root}/staging",
@@ -149,7 +149,7 @@ def test_a_changed_file_is_pulled_again_once(tmp_path):
 def failing_job(root: Path, policy: str) -> Job:
     job = Job(root, extra=(
         f"job.commit.policy={policy}\n"
-        "converter.classes=gobblin_py.converters.cast.TypeCastConverter,tests.runtime.sample_plugins.FailOnMarker\n"
+        "converter.classes=gobblin_py.transforms.converters.cast.TypeCastConverter,tests.runtime.sample_plugins.FailOnMarker\n"
         "test.fail.marker=BROKEN\n"
     ))
     write_csv(job.data / "good.csv", 1)
@@ -231,10 +231,10 @@ def test_per_record_converter_runs_end_to_end(tmp_path):
 
 
 def test_bad_job_and_unknown_class_exit_2_with_one_line(tmp_path):
-    job = Job(tmp_path, extra="source.class=gobblin_py.sources.filebased.FileBasedSorce\n")
+    job = Job(tmp_path, extra="source.class=gobblin_py.connectors.files.filebased.FileBasedSorce\n")
     result = run_local(job)
     assert result.returncode == 2
-    assert "source.class=gobblin_py.sources.filebased.FileBasedSorce" in result.stderr
+    assert "source.class=gobblin_py.connectors.files.filebased.FileBasedSorce" in result.stderr
     assert "Traceback" not in result.stderr
     result = run_gpy("run", str(tmp_path / "missing.pull"))
     assert result.returncode == 2 and "no such job file" in result.stderr
@@ -256,7 +256,7 @@ def test_quickstart_runs_as_a_subprocess_on_spark(tmp_path):
 def test_each_subdirectory_is_a_dataset_committed_on_its_own(tmp_path):
     job = Job(tmp_path, extra=(
         "source.filebased.dataset.urn.level=subdirectory\n"
-        "converter.classes=gobblin_py.converters.cast.TypeCastConverter,tests.runtime.sample_plugins.FailOnMarker\n"
+        "converter.classes=gobblin_py.transforms.converters.cast.TypeCastConverter,tests.runtime.sample_plugins.FailOnMarker\n"
         "test.fail.marker=BROKEN\n"
     ))
     write_csv(job.data / "eu" / "a.csv", 1)
@@ -278,7 +278,7 @@ def test_each_subdirectory_is_a_dataset_committed_on_its_own(tmp_path):
 
 def test_tasks_whose_random_attempt_ids_collide_still_publish_only_their_own_files(tmp_path, monkeypatch):
     """Each task attempt writes in a folder of its own even when two attempt ids are equal (they are random)."""
-    from gobblin_py.runtime import task as task_module
+    from gobblin_py.runtime.execute import task as task_module
 
     monkeypatch.setattr(task_module, "attempt_id", lambda retry: f"r{retry}_00000000")
     job = Job(tmp_path, extra="source.filebased.dataset.urn.level=subdirectory\n")
@@ -297,7 +297,7 @@ def test_hocon_job_file_runs(tmp_path):
     job_file.write_text(f"""
 root = "{tmp_path}"
 job.name = OrdersHocon
-source.class = gobblin_py.sources.filebased.FileBasedSource
+source.class = gobblin_py.connectors.files.filebased.FileBasedSource
 source.filebased.data.directory = ${{root}}/data
 extract {{ namespace = shop, table.name = orders }}
 writer.staging.dir = ${{root}}/staging

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from gobblin_py.runtime import task as task_module
-from gobblin_py.state import WorkingState
+from gobblin_py.runtime.execute import task as task_module
+from gobblin_py.sdk.states import WorkingState
 from gobblin_py.testing.base import file_source_job
 
 FAIL_ATTEMPTS = "tests.runtime.sample_plugins.FailAttempts"

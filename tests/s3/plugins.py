@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 
-from gobblin_py.api import Converter
+from gobblin_py.sdk.contracts import Converter
 
 
 class GateConverter(Converter):

@@ -9,12 +9,12 @@ from pathlib import Path
 import fsspec.config
 import pytest
 
-from gobblin_py import fs as fsutil
-from gobblin_py import fs_settings
-from gobblin_py.config.settings import SettingsError
-from gobblin_py.errors import UsageError
-from gobblin_py.fs_settings import FsSettings
-from gobblin_py.local_fs import LocalFileSystem
+from gobblin_py.io import fs as fsutil
+from gobblin_py.io import fs_settings
+from gobblin_py.sdk.settings import SettingsError
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.io.fs_settings import FsSettings
+from gobblin_py.io.local_fs import LocalFileSystem
 from tests.conftest import run_gpy
 
 SECRET = "wJalrXUtnFEMI-never-print-me"

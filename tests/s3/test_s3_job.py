@@ -11,10 +11,10 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from gobblin_py import fs_settings
+from gobblin_py.io import fs_settings
 from gobblin_py.cli import main
-from gobblin_py.state import FsDatasetStateStore
-from gobblin_py.state.sequencefile import SequenceFileReader
+from gobblin_py.store import FsDatasetStateStore
+from gobblin_py.store.sequencefile import SequenceFileReader
 from tests.conftest import run_gpy
 from tests.s3.conftest import SECRET_KEY
 
@@ -44,11 +44,11 @@ def job(tmp_path, s3_server, bucket):
     path = tmp_path / "orders.pull"
     path.write_text("\n".join([
         "job.name=S3Orders",
-        "source.class=gobblin_py.sources.filebased.FileBasedSource",
+        "source.class=gobblin_py.connectors.files.filebased.FileBasedSource",
         f"source.filebased.data.directory=s3://{bucket}/incoming",
         "source.filebased.dataset.urn.level=subdirectory",
         "extract.namespace=shop",
-        "converter.classes=gobblin_py.converters.cast.TypeCastConverter",
+        "converter.classes=gobblin_py.transforms.converters.cast.TypeCastConverter",
         "converter.cast.fields=order_id:int64",
         "fork.branches=2",
         "fork.branch.name.0=parquet",
@@ -133,7 +133,7 @@ def test_a_job_file_on_s3_with_its_folders_global_file(tmp_path, s3_server, buck
     fs.pipe_file(f"{bucket}/jobs/shop/shop.properties", b"extract.namespace=shop\ntask.maxretries=0\n")
     fs.pipe_file(f"{bucket}/jobs/shop/orders.pull", "\n".join([
         "job.name=RemoteOrders",
-        "source.class=gobblin_py.sources.filebased.FileBasedSource",
+        "source.class=gobblin_py.connectors.files.filebased.FileBasedSource",
         f"source.filebased.data.directory=s3://{bucket}/incoming",
         f"task.data.root.dir=s3://{bucket}/task-data",
         f"data.publisher.final.dir=s3://{bucket}/published",
@@ -172,7 +172,7 @@ def test_a_job_file_on_s3_with_its_folders_global_file(tmp_path, s3_server, buck
 def test_a_data_prefix_without_objects_is_named(tmp_path, s3_server, bucket):
     job = tmp_path / "empty.pull"
     job.write_text("\n".join([
-        "job.name=Empty", "source.class=gobblin_py.sources.filebased.FileBasedSource",
+        "job.name=Empty", "source.class=gobblin_py.connectors.files.filebased.FileBasedSource",
         f"source.filebased.data.directory=s3://{bucket}/nothing-here", f"task.data.root.dir=s3://{bucket}/task-data",
         f"data.publisher.final.dir=s3://{bucket}/published", f"state.store.dir=s3://{bucket}/state",
         s3_server.job_keys(),

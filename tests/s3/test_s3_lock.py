@@ -15,7 +15,7 @@ import time
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from gobblin_py import fs_conditional as conditional
+from gobblin_py.io import fs_conditional as conditional
 from tests.conftest import run_gpy
 from tests.s3.conftest import SECRET_KEY
 
@@ -26,8 +26,8 @@ MAX_ROUNDS = 20
 # until told to release it.
 RACER = """
 import sys
-from gobblin_py import fs_settings
-from gobblin_py.runtime.locks import JobLock, JobLockedError
+from gobblin_py.io import fs_settings
+from gobblin_py.runtime.plan.locks import JobLock, JobLockedError
 props = dict(line.split("=", 1) for line in sys.argv[1].splitlines() if "=" in line)
 fs_settings.apply(props)
 JobLock(props, "Warm-up").holder()  # connect before the first start signal, so that the racers really race
@@ -129,7 +129,7 @@ def _gated_job(tmp_path, s3_server, bucket, rows: int = 300):
     job = tmp_path / "gated.pull"
     job.write_text("\n".join([
         "job.name=Gated",
-        "source.class=gobblin_py.sources.filebased.FileBasedSource",
+        "source.class=gobblin_py.connectors.files.filebased.FileBasedSource",
         f"source.filebased.data.directory=s3://{bucket}/incoming",
         "converter.classes=tests.s3.plugins.GateConverter",
         f"test.gate.file={tmp_path}/gate",

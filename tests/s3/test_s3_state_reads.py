@@ -6,7 +6,7 @@ s3fs looks an object up, then fetches it on condition that it is still that vers
 
 from __future__ import annotations
 
-from gobblin_py.state.store import FsDatasetStateStore
+from gobblin_py.store.store import FsDatasetStateStore
 from tests.state.test_store import make_state
 
 

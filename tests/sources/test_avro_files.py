@@ -8,7 +8,7 @@ from pathlib import Path
 import fastavro
 import pytest
 
-from gobblin_py.state import FsDatasetStateStore
+from gobblin_py.store import FsDatasetStateStore
 from tests.conftest import run_gpy
 
 SCHEMA = {
@@ -87,7 +87,7 @@ def test_avro_file_source_needs_the_table_type(tmp_path):
 
 def test_the_file_source_reads_avro_by_extension(tmp_path):
     write_users(tmp_path / "data" / "a.avro", 0, 7)
-    job = job_file(tmp_path, "gobblin_py.sources.filebased.FileBasedSource", "writer.output.format=PARQUET\n")
+    job = job_file(tmp_path, "gobblin_py.connectors.files.filebased.FileBasedSource", "writer.output.format=PARQUET\n")
     job.write_text(job.read_text().replace("writer.codec.type=null", "writer.codec.type=snappy"))
     result = run_gpy("run", str(job), "--engine", "local")
     assert result.returncode == 0, result.stdout + result.stderr

@@ -9,8 +9,8 @@ from zoneinfo import ZoneInfo
 import fastavro
 import pytest
 
-from gobblin_py.sources.date_partitioned import DatePartitionedAvroFileSource, DatePartitionedDailyAvroSource, add_unit
-from gobblin_py.state import SourceState
+from gobblin_py.connectors.files.date_partitioned import DatePartitionedAvroFileSource, DatePartitionedDailyAvroSource, add_unit
+from gobblin_py.sdk.run_states import SourceState
 
 ZONE = ZoneInfo("America/Los_Angeles")
 SCHEMA = {"type": "record", "name": "R", "fields": [{"name": "at", "type": "long"}]}
@@ -94,7 +94,7 @@ def test_calendar_steps_and_gobblins_fixed_increment():
     assert add_unit(moment, "MONTH") == dt.datetime(2015, 2, 28, tzinfo=ZONE)
     assert add_unit(dt.datetime(2015, 3, 8, 1, tzinfo=ZONE), "HOUR").hour == 3  # a duration across the DST gap
     source = DatePartitionedAvroFileSource()
-    from gobblin_py.sources.date_partitioned import DatePartitionSettings
+    from gobblin_py.connectors.files.date_partitioned import DatePartitionSettings
 
     settings = DatePartitionSettings.load({"source.filebased.data.directory": "/x", "extract.table.type": "SNAPSHOT_ONLY",
                                            "date.partitioned.source.partition.pattern": "yyyy/MM",
@@ -106,7 +106,7 @@ def test_calendar_steps_and_gobblins_fixed_increment():
 
 
 def test_a_min_watermark_that_does_not_fit_the_pattern_is_refused():
-    from gobblin_py.sources.date_partitioned import DatePartitionSettings
+    from gobblin_py.connectors.files.date_partitioned import DatePartitionSettings
 
     problems = DatePartitionSettings.problems({"source.filebased.data.directory": "/x", "extract.table.type": "SNAPSHOT_ONLY",
                                                "date.partitioned.source.partition.pattern": "yyyy/MM/dd"})

@@ -10,12 +10,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from gobblin_py.errors import UsageError
+from gobblin_py.sdk.errors import UsageError
 from tests.conftest import run_gpy
 from tests.sources.test_filebased_schema import read_all
 
 JOB = """job.name=Orders
-source.class=gobblin_py.sources.filebased.FileBasedSource
+source.class=gobblin_py.connectors.files.filebased.FileBasedSource
 source.filebased.data.directory=data
 extract.namespace=shop
 extract.table.name=orders

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from gobblin_py.errors import UsageError
-from gobblin_py.sources.filebased import FileBasedSource
-from gobblin_py.state import SourceState, WorkUnitState
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.connectors.files.filebased import FileBasedSource
+from gobblin_py.sdk.run_states import SourceState
+from gobblin_py.sdk.states import WorkUnitState
 
 JSON_KEY = "source.filebased.json.block.size"
 CSV_KEY = "source.filebased.csv.block.size"

@@ -8,8 +8,9 @@ import fsspec
 import pytest
 from fsspec.implementations.memory import MemoryFileSystem
 
-from gobblin_py.sources.filebased import FileBasedSource
-from gobblin_py.state import SourceState, WorkUnitState
+from gobblin_py.connectors.files.filebased import FileBasedSource
+from gobblin_py.sdk.run_states import SourceState
+from gobblin_py.sdk.states import WorkUnitState
 
 
 @pytest.fixture

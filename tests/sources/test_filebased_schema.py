@@ -11,13 +11,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from gobblin_py.errors import UsageError
-from gobblin_py.sources.filebased import FileBasedSource
-from gobblin_py.state import SourceState, WorkUnitState
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.connectors.files.filebased import FileBasedSource
+from gobblin_py.sdk.run_states import SourceState
+from gobblin_py.sdk.states import WorkUnitState
 from tests.conftest import run_gpy
 
 JOB = """job.name=Orders
-source.class=gobblin_py.sources.filebased.FileBasedSource
+source.class=gobblin_py.connectors.files.filebased.FileBasedSource
 source.filebased.data.directory=data
 extract.namespace=shop
 extract.table.name=orders

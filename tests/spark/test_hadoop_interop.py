@@ -3,9 +3,9 @@
 
 import pytest
 
-from gobblin_py.state import FsDatasetStateStore
-from gobblin_py.state.hadoop_io import DataInput, encode_text
-from gobblin_py.state.sequencefile import Compression, SequenceFileReader, SequenceFileWriter
+from gobblin_py.store import FsDatasetStateStore
+from gobblin_py.store.hadoop_io import DataInput, encode_text
+from gobblin_py.store.sequencefile import Compression, SequenceFileReader, SequenceFileWriter
 
 pytestmark = pytest.mark.spark
 

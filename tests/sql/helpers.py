@@ -175,7 +175,7 @@ class SqlJob:
         root.mkdir(parents=True, exist_ok=True)
         self.props: dict[str, str] = {
             "job.name": name,
-            "source.class": "gobblin_py.sources.sql.QueryBasedSource",
+            "source.class": "gobblin_py.connectors.sql.QueryBasedSource",
             **db.conn_props(),
             "source.entities": tables,
             "extract.namespace": "shop",
@@ -233,7 +233,7 @@ class SqlJob:
             assert done.returncode == 0, done.stderr
             rows = json.loads(done.stdout)["datasets"]
         else:
-            from gobblin_py.state import FsDatasetStateStore, report
+            from gobblin_py.store import FsDatasetStateStore, report
 
             rows = report.show(FsDatasetStateStore.from_properties(self.props), [self.name])
             rows = json.loads(json.dumps(rows))

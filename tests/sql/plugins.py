@@ -9,8 +9,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.api import Converter
-from gobblin_py.state import Watermark
+from gobblin_py.sdk.contracts import Converter
+from gobblin_py.sdk.watermarks import Watermark
 
 
 def _once(state, name: str) -> bool:

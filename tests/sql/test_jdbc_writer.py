@@ -107,7 +107,7 @@ def test_rows_reach_the_final_table_once_and_staging_tables_are_gone(target, tmp
     assert target.query("SELECT count(*) FROM gpy_commits")[0][0] == 1
     if target.pg is not None:
         assert target.pg.password not in first.stdout + first.stderr
-        from gobblin_py.state import FsDatasetStateStore
+        from gobblin_py.store import FsDatasetStateStore
 
         state = FsDatasetStateStore(str(tmp_path / "state")).get_latest_dataset_state("AvroToDb", "")
         for task in state.all_task_states():

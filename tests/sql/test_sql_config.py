@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import pytest
 
-from gobblin_py.config import load_job
-from gobblin_py.runtime.validation import check_job
+from gobblin_py.jobconf import load_job
+from gobblin_py.runtime.plan.validation import check_job
 from tests.conftest import run_gpy
 from tests.sql.helpers import SqlJob, create_shop
 
 SECRET = "Pw-config-7Hq2-Zz"
 GOOD = {
     "job.name": "Shop",
-    "source.class": "gobblin_py.sources.sql.QueryBasedSource",
+    "source.class": "gobblin_py.connectors.sql.QueryBasedSource",
     "source.conn.driver": "postgresql",
     "source.conn.host": "127.0.0.1",
     "source.conn.username": "loader",
@@ -68,7 +68,7 @@ CASES = [
      "not a boolean"),
     ("bad-unbounded-numeric", {"source.querybased.unbounded.numeric.type": "decimal(99,2)"},
      "source.querybased.unbounded.numeric.type", "precision must be 1 to 76"),
-    ("class-with-partitions", {"source.querybased.watermark.class": "gobblin_py.state.LongWatermark",
+    ("class-with-partitions", {"source.querybased.watermark.class": "gobblin_py.store.LongWatermark",
                                "source.querybased.partition.column": "shard"},
      "source.querybased.watermark.class", "cannot be combined"),
     ("unknown-watermark-class", {"source.querybased.watermark.class": "no.such.Watermark"},

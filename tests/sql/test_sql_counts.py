@@ -11,8 +11,9 @@ import datetime as dt
 
 import pytest
 
-from gobblin_py.sources.sql.source import QueryBasedSource
-from gobblin_py.state import SourceState, State, TaskState
+from gobblin_py.connectors.sql.source import QueryBasedSource
+from gobblin_py.sdk.run_states import SourceState
+from gobblin_py.sdk.states import State, TaskState
 from tests.sql.helpers import SqlJob, add_orders, create_shop
 
 

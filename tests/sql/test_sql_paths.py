@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gobblin_py.contained_paths import PathEscapeError
-from gobblin_py.sources.sql import QueryBasedSource
-from gobblin_py.state import SourceState
+from gobblin_py.io.contained_paths import PathEscapeError
+from gobblin_py.connectors.sql import QueryBasedSource
+from gobblin_py.sdk.run_states import SourceState
 from tests.conftest import run_gpy
 from tests.sql.helpers import SqlJob, create_shop
 

@@ -11,14 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gobblin_py.errors import UsageError
-from gobblin_py.sources.sql import delta as deltas
-from gobblin_py.sources.sql.connection import ConnectionConfig
-from gobblin_py.sources.sql.dialects import dialect_for
-from gobblin_py.sources.sql.positions import SINGLE, previous_watermarks
-from gobblin_py.sources.sql.settings import ConnectionSettings
-from gobblin_py.sources.sql.source import QueryBasedSource
-from gobblin_py.sources.sql.watermarks import (
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.connectors.sql import delta as deltas
+from gobblin_py.connectors.sql.connection import ConnectionConfig
+from gobblin_py.connectors.sql.dialects import dialect_for
+from gobblin_py.connectors.sql.positions import SINGLE, previous_watermarks
+from gobblin_py.connectors.sql.settings import ConnectionSettings
+from gobblin_py.connectors.sql.source import QueryBasedSource
+from gobblin_py.connectors.sql.watermarks import (
     MICROS_PER_DAY,
     MICROS_PER_HOUR,
     STEP,
@@ -30,15 +30,9 @@ from gobblin_py.sources.sql.watermarks import (
     parse_value,
     split_range,
 )
-from gobblin_py.state import (
-    LongWatermark,
-    MultiWorkUnit,
-    SourceState,
-    WatermarkInterval,
-    WorkingState,
-    WorkUnit,
-    WorkUnitState,
-)
+from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval
+from gobblin_py.sdk.states import MultiWorkUnit, WorkingState, WorkUnit, WorkUnitState
+from gobblin_py.sdk.run_states import SourceState
 from tests.sql.helpers import SqlJob, add_orders, create_shop
 
 UTC = dt.timezone.utc

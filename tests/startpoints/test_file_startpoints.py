@@ -231,7 +231,7 @@ def test_reset_export_and_import(job, tmp_path):
     files = sorted(p.name for p in (exported / "Events").iterdir())
     assert "current.jst" in files and any(n.startswith("job_Events_") for n in files)
     # the exported store is a plain Gobblin store: every file decodes as a Hadoop SequenceFile of dataset states
-    from gobblin_py.state import FsDatasetStateStore
+    from gobblin_py.store import FsDatasetStateStore
 
     assert FsDatasetStateStore(str(exported)).get_latest_dataset_state("Events", "") is not None
     dry = run_gpy("state", "reset", str(job.file), "--dataset", "", "--dry-run")

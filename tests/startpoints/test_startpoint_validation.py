@@ -93,7 +93,7 @@ def test_kafka_partitions_and_offsets(tmp_path):
 
 def sql_job(tmp_path, **extra: str):
     path = tmp_path / "shop.pull"
-    props = {"job.name": "Shop", "source.class": "gobblin_py.sources.sql.SqliteSource",
+    props = {"job.name": "Shop", "source.class": "gobblin_py.connectors.sql.SqliteSource",
              "source.conn.host": str(tmp_path / "shop.db"), "source.entities": "orders,events",
              "extract.delta.fields": "updated_at", "data.publisher.final.dir": str(tmp_path / "published"),
              "state.store.dir": str(tmp_path / "state"), **extra}

@@ -3,8 +3,8 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from gobblin_py.errors import CorruptFileError
-from gobblin_py.state.hadoop_io import (
+from gobblin_py.sdk.errors import CorruptFileError
+from gobblin_py.store.hadoop_io import (
     LONG_MAX,
     LONG_MIN,
     DataInput,

@@ -6,9 +6,9 @@ import zlib
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from gobblin_py.errors import CorruptFileError
-from gobblin_py.state.hadoop_io import encode_text
-from gobblin_py.state.sequencefile import (
+from gobblin_py.sdk.errors import CorruptFileError
+from gobblin_py.store.hadoop_io import encode_text
+from gobblin_py.store.sequencefile import (
     DEFAULT_CODEC,
     DEFLATE_CODEC,
     GZIP_CODEC,

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from gobblin_py.errors import CorruptFileError
-from gobblin_py.state import FsDatasetStateStore
-from gobblin_py.state.hadoop_io import encode_text, encode_vlong
-from gobblin_py.state.sequencefile import (
+from gobblin_py.sdk.errors import CorruptFileError
+from gobblin_py.store import FsDatasetStateStore
+from gobblin_py.store.hadoop_io import encode_text, encode_vlong
+from gobblin_py.store.sequencefile import (
     DEFAULT_CODEC,
     SYNC_ESCAPE,
     TEXT_CLASS,
@@ -30,8 +30,8 @@ from gobblin_py.state.sequencefile import (
     SequenceFileReader,
     SequenceFileWriter,
 )
-from gobblin_py.state.store import read_state_file
-from gobblin_py.state.writable import DATASET_STATE_CLASS
+from gobblin_py.store.store import read_state_file
+from gobblin_py.store.writable import DATASET_STATE_CLASS
 
 from tests.state.test_store import make_state
 

@@ -4,21 +4,14 @@ import json
 
 import pytest
 
-from gobblin_py.errors import UsageError
-from gobblin_py.state import (
-    DatasetState,
-    Extract,
-    JobState,
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.run_states import DatasetState, JobState, SourceState
+from gobblin_py.sdk.states import Extract, State, TaskState, WorkingState, WorkUnit, WorkUnitState
+from gobblin_py.sdk.watermarks import (
     LongWatermark,
     MultiLongWatermark,
-    SourceState,
-    State,
-    TaskState,
     Watermark,
     WatermarkInterval,
-    WorkingState,
-    WorkUnit,
-    WorkUnitState,
     resolve_watermark_type,
 )
 

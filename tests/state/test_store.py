@@ -7,18 +7,12 @@ import zlib
 
 import pytest
 
-from gobblin_py.errors import CorruptFileError, StateStoreError
-from gobblin_py.state import (
-    DatasetState,
-    Extract,
-    FsDatasetStateStore,
-    LongWatermark,
-    RunningState,
-    TaskState,
-    WatermarkInterval,
-    WorkUnit,
-)
-from gobblin_py.state.store import GuidUrnNameParser, sanitize_job_id
+from gobblin_py.sdk.errors import CorruptFileError, StateStoreError
+from gobblin_py.store import FsDatasetStateStore
+from gobblin_py.sdk.run_states import DatasetState
+from gobblin_py.sdk.states import Extract, RunningState, TaskState, WorkUnit
+from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval
+from gobblin_py.store.store import GuidUrnNameParser, sanitize_job_id
 
 from tests.conftest import GOBBLIN_DATA
 

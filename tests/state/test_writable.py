@@ -5,22 +5,12 @@ import io
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from gobblin_py.errors import CorruptFileError
-from gobblin_py.state import (
-    DatasetState,
-    Extract,
-    JobState,
-    MultiWorkUnit,
-    RunningState,
-    SourceState,
-    State,
-    TaskState,
-    WorkUnit,
-    WorkUnitState,
-)
-from gobblin_py.state.sequencefile import SequenceFileReader, SequenceFileWriter
-from gobblin_py.state.store import read_state_file
-from gobblin_py.state.writable import (
+from gobblin_py.sdk.errors import CorruptFileError
+from gobblin_py.sdk.run_states import DatasetState, JobState, SourceState
+from gobblin_py.sdk.states import Extract, MultiWorkUnit, RunningState, State, TaskState, WorkUnit, WorkUnitState
+from gobblin_py.store.sequencefile import SequenceFileReader, SequenceFileWriter
+from gobblin_py.store.store import read_state_file
+from gobblin_py.store.writable import (
     DATASET_STATE_CLASS,
     class_name_of,
     deserialize,
@@ -84,7 +74,7 @@ def test_old_gobblin_package_names_are_accepted(state):
 
 def test_duplicate_keys_last_occurrence_wins():
     # Gobblin writes commonProperties then specProperties: a key can appear twice
-    from gobblin_py.state.hadoop_io import DataOutput
+    from gobblin_py.store.hadoop_io import DataOutput
 
     out = DataOutput()
     out.write_int(3)

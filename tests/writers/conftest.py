@@ -9,8 +9,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from gobblin_py.state import State, WorkUnit, WorkUnitState
-from gobblin_py.writers.builder import FsDataWriterBuilder
+from gobblin_py.sdk.states import State, WorkUnit, WorkUnitState
+from gobblin_py.connectors.files.builder import FsDataWriterBuilder
 
 UTC = dt.timezone.utc
 

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gobblin_py.writers.counting import count_records
+from gobblin_py.formats.counting import count_records
 
 LOCAL = fsspec.filesystem("file")
 

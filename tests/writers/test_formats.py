@@ -18,9 +18,9 @@ import pyarrow.orc as orc
 import pyarrow.parquet as pq
 import pytest
 
-from gobblin_py.errors import UsageError
-from gobblin_py.writers.avro import _codec_problem
-from gobblin_py.writers.builder import AvroDataWriterBuilder, FsDataWriterBuilder, OrcDataWriterBuilder
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.formats.avro import _codec_problem
+from gobblin_py.connectors.files.builder import AvroDataWriterBuilder, FsDataWriterBuilder, OrcDataWriterBuilder
 
 from .conftest import ROWS, SCHEMA, all_types_batch, build, files_under, orc_safe_batch, orc_safe_rows, task_state, write_all
 

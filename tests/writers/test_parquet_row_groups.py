@@ -6,9 +6,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from gobblin_py.config.settings import SettingsError
-from gobblin_py.writers.parquet import ParquetDataWriter
-from gobblin_py.writers.settings import DEFAULT_PARQUET_BLOCK_SIZE, WriterSettings
+from gobblin_py.sdk.settings import SettingsError
+from gobblin_py.formats.parquet import ParquetDataWriter
+from gobblin_py.formats.settings import DEFAULT_PARQUET_BLOCK_SIZE, WriterSettings
 
 from .conftest import build, files_under, task_state, write_all
 

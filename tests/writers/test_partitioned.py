@@ -11,16 +11,16 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from gobblin_py.errors import UsageError
-from gobblin_py.publishers.base import BaseDataPublisher, PublishConflictError
-from gobblin_py.state import State, TaskState, WorkingState, WorkUnit
-from gobblin_py.writers.partitioners import joda_to_strftime
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.connectors.files.publisher import BaseDataPublisher, PublishConflictError
+from gobblin_py.sdk.states import State, TaskState, WorkingState, WorkUnit
+from gobblin_py.connectors.files.partitioners import joda_to_strftime
 
 from .conftest import build, files_under, task_state, write_all
 
 UTC = dt.timezone.utc
-TIME = "gobblin_py.writers.partitioners.TimeBasedWriterPartitioner"
-VALUE = "gobblin_py.writers.partitioners.ColumnValueWriterPartitioner"
+TIME = "gobblin_py.connectors.files.partitioners.TimeBasedWriterPartitioner"
+VALUE = "gobblin_py.connectors.files.partitioners.ColumnValueWriterPartitioner"
 
 EVENTS = [
     (1, dt.datetime(2024, 1, 1, 2, 0, tzinfo=UTC), "US"),    # 2023-12-31 18:00 in Los Angeles
@@ -256,10 +256,10 @@ def test_a_partition_file_that_exists_is_never_overwritten(tmp_path):
 
 def test_a_job_with_a_partitioner_passes_the_pre_run_check():
     """A partitioner's validate(schema) is its own method, not the Validating protocol's validate(props)."""
-    from gobblin_py.runtime.validation import check_job
+    from gobblin_py.runtime.plan.validation import check_job
 
-    check = check_job({"job.name": "P", "source.class": "gobblin_py.sources.filebased.FileBasedSource",
+    check = check_job({"job.name": "P", "source.class": "gobblin_py.connectors.files.filebased.FileBasedSource",
                        "source.filebased.data.directory": "/tmp", "task.data.root.dir": "/tmp/x", "state.store.dir": "/tmp/s", "data.publisher.final.dir": "/tmp/f",
-                       "writer.partitioner.class": "gobblin_py.writers.partitioners.TimeBasedWriterPartitioner",
+                       "writer.partitioner.class": "gobblin_py.connectors.files.partitioners.TimeBasedWriterPartitioner",
                        "writer.partition.columns": "at"})
     assert check.ok, check.errors

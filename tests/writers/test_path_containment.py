@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from gobblin_py.contained_paths import PathEscapeError
-from gobblin_py.state import State
-from gobblin_py.writers.paths import BranchScope
+from gobblin_py.io.contained_paths import PathEscapeError
+from gobblin_py.sdk.states import State
+from gobblin_py.io.branch_paths import BranchScope
 from tests.conftest import run_gpy
 from tests.runtime.test_run_cli import Job, write_csv
 

@@ -15,8 +15,8 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gobblin_py.writers.avro import AvroDataWriter, arrow_to_avro, avro_to_arrow
-from gobblin_py.writers.jsonl import json_lines
+from gobblin_py.formats.avro import AvroDataWriter, arrow_to_avro, avro_to_arrow
+from gobblin_py.formats.jsonl import json_lines
 
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)
 ZONES = st.sampled_from([None, "UTC", "America/New_York", "Asia/Kolkata"])

@@ -54,7 +54,7 @@ def test_spark_reads_gzipped_json_lines(spark, tmp_path):
 
 
 def test_spark_reads_hive_partition_folders(spark, tmp_path):
-    write_all(task_state(tmp_path, writer__partitioner__class="gobblin_py.writers.partitioners.ColumnValueWriterPartitioner",
+    write_all(task_state(tmp_path, writer__partitioner__class="gobblin_py.connectors.files.partitioners.ColumnValueWriterPartitioner",
                          writer__partition__columns="d", writer__include__partition__in__file__names="true"),
               all_types_batch().select(["id", "s", "d"]))
     df = spark.read.option("basePath", str(tmp_path / "output/out")).parquet(str(tmp_path / "output/out"))

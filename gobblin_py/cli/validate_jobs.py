@@ -1,0 +1,105 @@
+"""``gpy validate``: load job files and check each as ``gpy run`` would before any work, one report per file."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from gobblin_py.jobconf import load_jobs
+from gobblin_py.sdk.plugins import gobblin_name
+from gobblin_py.sdk.unported import explain
+
+SECRET_KEY = re.compile(r"(password|passwd|secret|token|credential|private[._]?key)", re.IGNORECASE)
+MASK = "******"
+
+
+def mask_secrets(props: dict[str, str]) -> dict[str, str]:
+    """The properties with the values of password-like keys, and of keys declared secret, replaced by ``******``."""
+    names, prefixes = _declared_secrets()
+    return {k: (MASK if v and (SECRET_KEY.search(k) or _base(k) in names or k.startswith(prefixes)) else v)
+            for k, v in props.items()}
+
+
+def _base(key: str) -> str:
+    return re.sub(r"\.\d+$", "", key)
+
+
+def _declared_secrets() -> tuple[set[str], tuple[str, ...]]:
+    """Names of the keys declared ``secret=True``, and the prefixes of secret key families (``fsspec.``)."""
+    from gobblin_py.runtime.plan.validation import declared_keys
+
+    secrets = [key for key, _ in declared_keys() if key.secret]
+    names = {name for key in secrets if not key.is_prefix for name in (key.name, *key.aliases)}
+    prefixes = tuple(key.name[:-1] for key in secrets if key.is_prefix)
+    return names, prefixes
+
+
+@dataclass
+class JobReport:
+    """The verdict on one job file: its resolved properties, or what is wrong with it."""
+
+    path: str
+    properties: dict[str, str] | None = None
+    error: str | None = None  # the file does not load
+    problems: list[str] = field(default_factory=list)  # keys whose values are wrong
+    unsupported: list[str] = field(default_factory=list)  # Gobblin classes without a gobblin_py equivalent
+    unported: list[dict[str, str | None]] = field(default_factory=list)  # each with its nearest built-in and a hint
+    unresolved: list[str] = field(default_factory=list)  # names that resolve nowhere
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.problems and not self.unsupported and not self.unresolved
+
+    def render(self) -> str:
+        if self.error is not None:
+            return f"FAIL {self.path}: {self.error}"
+        lines = [f"{'ok  ' if self.ok else 'FAIL'} {self.path}"]
+        for item, info in zip(self.unsupported, self.unported, strict=True):
+            lines.append(f"     unsupported: {item}")
+            lines.append(f"                  nearest gpy built-in: {info['nearest'] or 'none'}; {info['hint']}")
+        lines += [f"     unresolved:  {item}" for item in self.unresolved]
+        lines += [f"     error:       {item}" for item in self.problems]
+        lines += [f"     warning:     {item}" for item in self.warnings]
+        return "\n".join(lines)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "ok": self.ok,
+            "error": self.error,
+            "problems": self.problems,
+            "unsupported": self.unsupported,
+            "unported": self.unported,
+            "unresolved": self.unresolved,
+            "warnings": self.warnings,
+            "properties": mask_secrets(self.properties) if self.properties is not None else None,
+        }
+
+
+def unported(item: str) -> dict[str, str | None]:
+    """A ``key=GobblinClass`` the job names without a gpy equivalent, with the nearest built-in and a hint."""
+    key, _, name = item.partition("=")
+    info = explain(gobblin_name(name) or name)
+    hint = info.hint if info else "no gpy equivalent yet: write a plugin (the contracts are in gobblin_py/api.py)"
+    return {"key": key, "class": name, "nearest": info.nearest if info else None, "hint": hint}
+
+
+def validate_paths(paths: list[str], conf_root: str | None, sysconfig: str | None, strict: bool = False) -> list[JobReport]:
+    """Load every job file under ``paths`` and check it; never stops at the first bad file."""
+    from gobblin_py.runtime.plan.validation import check_job
+
+    reports = []
+    for result in load_jobs(paths, conf_root=conf_root, sysconfig=sysconfig):
+        if result.error is not None or result.config is None:
+            reports.append(JobReport(result.path, error=str(result.error)))
+            continue
+        check = check_job(result.config, strict=strict)
+        reports.append(JobReport(
+            result.path, properties=dict(result.config), problems=[str(e) for e in check.settings_errors],
+            unsupported=check.unsupported, unported=[unported(u) for u in check.unsupported],
+            unresolved=check.unresolved,
+            warnings=list(result.config.warnings) + check.warnings,
+        ))
+    return reports

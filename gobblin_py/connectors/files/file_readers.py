@@ -1,0 +1,310 @@
+"""Opening one data file of the file source as a stream of Arrow batches, read to the dataset's schema if it has one.
+
+CSV files are parsed with the schema's column types and JSON lines with it as their explicit schema, so a file is
+converted straight to the dataset's types rather than inferred and cast; Parquet and Avro files keep their own
+types and are cast batch by batch (:mod:`gobblin_py.connectors.files.file_extractor`). The errors a user can act on — a
+row longer than a block, a value that is not of its column's type, bytes that are not UTF-8 in a text column —
+name the file, the column, the types, the record and the key or fix.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+import pyarrow.json as pa_json
+import pyarrow.parquet as pq
+
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.io.native_io import open_input
+from gobblin_py.connectors.files.file_schema import first_bad_row, shown
+from gobblin_py.connectors.files.file_settings import SCHEMA_CHANGE_KEY, FileSourceSettings, file_format
+
+_CSV_CONVERSION = re.compile(r"In CSV column #(\d+): .*CSV conversion error to (.+?): invalid (?:value|UTF8)")
+_JSON_CHANGE = re.compile(r"Column\(/([^)]*)\) changed from (\w+) to (\w+) in row (\d+)")
+_JSON_UNEXPECTED = "unexpected field"
+
+
+@dataclass
+class OpenFile:
+    """A data file opened for reading: its schema (the dataset's types where it has them) and its batches."""
+
+    path: str
+    fmt: str
+    schema: pa.Schema
+    batches: Iterator[pa.RecordBatch]
+    stream: Any
+
+
+def typed_columns(reference: pa.Schema | None) -> dict[str, pa.DataType]:
+    """The columns whose type the dataset's schema knows (a ``null`` column is not known yet)."""
+    return {} if reference is None else {f.name: f.type for f in reference if not pa.types.is_null(f.type)}
+
+
+def open_file(fs: Any, path: str, settings: FileSourceSettings, reference: pa.Schema | None = None,
+              origin: str = "", block_size: int | None = None) -> OpenFile:
+    """``path`` opened for reading (``reference``: the dataset's schema, learnt from ``origin``).
+
+    ``block_size`` bounds what CSV and JSON types are inferred from, below the configured block (which is used
+    when a row does not fit it).
+    """
+    fmt = file_format(path, settings.format)
+    stream = open_input(fs, path)
+    try:
+        schema, batches = _open(stream, path, fmt, settings, reference, block_size)
+    except (pa.ArrowException, OSError) as exc:
+        stream.close()
+        if block_size is not None and "straddling" in str(exc):  # a row longer than the smaller block asked for
+            return open_file(fs, path, settings, reference, origin)
+        raise_for(exc, fs, path, settings, reference, origin)
+        raise GobblinPyError(f"{path}: cannot read as {fmt}: {exc}") from exc
+    except BaseException:
+        stream.close()
+        raise
+    opened = OpenFile(path, fmt, schema, batches, stream)
+    if fmt == "csv":
+        check_text(fs, opened, settings)
+    return opened
+
+
+def _open(stream: Any, path: str, fmt: str, settings: FileSourceSettings, reference: pa.Schema | None,
+          block_size: int | None) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+    known = typed_columns(reference)
+    if fmt == "parquet":
+        parquet = pq.ParquetFile(stream)
+        return parquet.schema_arrow, parquet.iter_batches(batch_size=settings.batch_size)
+    if fmt == "avro":
+        from gobblin_py.formats.avro_read import read_avro  # the Avro codec only for Avro files
+
+        return read_avro(stream, path, settings.avro_schema, settings.batch_size)
+    if block_size is not None:
+        block_size = min(block_size, settings.json_block_size if fmt == "json" else settings.csv_block_size)
+    if fmt == "json":
+        explicit = pa.schema(list(known.items())) if known else None
+        reader = pa_json.open_json(stream,
+                                   read_options=pa_json.ReadOptions(block_size=block_size or settings.json_block_size),
+                                   parse_options=pa_json.ParseOptions(explicit_schema=explicit))
+        return reader.schema, iter(reader)
+    reader = _csv(stream, settings, block_size, pa_csv.ConvertOptions(column_types=known))
+    return reader.schema, iter(reader)
+
+
+def _csv(stream: Any, settings: FileSourceSettings, block_size: int | None,
+         convert: pa_csv.ConvertOptions) -> Any:
+    header, names = settings.csv_header, list(settings.csv_columns) or None
+    return pa_csv.open_csv(
+        stream,
+        read_options=pa_csv.ReadOptions(autogenerate_column_names=not header and not names, column_names=names,
+                                        block_size=block_size or settings.csv_block_size),
+        parse_options=pa_csv.ParseOptions(delimiter=settings.delimiter),
+        convert_options=convert,
+    )
+
+
+def raise_for(exc: BaseException, fs: Any, path: str, settings: FileSourceSettings, reference: pa.Schema | None,
+              origin: str, rows: int = 0, schema: pa.Schema | None = None) -> None:
+    """Raise the UsageError that says what to do about ``exc``, when it is one a user can act on (``rows``: the
+    records of ``path`` read before it; ``schema``: the fields they were read with)."""
+    fmt = file_format(path, settings.format)
+    text = str(exc)
+    if fmt in ("csv", "json") and ("straddling" in text or "block size" in text):
+        key, size = settings.block_size_key(fmt)
+        row = "line" if fmt == "json" else "row"
+        raise UsageError(f"{path}: a {fmt.upper()} {row} is longer than {key} ({size} bytes): raise {key} "
+                         f"above the longest {row}") from exc
+    conversion = _CSV_CONVERSION.search(text) if fmt == "csv" else None
+    if conversion is not None:
+        names = _csv_schema(fs, path, settings).names
+        index = int(conversion.group(1))
+        if index < len(names):
+            _raise_mismatch(fs, path, settings, names[index], reference, origin, exc)
+    change = _JSON_CHANGE.search(text) if fmt == "json" else None
+    if change is not None:
+        column, before, found, row = change.groups()
+        line, value = _json_value(fs, path, rows + int(row), column)
+        where = f"line {line} holds {shown(value)}" if value is not None else f"line {line} does not"
+        if reference is not None and column in reference.names:
+            raise UsageError(
+                f"{path}: column '{column}' is {reference.field(column).type} in this dataset (its schema learnt "
+                f"from {origin}) but a {found} in this file ({where}): the files of a dataset share one schema; fix "
+                f"the file, or set {SCHEMA_CHANGE_KEY}=allow to publish each file with its own") from exc
+        if before == "null":  # only nulls where its type was learnt: a larger block sees its values
+            key, size = settings.block_size_key("json")
+            raise UsageError(f"{path}: field '{column}' is null in every line of the first {key}={size} bytes, "
+                             f"that its type is learnt from, but {where}: raise {key} to reach that line") from exc
+        raise UsageError(f"{path}: field '{column}' is a {before} in the lines before, a {found} where {where}: a "
+                         f"field of a JSON-lines file keeps one type; fix that line") from exc
+    if fmt == "json" and _JSON_UNEXPECTED in text:
+        _raise_late_field(fs, path, settings, reference, origin, rows, schema, exc)
+
+
+def _csv_schema(fs: Any, path: str, settings: FileSourceSettings) -> pa.Schema:
+    """The columns and types of CSV ``path`` as it reads on its own (inferred from its first block)."""
+    with open_input(fs, path) as stream:
+        return _csv(stream, settings, None, pa_csv.ConvertOptions()).schema
+
+
+def _raise_mismatch(fs: Any, path: str, settings: FileSourceSettings, column: str, reference: pa.Schema | None,
+                    origin: str, cause: BaseException) -> None:
+    """The record of CSV ``path`` whose ``column`` does not convert to the dataset's type, as a UsageError."""
+    target = reference.field(column).type if reference is not None and column in reference.names else pa.string()
+    own_schema = _csv_schema(fs, path, settings)
+    own = own_schema.field(column).type if column in own_schema.names else pa.string()
+    row, value = _locate_csv(fs, path, settings, column, target)
+    where = f"record {row + 1} holds {shown(value)}" if row is not None else "a record does not fit"
+    if pa.types.is_binary(own) and pa.types.is_string(target):
+        raise UsageError(f"{path}: column '{column}' holds bytes that are not UTF-8 text ({where}): a text column "
+                         f"cannot hold them; re-save the file as UTF-8 or fix that record") from cause
+    raise UsageError(
+        f"{path}: column '{column}' is {target} in this dataset (its schema learnt from {origin}) but {own} in "
+        f"this file: {where}; the files of a dataset share one schema: fix the file, or set "
+        f"{SCHEMA_CHANGE_KEY}=allow to publish each file with its own") from cause
+
+
+def _locate_csv(fs: Any, path: str, settings: FileSourceSettings, column: str,
+                target: pa.DataType) -> tuple[int | None, object]:
+    """The first record (0-based) of ``path`` whose ``column`` does not cast to ``target``, and its value."""
+    seen = 0
+    with open_input(fs, path) as stream:
+        raw = pa_csv.ConvertOptions(include_columns=[column], column_types={column: pa.binary()})
+        for batch in _csv(stream, settings, None, raw):
+            values = batch.column(0)
+            if not pa.types.is_binary(target) and not pa.types.is_string(target):
+                values = values.cast(pa.string(), safe=False)  # the text a number or a date is parsed from
+            bad = first_bad_row(values, target)
+            if bad is not None:
+                return seen + bad, values[bad].as_py()
+            seen += batch.num_rows
+    return None, None
+
+
+def check_text(fs: Any, opened: OpenFile, settings: FileSourceSettings) -> None:
+    """A CSV column inferred as binary holds bytes that are not UTF-8: a UsageError naming the first record."""
+    for field in opened.schema:
+        if pa.types.is_binary(field.type):
+            row, value = _locate_csv(fs, opened.path, settings, field.name, pa.string())
+            where = f"record {row + 1} holds {shown(value)}" if row is not None else "a record holds them"
+            opened.stream.close()
+            raise UsageError(f"{opened.path}: column '{field.name}' holds bytes that are not UTF-8 text ({where}): "
+                             f"a text column cannot hold them; re-save the file as UTF-8 or fix that record")
+
+
+def _json_records(fs: Any, path: str, skip: int = 0) -> Iterator[tuple[int, bytes]]:
+    """The lines of JSON-lines ``path`` that hold a record (Arrow skips blank ones) with their 1-based numbers,
+    from the record ``skip`` (0-based) on."""
+    seen, number, rest = 0, 0, b""
+    with open_input(fs, path) as stream:
+        while True:
+            chunk = stream.read(1 << 20)
+            lines = (rest + chunk).split(b"\n")
+            rest = lines.pop() if chunk else b""
+            for line in lines:
+                number += 1
+                if line.strip():
+                    seen += 1
+                    if seen > skip:
+                        yield number, line
+            if not chunk:
+                return
+
+
+def _json_value(fs: Any, path: str, record: int, column: str) -> tuple[int | None, object]:
+    """The line number of record ``record`` (0-based) of ``path``, and its value of ``column`` (a ``/`` path)."""
+    for number, line in _json_records(fs, path, record):
+        try:
+            value: object = json.loads(line)
+        except ValueError:
+            return number, None
+        for part in column.split("/"):
+            value = value.get(part) if isinstance(value, dict) else None
+        return number, value
+    return None, None
+
+
+def _unknown(record: dict, fields: pa.Schema | pa.StructType, prefix: str = "") -> list[str]:
+    """The fields of ``record`` (``a.b`` inside objects) that ``fields`` does not have."""
+    types = {f.name: f.type for f in fields}
+    out = []
+    for key, value in record.items():
+        if key not in types:
+            out.append(prefix + key)
+        elif isinstance(value, dict) and pa.types.is_struct(types[key]):
+            out += _unknown(value, types[key], f"{prefix}{key}.")
+    return out
+
+
+def late_field(fs: Any, path: str, schema: pa.Schema, rows: int) -> tuple[int, list[str]] | None:
+    """The first line of ``path``, from record ``rows`` (0-based) on, with fields ``schema`` lacks, and those."""
+    for number, line in _json_records(fs, path, rows):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # Arrow names a line that is no JSON on its own
+        new = _unknown(record, schema) if isinstance(record, dict) else []
+        if new:
+            return number, new
+    return None
+
+
+def _raise_late_field(fs: Any, path: str, settings: FileSourceSettings, reference: pa.Schema | None, origin: str,
+                      rows: int, schema: pa.Schema | None, cause: BaseException) -> None:
+    """A field first seen after the lines a JSON-lines reader learnt its fields from, as a UsageError."""
+    key, size = settings.block_size_key("json")
+    found = late_field(fs, path, schema, rows) if schema is not None else None
+    what = (f"line {found[0]} has field{'s' if len(found[1]) > 1 else ''} {', '.join(map(repr, found[1]))}"
+            if found else "a line has a field")
+    if reference is not None:
+        raise UsageError(f"{path}: {what}, which this dataset's schema (learnt from {origin}) does not have: the files "
+                         f"of a dataset share one schema; fix the file, or set {SCHEMA_CHANGE_KEY}=allow to publish "
+                         f"each file with its own") from cause
+    if found and settings.schema_change == "allow" and any("." in name for name in found[1]):
+        raise UsageError(f"{path}: {what}, inside an object whose fields the file's first {key}={size} bytes "
+                         f"fixed: a field new inside an object cannot be added later; raise {key} above the file's "
+                         f"size") from cause
+    raise UsageError(f"{path}: {what}, which the lines before it (the first {key}={size} bytes, that a JSON-lines "
+                     f"file's fields are learnt from) do not have: set {SCHEMA_CHANGE_KEY}=allow to publish every "
+                     f"field, or raise {key} above the file's size") from cause
+
+
+def json_schema(fs: Any, path: str, settings: FileSourceSettings) -> pa.Schema:
+    """Every field of JSON-lines ``path``: its first block's, then those first seen in later blocks, typed as
+    Arrow infers them from a block's worth of lines from there (the file is parsed once more for each)."""
+    explicit: pa.Schema | None = None
+    size = settings.json_block_size
+    while True:
+        rows = 0
+        with open_input(fs, path) as stream:
+            reader = pa_json.open_json(stream, read_options=pa_json.ReadOptions(block_size=size),
+                                       parse_options=pa_json.ParseOptions(explicit_schema=explicit))
+            schema = reader.schema
+            try:
+                for batch in reader:
+                    rows += batch.num_rows
+                return schema
+            except pa.ArrowInvalid as exc:
+                if _JSON_UNEXPECTED not in str(exc):
+                    return schema  # reading the file names the error
+        found = late_field(fs, path, schema, rows)
+        if found is None or any("." in name for name in found[1]):
+            return schema
+        block = bytearray()
+        for number, line in _json_records(fs, path, rows):
+            if number >= found[0]:
+                if len(block) + len(line) >= size:
+                    break
+                block += line + b"\n"
+        try:
+            inferred = pa_json.read_json(pa.py_buffer(bytes(block)), read_options=pa_json.ReadOptions(block_size=size),
+                                         parse_options=pa_json.ParseOptions(explicit_schema=schema)).schema
+        except pa.ArrowInvalid:
+            return schema
+        added = [f.with_type(pa.string()) if pa.types.is_null(f.type) else f  # a null column would be dropped
+                 for f in inferred if f.name not in schema.names]
+        if not added:
+            return schema
+        explicit = pa.schema(list(schema) + added)

@@ -1,0 +1,272 @@
+"""A file source: CSV, JSON-lines, Parquet and Avro files under a directory, pulled incrementally.
+
+Like Gobblin's ``FileBasedSource`` it tracks files, not watermarks: the state of each dataset keeps a snapshot
+of the files already pulled (``source.filebased.fs.snapshot``, entries ``<path>:::<mtime ms>``), and a run
+pulls each listed file that is not in it — a new file, or one whose modification time changed. Files are
+never compared by time against a watermark, so files with equal modification times are neither skipped nor
+pulled twice. Work units of a previous run that did not commit are retried (``workunit.retry.policy``).
+
+Its keys are declared in :class:`FileSourceSettings` (``gpy plugins`` and the README list them).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import posixpath
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.contracts import Extractor, Source
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.connectors.files import file_schema
+from gobblin_py.connectors.files.file_extractor import FileExtractor
+from gobblin_py.connectors.files.file_readers import open_file
+from gobblin_py.connectors.files.file_schema import DATASET_SCHEMA_KEY, INFERENCE_BYTES, PREVIOUS_RUN, SCHEMA_SOURCE_KEY
+from gobblin_py.connectors.files.file_settings import (  # noqa: F401 - re-exported: the file source's names live here too
+    DATA_DIRECTORY_KEY,
+    FILE_MTIMES_KEY,
+    FILES_TO_PULL_KEY,
+    FORMAT_KEY,
+    FORMATS,
+    SCHEMA_FILE_KEY,
+    SNAPSHOT_KEY,
+    SNAPSHOT_SEPARATOR,
+    FileSourceSettings,
+    file_format,
+)
+from gobblin_py.sdk.retry import workunits_to_retry
+from gobblin_py.store.progress import replay_low
+from gobblin_py.store.startpoints import (
+    Startpoint,
+    StartpointKind,
+    filter_before_startpoint,
+    mark_applied,
+    no_partition,
+    parse_time_ms,
+    startpoint_for,
+)
+from gobblin_py.sdk.states import Extract, WorkingState, WorkUnit, WorkUnitState
+from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval
+from gobblin_py.sdk.run_states import SourceState
+
+log = get_logger(__name__)
+
+TASK_POLICIES_KEY = "qualitychecker.task.policies"  # (.N per branch) Gobblin's SchemaCompatibilityPolicy among them?
+
+
+def snapshot_entry(path: str, mtime_ms: int) -> str:
+    return f"{path}{SNAPSHOT_SEPARATOR}{mtime_ms}"
+
+
+def parse_snapshot(text: str | None) -> set[str]:
+    return {entry.strip() for entry in (text or "").split(",") if entry.strip()}
+
+
+class FileBasedSource(Source):
+    """Lists data files, diffs them against each dataset's snapshot and makes one work unit per new file.
+
+    Startpoints (per dataset): ``OLDEST`` pulls every listed file again, ``UPCOMING`` marks every listed file as
+    pulled without reading it, ``SPECIFIC`` (a modification time: epoch milliseconds or ISO 8601) pulls again the
+    files modified at or after it, ``TIMESTAMP`` pulls again the files of the earliest committed work unit whose
+    records reach the time (``source.event.time.column`` names the records' event time) and everything after.
+    """
+
+    settings_class: type[FileSourceSettings] = FileSourceSettings
+    startpoint_kinds = frozenset({"OLDEST", "UPCOMING", "SPECIFIC", "TIMESTAMP"})
+
+    @classmethod
+    def check_startpoint(cls, props: Mapping[str, str], urn: str, partition: str, point: Startpoint) -> None:
+        """No partition; a SPECIFIC value must be a file modification time."""
+        no_partition("FileBasedSource", partition)
+        if point.kind is StartpointKind.SPECIFIC:
+            try:
+                parse_time_ms(str(point.value), "value")
+            except UsageError as exc:
+                raise UsageError(f"value {point.value!r} is not a file modification time, the watermark of "
+                                 f"FileBasedSource: {exc}") from None
+
+    def get_workunits(self, state: SourceState) -> list[WorkUnit]:
+        settings = FileSourceSettings.load(state)
+        fs, root = fsutil.open_fs(settings.directory, settings.fs_uri)
+        self._fs = fs
+        if not fs.isdir(root):
+            where = " (no object has this prefix)" if fsutil.is_object_store(fs) else ""
+            raise GobblinPyError(f"{DATA_DIRECTORY_KEY}={settings.directory}: no such directory{where}")
+        level = settings.urn_level
+        listing = self._list(fs, root, settings.pattern)
+        by_urn: dict[str, list[tuple[str, int]]] = {}
+        default_urn = state.get_prop("dataset.urn", "")
+        for path, mtime in listing:
+            relative = posixpath.relpath(path, root)
+            if level == "subdirectory":
+                if "/" not in relative:
+                    continue  # files directly in the root belong to no dataset at this level
+                urn = relative.split("/", 1)[0]
+            else:
+                urn = default_urn
+            by_urn.setdefault(urn, []).append((path, mtime))
+        previous = state.previous_workunit_states_by_urn()
+        # a job that checks its schema against the previous run's with Gobblin's policy lets the policy judge
+        self._previous_schema = not any("SchemaCompatibilityPolicy" in (value or "") for key, value
+                                        in state.all_properties().items() if key.startswith(TASK_POLICIES_KEY))
+        units: list[WorkUnit] = []
+        for urn in sorted(set(by_urn) | set(previous)):
+            units.extend(self._dataset_workunits(state, settings, urn, by_urn.get(urn, []), previous.get(urn, [])))
+        return units
+
+    @staticmethod
+    def _list(fs, root: str, pattern: str) -> list[tuple[str, int]]:
+        found = []
+        for path, info in sorted(fs.find(root, detail=True, withdirs=False).items()):
+            name = posixpath.basename(path)
+            relative_parts = posixpath.relpath(path, root).split("/")
+            if any(part.startswith((".", "_")) for part in relative_parts):
+                continue  # hidden files and folders, as Hadoop lists them (_SUCCESS, .crc, _tmp…)
+            if fnmatch.fnmatchcase(name, pattern):
+                found.append((path, _mtime_ms(info, fs, path)))
+        return found
+
+    def _dataset_workunits(self, state: SourceState, settings: FileSourceSettings, urn: str,
+                           files: list[tuple[str, int]], previous: list[WorkUnitState]) -> list[WorkUnit]:
+        level = settings.urn_level
+        seen: set[str] = set()
+        for wus in previous:
+            seen |= parse_snapshot(wus.get_prop(SNAPSHOT_KEY))
+        retries = workunits_to_retry(state, previous)
+        retry_paths = set()
+        retry_units = []
+        current = {path: mtime for path, mtime in files}
+        for old in retries:
+            paths = [p for p in old.get_prop_as_list(FILES_TO_PULL_KEY) if p in current]
+            missing = [p for p in old.get_prop_as_list(FILES_TO_PULL_KEY) if p not in current]
+            if missing:
+                log.warning("retried_files_missing", dataset=urn, files=missing)
+            if paths:
+                retry_paths.update(paths)
+                retry_units.append(paths)
+        startpoint = startpoint_for(state, urn)
+        if startpoint is not None:
+            seen = self._start(startpoint, seen, files, state.previous_dataset_states.get(urn), urn)
+        new = [(p, m) for p, m in files if self.snapshot_entry(p, m) not in seen and p not in retry_paths]
+        if settings.max_files is not None and len(new) > settings.max_files:
+            new = sorted(new)[:settings.max_files]
+        if not new and not retry_units and startpoint is None:
+            return []
+        snapshot = seen | {self.snapshot_entry(p, m) for p, m in new} | {
+            self.snapshot_entry(p, current[p]) for p in retry_paths
+        }
+        groups = retry_units + self._group([p for p, _ in new], settings.max_units)
+        if not groups:
+            if not files:
+                return []  # nothing listed: the startpoint waits for files to act on
+            groups = [[]]  # a unit that reads nothing and carries the startpoint's snapshot to the commit
+        table = urn if level == "subdirectory" else (
+            state.get_prop("extract.table.name") or state.get_prop("source.entity") or state.get_prop("job.name", "files")
+        )
+        namespace = state.get_prop("extract.namespace") or ""
+        table_type = state.get_prop("extract.table.type") or "APPEND_ONLY"
+        # informational watermarks (the snapshot decides what is new): newest mtime pulled before → newest of the unit
+        low = max((_entry_mtime(e) for e in seen), default=0)
+        schema, schema_from = self._dataset_schema(settings, previous, groups)
+        units = []
+        for index, paths in enumerate(groups):
+            high = max((current[p] for p in paths), default=low)
+            unit = WorkUnit.create(
+                Extract.create(table_type, namespace, table),
+                WatermarkInterval.of(LongWatermark(min(low, high)), LongWatermark(high)),
+            )
+            unit.set_prop(FILES_TO_PULL_KEY, ",".join(paths))
+            unit.set_prop(FILE_MTIMES_KEY, ",".join(str(current[p]) for p in paths))
+            if not paths:
+                unit.set_prop(SCHEMA_FILE_KEY, min(current))  # its schema is the dataset's, though it reads no row
+            if schema is not None:
+                unit.set_prop(DATASET_SCHEMA_KEY, schema)
+                unit.set_prop(SCHEMA_SOURCE_KEY, schema_from)
+            self.configure_unit(unit)
+            if level == "subdirectory":
+                unit.set_prop("dataset.urn", urn)
+            if index == 0:  # the dataset's whole snapshot (and the startpoint it consumes) rides on its first unit
+                unit.set_prop(SNAPSHOT_KEY, ",".join(sorted(snapshot)))
+                if startpoint is not None:
+                    mark_applied(unit, startpoint)
+            if startpoint is not None:
+                filter_before_startpoint(unit, startpoint)
+            units.append(unit)
+        log.info("files_planned", dataset=urn, new_files=len(new), retried_work_units=len(retry_units))
+        return units
+
+    def _dataset_schema(self, settings: FileSourceSettings, previous: list[WorkUnitState],
+                        groups: list[list[str]]) -> tuple[str | None, str]:
+        """The schema every file of the dataset is read to in this run, and where it was learnt (see file_schema)."""
+        recorded = [text for wus in previous if wus.working_state is WorkingState.COMMITTED and self._previous_schema
+                    for text in [wus.get_prop(DATASET_SCHEMA_KEY)] if text]
+        if recorded:
+            if len(set(recorded)) == 1:
+                return recorded[0], PREVIOUS_RUN
+            return file_schema.encode(file_schema.merged(map(file_schema.decode, recorded))), PREVIOUS_RUN
+        paths = [path for group in groups for path in group]
+        if len(paths) < 2:
+            return None, ""  # one file: its own schema, recorded for the next run
+        probe = WorkUnit.create()
+        self.configure_unit(probe)  # a subclass may fix the format its units read
+        read_as = dataclasses.replace(settings, format=probe.get_prop(FORMAT_KEY) or settings.format)
+        first = open_file(self._fs, paths[0], read_as, block_size=INFERENCE_BYTES)
+        first.stream.close()
+        return file_schema.encode(first.schema), paths[0]
+
+    def _start(self, startpoint: Startpoint, seen: set[str], files: list[tuple[str, int]], previous: Any,
+               urn: str) -> set[str]:
+        """The snapshot to plan from when a startpoint asks the dataset to start elsewhere."""
+        kind = startpoint.kind
+        if kind is StartpointKind.OLDEST:
+            return set()
+        if kind is StartpointKind.UPCOMING:
+            return seen | {self.snapshot_entry(p, m) for p, m in files}
+        if kind is StartpointKind.TIMESTAMP:
+            found, low = replay_low(previous, "", startpoint.timestamp_ms)
+            if not found:
+                log.info("startpoint_nothing_to_replay", dataset=urn, startpoint=startpoint.describe())
+                return seen
+            if low is None:  # no history: replay everything (records before the time are filtered)
+                return set()
+            since = int(low)
+        else:
+            since = parse_time_ms(str(startpoint.value), "startpoint value")
+        return {e for e in seen if _entry_mtime(e) < since} | {self.snapshot_entry(p, m) for p, m in files if m < since}
+
+    def snapshot_entry(self, path: str, mtime_ms: int) -> str:
+        """How a pulled file is remembered in the dataset's snapshot: ``<path>:::<mtime ms>``."""
+        return snapshot_entry(path, mtime_ms)
+
+    def configure_unit(self, unit: WorkUnit) -> None:
+        """Set what a subclass's extractor needs on each work unit (nothing here)."""
+
+    @staticmethod
+    def _group(paths: list[str], max_units: int | None) -> list[list[str]]:
+        if not paths:
+            return []
+        count = len(paths) if max_units is None else min(max_units, len(paths))
+        per_unit = -(-len(paths) // count)
+        return [paths[i : i + per_unit] for i in range(0, len(paths), per_unit)]
+
+    def get_extractor(self, state: WorkUnitState) -> Extractor:
+        return FileExtractor(state)
+
+
+def _entry_mtime(entry: str) -> int:
+    try:
+        return int(entry.rsplit(SNAPSHOT_SEPARATOR, 1)[1])
+    except (IndexError, ValueError):
+        return 0
+
+
+def _mtime_ms(info: dict, fs, path: str) -> int:
+    for key in ("mtime", "LastModified", "last_modified", "updated"):
+        value = info.get(key)
+        if value is not None:
+            return int(value.timestamp() * 1000) if isinstance(value, datetime) else int(float(value) * 1000)
+    return int(fs.modified(path).timestamp() * 1000)

@@ -1,0 +1,187 @@
+"""Job-level publishing as Gobblin's BaseDataPublisher lays it out (§6.5), minus its silent data loss.
+
+For each successful task and branch ``i``, every file under the task's output directory
+``W = <writer.output.dir(i)>/<P(i)>`` (within the task attempt's own folder, see :mod:`gobblin_py.io.branch_paths`)
+goes to the same relative place under the final directory
+``F(i) = data.publisher.final.dir[.i][/P(i)]`` (partition folders included, so they move as a unit). Where
+Gobblin skips a name that already exists in ``F(i)`` (and later deletes the file), gpy refuses: the dataset
+fails before anything is moved, naming the file.
+
+``plan`` returns the moves as commit steps without making them, so that the runtime can log them in a commit
+sequence first (exactly-once); ``publish`` plans and makes them at once. ``data.publisher.replace.final.dir``
+empties ``F(i)`` first, and is available with ``gobblin.runtime.delivery.semantics=AT_LEAST_ONCE`` only.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.contracts import DataPublisher
+from gobblin_py.sdk.branches import branch_count, branch_key
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.settings import Scope, Settings, problem_at, setting
+from gobblin_py.io.contained_paths import check_no_symlink_escape
+from gobblin_py.sdk.errors import RecordsLost, UsageError
+from gobblin_py.sdk.commit import EXACTLY_ONCE, FILE_RECORDS_KEY, DeliverySettings, PublishConflictError
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.io.rename_step import FsRenameStep
+from gobblin_py.sdk.states import TaskState, WorkingState
+from gobblin_py.formats.publish_check import published_check
+from gobblin_py.formats.counting import count_records
+from gobblin_py.io.branch_paths import BranchScope
+from gobblin_py.formats.settings import WriterSettings
+
+if TYPE_CHECKING:
+    from fsspec import AbstractFileSystem
+
+log = get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class PublisherSettings(Settings):
+    """The keys of :class:`BaseDataPublisher`, per branch (``.N`` with several branches)."""
+
+    final_dir: str = setting("data.publisher.final.dir", required=True, scope=Scope.BRANCH, shared_fallback=True,
+                             doc="where data is published (with several branches, a branch without its own "
+                                 "uses <shared>/<branch name>)")
+    append_extract: bool = setting("data.publisher.appendExtractToFinalDir", default=True,
+                                   doc="publish under <final dir>/<writer file path>")
+    replace_final_dir: bool = setting("data.publisher.replace.final.dir", scope=Scope.BRANCH, default=False,
+                                      doc="empty the final folder first (AT_LEAST_ONCE delivery only)")
+    fs_uri: str | None = setting("data.publisher.fs.uri", scope=Scope.BRANCH, default_doc="writer.fs.uri",
+                                 doc="filesystem of the final folder")
+    verify: str = setting("data.publisher.verify.records", default="all", choices=("all", "metadata", "none"),
+                          doc="before publishing, count each file's records against what its task wrote: all "
+                              "formats; metadata: only where the file says (Parquet, ORC, Avro); none")
+
+
+class BaseDataPublisher(DataPublisher):
+    """Moves every file of the successful tasks' output directories into the final directories."""
+
+    settings_class = PublisherSettings
+    publishes_counted_files = True
+
+    @classmethod
+    def validate(cls, props: Mapping[str, str]) -> list[ConfigError]:
+        """A final folder may only be replaced where a commit cannot be half done: AT_LEAST_ONCE delivery."""
+        branches = branch_count(props)
+        if DeliverySettings.load(props).semantics != EXACTLY_ONCE:
+            return []
+        return [problem_at(props, branch_key("data.publisher.replace.final.dir", branches, b),
+                           "true needs gobblin.runtime.delivery.semantics=AT_LEAST_ONCE",
+                           "a replaced folder cannot be restored if the commit is interrupted")
+                for b in range(branches)
+                if PublisherSettings.load(props, branches=branches, branch=b).replace_final_dir]
+
+    def init(self, job_props: dict[str, str]) -> None:
+        self.job_props = job_props
+        self.final_dirs: list[str] = []
+
+    def _replace(self, task: TaskState, branches: int, branch: int) -> bool:
+        return PublisherSettings.load(task, branches=branches, branch=branch).replace_final_dir
+
+    def plan(self, task_states: Sequence[TaskState], allow_replace: bool = False) -> list[FsRenameStep]:
+        """The file moves that publish ``task_states`` (successful ones), checked for conflicts, not yet made."""
+        steps: list[FsRenameStep] = []
+        seen_sources: set[str] = set()
+        planned: dict[str, str] = {}  # destination -> source: two files may not land on one name
+        self.final_dirs = []
+        to_replace: list[tuple[AbstractFileSystem, str]] = []
+        for task in task_states:
+            if task.working_state is not WorkingState.SUCCESSFUL:
+                continue
+            branches = task.get_prop_as_int("fork.branches", 1) or 1
+            for branch in range(branches):
+                scope = BranchScope(task, branches, branch)
+                _, output = scope.writer_dirs()
+                writer_fs_uri = scope.prop("writer.fs.uri")
+                src_fs, src_root = fsutil.open_fs(output, writer_fs_uri)
+                relative = scope.attempt_file_path()
+                source = posixpath.join(src_root, relative) if relative else src_root
+                publisher_fs_uri = scope.prop("data.publisher.fs.uri") or writer_fs_uri
+                dst_fs, target = fsutil.open_fs(scope.final_dir(), publisher_fs_uri)
+                if fsutil.is_local(dst_fs):  # a link inside the final folder may not lead the files out of it
+                    check_no_symlink_escape(fsutil.open_fs(scope.final_root(), publisher_fs_uri)[1], target,
+                                            scope.key("data.publisher.final.dir"))
+                self._verify(task, scope, src_fs)
+                if source in seen_sources:
+                    continue  # tasks of one extract may share an output directory: it is published once
+                seen_sources.add(source)
+                files = sorted(src_fs.find(source))  # none when the folder is missing
+                if not files:
+                    log.info("branch_produced_no_data", task=task.task_id, branch=branch)
+                    continue
+                if self._replace(task, branches, branch):
+                    if not allow_replace:
+                        raise UsageError("data.publisher.replace.final.dir=true needs "
+                                         "gobblin.runtime.delivery.semantics=AT_LEAST_ONCE (a replaced directory "
+                                         "cannot be restored if the commit is interrupted)")
+                    to_replace.append((dst_fs, target))
+                src_display = source if fsutil.is_local(src_fs) else src_fs.unstrip_protocol(source)
+                dst_display = target if fsutil.is_local(dst_fs) else dst_fs.unstrip_protocol(target)
+                if dst_display not in self.final_dirs:
+                    self.final_dirs.append(dst_display)
+                for path in files:
+                    relative = posixpath.relpath(path, source)
+                    destination = posixpath.join(target, relative)
+                    if dst_fs.exists(destination) and (dst_fs, target) not in to_replace:
+                        raise PublishConflictError(
+                            f"cannot publish {path}: {destination} already exists (gpy never overwrites published data)"
+                        )
+                    final = posixpath.join(dst_display, relative)
+                    if final in planned:
+                        raise PublishConflictError(
+                            f"cannot publish {path}: {planned[final]} is published to the same {final} "
+                            "(give the files different names, e.g. drop writer.file.name)"
+                        )
+                    planned[final] = path
+                    steps.append(FsRenameStep(posixpath.join(src_display, relative), final, writer_fs_uri, publisher_fs_uri))
+        self._to_replace = to_replace
+        return steps
+
+    def _verify(self, task: TaskState, scope: BranchScope, fs) -> None:
+        """The files a task's branch wrote hold what its writer says it wrote (reconciliation); RecordsLost with
+        the numbers otherwise, before anything is published."""
+        mode = PublisherSettings.load(task, branches=scope.branches, branch=scope.branch).verify
+        recorded_text = scope.prop(FILE_RECORDS_KEY)
+        if mode == "none" or not recorded_text:
+            return
+        recorded: dict[str, int] = json.loads(recorded_text)
+        written = task.get_prop_as_int(scope.key("writer.records.written"), None)
+        if written is not None and sum(recorded.values()) != written:
+            raise RecordsLost(f"task {task.task_id} branch {scope.name}: its writer wrote {written} records but its "
+                              f"files are said to hold {sum(recorded.values())}")
+        # the CSV keys only for CSV: other writers (the byte writer) have formats WriterSettings does not know
+        csv = (WriterSettings.load(task, branches=scope.branches, branch=scope.branch)
+               if (scope.prop("writer.output.format") or "").upper() == "CSV" else None)
+        for path, expected in sorted(recorded.items()):
+            try:
+                found = count_records(fs, path, text_formats=mode == "all",
+                                      csv_header=csv.csv_header if csv else True,
+                                      csv_delimiter=csv.delimiter if csv else ",")
+            except FileNotFoundError:
+                found = None
+            if found is None and not fs.exists(path):
+                raise RecordsLost(f"{path}: task {task.task_id} wrote {expected} records to this file, and it is gone; "
+                                  "nothing of the dataset is published")
+            if found is not None and found != expected:
+                raise RecordsLost(f"{path}: task {task.task_id} wrote {expected} records to this file, and it holds "
+                                  f"{found}; nothing of the dataset is published")
+
+    def publish(self, task_states: Sequence[TaskState]) -> list[str]:
+        """Publish at once (at least once): the moves, then the check that every file is there with its records."""
+        steps = self.plan(task_states, allow_replace=True)
+        check = published_check(task_states[0].dataset_urn, task_states, steps) if task_states else None
+        for dst_fs, target in self._to_replace:
+            if dst_fs.exists(target):
+                dst_fs.rm(target, recursive=True)
+        for step in steps:
+            step.execute(fresh=True)
+        if check is not None:
+            check.execute()
+        return list(self.final_dirs)

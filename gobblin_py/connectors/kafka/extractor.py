@@ -1,0 +1,370 @@
+"""``KafkaExtractor``: one work unit's partitions, read in order from each one's low to its expected high offset.
+
+Messages come from librdkafka many at a time (``consume``); per message only the C accessors run (value,
+offset, timestamp, key when asked), mapped over the batch, and everything else — batch columns, sizes, the
+newest timestamp, decoding — is Arrow kernels over whole batches of ``source.kafka.batch.rows`` messages (or
+``source.kafka.batch.bytes``). A partition is done when the next offset reaches its expected high watermark
+(transaction markers and compacted gaps are stepped over by the consumer's position); messages beyond it are
+left for the next run. A partition that yields nothing for ``source.kafka.socketTimeoutMillis`` ends for this
+run, its offset kept (Gobblin ends it at the first empty fetch).
+
+An offset deleted under the reader (retention) follows ``reset.on.offset.out.of.range`` and the offsets lost
+are counted. Undecodable messages (:mod:`.deserializers`) are counted, written to an error file when
+``qualitychecker.row.err.file`` names a folder, and stepped over: the offset always advances past them.
+
+``close()`` sets the actual high watermark — per partition the offset after the last message read — and
+records per partition Gobblin's fetch times and ``<topic>.<id>.avg.record.millis``, and gpy's
+``<topic>.<id>.avg.record.size``, ``.record.count`` and ``.max.record.timestamp`` (epoch ms).
+"""
+
+from __future__ import annotations
+
+import gc
+import operator
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gobblin_py.sdk.contracts import Extractor, PartitionProgress
+from gobblin_py.sdk.errors import GobblinPyError
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.connectors.kafka import keys as K
+from gobblin_py.connectors.kafka.client import consumer_config, kafka_module, translate
+from gobblin_py.connectors.kafka.deserializers import JsonDeserializer, deserializer_for, unify
+from gobblin_py.connectors.kafka.errfile import UndecodableLog
+from gobblin_py.connectors.kafka.raw import RawBatch
+from gobblin_py.connectors.kafka.settings import KafkaSourceSettings
+from gobblin_py.connectors.kafka.spool import Spool
+from gobblin_py.sdk.watermarks import MultiLongWatermark
+from gobblin_py.sdk.states import WorkUnitState
+from gobblin_py.store.startpoints import FILTERED_KEY
+
+log = get_logger(__name__)
+
+CONSUME_MAX = 1000  # messages per consume call: small calls keep librdkafka's message objects in cache
+POLL_SECONDS = 0.1
+METADATA_TYPES = {"key": pa.binary(), "partition": pa.int32(), "offset": pa.int64(),
+                  "timestamp": pa.timestamp("ms", "UTC"), "topic": pa.string()}
+_TIMESTAMP = operator.itemgetter(1)
+
+
+@dataclass
+class PartitionStats:
+    """What one partition's reading came to: messages, undecodable ones, bytes, newest timestamp, offsets lost."""
+
+    records: int = 0
+    undecodable: int = 0
+    bytes: int = 0
+    min_timestamp: int | None = None
+    max_timestamp: int | None = None
+    filtered: int = 0
+    lost: int = 0
+    start: int = 0
+    stop: int = 0
+
+
+class KafkaExtractor(Extractor):
+    """Reads the partitions of one Kafka work unit as Arrow record batches."""
+
+    def __init__(self, state: WorkUnitState) -> None:
+        self.state = state
+        self.settings = KafkaSourceSettings.load(state)
+        self.topic: str = state.get_prop(K.TOPIC) or ""
+        self.partitions = K.partitions_of(state)
+        interval = state.workunit.watermark_interval
+        if not self.topic or not self.partitions or interval is None:
+            raise GobblinPyError(f"work unit {state.id}: not a Kafka work unit (no {K.TOPIC}, {K.PARTITION} or "
+                                 "watermark interval)")
+        self.low = list(MultiLongWatermark.from_json(interval.low_json).values)
+        self.high = list(MultiLongWatermark.from_json(interval.expected_high_json).values)
+        self.next = list(self.low)
+        self.stats = [PartitionStats() for _ in self.partitions]
+        self.deserializer = deserializer_for(self.settings.deserializer, self.settings.schema)
+        self.columns = self.settings.columns()
+        self.undecodable = UndecodableLog(state, self.topic)
+        self._consumer = None
+        self._schema: pa.Schema | None = None
+        self._spool: Spool | None = None
+        self._since: int | None = None
+
+    # -- schema
+
+    def get_schema(self) -> pa.Schema:
+        if self._schema is None:
+            if self.deserializer.schema is None:  # JSON without source.schema: infer over the whole work unit
+                self._spool_and_infer()
+            fields = list(self.deserializer.schema or pa.schema([]))
+            fields += [pa.field(f"kafka_{name}", METADATA_TYPES[name]) for name in self.columns]
+            self._schema = pa.schema(fields)
+        return self._schema
+
+    def get_expected_record_count(self) -> int:
+        return sum(h - lo for h, lo in zip(self.high, self.low, strict=True))
+
+    def _spool_and_infer(self) -> None:
+        assert isinstance(self.deserializer, JsonDeserializer)
+        spool = self._spool = Spool()
+        schema: pa.Schema | None = None
+        for raw in self._fetch_all():
+            spool.append(raw)
+            inferred, _ = self.deserializer.infer(raw.values)
+            if inferred is not None:
+                schema = inferred if schema is None else unify(schema, inferred)
+        spool.finish()
+        self.deserializer = self.deserializer.with_schema(schema if schema is not None else pa.schema([]))
+
+    # -- reading
+
+    def read_batches(self) -> Iterator[pa.RecordBatch]:
+        schema = self.get_schema()
+        raws = self._spool.replay() if self._spool is not None else self._fetch_all()
+        for raw in raws:
+            batch = self._decode(raw, schema)
+            if batch.num_rows:
+                yield batch
+
+    def filter_before(self, timestamp_ms: int) -> None:
+        """A replay from a time: messages stamped earlier are dropped (the broker's offset for the time is where
+        reading starts, and a partition's timestamps may go back and forth a little after it)."""
+        self._since = timestamp_ms
+
+    def partition_progress(self) -> dict[str, PartitionProgress]:
+        """Per partition: the offsets read (low to the next one) and the messages' timestamps."""
+        return {str(pid): PartitionProgress(low, nxt, stats.records, stats.min_timestamp, stats.max_timestamp)
+                for pid, low, nxt, stats in zip(self.partitions, self.low, self.next, self.stats, strict=True)}
+
+    def _decode(self, raw: RawBatch, schema: pa.Schema) -> pa.RecordBatch:
+        decoded, bad = self.deserializer.decode(raw.values)  # the decodable messages' columns
+        columns = list(decoded.columns)
+        keep = None  # over all the batch's messages
+        if bad:
+            self.stats[raw.index].undecodable += len(bad)
+            self.undecodable.write(self.partitions[raw.index], raw, bad)
+            mask = [True] * len(raw.values)
+            for index, _ in bad:
+                mask[index] = False
+            keep = pa.array(mask, pa.bool_())
+        for name in self.columns:
+            if name == "key":
+                assert raw.keys is not None  # read whenever the kafka_key column is asked for
+                column = raw.keys
+            elif name == "offset":
+                column = raw.offsets
+            elif name == "timestamp":
+                column = pc.if_else(pc.less(raw.timestamps, 0), pa.scalar(None, pa.int64()), raw.timestamps)
+                column = column.cast(pa.timestamp("ms")).cast(METADATA_TYPES["timestamp"])
+            elif name == "partition":
+                column = pa.repeat(pa.scalar(self.partitions[raw.index], pa.int32()), len(raw.values))
+            else:
+                column = pa.repeat(pa.scalar(self.topic, pa.string()), len(raw.values))
+            columns.append(column.filter(keep) if keep is not None else column)
+        batch = pa.RecordBatch.from_arrays(columns, schema=schema)
+        if self._since is None:
+            return batch
+        stamps = raw.timestamps.filter(keep) if keep is not None else raw.timestamps
+        recent = batch.filter(pc.fill_null(pc.greater_equal(stamps, self._since), True))
+        self.stats[raw.index].filtered += batch.num_rows - recent.num_rows
+        return recent
+
+    def _fetch_all(self) -> Iterator[RawBatch]:
+        for index in range(len(self.partitions)):
+            if self.next[index] < self.high[index]:
+                yield from self._fetch(index)
+
+    def _consumer_for(self):
+        if self._consumer is None:
+            kafka = kafka_module()
+            try:
+                self._consumer = kafka.Consumer(consumer_config(self.settings))
+            except (kafka.KafkaException, ValueError, TypeError) as exc:
+                raise translate(exc, "creating a consumer", self.settings) from None
+        return self._consumer
+
+    def _fetch(self, index: int) -> Iterator[RawBatch]:
+        kafka = kafka_module()
+        consumer = self._consumer_for()
+        pid, high, stats = self.partitions[index], self.high[index], self.stats[index]
+        where = kafka.TopicPartition(self.topic, pid, self.next[index])
+        consumer.assign([where])
+        stats.start = stats.start or int(time.time() * 1000)
+        message = kafka.Message
+        values: list = []
+        offsets: list = []
+        stamps: list = []
+        keys: list = []
+        size = 0
+        idle_since = time.monotonic()
+        stall = self.settings.socket_timeout_ms / 1000
+        try:
+            while self.next[index] < high:
+                with gc_paused():
+                    messages = consumer.consume(min(CONSUME_MAX, high - self.next[index]), timeout=POLL_SECONDS)
+                    if messages:
+                        if any(map(message.error, messages)):
+                            messages = self._handle_errors(consumer, index, messages)
+                        if messages and messages[-1].offset() >= high:
+                            messages = messages[:_first_at_or_after(messages, high)]
+                        if messages:
+                            idle_since = time.monotonic()
+                            chunk = list(map(message.value, messages))
+                            values += chunk
+                            offsets += map(message.offset, messages)
+                            stamps += map(_TIMESTAMP, map(message.timestamp, messages))
+                            if "key" in self.columns:
+                                keys += map(message.key, messages)
+                            self.next[index] = offsets[-1] + 1
+                            size += sum(map(len, filter(None, chunk)))
+                    got = bool(messages)
+                    messages = chunk = []  # the messages go now, by reference counting, not later by the collector
+                # transaction markers and compacted gaps: the consumer's position steps over them
+                position = consumer.position([kafka.TopicPartition(self.topic, pid)])[0].offset
+                if position > self.next[index]:
+                    self.next[index] = min(position, high)
+                if values and (len(values) >= self.settings.batch_rows or size >= self.settings.batch_bytes
+                               or self.next[index] >= high):
+                    yield self._raw(index, values, offsets, stamps, keys)
+                    values, offsets, stamps, keys, size = [], [], [], [], 0
+                if not got and time.monotonic() - idle_since > stall:
+                    log.warning("kafka_partition_stalled", topic=self.topic, partition=pid, offset=self.next[index],
+                                expected_high=high, seconds=round(stall, 1),
+                                note="nothing arrived: the partition ends for this run; the next run resumes here")
+                    break
+            if values:
+                yield self._raw(index, values, offsets, stamps, keys)
+        except kafka.KafkaException as exc:
+            raise GobblinPyError(f"topic {self.topic} partition {pid} at offset {self.next[index]}: "
+                                 f"{translate(exc, 'fetching', self.settings)}") from None
+        finally:
+            stats.stop = int(time.time() * 1000)
+
+    def _raw(self, index: int, values: list, offsets: list, stamps: list, keys: list) -> RawBatch:
+        with gc_paused():
+            return self._arrays(index, values, offsets, stamps, keys)
+
+    def _arrays(self, index: int, values: list, offsets: list, stamps: list, keys: list) -> RawBatch:
+        stats = self.stats[index]
+        raw = RawBatch(index, pa.array(values, pa.binary()), pa.array(offsets, pa.int64()),
+                       pa.array(stamps, pa.int64()), pa.array(keys, pa.binary()) if "key" in self.columns else None)
+        stats.records += len(values)
+        stats.bytes += int(pc.sum(pc.binary_length(raw.values)).as_py() or 0)
+        stamped = raw.timestamps.filter(pc.greater_equal(raw.timestamps, 0))
+        extremes = pc.min_max(stamped)
+        oldest, newest = extremes["min"].as_py(), extremes["max"].as_py()
+        if newest is not None:
+            stats.max_timestamp = newest if stats.max_timestamp is None else max(stats.max_timestamp, newest)
+            stats.min_timestamp = oldest if stats.min_timestamp is None else min(stats.min_timestamp, oldest)
+        return raw
+
+    def _handle_errors(self, consumer, index: int, messages: list) -> list:
+        """Data messages kept; an offset deleted under us moves per ``reset.on.offset.out.of.range``."""
+        kafka = kafka_module()
+        kept = []
+        pid = self.partitions[index]
+        for msg in messages:
+            error = msg.error()
+            if error is None:
+                kept.append(msg)
+                continue
+            if error.code() not in (kafka.KafkaError._AUTO_OFFSET_RESET, kafka.KafkaError.OFFSET_OUT_OF_RANGE):
+                raise GobblinPyError(f"topic {self.topic} partition {pid} at offset {self.next[index]}: {error.str()}")
+            if kept:  # read what came before; the error comes again at the next fetch
+                break
+            earliest, latest = consumer.get_watermark_offsets(kafka.TopicPartition(self.topic, pid),
+                                                              timeout=self.settings.socket_timeout_ms / 1000)
+            policy = self.settings.reset
+            offset = self.next[index]
+            if policy == "skip":
+                start = self.high[index]  # end the partition: its offset stays where it is
+            elif policy == "latest" or (policy == "nearest" and offset > latest):
+                start = latest
+            else:
+                start = earliest
+            lost = max(0, min(start, self.high[index]) - offset) if policy != "skip" else 0
+            self.stats[index].lost += lost
+            log.warning("kafka_offset_out_of_range", topic=self.topic, partition=pid, offset=offset,
+                        earliest=earliest, latest=latest, policy=policy, offsets_lost=lost,
+                        note="deleted while the run was reading (retention)")
+            if policy == "skip":
+                self.high[index] = offset
+                return []
+            self.next[index] = min(start, self.high[index])
+            consumer.assign([kafka.TopicPartition(self.topic, pid, self.next[index])])
+            return []
+        return kept
+
+    # -- the end
+
+    def close(self) -> None:
+        state = self.state
+        try:
+            state.set_actual_high_watermark(MultiLongWatermark(self.next))
+            undecodable = sum(s.undecodable for s in self.stats)
+            state.set_prop(K.UNDECODABLE_COUNT, undecodable)
+            state.set_prop(K.ERROR_PARTITION_COUNT, sum(1 for s in self.stats if s.undecodable))
+            state.set_prop(FILTERED_KEY, sum(s.filtered for s in self.stats))
+            if undecodable:
+                state.set_prop("qualitychecker.row.policy.results.kafka", self.undecodable.results(undecodable))
+            for index, (pid, stats) in enumerate(zip(self.partitions, self.stats, strict=True)):
+                state.set_prop(f"{K.START_FETCH_TIME}.{index}", stats.start)
+                state.set_prop(f"{K.STOP_FETCH_TIME}.{index}", stats.stop)
+                key = lambda what, pid=pid: K.partition_key(self.topic, pid, what)  # noqa: E731
+                state.set_prop(key(K.RECORD_COUNT), stats.records)
+                decoded = stats.records - stats.undecodable
+                if decoded > 0:
+                    state.set_prop(key(K.AVG_RECORD_MILLIS), (stats.stop - stats.start) / decoded)
+                if stats.records:
+                    state.set_prop(key(K.AVG_RECORD_SIZE), round(stats.bytes / stats.records))
+                if stats.max_timestamp is not None:
+                    state.set_prop(key(K.MAX_TIMESTAMP), stats.max_timestamp)
+                if stats.lost:
+                    state.set_prop(f"{K.OFFSETS_LOST}.read.{index}", stats.lost)
+        finally:
+            self.undecodable.close()
+            if self._spool is not None:
+                self._spool.close()
+            if self._consumer is not None:
+                consumer, self._consumer = self._consumer, None
+                consumer.close()
+
+
+_gc_lock = threading.Lock()
+_gc_users = 0
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while a batch of messages is turned into lists.
+
+    confluent-kafka's messages are garbage-collected objects: thousands of them alive at once set the collector
+    off again and again (a third of the time of a pull, measured), though they form no cycles and go with
+    their last reference. Collection is process-wide, so tasks in parallel threads share one pause (counted).
+    """
+    global _gc_users
+    with _gc_lock:
+        _gc_users += 1
+        if _gc_users == 1:
+            gc.disable()
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_users -= 1
+            if _gc_users == 0:
+                gc.enable()
+
+
+def _first_at_or_after(messages: list, offset: int) -> int:
+    """The index of the first message at or after ``offset`` (messages are in offset order)."""
+    lo, hi = 0, len(messages)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if messages[mid].offset() < offset:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo

@@ -1,0 +1,99 @@
+"""``KafkaSimpleSource``: Kafka topics pulled partition by partition, offsets as watermarks (Gobblin's KafkaSource).
+
+Planning, on the driver: list the topics that pass ``topic.whitelist`` / ``topic.blacklist``, ask the brokers
+for every partition's earliest and latest offsets (topics in parallel), read the stored offsets, decide each
+partition's range (:mod:`.planning`) and pack the work units (:mod:`.packer`). A topic with nothing new and
+no offset to move plans no work unit: its dataset keeps its latest state, and a rerun prints "nothing new to
+pull". Extraction, on the executors: :class:`~gobblin_py.connectors.kafka.extractor.KafkaExtractor`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+
+from gobblin_py.sdk.contracts import Extractor, Source
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.connectors.kafka.client import BrokerClient
+from gobblin_py.connectors.kafka.packer import pack
+from gobblin_py.connectors.kafka.planning import PartitionPlan, plan_topic, previous_partitions
+from gobblin_py.connectors.kafka.settings import KafkaSourceSettings
+from gobblin_py.sdk.run_states import SourceState
+from gobblin_py.sdk.states import WorkUnit, WorkUnitState
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.store.hadoop_io import INT_MAX, LONG_MAX
+from gobblin_py.store.startpoints import Startpoint, StartpointKind, whole_number
+
+log = get_logger(__name__)
+
+
+class KafkaSimpleSource(Source):
+    """Pulls Kafka topics into files: one dataset per topic, one work unit per partition, offsets as watermarks.
+
+    Startpoints (per topic, or per partition: its number): ``OLDEST`` the earliest offset the topic still has,
+    ``UPCOMING`` the latest (skip what is there now), ``TIMESTAMP`` the broker's offset for the time (records
+    stamped earlier are then dropped), ``SPECIFIC`` an offset.
+    """
+
+    settings_class = KafkaSourceSettings
+    startpoint_kinds = frozenset({"OLDEST", "UPCOMING", "TIMESTAMP", "SPECIFIC"})
+
+    @classmethod
+    def check_startpoint(cls, props: Mapping[str, str], urn: str, partition: str, point: Startpoint) -> None:
+        """A partition must be a Kafka partition number and a SPECIFIC value a Kafka offset."""
+        if partition and whole_number(partition, INT_MAX) is None:
+            raise UsageError(f"partition {partition!r} is not a Kafka partition number (0, 1, 2 …)")
+        if point.kind is StartpointKind.SPECIFIC and whole_number(str(point.value), LONG_MAX) is None:
+            raise UsageError(f"value {point.value!r} is not a Kafka offset (a whole number from 0 to {LONG_MAX})")
+
+    def get_workunits(self, state: SourceState) -> list[WorkUnit]:
+        settings = KafkaSourceSettings.load(state)
+        started = time.time()
+        client = BrokerClient(settings)
+        listed = client.topics()  # a dead broker fails here, before any work, naming kafka.brokers
+        topics = sorted(t for t in listed if settings.topic_passes(t))
+        previous = previous_partitions(state)
+        now_ms = int(time.time() * 1000)
+
+        def plan(topic: str) -> list[PartitionPlan]:
+            pids = [p.partition for p in listed[topic]]
+            offsets = client.offsets(topic, pids)
+            points = state.startpoints.get(topic)
+            times: dict[int, int] = {}
+            for pid in pids:
+                point = points.for_partition(str(pid)) if points is not None else None
+                if point is not None and point.kind is StartpointKind.TIMESTAMP:
+                    times.update(client.offsets_for_time(topic, [pid], point.timestamp_ms))
+            return plan_topic(settings, topic, listed[topic], offsets, previous, int(time.time() * 1000), points, times)
+
+        threads = max(1, min(settings.threads, len(topics)))
+        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gpy-kafka-plan") as pool:
+            planned = dict(zip(topics, pool.map(plan, topics), strict=True))
+        plans = [p for topic in topics for p in planned[topic]]
+        namespace, table_type = "KAFKA", "APPEND_ONLY"
+        if settings.allow_namespace:
+            namespace = state.get_prop("extract.namespace") or namespace
+            table_type = (state.get_prop("extract.table.type") or table_type).upper()
+        units = pack(settings, plans, now_ms, namespace, table_type)
+        lost = sum(p.lost for p in plans)
+        log.info("kafka_planned", topics=len(topics), topics_with_work=sum(1 for t in topics if planned[t]),
+                 partitions=len(plans), offsets_to_read=sum(p.records for p in plans), work_units=len(units),
+                 offsets_lost=lost, seconds=round(time.time() - started, 3))
+        if state.get_prop("kafka.schema.registry.url"):
+            log.warning("kafka_schema_registry_ignored", key="kafka.schema.registry.url",
+                        note=f"gpy consults no schema registry: {settings.deserializer} values are read with "
+                             "source.schema")
+        if not topics:
+            log.warning("kafka_no_topic", brokers=settings.bootstrap_servers, topics_listed=len(listed),
+                        note="no topic passes topic.whitelist / topic.blacklist")
+        return units
+
+    def get_extractor(self, state: WorkUnitState) -> Extractor:
+        from gobblin_py.connectors.kafka.extractor import KafkaExtractor
+
+        return KafkaExtractor(state)
+
+
+class KafkaDeserializerSource(KafkaSimpleSource):
+    """Gobblin's KafkaDeserializerSource: the same source; ``kafka.deserializer.type`` decides the columns."""

@@ -1,0 +1,121 @@
+"""What the Kafka writer and the transaction publisher share: the writer's keys, messages from batches, producing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gobblin_py.sdk.settings import Context, Scope, Settings, setting
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.formats.jsonl import json_lines, json_texts
+
+TOPIC_KEY = "writer.kafka.topic"
+PRODUCER_PREFIX = "writer.kafka.producerConfig."
+# Java client settings that mean nothing to librdkafka
+JAVA_ONLY = ("key.serializer", "value.serializer", "kafka.schemaRegistry.switchName", "schema.registry.url")
+STAGED = pa.schema([("key", pa.binary()), ("value", pa.binary())])
+
+
+@dataclass(frozen=True)
+class KafkaWriterSettings(Settings):
+    """The keys of :class:`KafkaDataWriterBuilder` (``.N`` suffixed per branch when a job has several)."""
+
+    topic: str = setting(TOPIC_KEY, required=True, scope=Scope.BRANCH, doc="the topic every record goes to")
+    producer_config: dict = setting("writer.kafka.producerConfig.*", scope=Scope.BRANCH,
+                                    doc="passed to the producer (librdkafka's names); bootstrap.servers is needed")
+    shared_config: dict = setting("gobblin.kafka.sharedConfig.*",
+                                  doc="producer settings not given under writer.kafka.producerConfig")
+    keyed: bool = setting("writer.kafka.keyed", default=False, scope=Scope.BRANCH,
+                          doc="key each message by writer.kafka.keyField")
+    key_field: str | None = setting("writer.kafka.keyField", scope=Scope.BRANCH, doc="the column holding the key")
+    value_field: str = setting("writer.kafka.valueField", default="*", scope=Scope.BRANCH,
+                               doc="the column holding the value; * the whole record")
+    commit_timeout_ms: int = setting("writer.kafka.commitTimeoutMillis", default=60000, minimum=1, scope=Scope.BRANCH,
+                                     doc="how long a commit waits for outstanding messages to be acknowledged")
+    failure_allowance: float = setting("writer.kafka.failureAllowancePercentage", default=0.0, minimum=0,
+                                       maximum=100, scope=Scope.BRANCH,
+                                       doc="percent of messages whose delivery may fail before the task fails")
+
+    def check(self) -> list:
+        from gobblin_py.sdk.config_errors import ConfigError
+
+        problems = []
+        if self.keyed and not self.key_field:
+            problems.append(ConfigError("writer.kafka.keyed=true needs a key column", key="writer.kafka.keyField",
+                                        hint="name the column holding the message key"))
+        if "bootstrap.servers" not in {**(self.shared_config or {}), **(self.producer_config or {})}:
+            problems.append(ConfigError("is not set", key=PRODUCER_PREFIX + "bootstrap.servers",
+                                        hint="name the brokers to produce to (kafka.brokers is the source's)"))
+        return problems
+
+    def producer_settings(self) -> dict[str, Any]:
+        """librdkafka producer settings: idempotent, all replicas; the job's settings win."""
+        config: dict[str, Any] = {"client.id": "gobblin", "enable.idempotence": True, "acks": "all",
+                                  "linger.ms": 20}
+        for extra in (self.shared_config or {}, self.producer_config or {}):
+            config.update({k: v for k, v in extra.items() if k not in JAVA_ONLY})
+        return config
+
+
+def load_settings(state: Any, branches: int = 1, branch: int = 0) -> KafkaWriterSettings:
+    return KafkaWriterSettings.load(state, Context(branches=branches, branch=branch))
+
+
+def _as_bytes(column: pa.Array) -> pa.Array:
+    kind = column.type
+    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+        return column.cast(pa.binary())
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return column.cast(pa.binary())
+    return pc.if_else(pc.is_valid(column), json_texts(column), pa.scalar(None, pa.large_string())).cast(pa.binary())
+
+
+def messages(batch: pa.RecordBatch, settings: KafkaWriterSettings) -> tuple[pa.Array | None, pa.Array]:
+    """``(keys or None, values)`` of a batch as binary arrays."""
+    names = batch.schema.names
+    if settings.value_field != "*":
+        if settings.value_field not in names:
+            raise UsageError(f"writer.kafka.valueField={settings.value_field}: no such column ({', '.join(names)})")
+        values = _as_bytes(batch.column(names.index(settings.value_field)))
+    elif len(names) == 1 and _is_bytes_like(batch.schema.field(0).type):
+        values = _as_bytes(batch.column(0))
+    elif "value" in names and _is_bytes_like(batch.schema.field("value").type):
+        values = _as_bytes(batch.column(names.index("value")))
+    else:
+        values = pc.utf8_rtrim(json_lines(batch), characters="\n").cast(pa.binary())
+    keys = None
+    if settings.keyed:
+        if settings.key_field not in names:
+            raise UsageError(f"writer.kafka.keyField={settings.key_field}: no such column ({', '.join(names)})")
+        keys = _as_bytes(batch.column(names.index(settings.key_field)))
+    return keys, values
+
+
+def _is_bytes_like(kind: pa.DataType) -> bool:
+    return pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_string(kind) \
+        or pa.types.is_large_string(kind)
+
+
+def kafka_module() -> Any:
+    try:
+        import confluent_kafka
+    except ImportError:
+        raise UsageError("the Kafka writer needs confluent-kafka: pip install 'gobblin_py[kafka]'") from None
+    return confluent_kafka
+
+
+def produce_all(producer: Any, topic: str, keys: list | None, values: list) -> None:
+    """Hand every message to the producer, waiting for room when its queue is full."""
+    produce, poll = producer.produce, producer.poll
+    for index, value in enumerate(values):
+        key = keys[index] if keys is not None else None
+        while True:
+            try:
+                produce(topic, value=value, key=key)
+                break
+            except BufferError:
+                poll(0.05)
+    poll(0)

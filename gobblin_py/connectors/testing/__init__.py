@@ -1,0 +1,1 @@
+"""Gobblin's test sources and the console writer."""

@@ -1,0 +1,119 @@
+"""What loading a job gives: its resolved properties (:class:`JobConfig`) or, per file, a :class:`LoadResult`."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
+
+from ..convert import guava_trim
+from gobblin_py.sdk.config_errors import ConfigError
+
+__all__ = ["JobConfig", "LoadResult", "KeyLocator"]
+
+KeyLocator = Callable[[str], Tuple[Optional[str], Optional[int]]]
+
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+
+
+
+# ----------------------------------------------------------------------------------------------------
+# Public result types
+# ----------------------------------------------------------------------------------------------------
+
+
+class JobConfig(Mapping[str, str]):
+    """The resolved, flat ``str -> str`` properties of one job (Gobblin's job ``Properties``/``State``).
+
+    Behaves as a read-only mapping; ``path`` is the job file and ``warnings`` lists non-fatal findings.
+    The typed getters follow Gobblin's ``State`` accessors and raise :class:`ConfigError` naming the key.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        properties: Mapping[str, str],
+        warnings: Iterable[str] = (),
+        locator: Optional[KeyLocator] = None,
+    ) -> None:
+        self.path = str(path)
+        self.properties: Dict[str, str] = dict(properties)
+        self.warnings: List[str] = list(warnings)
+        self._locator = locator
+
+    def locate(self, key: str) -> Tuple[Optional[str], Optional[int]]:
+        """``(file, line)`` where ``key`` was set: the job file, a global file or the system configuration (the
+        line is None where it is not known, e.g. in HOCON); the job file when no file sets it (a template)."""
+        if self._locator is not None:
+            file, line = self._locator(key)
+            if file is not None:
+                return file, line
+        return self.path, None
+
+    def __getitem__(self, key: str) -> str:
+        return self.properties[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.properties)
+
+    def __len__(self) -> int:
+        return len(self.properties)
+
+    def __repr__(self) -> str:
+        return f"JobConfig({self.path!r}, {len(self.properties)} properties)"
+
+    def get(self, key: str, default: Optional[str] = None) -> Optional[str]:  # type: ignore[override]
+        """The value of ``key`` or ``default``."""
+        return self.properties.get(key, default)
+
+    def _number(self, key: str, default: Optional[int], bits: int) -> Optional[int]:
+        value = self.properties.get(key)
+        if value is None:
+            return default
+        limit = 2 ** (bits - 1)
+        if _INT_RE.fullmatch(value) is None or not -limit <= int(value) < limit:
+            kind = "an integer" if bits == 32 else "a long integer"
+            raise ConfigError(
+                f"expected {kind}, got '{value}'",
+                path=self.path,
+                key=key,
+                hint=f"set {key} to a whole number without spaces",
+            )
+        return int(value)
+
+    def get_int(self, key: str, default: Optional[int] = None) -> Optional[int]:
+        """``State.getPropAsInt``: Java ``Integer.parseInt`` (no spaces, 32-bit range)."""
+        return self._number(key, default, 32)
+
+    def get_long(self, key: str, default: Optional[int] = None) -> Optional[int]:
+        """``State.getPropAsLong``: Java ``Long.parseLong`` (no spaces, 64-bit range)."""
+        return self._number(key, default, 64)
+
+    def get_bool(self, key: str, default: bool = False) -> bool:
+        """``State.getPropAsBoolean``: Java ``Boolean.parseBoolean`` -- only ``true`` (any case) is true."""
+        value = self.properties.get(key)
+        if value is None:
+            return default
+        return value.lower() == "true"
+
+    def get_list(self, key: str, default: Optional[Sequence[str]] = None) -> List[str]:
+        """``State.getPropAsList``: split on ``,``, trim, drop empty pieces."""
+        value = self.properties.get(key)
+        if value is None:
+            return list(default) if default is not None else []
+        return [piece for piece in (guava_trim(p) for p in value.split(",")) if piece]
+
+
+@dataclass
+class LoadResult:
+    """Outcome of loading one job file: either ``config`` or ``error`` is set."""
+
+    path: str
+    config: Optional[JobConfig] = None
+    error: Optional[ConfigError] = None
+    mtime_ms: Optional[int] = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the job loaded."""
+        return self.error is None

@@ -1,1 +1,0 @@
-"""Built-in data publishers: move committed task output to its final place."""

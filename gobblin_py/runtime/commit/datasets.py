@@ -1,0 +1,381 @@
+"""Committing a job's datasets: commit policy, publishing, watermark rollback and state persistence (§6.1, §6.4).
+
+Task states are grouped by ``dataset.urn``. For each dataset:
+
+- under ``full``, a dataset with any task not SUCCESSFUL fails: nothing is published and its state is not
+  persisted, so the next run starts again from the last committed state;
+- otherwise (``successful``, ``partial``, or ``full`` with every task successful) the publisher moves the
+  successful tasks' output and those tasks become COMMITTED;
+- every task that did not reach COMMITTED has its actual high watermark rolled back to its low watermark;
+- the dataset state is persisted to the state store.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.contracts import DataPublisher, ExactlyOncePublisher, Initializable
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.plugins import instantiate
+from gobblin_py.sdk.errors import GobblinPyError, RecordsLost
+from gobblin_py.io.group_sync import GroupSync
+from gobblin_py.sdk import interrupts
+from gobblin_py.runtime.commit.boundary import plugin_boundary
+from gobblin_py.runtime.commit.commit_sequence import CommitSequence, CommitStep, DatasetStateStep
+from gobblin_py.runtime.commit.crash_points import boundary, phase
+from gobblin_py.runtime.execute.dataset_outputs import BranchOutput, branch_outputs, failure_line, first_start_ms, task_errors, usage_errors
+from gobblin_py.runtime.commit.job_run import JobRun
+from gobblin_py.sdk.job_settings import COMMIT_POLICIES, CommitSettings, ReplaySettings
+from gobblin_py.formats.publish_check import published_check
+from gobblin_py.runtime.commit.startpoint_steps import StartpointsConsumedStep
+from gobblin_py.store import progress
+from gobblin_py.store.startpoints import applied_ids
+from gobblin_py.sdk.run_states import DatasetState
+from gobblin_py.sdk.states import RunningState, TaskState, WorkingState
+
+log = get_logger(__name__)
+
+DEFAULT_PUBLISHER = "gobblin_py.connectors.files.publisher.BaseDataPublisher"
+__all__ = ["COMMIT_POLICIES", "DatasetResult", "LoggedCommit", "commit_batch", "commit_dataset", "commit_policy", "commit_threads", "describe_outputs", "failure_line",
+           "group_by_urn"]
+
+
+REMOTE_COMMIT_THREADS = 20  # Gobblin's job.commit.parallelCommits: threads hide a remote store's latency
+FINAL_DIR_KEY = re.compile(r"^data\.publisher\.final\.dir(\.\d+)?$")
+
+
+def commit_threads(run: JobRun) -> int:
+    """``job.commit.parallelCommits``, or by default 20 threads, but 1 when the state store and every
+    ``data.publisher.final.dir`` are on local disk: there a batch of commits is work under the interpreter
+    lock and one group sync, which more threads only contend for."""
+    chosen = run.commit_settings.commit_threads
+    if chosen is not None:
+        return chosen
+    props = run.props
+    finals = [(k, v) for k, v in props.items() if FINAL_DIR_KEY.match(k) and v]
+    if run.store is None or not fsutil.is_local(run.store.fs) or not finals:
+        return REMOTE_COMMIT_THREADS
+    for key, folder in finals:
+        branch = key[len("data.publisher.final.dir."):] if key != "data.publisher.final.dir" else ""
+        fs_uri = next((props[k] for k in (f"data.publisher.fs.uri.{branch}", "data.publisher.fs.uri",
+                                          f"writer.fs.uri.{branch}", "writer.fs.uri") if props.get(k)), None)
+        if not fsutil.is_local_url(folder, fs_uri):
+            return REMOTE_COMMIT_THREADS
+    return 1
+
+
+def commit_policy(props: Mapping[str, str]) -> str:
+    """``full``, ``successful`` or ``partial``."""
+    return CommitSettings.load(props).commit_policy
+
+
+@dataclass
+class DatasetResult:
+    """What happened to one dataset in a run (for the summary and the exit code)."""
+
+    urn: str
+    state: RunningState
+    tasks: int
+    failed_tasks: int
+    records_extracted: int
+    records_written: int
+    published: list[str] = field(default_factory=list)
+    persisted: bool = False
+    error: str | None = None
+    low_watermarks: list = field(default_factory=list)
+    high_watermarks: list = field(default_factory=list)
+    quality: list[str] = field(default_factory=list)
+    commit_pending: bool = False  # its commit log is left for the next run: keep this run's output files
+    branches: list[BranchOutput] = field(default_factory=list)  # per fork branch: records, files, bytes published
+    task_errors: list[str] = field(default_factory=list)  # one line per failed task
+    usage_errors: list[str] = field(default_factory=list)  # failed tasks the configuration or input failed (exit 2)
+    started_ms: int = 0  # its first task's start
+    ended_ms: int = 0  # the end of its commit
+    saved: DatasetState | None = None  # the state this run saved as the dataset's latest
+
+    @property
+    def files(self) -> int:
+        return sum(b.files for b in self.branches)
+
+    @property
+    def bytes_written(self) -> int:
+        return sum(b.bytes_written for b in self.branches)
+
+    @property
+    def seconds(self) -> float:
+        return max(0, self.ended_ms - self.started_ms) / 1000 if self.ended_ms else 0.0
+
+
+def quality_lines(tasks: list[TaskState]) -> list[str]:
+    """Task-policy outcomes and rows dropped by row policies, summed over the dataset's tasks."""
+    outcomes: dict[tuple[str, str, str], int] = {}
+    dropped: dict[tuple[str, str], int] = {}
+    for task in tasks:
+        for key, value in task.properties.items():
+            if key.startswith("qualitychecker.task.policy.results"):
+                for item in json.loads(value):
+                    name = (item["policy"].rsplit(".", 1)[-1], item["type"], item["result"])
+                    outcomes[name] = outcomes.get(name, 0) + 1
+            elif key.startswith("qualitychecker.row.policy.results"):
+                for item in json.loads(value):
+                    row_policy = (item["policy"].rsplit(".", 1)[-1], item["type"])
+                    dropped[row_policy] = dropped.get(row_policy, 0) + item["failed_rows"]
+    lines = [f"task policy {p} ({t}): {r} in {n} task(s)" for (p, t, r), n in sorted(outcomes.items())]
+    lines += [f"row policy {p} ({t}): {n} row(s) failed" for (p, t), n in sorted(dropped.items()) if n]
+    return lines
+
+
+def _int(value: str | None) -> int:
+    try:
+        return int(value) if value is not None else 0
+    except ValueError:
+        return 0
+
+
+def _publisher(props: Mapping[str, str]) -> DataPublisher:
+    settings = CommitSettings.load(props)
+    name = settings.job_publisher or settings.publisher or DEFAULT_PUBLISHER
+    key = "data.publisher.job.type" if settings.job_publisher else "data.publisher.type"
+    publisher = instantiate(name, key, DataPublisher)
+    if isinstance(publisher, Initializable):
+        publisher.init(dict(props))
+    return publisher  # type: ignore[return-value]
+
+
+def describe_outputs(result: DatasetResult, tasks: list[TaskState], run_started_ms: int) -> DatasetResult:
+    """``result`` with what its tasks wrote per branch, its failed tasks' causes and when it started and ended."""
+    result.branches = branch_outputs(tasks)
+    result.task_errors = task_errors(tasks)
+    result.usage_errors = usage_errors(tasks)
+    result.started_ms = first_start_ms(tasks, run_started_ms)
+    result.ended_ms = int(time.time() * 1000)
+    return result
+
+
+def group_by_urn(task_states: list[TaskState]) -> dict[str, list[TaskState]]:
+    groups: dict[str, list[TaskState]] = {}
+    for task in task_states:
+        groups.setdefault(task.dataset_urn, []).append(task)
+    return groups
+
+
+@dataclass
+class LoggedCommit:
+    """A dataset's commit sequence waiting to be logged with others of its batch, and then run."""
+
+    sequence: CommitSequence
+    result: DatasetResult
+    dataset: DatasetState
+    failed_tasks: int
+
+
+def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
+                   batch: list[LoggedCommit] | None = None) -> DatasetResult:
+    """Publish and persist one dataset of ``run`` according to the job commit policy.
+
+    With a commit-sequence store (EXACTLY_ONCE, the default) the moves and the new state are logged as one
+    commit sequence before any of them is made; otherwise data is published, then the state saved. With
+    ``batch`` the sequence is added to it instead, for :func:`commit_batch` to log and run.
+    """
+    props, job_name, job_id, store, sequences = run.props, run.job_name, run.job_id, run.store, run.sequences
+    previous = run.previous.get(urn)
+    settings = CommitSettings.load(props)
+    policy = settings.commit_policy
+    dataset = DatasetState(job_name, job_id, dataset_urn=urn, start_time=run.started_ms, end_time=end_time,
+                           duration=end_time - run.started_ms, task_count=len(tasks), task_states=tasks)
+    # skipped work units (workunit.skip) are kept in the state but neither fail nor commit (Gobblin's filter)
+    failed = [t for t in tasks if t.working_state not in (WorkingState.SUCCESSFUL, WorkingState.SKIPPED)]
+    result = DatasetResult(
+        urn, RunningState.RUNNING, len(tasks), len(failed),
+        sum(_int(t.get_prop("qualitychecker.rows.extracted")) for t in tasks),
+        0,
+    )
+    result.quality = quality_lines(tasks)
+    if sequences is not None and sequences.exists(job_name, urn):
+        # an earlier run's commit of this dataset is still unfinished: committing over it could lose it
+        dataset.state = result.state = RunningState.FAILED
+        result.error = "an earlier run's commit of this dataset is still pending: nothing published, state kept"
+        for task in tasks:
+            task.backoff_actual_high_watermark()
+        log.error("dataset_blocked_by_pending_commit", dataset=urn)
+        return result
+    if policy == "full" and failed:
+        dataset.state = RunningState.FAILED
+        dataset.job_failures = (previous.job_failures if previous else 0) + 1
+        result.state = RunningState.FAILED
+        result.error = (f"{len(failed)} of {len(tasks)} tasks failed under job.commit.policy=full: nothing published, "
+                        f"state kept; first: {failure_line(failed[0])}")
+        log.error("dataset_not_committed", dataset=urn, failed_tasks=len(failed), policy=policy)
+        return result
+    dataset.state = RunningState.SUCCESSFUL
+    dataset.job_failures = 0
+    successful = [t for t in tasks if t.working_state is WorkingState.SUCCESSFUL]
+    steps: list[CommitStep] | None = None
+    try:
+        if successful:
+            planned: list[CommitStep] | None = None
+            with plugin_boundary("the publisher"):
+                publisher = _publisher(props)
+                if sequences is not None and store is not None and isinstance(publisher, ExactlyOncePublisher):
+                    planned = list(publisher.plan(successful))
+                    result.published = list(publisher.final_dirs)
+                else:
+                    if sequences is not None:
+                        log.warning("publisher_not_exactly_once", dataset=urn, publisher=type(publisher).__name__,
+                                    note="it has no plan(): data is published, then the state saved (at least once)")
+                    result.published = publisher.publish(successful)
+            if planned is not None:  # what it publishes is checked once moved, before the state is saved
+                check = published_check(urn, successful, planned) \
+                    if getattr(publisher, "publishes_counted_files", False) else None
+                steps = planned if check is None else [*planned, check]
+        elif sequences is not None and store is not None:
+            steps = []
+        for task in successful:
+            task.working_state = WorkingState.COMMITTED
+    except GobblinPyError as exc:  # a publisher failure fails the dataset, not the process
+        trace = "".join(traceback.format_exception(exc))
+        for task in successful:
+            task.set_prop("task.failure.exception", trace)
+        result.error = f"publishing failed: {exc}"
+        result.published = [] if steps is None else result.published  # nothing was moved by a plan refused
+        log.error("publish_failed", dataset=urn, error=str(exc))
+    dataset.state = RunningState.COMMITTED
+    not_committed = [t for t in tasks if t.working_state not in (WorkingState.COMMITTED, WorkingState.SKIPPED)]
+    for task in not_committed:
+        task.backoff_actual_high_watermark()
+    partial_fails = settings.partial_fails_job
+    if not_committed and (policy == "full" or partial_fails or result.error):
+        dataset.state = RunningState.FAILED
+    result.state = dataset.state
+    result.failed_tasks = len(not_committed)
+    result.records_written = sum(_int(t.get_prop("writer.records.written")) for t in tasks if t.working_state is WorkingState.COMMITTED)
+    result.quality = quality_lines(tasks)
+    result.low_watermarks = [t.workunit.low_watermark() for t in tasks]
+    result.high_watermarks = [t.actual_high_watermark() for t in tasks]
+    # a dataset that committed consumes the startpoints its work units were planned from; one that failed keeps them
+    committed = not result.error and dataset.state is RunningState.COMMITTED
+    consumed = sorted({i for task in tasks for i in applied_ids(task)}) if committed else []
+    if committed:
+        progress.advance(dataset, previous, tasks, ReplaySettings.load(props).max_pairs)
+    if store is not None and steps is not None and sequences is not None and not result.error:
+        if consumed and run.startpoints is not None:  # exactly-once covers the startpoints this commit used
+            steps = [*steps, StartpointsConsumedStep(run.startpoints.url, run.props.get("state.store.fs.uri"),
+                                                     job_name, urn, consumed)]
+        sequence = CommitSequence(job_name, urn, job_id, [*steps, DatasetStateStep(store, urn, dataset)])
+        if batch is not None:
+            batch.append(LoggedCommit(sequence, result, dataset, len(not_committed)))
+            return result
+        boundary(f"{urn}:before_log")
+        with phase("commit.log"):
+            sequences.put(sequence)
+        boundary(f"{urn}:logged")
+        try:
+            sequence.execute(fresh=True)
+        except Exception as exc:  # noqa: BLE001 - the logged sequence is finished by the next run
+            result.commit_pending = True
+            result.state = RunningState.FAILED
+            result.error = pending_error(exc)
+            log.error("commit_interrupted", dataset=urn, error=str(exc))
+            return result
+        with phase("commit.unlog"):
+            sequences.delete(sequence)
+        boundary(f"{urn}:done")
+        result.persisted, result.saved = True, dataset
+    elif store is not None:
+        store.persist_dataset_state(dataset, urn)
+        if consumed and run.startpoints is not None:
+            run.startpoints.remove_ids(job_name, urn, set(consumed))
+        result.persisted, result.saved = True, dataset
+    _log_committed(result, dataset, len(not_committed))
+    return result
+
+
+def _log_committed(result: DatasetResult, dataset: DatasetState, failed_tasks: int) -> None:
+    log.info("dataset_committed", dataset=result.urn, state=dataset.state.value,
+             committed_tasks=result.tasks - failed_tasks, failed_tasks=failed_tasks,
+             records_written=result.records_written)
+
+
+def commit_batch(run: JobRun, number: int, commits: list[LoggedCommit]) -> None:
+    """Log the sequences of several datasets as one batch (one file, one fsync), run each, then drop the batch;
+    a sequence that fails stays logged (alone in the batch file) for the next run to finish. Stopped by a
+    signal, the commit under way finishes and no other starts: those not started leave the log unrun."""
+    sequences = run.sequences
+    if not commits or sequences is None:
+        return
+    name = f"batch{number}"
+    boundary(f"{name}:before_log")
+    with phase("commit.log"):
+        path = sequences.put_batch(run.job_name, run.job_id, number, [c.sequence for c in commits])
+    boundary(f"{name}:logged")
+    left: list[CommitSequence] = []
+    for commit in commits:  # the states' folder is fsynced once, after all of them, before the log goes
+        for step in commit.sequence.steps:
+            if isinstance(step, DatasetStateStep):
+                step.sync_folder = False
+    # on local disk the batch's writes are made durable together (group_sync): each commit's steps run, and
+    # what must wait for durability (a rename over a state, a published file's source unlinked) runs at the flush
+    group = GroupSync()
+    started = []
+    with group.active():
+        for commit in commits:
+            if interrupts.cancelled():  # none of its steps ran: dropping it from the log is as if never logged
+                _not_started(commit)
+                continue
+            try:
+                with group.owned_by(commit):
+                    commit.sequence.execute(fresh=True)
+            except Exception as exc:  # noqa: BLE001 - the logged sequence is finished by the next run
+                group.discard(commit)
+                _left_pending(commit, exc, left)
+                continue
+            started.append(commit)
+    with phase("commit.sync"):
+        failures = {id(owner): exc for owner, exc in group.flush(lambda: boundary(f"{name}:synced_one"))}
+    for commit in started:
+        if id(commit) in failures:
+            _left_pending(commit, failures[id(commit)], left)
+        else:
+            commit.result.persisted, commit.result.saved = True, commit.dataset
+    with phase("commit.unlog"):
+        if run.store is not None:
+            run.store.sync_job_dir(run.job_name)
+        sequences.finish_batch(path, [c.sequence for c in commits], left)
+    boundary(f"{name}:done")
+    for commit in commits:
+        if commit.result.persisted:
+            _log_committed(commit.result, commit.dataset, commit.failed_tasks)
+
+
+def _left_pending(commit: LoggedCommit, exc: BaseException, left: list[CommitSequence]) -> None:
+    """A commit that failed part way: it stays logged, for the next run to finish before it pulls more."""
+    left.append(commit.sequence)
+    result = commit.result
+    result.commit_pending = True
+    result.state = RunningState.FAILED
+    result.error = pending_error(exc)
+    log.error("commit_interrupted", dataset=result.urn, error=str(exc))
+
+
+def pending_error(exc: BaseException) -> str:
+    """What a logged commit that could not finish says: why, and what the next run does about it."""
+    if isinstance(exc, RecordsLost):
+        return (f"{exc}; the state is not saved and the commit stays logged: the next run checks the published "
+                "files again, and the dataset sits out until they hold what was written")
+    return f"commit interrupted ({exc}); the next run finishes it before pulling more"
+
+
+def _not_started(commit: LoggedCommit) -> None:
+    """A logged commit the run was stopped before starting: its tasks back to uncommitted, its dataset failed."""
+    result = commit.result
+    for task in commit.dataset.all_task_states():
+        if task.working_state is WorkingState.COMMITTED:
+            task.working_state = WorkingState.SUCCESSFUL
+    result.state, result.error = RunningState.FAILED, "not committed: the run was interrupted"
+    result.failed_tasks, result.records_written, result.published = result.tasks, 0, []

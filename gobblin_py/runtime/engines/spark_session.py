@@ -1,0 +1,77 @@
+"""The one SparkSession of a gpy process, built from the job's ``spark.*`` keys and the chosen master."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from gobblin_py.runtime.engines import spark_logging
+from gobblin_py.runtime.engines.java import ensure_java
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_MASTER = "local[*]"
+_lock = threading.Lock()
+
+# Quiet, small defaults that suit a batch ingestion driver; any spark.* key of the job overrides them.
+_DEFAULTS = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "8",
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+}
+
+
+def get_spark_session(
+    master: str | None = None, conf: Mapping[str, str] | None = None, app_name: str = "gpy"
+) -> "SparkSession":
+    """Get or create the process's SparkSession. Executors run this interpreter (``PYSPARK_PYTHON``).
+
+    A new driver JVM starts quietly (see :mod:`gobblin_py.runtime.engines.spark_logging`): its start-up noise stays off
+    the console at gpy's default log level, and its stderr reaches the console through gpy.
+    """
+    with _lock:
+        ensure_java()
+        # Executors' Python workers must run our virtual environment's interpreter, not python3 from PATH.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        from pyspark.sql import SparkSession
+
+        settings = dict(_DEFAULTS)
+        settings.update({k: v for k, v in (conf or {}).items() if k.startswith("spark.")})
+        chosen_master = master or settings.pop("spark.master", None) or DEFAULT_MASTER
+        settings.pop("spark.master", None)
+        quiet = spark_logging.quiet(settings)
+        level = spark_logging.spark_log_level(settings)  # before gpy's own log4j option is added
+        if quiet:
+            settings[spark_logging.JAVA_OPTIONS_KEY] = spark_logging.driver_java_options(settings)
+        app = settings.pop("spark.app.name", app_name)
+        _start_driver(chosen_master, app, settings, quiet)
+        builder = SparkSession.builder.master(chosen_master).appName(app)
+        for key, value in settings.items():
+            builder = builder.config(key, value)
+        session = builder.getOrCreate()
+        if level:
+            session.sparkContext.setLogLevel(level)
+        return session
+
+
+def _start_driver(master: str, app: str, settings: Mapping[str, str], quiet: bool) -> None:
+    """Start the driver JVM and its SparkContext with the JVM's stderr read by gpy (unless one runs already)."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    # a JVM this process already has (an earlier session), or one that started this Python (spark-submit)
+    if getattr(SparkContext, "_gateway", None) is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return
+    spark_conf = SparkConf().setMaster(master).setAppName(app).setAll(list(settings.items()))
+    gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": subprocess.PIPE})
+    if gateway.proc is not None:
+        spark_logging.JvmStderrFilter(gateway.proc.stderr, drop_noise=quiet).start()
+    SparkContext(conf=spark_conf, gateway=gateway)

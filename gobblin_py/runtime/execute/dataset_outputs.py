@@ -1,0 +1,97 @@
+"""What each dataset of a run wrote, per fork branch: records, files and bytes, read from its task states.
+
+The summary table, the run history and the progress display show these; they come from Gobblin's per-branch
+counters on each task state (``writer.records.written[.i]``, ``writer.final.output.file.paths[.i]``,
+``writer.bytes.written[.i]``), so they are the same numbers a Gobblin user would look for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from gobblin_py.sdk.branches import branch_key, branch_name
+from gobblin_py.sdk.states import TaskState, WorkingState
+
+MAX_ERRORS = 10  # failed tasks named per dataset: enough to see the pattern, short enough to read
+# set on a failed task's state when its failure is the user's configuration or input (a UsageError, a corrupt
+# file): rerunning cannot help until a person fixes the job, so the run exits 2. It travels with the TaskState
+# from threads, worker processes and Spark executors alike.
+USAGE_FAILURE_KEY = "gpy.task.failure.usage"
+
+
+@dataclass
+class BranchOutput:
+    """One fork branch of a dataset: what its committed tasks wrote."""
+
+    name: str
+    records_written: int = 0
+    files: int = 0
+    bytes_written: int = 0
+
+    def as_json(self) -> dict:
+        return asdict(self)
+
+
+def _int(value: object) -> int:
+    try:
+        return int(str(value)) if value is not None else 0
+    except ValueError:
+        return 0
+
+
+def branch_count(task: TaskState) -> int:
+    """How many branches the task forked into (1 when it never got that far)."""
+    return max(1, _int(task.get_prop("fork.branches")) or 1)
+
+
+def written_by_branch(task: TaskState) -> dict[str, int]:
+    """Rows each branch of one task wrote, by branch name (whether or not the task committed)."""
+    count = branch_count(task)
+    return {branch_name(task, i): _int(task.get_prop(branch_key("writer.records.written", count, i)))
+            for i in range(count)}
+
+
+def branch_outputs(tasks: list[TaskState]) -> list[BranchOutput]:
+    """Per branch, the records, files and bytes of the tasks that committed (what was published)."""
+    outputs: dict[int, BranchOutput] = {}
+    for task in tasks:
+        count = branch_count(task)
+        for index in range(count):
+            output = outputs.setdefault(index, BranchOutput(branch_name(task, index)))
+            if task.working_state is not WorkingState.COMMITTED:
+                continue
+            key = lambda k, n=count, i=index: branch_key(k, n, i)  # noqa: E731 - Gobblin's per-branch counter keys
+            output.records_written += _int(task.get_prop(key("writer.records.written")))
+            paths = task.get_prop(key("writer.final.output.file.paths")) or ""
+            output.files += len([p for p in paths.split(",") if p])
+            output.bytes_written += _int(task.get_prop(key("writer.bytes.written")))
+    return [outputs[i] for i in sorted(outputs)]
+
+
+def failure_line(task: TaskState) -> str:
+    """The one-line cause of a failed task: its id and the last line of its recorded exception."""
+    trace = task.get_prop("task.failure.exception") or ""
+    lines = [line for line in trace.strip().splitlines() if line.strip()]
+    return f"{task.task_id}: {lines[-1].strip() if lines else task.working_state.value}"
+
+
+def task_errors(tasks: list[TaskState]) -> list[str]:
+    """One line per failed task (at most :data:`MAX_ERRORS`): its id and the last line of its exception."""
+    failed = [t for t in tasks if t.working_state is WorkingState.FAILED]
+    lines = [failure_line(t) for t in failed[:MAX_ERRORS]]
+    if len(failed) > MAX_ERRORS:
+        lines.append(f"… and {len(failed) - MAX_ERRORS} more failed task(s)")
+    return lines
+
+
+def usage_errors(tasks: list[TaskState]) -> list[str]:
+    """``<task id>: <message>`` of each failed task (at most :data:`MAX_ERRORS`) whose failure was the user's
+    configuration or input."""
+    failed = [t for t in tasks if t.working_state is WorkingState.FAILED and t.get_prop(USAGE_FAILURE_KEY)]
+    return [f"{t.task_id}: {t.get_prop(USAGE_FAILURE_KEY)}" for t in failed[:MAX_ERRORS]]
+
+
+def first_start_ms(tasks: list[TaskState], default: int) -> int:
+    """When the dataset's first task started (``default`` when none did)."""
+    starts = [t.start_time for t in tasks if t.start_time and t.start_time > 0]
+    return min(starts) if starts else default

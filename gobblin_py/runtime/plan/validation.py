@@ -1,0 +1,305 @@
+"""A job's configuration checked before any work starts: every problem at once, each naming file, line and key.
+
+What is checked (``gpy validate`` and the start of ``gpy run`` share it):
+
+- no value still holds an unresolved ``${…}`` substitution;
+- every plugin class named resolves;
+- the runtime's own keys and the keys every plugin of the job declares (its ``settings_class``) parse, in each
+  scope they are read in (a writer's keys once per branch, say), with bounds and enumerations;
+- each plugin's own cross-key checks (``Settings.check`` and the :class:`~gobblin_py.sdk.contracts.Validating` protocol);
+- no table, namespace, branch, file path or file name would lead a written file out of its folder;
+- the job's folders and names together lose nothing (:mod:`gobblin_py.runtime.folder_checks`);
+- keys in namespaces gpy owns that nothing declares — most often a typo — are reported with the nearest known
+  key ("did you mean"): warnings, or errors with ``strict``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from gobblin_py.sdk.contracts import (
+    BatchPartitioner,
+    Configurable,
+    Converter,
+    DataPublisher,
+    DataWriterBuilder,
+    ForkOperator,
+    RecordConverter,
+    RecordForkOperator,
+    RecordPartitioner,
+    RecordRowPolicy,
+    RowPolicy,
+    Source,
+    TaskPolicy,
+    Validating,
+)
+from gobblin_py.sdk.branches import ForkSettings, branch_count
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.jobconf.gobblin_keys import GOBBLIN_KEYS
+from gobblin_py.sdk.settings import Context, Key, Scope, Settings, SettingsError, problem_at, unresolved_substitutions
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.io.fs_settings import FsSettings
+from gobblin_py.sdk.plugins import PluginError, PluginRef, plugin_refs, registered_plugins, resolve_class
+from gobblin_py.runtime.execute.row_checker import RowQualitySettings
+from gobblin_py.runtime.execute.task_quality import QualitySettings
+from gobblin_py.sdk.commit import DeliverySettings
+from gobblin_py.runtime.engines import EngineSettings
+from gobblin_py.sdk.job_settings import CommitSettings, JobSettings, ReplaySettings
+from gobblin_py.runtime.plan.locks import LockSettings
+from gobblin_py.runtime.execute.task_settings import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER, TaskSettings
+from gobblin_py.sdk.retry import RetrySettings
+from gobblin_py.store.run_history import HistorySettings
+from gobblin_py.store.store import StateStoreSettings
+from gobblin_py.sdk.partitioner import WriterPartitioner
+from gobblin_py.io.branch_paths import path_key_problems
+from gobblin_py.runtime.plan.folder_checks import folder_problems
+
+CORE_SETTINGS: tuple[type[Settings], ...] = (
+    JobSettings, CommitSettings, ReplaySettings, DeliverySettings, TaskSettings, EngineSettings, LockSettings,
+    StateStoreSettings, HistorySettings, FsSettings, RetrySettings, QualitySettings, RowQualitySettings, ForkSettings,
+)
+DEFAULT_PUBLISHER = "gobblin_py.connectors.files.publisher.BaseDataPublisher"
+_BRANCH_SUFFIX = re.compile(r"^(?P<base>.+)\.(?P<branch>\d+)$")
+_ENTITY = re.compile(r"^source\.querybased\.entity\.[^.]+\.(?P<key>.+)$")
+# key families passed through to other systems, or named per branch by design
+_PASS_THROUGH = ("spark.", "fork.branch.name.", "previous.extract.schema", "hadoop.", "fs.")
+# what the class a key names must be (a protocol: it offers the methods; a class: it subclasses it)
+_ROLES: dict[str, tuple[type, ...]] = {
+    "source.class": (Source,),
+    "converter.classes": (Converter, RecordConverter),
+    "fork.operator.class": (ForkOperator, RecordForkOperator),
+    "writer.builder.class": (DataWriterBuilder,),
+    "data.publisher.type": (DataPublisher,),
+    "data.publisher.job.type": (DataPublisher,),
+    "qualitychecker.row.policies": (RowPolicy, RecordRowPolicy),
+    "qualitychecker.task.policies": (TaskPolicy,),
+    "writer.partitioner.class": (WriterPartitioner, BatchPartitioner, RecordPartitioner),
+}
+_ROLE_NAMES = {"source.class": "Source", "converter.classes": "Converter", "fork.operator.class": "ForkOperator",
+               "writer.builder.class": "DataWriterBuilder", "data.publisher.type": "DataPublisher",
+               "data.publisher.job.type": "DataPublisher", "qualitychecker.row.policies": "RowPolicy",
+               "qualitychecker.task.policies": "TaskPolicy", "writer.partitioner.class": "WriterPartitioner"}
+# per-branch keys: which plugin keys apply to which branch (Gobblin's rules, spec §3.1)
+_PER_BRANCH_PLUGIN_KEYS = ("writer.builder.class", "writer.partitioner.class", "data.publisher.type",
+                           "qualitychecker.task.policies")
+
+
+@dataclass
+class JobCheck:
+    """Everything wrong with a job's configuration and what looks suspicious (``warnings``).
+
+    ``unsupported`` lists Gobblin classes gpy has no equivalent for and ``unresolved`` other class names that
+    resolve nowhere (``key=name``); ``errors`` holds every other problem, and each of those two as well.
+    """
+
+    errors: list[ConfigError] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def settings_errors(self) -> list[ConfigError]:
+        """The errors that are not about plugin class names."""
+        plugin = [p + ":" for p in self.unsupported] + list(self.unresolved)
+        return [e for e in self.errors if not any(e.problem.startswith(p) for p in plugin)]
+
+    def raise_for_errors(self) -> None:
+        """SettingsError (exit code 2) listing every error, if there is any."""
+        if self.errors:
+            raise SettingsError(self.errors)
+
+
+def _located(props: object, exc: UsageError, key: str) -> ConfigError:
+    if isinstance(exc, ConfigError):
+        return exc
+    locate = getattr(props, "locate", None)
+    path, line = locate(key) if callable(locate) else (None, None)
+    return ConfigError(str(exc), path=path, line=line)
+
+
+def _plugin_uses(props: Mapping[str, str], branches: int) -> list[tuple[PluginRef, Context]]:
+    """Every plugin the job uses (named or by default) with each context its keys are read in."""
+    uses: list[tuple[PluginRef, Context]] = []
+    named = plugin_refs(props)
+    for ref in named:
+        match = _BRANCH_SUFFIX.match(ref.key)
+        base = match.group("base") if match else ref.key
+        if match:
+            uses.append((ref, Context(branches, int(match.group("branch")))))
+        elif base in _PER_BRANCH_PLUGIN_KEYS:
+            uses.extend((ref, Context(branches, b)) for b in range(branches))
+        else:
+            uses.append((ref, Context(branches, None)))
+    keys = {ref.key for ref in named}
+    if "fork.operator.class" not in keys:
+        uses.append((PluginRef("fork.operator.class", DEFAULT_FORK_OPERATOR), Context(branches, None)))
+    if "data.publisher.type" not in keys and "data.publisher.job.type" not in keys:
+        uses.extend((PluginRef("data.publisher.type", DEFAULT_PUBLISHER), Context(branches, b)) for b in range(branches))
+    for branch in range(branches):
+        suffixed = f"writer.builder.class.{branch}" if branches > 1 else "writer.builder.class"
+        if suffixed not in keys and "writer.builder.class" not in keys:
+            uses.append((PluginRef(suffixed, DEFAULT_WRITER_BUILDER), Context(branches, branch)))
+    return uses
+
+
+def _base_key(key: str) -> str:
+    match = _BRANCH_SUFFIX.match(key)
+    return match.group("base") if match else key
+
+
+def _role_mismatch(ref: PluginRef, cls: type) -> str | None:
+    """Why ``cls`` cannot play the role of its key (a converter named as the source, say), or None."""
+    accepted = _ROLES.get(_base_key(ref.key))
+    if accepted is None or any(isinstance(cls, a) if _is_protocol(a) else issubclass(cls, a) for a in accepted):
+        return None
+    return f"{ref.name} is not a {_ROLE_NAMES[_base_key(ref.key)]} ({cls.__module__}.{cls.__qualname__})"
+
+
+def _is_protocol(cls: type) -> bool:
+    return bool(getattr(cls, "_is_protocol", False))
+
+
+def check_job(props: Mapping[str, str], *, strict: bool = False) -> JobCheck:
+    """Check a job's properties (a :class:`~gobblin_py.jobconf.JobConfig` gives file and line)."""
+    check = JobCheck()
+    seen: set[str] = set()
+    unresolved = unresolved_substitutions(props)
+    unresolved_keys = {key for key, _ in unresolved}
+
+    def add(problems: Iterable[ConfigError]) -> None:
+        for problem in problems:
+            if str(problem) not in seen and not (problem.key in unresolved_keys and "unresolved" in problem.problem):
+                seen.add(str(problem))
+                check.errors.append(problem)
+
+    locate = getattr(props, "locate", None)
+    for key, text in unresolved:
+        path, line = locate(key) if callable(locate) else (None, None)
+        add([ConfigError(f"holds {text}, which nothing resolved", path=path, line=line, key=key,
+                         hint="define it in the job or its .properties files, or export the environment variable")])
+    branches = branch_count(props)
+    for settings_class in CORE_SETTINGS:
+        add(settings_class.problems(props, Context(branches, None)))
+        if any(key.scope in (Scope.BRANCH, Scope.FORK) for key in settings_class.keys()):
+            for branch in range(branches):
+                add(settings_class.problems(props, Context(branches, branch)))
+    add(problem_at(props, key, problem, "it names a folder or file below the job's staging, output and final folders")
+        for key, problem in path_key_problems(props))
+    add(folder_problems(props))
+    declared = set(_declared_names(CORE_SETTINGS))
+    for ref, context in _plugin_uses(props, branches):
+        try:
+            cls = resolve_class(ref.name, ref.key)
+        except UsageError as exc:
+            error = _located(props, exc, ref.key)
+            if str(error) not in seen:
+                if isinstance(exc, PluginError) and exc.unsupported:
+                    check.unsupported.append(f"{ref.key}={ref.name}")
+                else:
+                    check.unresolved.append(str(exc))
+            add([error])
+            continue
+        mismatch = _role_mismatch(ref, cls)
+        if mismatch:
+            add([problem_at(props, ref.key, mismatch, f"name a {_ROLE_NAMES[_base_key(ref.key)]} class")])
+            continue
+        if isinstance(cls, Configurable):
+            add(cls.settings_class.problems(props, context))
+            declared.update(_declared_names([cls.settings_class]))
+        if isinstance(cls, Validating) and isinstance(inspect.getattr_static(cls, "validate"), classmethod):
+            try:
+                add(cls.validate(props))
+            except SettingsError as exc:  # the plugin read its settings; their problems are its answer
+                add(exc.problems)
+            except UsageError as exc:
+                add([_located(props, exc, ref.key)])
+    # every plugin module is imported to know all keys only when a key is not one the job's own plugins declare
+    doubtful = [key for key in props if not _known(_plain_key(key), declared)]
+    for key, suggestion in unknown_keys({k: props[k] for k in doubtful}, declared | all_declared_names()) \
+            if doubtful else ():
+        path, line = locate(key) if callable(locate) else (None, None)
+        where = f"{path}:{line}: " if path and line else f"{path}: " if path else ""
+        hint = f"did you mean {suggestion}?" if suggestion else "no plugin of gpy or Gobblin reads it"
+        if strict:
+            add([ConfigError("unknown key", path=path, line=line, key=key, hint=hint)])
+        else:
+            check.warnings.append(f"{where}key '{key}': unknown key; {hint}")
+    check.errors.sort(key=lambda e: (e.path or "", e.line if e.line is not None else 1 << 30))
+    return check
+
+
+def _declared_names(classes: Iterable[type[Settings]]) -> list[str]:
+    names: list[str] = []
+    for settings_class in classes:
+        for key in settings_class.keys():
+            names.extend((key.name, *key.aliases))
+    return names
+
+
+@lru_cache(maxsize=1)
+def declared_keys() -> tuple[tuple[Key, str], ...]:
+    """Every key gpy declares, with who declares it: the runtime, then each registered plugin."""
+    out: list[tuple[Key, str]] = []
+    for settings_class in CORE_SETTINGS:
+        out.extend((key, f"gpy runtime ({settings_class.__name__})") for key in settings_class.keys())
+    for info in registered_plugins():
+        try:
+            cls = info.load()
+        except Exception:  # noqa: BLE001 - an optional plugin whose library is not installed declares nothing here
+            continue
+        if isinstance(cls, Configurable):
+            owner = (info.short_names or [info.target])[0]
+            out.extend((key, owner) for key in cls.settings_class.keys())
+    return tuple(out)
+
+
+def all_declared_names() -> set[str]:
+    return {name for key, _ in declared_keys() for name in (key.name, *key.aliases)}
+
+
+def _known(base: str, declared: set[str]) -> bool:
+    if base in declared or base in GOBBLIN_KEYS or base.startswith(_PASS_THROUGH):
+        return True
+    return any(name.endswith(".*") and base.startswith(name[:-1]) for name in declared)
+
+
+def _owned_namespaces(declared: set[str]) -> tuple[set[str], set[str]]:
+    spaces, roots = set(), set()
+    for name in declared:
+        if name.endswith(".*") or "." not in name:
+            continue
+        spaces.add(name.rsplit(".", 1)[0] + ".")
+        if name.count(".") >= 2:
+            roots.add(name.split(".", 1)[0] + ".")
+    return spaces, roots
+
+
+def _plain_key(key: str) -> str:
+    """``key`` without a branch suffix or an entity prefix: the name a settings class declares."""
+    match = _BRANCH_SUFFIX.match(key)
+    base = match.group("base") if match else key
+    entity = _ENTITY.match(base)
+    return entity.group("key") if entity else base
+
+
+def unknown_keys(props: Mapping[str, str], declared: set[str]) -> list[tuple[str, str | None]]:
+    """``(key, nearest known key or None)`` for each key in a namespace gpy owns that nothing declares."""
+    spaces, roots = _owned_namespaces(declared)
+    candidates = sorted(declared | GOBBLIN_KEYS)
+    found = []
+    for key in props:
+        base = _plain_key(key)
+        if _known(base, declared) or not base.startswith(tuple(spaces | roots)):
+            continue
+        close = difflib.get_close_matches(base, candidates, n=1, cutoff=0.75)
+        found.append((key, close[0] if close else None))
+    return found

@@ -1,0 +1,77 @@
+"""What a plugin's publisher commits with: the steps of a commit and the delivery semantics.
+
+A publisher returns :class:`CommitStep` objects; the runtime logs them (its commit sequence) and runs each
+that has not taken effect yet, so a dataset's data and state commit as one step.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+from gobblin_py.sdk.errors import GobblinPyError
+from gobblin_py.sdk.settings import Settings, setting
+
+SEMANTICS_KEY = "gobblin.runtime.delivery.semantics"
+STORE_DIR_KEY = "gobblin.runtime.commit.sequence.store.dir"
+STORE_FS_URI_KEY = "gobblin.runtime.commit.sequence.store.fs.uri"
+MAX_RETRIES_KEY = "gobblin.runtime.commit.sequence.max.retries"
+BATCH_SIZE_KEY = "gobblin.runtime.commit.sequence.batch.size"
+EXACTLY_ONCE, AT_LEAST_ONCE = "EXACTLY_ONCE", "AT_LEAST_ONCE"
+FILE_RECORDS_KEY = "writer.output.file.records"  # per branch: {task output file: records}, for reconciliation
+
+
+@dataclass(frozen=True)
+class DeliverySettings(Settings):
+    """The keys of exactly-once commits."""
+
+    semantics: str = setting(SEMANTICS_KEY, default=EXACTLY_ONCE, choices=(EXACTLY_ONCE, AT_LEAST_ONCE),
+                             doc="EXACTLY_ONCE: a dataset's data and state commit as one logged sequence")
+    store_dir: str | None = setting(STORE_DIR_KEY, default_doc="<state.store.dir>/_commit_sequences",
+                                    doc="where unfinished commits are logged")
+    store_fs_uri: str | None = setting(STORE_FS_URI_KEY, default_doc="state.store.fs.uri",
+                                       doc="filesystem of a bare commit sequence store dir")
+    max_retries: int = setting(MAX_RETRIES_KEY, default=3, minimum=1, maximum=100,
+                               doc="tries to finish an earlier run's commit before its dataset is skipped")
+    batch_size: int = setting(BATCH_SIZE_KEY, default=100, minimum=1, maximum=10_000,
+                              doc="most datasets one commit log holds when a run commits many (1: a log each)")
+
+
+def delivery_semantics(props) -> str:
+    """``EXACTLY_ONCE`` or ``AT_LEAST_ONCE``."""
+    return DeliverySettings.load(props).semantics
+
+
+# ------------------------------------------------------------------ steps
+
+
+class CommitStep(ABC):
+    """One idempotent part of a commit."""
+
+    kind: str = ""
+
+    @abstractmethod
+    def is_completed(self) -> bool:
+        """Whether the step has already taken effect."""
+
+    @abstractmethod
+    def execute(self, fresh: bool = False) -> None:
+        """Make the step take effect; safe to repeat. ``fresh``: the commit was just logged by this run."""
+
+    @abstractmethod
+    def to_json(self) -> dict[str, Any]:
+        """The step as JSON (with ``kind``)."""
+
+    def describe(self) -> str:
+        return self.kind
+
+
+def step_class_path(step: CommitStep) -> str:
+    """``module:Class`` of a step, for its JSON's ``class``: how a later run rebuilds a plugin's step."""
+    cls = type(step)
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+class PublishConflictError(GobblinPyError):
+    """A file to publish already exists at its destination (gpy never overwrites published data)."""

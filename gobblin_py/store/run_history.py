@@ -1,0 +1,151 @@
+"""The run history: one JSON record per run of a job, beside its state store.
+
+Layout: ``<job.history.dir>/<job>/<started ms, 15 digits>-<run id>.json`` (default
+``<state.store.dir>/_history``), on any fsspec filesystem, each record written atomically. A run writes its
+record as ``RUNNING`` when it starts and again, complete, when it ends; a run that never wrote its end (killed
+with SIGKILL, its machine stopped) is found out by the next run of the job, which marks it ``KILLED``. The store
+keeps the newest ``job.history.retention`` records of a job (and, when ``state.store.retention`` is set, none
+older than that, the newest excepted).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.settings import Settings, setting
+from gobblin_py.sdk.errors import CorruptFileError, UsageError
+from gobblin_py.io.processes import host_name, pid_alive
+from gobblin_py.io.contained_paths import contained_join
+
+RUNNING = "RUNNING"
+KILLED = "KILLED"
+FORMAT = 1
+_STAMP_DIGITS = 15
+
+
+@dataclass(frozen=True)
+class HistorySettings(Settings):
+    """The keys of the run history."""
+
+    enabled: bool = setting("job.history.enabled", default=True,
+                            doc="record every run (outcome, counts, watermarks) for `gpy history`")
+    root: str | None = setting("job.history.dir", default_doc="<state.store.dir>/_history",
+                               doc="where run records are kept (a path or URL)")
+    retention: int = setting("job.history.retention", default=100, minimum=1, maximum=1_000_000,
+                             doc="run records kept per job: the newest")
+
+
+def effective_status(record: Mapping[str, Any]) -> str:
+    """A record's status as it stands: a ``RUNNING`` run of this host whose process is gone was killed."""
+    status = str(record.get("status", ""))
+    if status == RUNNING and record.get("host") == host_name() and not pid_alive(int(record.get("pid") or 0)):
+        return KILLED
+    return status
+
+
+class RunHistoryStore:
+    """Run records of every job under one directory, on any fsspec filesystem."""
+
+    def __init__(self, root: str, fs_uri: str | None = None, keep: int = 100,
+                 max_age_seconds: float | None = None) -> None:
+        self.fs, self.root = fsutil.open_fs(root, fs_uri)
+        self.url = root
+        self.keep = keep
+        self.max_age_seconds = max_age_seconds
+
+    @classmethod
+    def for_job(cls, props: Mapping[str, str], max_age_seconds: float | None = None) -> "RunHistoryStore | None":
+        """The store a job records its runs in; None when it records none (disabled, or no state store)."""
+        settings = HistorySettings.load(props)
+        if not settings.enabled:
+            return None
+        root = settings.root
+        if not root:
+            state_dir = props.get("state.store.dir")
+            if not state_dir or (props.get("state.store.enabled") or "true").strip().lower() == "false":
+                return None
+            root = posixpath.join(str(state_dir), "_history")
+        return cls(root, props.get("state.store.fs.uri"), settings.retention, max_age_seconds)
+
+    # ------------------------------------------------------------ naming
+
+    def job_dir(self, job: str) -> str:
+        return contained_join(self.root, job, what="job.name")
+
+    @staticmethod
+    def file_name(record: Mapping[str, Any]) -> str:
+        return f"{int(record['started_ms']):0{_STAMP_DIGITS}d}-{record['run_id']}.json"
+
+    def _names(self, job: str) -> list[str]:
+        """Record file names of a job, oldest first."""
+        return [n for n in fsutil.list_names(self.fs, self.job_dir(job)) if n.endswith(".json") and "-" in n]
+
+    # ------------------------------------------------------------ writing
+
+    def put(self, job: str, record: Mapping[str, Any]) -> str:
+        """Write (or rewrite) a run's record atomically; returns its path."""
+        path = contained_join(self.job_dir(job), self.file_name(record), what="job.id")
+        data = json.dumps(record, indent=1, ensure_ascii=False, sort_keys=False).encode("utf-8")
+        fsutil.atomic_write(self.fs, path, data)
+        return path
+
+    def prune(self, job: str, now: float | None = None) -> list[str]:
+        """Delete records beyond the newest ``keep`` and, with a maximum age, older ones (never the newest)."""
+        names = self._names(job)
+        doomed = names[: max(0, len(names) - self.keep)]
+        if self.max_age_seconds is not None and names:
+            now = time.time() if now is None else now
+            cutoff_ms = (now - self.max_age_seconds) * 1000
+            doomed += [n for n in names[:-1] if n not in doomed and int(n.split("-", 1)[0]) < cutoff_ms]
+        for name in doomed:
+            fsutil.remove(self.fs, posixpath.join(self.job_dir(job), name))
+        return doomed
+
+    # ------------------------------------------------------------ reading
+
+    def _read(self, job: str, name: str) -> dict[str, Any]:
+        path = posixpath.join(self.job_dir(job), name)
+        try:
+            record = json.loads(self.fs.cat_file(path).decode("utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise CorruptFileError(path, f"not a run record ({exc})") from None
+        if not isinstance(record, dict) or "run_id" not in record:
+            raise CorruptFileError(path, "not a run record (no run_id)")
+        return record
+
+    def runs(self, job: str, limit: int | None = None) -> list[dict[str, Any]]:
+        """The job's run records, newest first (at most ``limit``)."""
+        names = list(reversed(self._names(job)))
+        if limit is not None:
+            names = names[:limit]
+        return [self._read(job, name) for name in names]
+
+    def get(self, job: str, run_id: str) -> dict[str, Any]:
+        """One run's record (the newest of that id); exit 2 naming the id when there is none."""
+        for name in reversed(self._names(job)):
+            if name.split("-", 1)[1] == f"{run_id}.json":
+                return self._read(job, name)
+        raise UsageError(f"{job}: no run {run_id!r} in the run history under {self.url} "
+                         f"(`gpy history JOB_FILE` lists the runs kept)")
+
+    def mark_killed(self, job: str, own_run_id: str, lock_held: bool, scan: int = 20) -> list[str]:
+        """Mark the newest ``RUNNING`` records of other runs ``KILLED`` when they cannot still be running: this run
+        holds the job's lock, or the run was of this host and its process is gone. Returns their run ids."""
+        marked = []
+        for record in self.runs(job, limit=scan):
+            if record.get("status") != RUNNING or record.get("run_id") == own_run_id:
+                continue
+            if lock_held or effective_status(record) == KILLED:
+                record["status"] = KILLED
+                record["message"] = ("the run ended without recording its end: it was killed (SIGKILL, out of "
+                                     "memory) or its machine stopped")
+                record["noticed_ms"] = int(time.time() * 1000)
+                self.put(job, record)
+                marked.append(str(record["run_id"]))
+        return marked
