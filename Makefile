@@ -29,7 +29,10 @@ run: $(STAMP)
 	@rm -rf $(WORK)/kafka_to_parquet $(WORK)/kafka-broker
 	$(PY) scripts/kafka_sample.py demo
 
+# Lint and types first (seconds), then the suite.
 test: $(STAMP)
+	$(PY) -m ruff check gobblin_py
+	$(PY) -m mypy
 	$(PY) -m pytest
 
 # Every benchmark against the peers and the practical limit (under 20 minutes; the first time also installs

@@ -9,7 +9,6 @@ import click
 from gobblin_py.cli.base import _Group, conf_options, job_filesystems, load_job_properties, main, require_job_file
 from gobblin_py.sdk.errors import CorruptFileError, UsageError
 
-
 # ------------------------------------------------------------------ lock
 
 

@@ -16,8 +16,8 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from gobblin_py.sdk import logs
 from gobblin_py.runtime.execute.run_progress import RunProgress, Snapshot
+from gobblin_py.sdk import logs
 
 SHOWN_EVENTS = frozenset({"task_finished"})  # what the live display shows instead of a line per task
 
@@ -56,7 +56,7 @@ class LiveDisplay(RunProgress):
     def _take(self, level: str, event: MutableMapping[str, Any]) -> bool:
         return level == "info" and event.get("event") in SHOWN_EVENTS
 
-    def __enter__(self) -> "LiveDisplay":
+    def __enter__(self) -> LiveDisplay:
         logs.add_listener(self._take)
         self._live.start()
         return self

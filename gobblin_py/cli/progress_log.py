@@ -10,10 +10,10 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from gobblin_py.sdk.logs import get_logger
 from gobblin_py.runtime.commit.history import dataset_record
 from gobblin_py.runtime.commit.job_result import JobResult
 from gobblin_py.runtime.execute.run_progress import RunProgress
+from gobblin_py.sdk.logs import get_logger
 
 JSON_INTERVAL_S = 10.0
 
@@ -37,7 +37,7 @@ class JsonProgress(RunProgress):
             if snap.planned:
                 log.info("run_progress", **snap.as_json())
 
-    def __enter__(self) -> "JsonProgress":
+    def __enter__(self) -> JsonProgress:
         self._thread.start()
         return self
 

@@ -35,8 +35,8 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
     75 another run of the job holds its lock, 143/130 stopped by SIGTERM/SIGINT.
     """
     from gobblin_py.runtime.commit.job_result import EXIT_USAGE
-    from gobblin_py.runtime.launcher import JobLauncher
     from gobblin_py.runtime.commit.summary import render
+    from gobblin_py.runtime.launcher import JobLauncher
 
     require_job_file(job_file)
     props = load_job_properties(job_file, conf_root, sysconfig)
@@ -65,8 +65,8 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
 def _run_shown(launcher: JobLauncher) -> JobResult:
     """The run, with its progress live on a terminal, or logged as JSON lines (and each dataset's summary)."""
     from gobblin_py.cli.progress_log import JsonProgress, log_dataset_summaries
-    from gobblin_py.sdk.logs import log_format
     from gobblin_py.runtime.execute import task_progress
+    from gobblin_py.sdk.logs import log_format
 
     live = sys.stderr.isatty() and log_format() == "console"
     if live:

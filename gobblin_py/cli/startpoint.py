@@ -47,8 +47,8 @@ def startpoint_set(job_file: str, urn: str, partition: str, oldest: bool, upcomi
     It is checked against the job's source before it is stored: a kind the source supports, a partition only
     where the source has partitions, a value of the source's watermark type.
     """
-    from gobblin_py.sdk.plugins import resolve_class
     from gobblin_py.runtime.plan.startpoint_checks import check_startpoint
+    from gobblin_py.sdk.plugins import resolve_class
     from gobblin_py.store.startpoints import Startpoint, StartpointKind, StartpointStore, parse_time_ms
 
     given = {"OLDEST": oldest, "UPCOMING": upcoming, "TIMESTAMP": at is not None, "SPECIFIC": value is not None}
@@ -73,8 +73,8 @@ def startpoint_set(job_file: str, urn: str, partition: str, oldest: bool, upcomi
 @conf_options
 def startpoint_list(job_file: str, as_json: bool, conf_root: str | None, sysconfig: str | None) -> None:
     """Every startpoint waiting for the job's next run (a warning for each one the run would refuse)."""
-    from gobblin_py.sdk.plugins import resolve_class
     from gobblin_py.runtime.plan.startpoint_checks import check_stored
+    from gobblin_py.sdk.plugins import resolve_class
     from gobblin_py.store.startpoints import StartpointStore
 
     props, name = job_context(job_file, conf_root, sysconfig)

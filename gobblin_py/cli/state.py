@@ -10,7 +10,6 @@ import click
 from gobblin_py.cli.base import _Group, conf_options, job_filesystems, load_job_properties, main
 from gobblin_py.sdk.errors import UsageError
 
-
 # ------------------------------------------------------------------ state
 
 
@@ -23,7 +22,7 @@ def _store_and_jobs(target: str, conf_root: str | None, sysconfig: str | None):
     """A store and the job names to look at, from a job file or a store directory."""
     from gobblin_py.jobconf.loader.job_files import classify
     from gobblin_py.jobconf.remote import is_remote
-    from gobblin_py.store.store import FsDatasetStateStore, TABLE_SUFFIX
+    from gobblin_py.store.store import TABLE_SUFFIX, FsDatasetStateStore
 
     remote_job = is_remote(target) and classify(target) in ("props", "hocon")
     if (os.path.isdir(target) or "://" in target) and not remote_job:

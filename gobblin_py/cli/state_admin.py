@@ -25,7 +25,6 @@ def state_datasets(job_file: str, conf_root: str | None, sysconfig: str | None) 
     """The job's datasets: each one's last run, its outcome and how complete its data is."""
     from gobblin_py.store import progress
     from gobblin_py.store.report import iso_time
-
     from gobblin_py.store.summary_index import SUMMARY_ABOVE, StateIndex, current_files
 
     props, name = job_context(job_file, conf_root, sysconfig)

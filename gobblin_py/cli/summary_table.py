@@ -10,9 +10,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gobblin_py.sdk.logs import get_logger
 from gobblin_py.runtime.commit.history import dataset_record
 from gobblin_py.runtime.commit.job_result import JobResult
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.states import RunningState
 
 log = get_logger("gpy.summary")

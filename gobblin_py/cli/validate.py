@@ -10,7 +10,6 @@ import click
 from gobblin_py.cli.base import conf_options, main, resolve_sysconfig
 from gobblin_py.sdk.errors import UsageError
 
-
 # ------------------------------------------------------------------ validate
 
 

@@ -14,8 +14,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gobblin_py.sdk.contracts import Converter, ForkOperator
-from gobblin_py.sdk.settings import Scope, Settings, setting
 from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.settings import Scope, Settings, setting
 from gobblin_py.sdk.states import State
 
 SENSITIVE_FIELDS_KEY = "fork.sensitive.fields"

@@ -44,17 +44,17 @@ import io
 import json
 import re
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import pyarrow as pa
 
+from gobblin_py.formats.arrow_lists import rebased_offsets
+from gobblin_py.formats.base import StagedFileWriter
+from gobblin_py.formats.settings import WriterSettings
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.schema_meta import avro_schema_of
 from gobblin_py.sdk.states import State
-from gobblin_py.formats.settings import WriterSettings
-from gobblin_py.formats.arrow_lists import rebased_offsets
-from gobblin_py.formats.base import StagedFileWriter
 
 CODECS = {"null": "null", "none": "null", "uncompressed": "null", "deflate": "deflate", "snappy": "snappy",
           "bzip2": "bzip2", "xz": "xz", "zstandard": "zstandard", "zstd": "zstandard", "lz4": "lz4"}
@@ -354,7 +354,7 @@ class AvroRows:
 
 # -- codecs ------------------------------------------------------------------------------------------------------
 
-@lru_cache(maxsize=None)
+@cache
 def _codec_problem(codec: str) -> str | None:
     """Why fastavro cannot write ``codec`` here (a missing optional library), or None when it can."""
     import fastavro

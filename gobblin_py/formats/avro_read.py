@@ -15,9 +15,9 @@ from typing import Any, BinaryIO
 
 import pyarrow as pa
 
+from gobblin_py.formats.avro import AvroSchemaError, avro_to_arrow
 from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.schema_meta import with_meta
-from gobblin_py.formats.avro import AvroSchemaError, avro_to_arrow
 
 DEFAULT_BATCH_SIZE = 65536
 

@@ -18,10 +18,10 @@ from typing import Any, BinaryIO
 import pyarrow as pa
 
 from gobblin_py.io import fs as fsutil
+from gobblin_py.io.native_io import open_output
 from gobblin_py.sdk.contracts import CountingDataWriter
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.logs import get_logger
-from gobblin_py.io.native_io import open_output
 
 log = get_logger(__name__)
 

@@ -17,12 +17,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from gobblin_py.sdk.errors import UsageError
-from gobblin_py.sdk.states import State
-from gobblin_py.formats.settings import WriterSettings
 from gobblin_py.formats.base import StagedFileWriter, codec_for
 from gobblin_py.formats.jsonl import TEXT_CODECS, base64_strings
-
+from gobblin_py.formats.settings import WriterSettings
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.states import State
 
 
 def valid_delimiter(delimiter: str) -> bool:

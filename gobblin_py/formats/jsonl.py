@@ -30,11 +30,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.sdk.errors import UsageError
-from gobblin_py.sdk.states import State
-from gobblin_py.formats.settings import WriterSettings
 from gobblin_py.formats.arrow_lists import rebased_offsets
 from gobblin_py.formats.base import StagedFileWriter, codec_for
+from gobblin_py.formats.settings import WriterSettings
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.states import State
 
 TEXT_CODECS = {"none": "none", "uncompressed": "none", "gzip": "gzip", "gz": "gzip"}
 _T = pa.large_string()

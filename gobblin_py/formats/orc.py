@@ -24,10 +24,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.orc as orc
 
+from gobblin_py.formats.base import StagedFileWriter, codec_for
+from gobblin_py.formats.settings import WriterSettings
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.states import State
-from gobblin_py.formats.settings import WriterSettings
-from gobblin_py.formats.base import StagedFileWriter, codec_for
 
 CODECS = {"zlib": "zlib", "deflate": "zlib", "snappy": "snappy", "zstd": "zstd", "lz4": "lz4",
           "none": "uncompressed", "uncompressed": "uncompressed"}

@@ -17,9 +17,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from gobblin_py.sdk.states import State
 from gobblin_py.formats.base import StagedFileWriter, codec_for
 from gobblin_py.formats.settings import DEFAULT_PARQUET_BLOCK_SIZE, WriterSettings
+from gobblin_py.sdk.states import State
 
 # writer.codec.type -> Parquet compression; "deflate" (Gobblin's Avro default) maps to gzip, its Parquet kin
 CODECS = {"snappy": "snappy", "gzip": "gzip", "deflate": "gzip", "zstd": "zstd", "lz4": "lz4", "brotli": "brotli",

@@ -18,14 +18,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gobblin_py.io import fs as fsutil
-from gobblin_py.sdk.branches import branch_key
-from gobblin_py.sdk.errors import RecordsLost
-from gobblin_py.sdk.commit import FILE_RECORDS_KEY
-from gobblin_py.io.rename_step import FsRenameStep
-from gobblin_py.sdk.commit import CommitStep, step_class_path
-from gobblin_py.sdk.states import TaskState, WorkingState
 from gobblin_py.formats.counting import count_records
+from gobblin_py.io import fs as fsutil
+from gobblin_py.io.rename_step import FsRenameStep
+from gobblin_py.sdk.branches import branch_key
+from gobblin_py.sdk.commit import FILE_RECORDS_KEY, CommitStep, step_class_path
+from gobblin_py.sdk.errors import RecordsLost
+from gobblin_py.sdk.states import TaskState, WorkingState
 
 SHOWN = 5  # files named in a message
 
@@ -72,7 +71,7 @@ class PublishedRecordsStep(CommitStep):
                 "files": [[f.path, f.fs_uri, f.records] for f in self.files]}
 
     @classmethod
-    def from_json(cls, item: dict[str, Any], props: dict[str, str]) -> "PublishedRecordsStep":
+    def from_json(cls, item: dict[str, Any], props: dict[str, str]) -> PublishedRecordsStep:
         return cls(item["urn"], [PublishedFile(path, fs_uri, int(records)) for path, fs_uri, records in item["files"]])
 
     def describe(self) -> str:

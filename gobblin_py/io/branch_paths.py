@@ -26,8 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from gobblin_py.sdk.branches import branch_key, branch_name
 from gobblin_py.io.contained_paths import PathEscapeError, contained_join, path_problem, relative_parts
+from gobblin_py.sdk.branches import branch_key, branch_name
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.states import State
 

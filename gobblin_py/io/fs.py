@@ -21,9 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gobblin_py.io import group_sync
-from gobblin_py.sdk.errors import UsageError
 from gobblin_py.io.fs_settings import configured_fsspec, local_options_configured
 from gobblin_py.io.local_fs import LocalFileSystem
+from gobblin_py.sdk.errors import UsageError
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem

@@ -18,7 +18,6 @@ import socket
 import uuid
 from typing import TYPE_CHECKING, Any
 
-
 from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.logs import get_logger
 

@@ -26,10 +26,10 @@ from typing import Any
 
 MAX_DIRTY_BYTES = 256 << 20  # unwritten page cache (machine-wide) above which fsyncing file by file is cheaper
 
-_current: ContextVar["GroupSync | None"] = ContextVar("gpy_group_sync", default=None)
+_current: ContextVar[GroupSync | None] = ContextVar("gpy_group_sync", default=None)
 
 
-def current() -> "GroupSync | None":
+def current() -> GroupSync | None:
     """The group the calling thread's writes join, or None (every write is made durable on its own)."""
     return _current.get()
 
@@ -43,7 +43,7 @@ class GroupSync:
         self._owner: Any = None
 
     @contextmanager
-    def active(self) -> Iterator["GroupSync"]:
+    def active(self) -> Iterator[GroupSync]:
         """Inside, this thread's grouped writes join this group (they are not durable until :meth:`flush`)."""
         token = _current.set(self)
         try:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-
 from gobblin_py.io.fs import is_local
 
 if TYPE_CHECKING:

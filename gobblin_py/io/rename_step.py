@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import os
 import posixpath
 from dataclasses import dataclass
+from typing import Any
 
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io import fs_conditional as conditional

@@ -12,8 +12,17 @@ Typical use::
         print(result.path, "ok" if result.ok else result.error)
 """
 
-from gobblin_py.sdk.branches import branch_key, branch_name, fork_id, fork_key, get_branch_prop, path_for_branch, state_branch_key
+from gobblin_py.sdk.branches import (
+    branch_key,
+    branch_name,
+    fork_id,
+    fork_key,
+    get_branch_prop,
+    path_for_branch,
+    state_branch_key,
+)
 from gobblin_py.sdk.config_errors import ConfigError
+
 from .loader import JobConfig, LoadResult, discover_job_files, load_job, load_jobs, load_sysconfig
 
 __all__ = [

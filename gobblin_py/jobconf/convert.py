@@ -16,9 +16,10 @@
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from gobblin_py.sdk.config_errors import ConfigError
+
 from .hocon import (
     BadPath,
     HBool,
@@ -59,7 +60,7 @@ ROOT_VALUE = "ROOT_VALUE"
 STRIP_SUFFIX = ".ROOT_VALUE"
 BLACKLIST_KEYS_KEY = "gobblin.config.blacklistKeys"
 
-KeyLocator = Callable[[str], Tuple[Optional[str], Optional[int]]]
+KeyLocator = Callable[[str], tuple[str | None, int | None]]
 
 # Guava CharMatcher.whitespace() (used by Splitter.trimResults()).
 _GUAVA_WHITESPACE = frozenset(
@@ -83,15 +84,15 @@ def java_string_sort_key(text: str) -> bytes:
     return text.encode("utf-16-be", "surrogatepass")
 
 
-def find_full_prefix_keys(keys: Iterable[str], prefix: str = "") -> Set[str]:
+def find_full_prefix_keys(keys: Iterable[str], prefix: str = "") -> set[str]:
     """``ConfigUtils.findFullPrefixKeys``: keys whose *next key in sorted order* starts with ``key + "."``.
 
     Only keys starting with ``prefix`` are considered. Adjacency matters: in ``a``, ``a-b``, ``a.b`` the key
     ``a`` is not found because ``a-b`` sorts between the two.
     """
     names = sorted({k for k in keys if k.startswith(prefix)}, key=java_string_sort_key)
-    result: Set[str] = set()
-    last: Optional[str] = None
+    result: set[str] = set()
+    last: str | None = None
     for name in names:
         if last is not None and name.startswith(last + "."):
             result.add(last)
@@ -99,7 +100,7 @@ def find_full_prefix_keys(keys: Iterable[str], prefix: str = "") -> Set[str]:
     return result
 
 
-def _no_location(key: str) -> Tuple[Optional[str], Optional[int]]:
+def _no_location(key: str) -> tuple[str | None, int | None]:
     return None, None
 
 
@@ -116,8 +117,8 @@ def properties_to_config(
     props: Mapping[str, str],
     *,
     prefix: str = "",
-    locate: Optional[KeyLocator] = None,
-    path: Optional[str] = None,
+    locate: KeyLocator | None = None,
+    path: str | None = None,
 ) -> HObj:
     """``ConfigUtils.propertiesToConfig``: turn flat properties into an (already resolved) object.
 
@@ -127,16 +128,16 @@ def properties_to_config(
     """
     where: KeyLocator = locate or _no_location
 
-    def location(key: str) -> Tuple[Optional[str], Optional[int]]:
+    def location(key: str) -> tuple[str | None, int | None]:
         file, line = where(key)
         return (file if file is not None else path), line
 
-    blacklisted: Set[str] = set()
+    blacklisted: set[str] = set()
     if BLACKLIST_KEYS_KEY in props:
         blacklisted = {t for t in (guava_trim(p) for p in props[BLACKLIST_KEYS_KEY].split(",")) if t}
     full_prefix_keys = find_full_prefix_keys(props.keys(), prefix)
 
-    entries: List[Tuple[Tuple[str, ...], HValue, str]] = []
+    entries: list[tuple[tuple[str, ...], HValue, str]] = []
     for key, value in props.items():
         if not key.startswith(prefix) or key in blacklisted:
             continue
@@ -163,10 +164,10 @@ def properties_to_config(
         file, line = location(key)
         entries.append((elements, HStr(str(value), True, (file, line)), key))
 
-    by_path: Dict[Tuple[str, ...], Tuple[HValue, str]] = {}
+    by_path: dict[tuple[str, ...], tuple[HValue, str]] = {}
     for elements, hvalue, key in entries:
         by_path[elements] = (hvalue, key)
-    scopes: Dict[Tuple[str, ...], str] = {}
+    scopes: dict[tuple[str, ...], str] = {}
     for elements, (_, key) in by_path.items():
         for i in range(1, len(elements)):
             scopes.setdefault(elements[:i], key)
@@ -246,11 +247,11 @@ def gson_json(value) -> str:
 
 
 def config_to_properties(
-    config: HObj, *, prefix: Optional[str] = None, env: Optional[Mapping[str, str]] = None
-) -> Dict[str, str]:
+    config: HObj, *, prefix: str | None = None, env: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """``ConfigUtils.configToProperties``: resolve ``config`` and flatten it to ``{key: string}``."""
     resolved = config if config.resolved else resolve(config, env)
-    props: Dict[str, str] = {}
+    props: dict[str, str] = {}
     for path, value in iter_leaves(resolved):
         rendered = render_path(path)
         if prefix is not None and not rendered.startswith(prefix):
@@ -279,7 +280,7 @@ def merge_with_fallback(configs: Sequence[HObj]) -> HObj:
 # --- typed reads from an (unresolved) config tree: ConfigUtils.getBoolean / getStringList / hasPath ---------
 
 
-def _lookup(tree: HObj, key: str, env: Optional[Mapping[str, str]]) -> Optional[HValue]:
+def _lookup(tree: HObj, key: str, env: Mapping[str, str] | None) -> HValue | None:
     return lookup_resolved(tree, parse_path_expression(key), env)
 
 
@@ -291,7 +292,7 @@ def _show(value: HValue) -> str:
 
 
 def config_get_boolean(
-    tree: HObj, key: str, default: bool, *, env: Optional[Mapping[str, str]] = None, path: Optional[str] = None
+    tree: HObj, key: str, default: bool, *, env: Mapping[str, str] | None = None, path: str | None = None
 ) -> bool:
     """``ConfigUtils.getBoolean``: typesafe booleans (``true/false/yes/no/on/off``, exact case); else an error."""
     value = _lookup(tree, key, env)
@@ -315,8 +316,8 @@ def config_get_boolean(
 
 
 def config_get_string(
-    tree: HObj, key: str, *, env: Optional[Mapping[str, str]] = None, path: Optional[str] = None
-) -> Optional[str]:
+    tree: HObj, key: str, *, env: Mapping[str, str] | None = None, path: str | None = None
+) -> str | None:
     """``Config.getString`` when the path exists (None when absent or null); lists/objects are an error."""
     value = _lookup(tree, key, env)
     if value is None or isinstance(value, HNull):
@@ -328,8 +329,8 @@ def config_get_string(
 
 
 def config_get_string_list(
-    tree: HObj, key: str, *, env: Optional[Mapping[str, str]] = None, path: Optional[str] = None
-) -> List[str]:
+    tree: HObj, key: str, *, env: Mapping[str, str] | None = None, path: str | None = None
+) -> list[str]:
     """``ConfigUtils.getStringList``: a HOCON list, or a CSV string (quotes respected, leading blanks dropped)."""
     value = _lookup(tree, key, env)
     if value is None or isinstance(value, HNull):
@@ -339,8 +340,8 @@ def config_get_string_list(
     text = config_get_string(tree, key, env=env, path=path)
     if not text:
         return []
-    tokens: List[str] = []
-    current: List[str] = []
+    tokens: list[str] = []
+    current: list[str] = []
     in_quotes = False
     for ch in text:
         if ch == '"':

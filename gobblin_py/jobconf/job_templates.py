@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 from urllib.parse import unquote, urlparse
 
 from gobblin_py.sdk import keys as K
+from gobblin_py.sdk.config_errors import ConfigError
+
 from .convert import (
     config_get_boolean,
     config_get_string,
@@ -38,19 +40,18 @@ from .convert import (
     guava_trim,
     properties_to_config,
 )
-from gobblin_py.sdk.config_errors import ConfigError
 from .hocon import BadPath, HObj, HValue, parse_path_expression, resolve
 
 __all__ = ["PACKAGED_TEMPLATE_DIR", "Template", "TemplateResolver", "ordered"]
 
 PACKAGED_TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 
-KeyLocator = Callable[[str], Tuple[Optional[str], Optional[int]]]
+KeyLocator = Callable[[str], tuple[str | None, int | None]]
 
 
-def ordered(props: Mapping[str, str], *key_lists: Sequence[str]) -> Dict[str, str]:
+def ordered(props: Mapping[str, str], *key_lists: Sequence[str]) -> dict[str, str]:
     """``props`` re-ordered: keys of the first list first, then the second list's, ..., then the rest."""
-    out: Dict[str, str] = {}
+    out: dict[str, str] = {}
     for key_list in key_lists:
         for key in key_list:
             if key in props and key not in out:
@@ -68,7 +69,7 @@ def _has_key(props: Mapping[str, str], attribute: str) -> bool:
     return any(key.startswith(prefix) for key in props)
 
 
-def _put(fields: Dict[str, HValue], elements: Sequence[str], value: HValue) -> None:
+def _put(fields: dict[str, HValue], elements: Sequence[str], value: HValue) -> None:
     for element in elements[:-1]:
         child = fields.get(element)
         if not isinstance(child, HObj):
@@ -85,12 +86,12 @@ class Template:
     uri: str
     path: str
     raw: HObj
-    local_required: List[str]
+    local_required: list[str]
     secure: bool = False
-    overridable: List[str] = field(default_factory=list)
-    supers: List["Template"] = field(default_factory=list)
+    overridable: list[str] = field(default_factory=list)
+    supers: list[Template] = field(default_factory=list)
 
-    def raw_config(self, seen: Set["Template"]) -> HObj:
+    def raw_config(self, seen: set[Template]) -> HObj:
         """The template merged over its supers, unresolved (``getRawTemplateConfig``)."""
         config: HValue = self.raw
         for template in reversed(self.supers):
@@ -100,7 +101,7 @@ class Template:
         assert isinstance(config, HObj)
         return config
 
-    def _all_required(self, seen: Set["Template"]) -> List[str]:
+    def _all_required(self, seen: set[Template]) -> list[str]:
         names = list(self.local_required)
         for template in self.supers:
             if template not in seen:
@@ -108,7 +109,7 @@ class Template:
                 names += template._all_required(seen)
         return names
 
-    def required_attributes(self) -> List[str]:
+    def required_attributes(self) -> list[str]:
         """Required attributes of this template and its supers, minus those the templates define."""
         raw = self.raw_config({self})
         return [n for n in dict.fromkeys(self._all_required({self})) if not config_has_path(raw, n)]
@@ -117,20 +118,20 @@ class Template:
         # SecureJobTemplate.filterUserConfig: a secure template keeps only the overridable user keys.
         if not self.secure:
             return user
-        kept: Dict[str, HValue] = {}
+        kept: dict[str, HValue] = {}
         for name in self.overridable:
             try:
                 elements = parse_path_expression(name)
             except BadPath:
                 continue
-            node: Optional[HValue] = user
+            node: HValue | None = user
             for element in elements:
                 node = node.fields.get(element) if isinstance(node, HObj) else None
             if node is not None:
                 _put(kept, elements, node)
         return HObj(kept)
 
-    def resolved_config(self, user: HObj, seen: Set["Template"]) -> HObj:
+    def resolved_config(self, user: HObj, seen: set[Template]) -> HObj:
         """``user withFallback template withFallback supers`` (unresolved; ``getResolvedConfig``)."""
         config: HValue = self._filter_user(user).with_fallback(self.raw)
         for template in reversed(self.supers):
@@ -152,20 +153,20 @@ def _url_path(text: str) -> str:
 class TemplateResolver:
     """Finds, parses (once) and applies job templates for the jobs of one load call."""
 
-    def __init__(self, env: Mapping[str, str], cwd: Optional[str] = None) -> None:
+    def __init__(self, env: Mapping[str, str], cwd: str | None = None) -> None:
         self.env = env
         self.cwd = cwd or os.getcwd()
-        self._cache: Dict[str, Template] = {}
+        self._cache: dict[str, Template] = {}
 
     def apply(
-        self, props: Dict[str, str], job_path: str, root: str, locate: Optional[KeyLocator] = None
-    ) -> Dict[str, str]:
+        self, props: dict[str, str], job_path: str, root: str, locate: KeyLocator | None = None
+    ) -> dict[str, str]:
         """Apply ``job.template``, then ``gobblin.template.uri`` (or ``gobblin.template.uris``) to ``props``."""
         if K.JOB_TEMPLATE_PATH in props:
             template = self.template(props[K.JOB_TEMPLATE_PATH], job_path, root, [], K.JOB_TEMPLATE_PATH)
             props = self._resolve_with(props, template, job_path, locate)
-        key: Optional[str] = None
-        uris: List[str] = []
+        key: str | None = None
+        uris: list[str] = []
         if K.GOBBLIN_JOB_TEMPLATE_KEY in props:
             key, uris = K.GOBBLIN_JOB_TEMPLATE_KEY, [props[K.GOBBLIN_JOB_TEMPLATE_KEY]]
         elif K.GOBBLIN_JOB_MULTI_TEMPLATE_KEY in props:
@@ -179,8 +180,8 @@ class TemplateResolver:
         return props
 
     def _resolve_with(
-        self, props: Dict[str, str], template: Template, job_path: str, locate: Optional[KeyLocator]
-    ) -> Dict[str, str]:
+        self, props: dict[str, str], template: Template, job_path: str, locate: KeyLocator | None
+    ) -> dict[str, str]:
         for attribute in template.required_attributes():
             if not _has_key(props, attribute):
                 raise ConfigError(
@@ -194,7 +195,7 @@ class TemplateResolver:
         resolved = resolve(template.resolved_config(user, set()), self.env)
         return ordered(config_to_properties(resolved), list(props))
 
-    def template(self, uri: str, job_path: str, root: str, referrers: List[str], key: str) -> Template:
+    def template(self, uri: str, job_path: str, root: str, referrers: list[str], key: str) -> Template:
         """The template named ``uri`` (with its supers), parsed once per resolver; ``referrers``: the chain above it."""
         path = self._find(uri, job_path, root, referrers, key)
         if path in referrers:
@@ -224,7 +225,7 @@ class TemplateResolver:
             template.supers.append(self.template(super_uri, job_path, root, [path] + referrers, K.TEMPLATE_INHERIT_KEY))
         return template
 
-    def _find(self, uri: str, job_path: str, root: str, referrers: List[str], key: str) -> str:
+    def _find(self, uri: str, job_path: str, root: str, referrers: list[str], key: str) -> str:
         where = referrers[0] if referrers else job_path
         text = uri.strip()
         match = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", text)

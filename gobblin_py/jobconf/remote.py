@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from gobblin_py.io import fs as fsutil
-from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.jobconf.loader import JobConfig, load_job
 from gobblin_py.jobconf.loader.job_files import GLOBAL_HOCON_EXTENSION, GLOBAL_PROPS_EXTENSION
+from gobblin_py.sdk.config_errors import ConfigError
 
 
 def is_remote(path: str) -> bool:

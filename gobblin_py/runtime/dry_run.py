@@ -12,8 +12,8 @@ from gobblin_py.runtime.commit.boundary import plugin_boundary
 from gobblin_py.runtime.commit.commit_sequence import CommitSequenceStore
 from gobblin_py.runtime.commit.job_run import JobRun
 from gobblin_py.runtime.launcher import JobLauncher, open_source
-from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.sdk.states import MultiWorkUnit
+from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.store.startpoints import applied_ids
 from gobblin_py.store.store import StateStoreSettings
 

@@ -10,33 +10,41 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from contextlib import nullcontext
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 
 from gobblin_py.io import fs_settings
-from gobblin_py.sdk.contracts import Source
-from gobblin_py.sdk.errors import GobblinPyError, UsageError
-from gobblin_py.sdk.logs import get_logger
-from gobblin_py.sdk.plugins import canonical_plugin_props, instantiate
-from gobblin_py.sdk import interrupts
 from gobblin_py.runtime.commit.boundary import plugin_boundary
-from gobblin_py.runtime.commit.datasets import DatasetResult, LoggedCommit, commit_batch, commit_dataset, commit_threads, describe_outputs, group_by_urn
 from gobblin_py.runtime.commit.commit_sequence import EXACTLY_ONCE, CommitSequenceStore, DeliverySettings
 from gobblin_py.runtime.commit.crash_points import phase
-from gobblin_py.runtime.commit.replace_check import check_replaced_folders
-from gobblin_py.runtime.engines import TaskGroup, make_engine, task_groups
+from gobblin_py.runtime.commit.datasets import (
+    DatasetResult,
+    LoggedCommit,
+    commit_batch,
+    commit_dataset,
+    commit_threads,
+    describe_outputs,
+    group_by_urn,
+)
 from gobblin_py.runtime.commit.history import RunRecorder
 from gobblin_py.runtime.commit.job_result import EXIT_FAILED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, JobResult
 from gobblin_py.runtime.commit.job_run import JobRun
-from gobblin_py.sdk.job_settings import JobSettings
-from gobblin_py.runtime.plan.locks import JobLock, LockSettings
 from gobblin_py.runtime.commit.recovery import finish_pending_commits, remove_temporary_files
+from gobblin_py.runtime.commit.replace_check import check_replaced_folders
+from gobblin_py.runtime.engines import TaskGroup, make_engine, task_groups
+from gobblin_py.runtime.plan.locks import JobLock, LockSettings
 from gobblin_py.runtime.plan.run_folders import RunFolders
-from gobblin_py.runtime.plan.validation import check_job
-from gobblin_py.store import FsDatasetStateStore
-from gobblin_py.sdk.states import MultiWorkUnit, RunningState, State, TaskState, WorkingState
-from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.runtime.plan.startpoint_checks import check_stored
+from gobblin_py.runtime.plan.validation import check_job
+from gobblin_py.sdk import interrupts
+from gobblin_py.sdk.contracts import Source
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.job_settings import JobSettings
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.plugins import canonical_plugin_props, instantiate
+from gobblin_py.sdk.run_states import SourceState
+from gobblin_py.sdk.states import MultiWorkUnit, RunningState, State, TaskState, WorkingState
+from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.store.startpoints import StartpointStore, applied_ids
 from gobblin_py.store.store import StateStoreSettings
 from gobblin_py.store.summary_index import StateIndex

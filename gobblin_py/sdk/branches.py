@@ -17,8 +17,9 @@ branches, and :func:`get_branch_prop` reads a property with the :func:`branch_ke
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping, Optional, Protocol
+from typing import Protocol
 
 from gobblin_py.sdk import keys as K
 from gobblin_py.sdk.config_errors import ConfigError
@@ -83,7 +84,7 @@ class BranchNames(Protocol):
     def get(self, key: str, default: str, /) -> str: ...
 
 
-def branch_name(props: BranchNames, branch_id: int, default: Optional[str] = None) -> str:
+def branch_name(props: BranchNames, branch_id: int, default: str | None = None) -> str:
     """``fork.branch.name.<branch_id>`` or ``default`` (``fork_<branch_id>`` when not given)."""
     fallback = default if default is not None else f"{K.DEFAULT_FORK_BRANCH_NAME}{branch_id}"
     return props.get(f"{K.FORK_BRANCH_NAME_KEY}.{branch_id}", fallback)
@@ -99,8 +100,8 @@ def path_for_branch(props: BranchNames, path: str, num_branches: int, branch_id:
 
 
 def get_branch_prop(
-    props: Mapping[str, str], key: str, num_branches: int, branch_id: int, default: Optional[str] = None
-) -> Optional[str]:
+    props: Mapping[str, str], key: str, num_branches: int, branch_id: int, default: str | None = None
+) -> str | None:
     """The value of :func:`branch_key` ``(key, num_branches, branch_id)`` in ``props``, or ``default``."""
     return props.get(branch_key(key, num_branches, branch_id), default)
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from gobblin_py.sdk.errors import UsageError
 
 
@@ -22,10 +20,10 @@ class ConfigError(UsageError):
         self,
         problem: str,
         *,
-        path: Optional[str] = None,
-        line: Optional[int] = None,
-        key: Optional[str] = None,
-        hint: Optional[str] = None,
+        path: str | None = None,
+        line: int | None = None,
+        key: str | None = None,
+        hint: str | None = None,
     ) -> None:
         self.problem = problem
         self.path = None if path is None else str(path)
@@ -53,8 +51,8 @@ class ConfigError(UsageError):
         return self._render()
 
     def with_location(
-        self, *, path: Optional[str] = None, line: Optional[int] = None, key: Optional[str] = None
-    ) -> "ConfigError":
+        self, *, path: str | None = None, line: int | None = None, key: str | None = None
+    ) -> ConfigError:
         """Return a copy whose missing location fields are filled from the arguments."""
         return ConfigError(
             self.problem,

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 import pyarrow as pa
 
 if TYPE_CHECKING:
-    from gobblin_py.sdk.config_errors import ConfigError
-    from gobblin_py.sdk.settings import Settings
     from gobblin_py.sdk.commit import CommitStep
+    from gobblin_py.sdk.config_errors import ConfigError
     from gobblin_py.sdk.run_states import SourceState
+    from gobblin_py.sdk.settings import Settings
     from gobblin_py.sdk.states import TaskState, WorkUnit, WorkUnitState
 
 
@@ -48,29 +48,29 @@ class Source(ABC):
     """Plans a run (work units) on the driver, and opens an Extractor for each work unit on an executor."""
 
     @abstractmethod
-    def get_workunits(self, state: "SourceState") -> list["WorkUnit"]:
+    def get_workunits(self, state: SourceState) -> list[WorkUnit]:
         """Work units (or MultiWorkUnits) for this run; an empty list means there is nothing to do."""
 
     @abstractmethod
-    def get_extractor(self, state: "WorkUnitState") -> Extractor:
+    def get_extractor(self, state: WorkUnitState) -> Extractor:
         """An extractor for one work unit; called on a fresh Source instance inside the task."""
 
-    def shutdown(self, state: "SourceState") -> None:  # noqa: B027 - an optional hook (a no-op)
+    def shutdown(self, state: SourceState) -> None:  # noqa: B027 - an optional hook (a no-op)
         """Called once on the driver at the end of the job."""
 
 
 class Converter(ABC):
     """Turns batches into batches (vectorised); built and ``init``-ed once per task."""
 
-    def init(self, state: "WorkUnitState") -> None:  # noqa: B027 - an optional hook (a no-op)
+    def init(self, state: WorkUnitState) -> None:  # noqa: B027 - an optional hook (a no-op)
         """Read configuration from the task state (use ``gobblin_py.sdk.branches`` for branch keys)."""
 
     @abstractmethod
-    def convert_schema(self, schema: pa.Schema, state: "WorkUnitState") -> pa.Schema:
+    def convert_schema(self, schema: pa.Schema, state: WorkUnitState) -> pa.Schema:
         """The output schema for ``schema``."""
 
     @abstractmethod
-    def convert_batch(self, batch: pa.RecordBatch, state: "WorkUnitState") -> pa.RecordBatch | Iterable[pa.RecordBatch]:
+    def convert_batch(self, batch: pa.RecordBatch, state: WorkUnitState) -> pa.RecordBatch | Iterable[pa.RecordBatch]:
         """Convert one batch; may return one batch or any number of them (none filters the batch out)."""
 
     def close(self) -> None:  # noqa: B027 - an optional hook (a no-op)
@@ -123,7 +123,7 @@ class DataWriterBuilder(ABC):
     """Builds the writer of one task branch (``writer.builder.class``)."""
 
     @abstractmethod
-    def build(self, state: "WorkUnitState", schema: pa.Schema, branches: int, branch: int, writer_id: str) -> DataWriter:
+    def build(self, state: WorkUnitState, schema: pa.Schema, branches: int, branch: int, writer_id: str) -> DataWriter:
         """A writer for branch ``branch`` of ``branches`` with file-name id ``writer_id``."""
 
 
@@ -141,7 +141,7 @@ class DataPublisher(ABC):
         """Read job-level configuration."""
 
     @abstractmethod
-    def publish(self, task_states: Sequence["TaskState"]) -> list[str]:
+    def publish(self, task_states: Sequence[TaskState]) -> list[str]:
         """Publish every SUCCESSFUL task's output; returns the final directories written. Raise to fail."""
 
 
@@ -171,22 +171,22 @@ class ForkOperator(ABC):
 
     routes_everything: ClassVar[bool] = False  # True: every batch goes whole to every branch (fork_batch is skipped)
 
-    def init(self, state: "WorkUnitState") -> None:  # noqa: B027 - an optional hook (a no-op)
+    def init(self, state: WorkUnitState) -> None:  # noqa: B027 - an optional hook (a no-op)
         """Read configuration."""
 
     @abstractmethod
-    def get_branches(self, state: "WorkUnitState") -> int:
+    def get_branches(self, state: WorkUnitState) -> int:
         """How many branches the task has."""
 
-    def fork_schema(self, state: "WorkUnitState", schema: pa.Schema) -> list[bool]:
+    def fork_schema(self, state: WorkUnitState, schema: pa.Schema) -> list[bool]:
         """Which branches get this schema (a branch without it gets no records and writes nothing)."""
         return [True] * self.get_branches(state)
 
-    def fork_data_record(self, state: "WorkUnitState", record: dict) -> list[bool]:
+    def fork_data_record(self, state: WorkUnitState, record: dict) -> list[bool]:
         """Which branches get one record (per-record form)."""
         raise NotImplementedError(f"{plugin_name(self)} implements neither fork_batch nor fork_data_record")
 
-    def fork_batch(self, state: "WorkUnitState", batch: pa.RecordBatch) -> list["pa.BooleanArray | bool"]:
+    def fork_batch(self, state: WorkUnitState, batch: pa.RecordBatch) -> list[pa.BooleanArray | bool]:
         """One mask per branch for a whole batch (vectorised form)."""
         branches = self.get_branches(state)
         rows = [self.fork_data_record(state, record) for record in batch.to_pylist()]
@@ -202,11 +202,11 @@ class ForkOperator(ABC):
 class RowPolicy(ABC):
     """A row-level quality policy (``qualitychecker.row.policies``): which rows of a batch pass."""
 
-    def init(self, state: "WorkUnitState") -> None:  # noqa: B027 - an optional hook (a no-op)
+    def init(self, state: WorkUnitState) -> None:  # noqa: B027 - an optional hook (a no-op)
         """Read configuration."""
 
     @abstractmethod
-    def check_batch(self, batch: pa.RecordBatch, state: "WorkUnitState") -> "pa.BooleanArray":
+    def check_batch(self, batch: pa.RecordBatch, state: WorkUnitState) -> pa.BooleanArray:
         """True for each row that passes (vectorised)."""
 
 
@@ -222,11 +222,11 @@ NOT_EVALUATED = TaskPolicyResult("NOT_EVALUATED")
 class TaskPolicy(ABC):
     """A task-level quality policy (``qualitychecker.task.policies``), evaluated on a branch when it commits."""
 
-    def init(self, state: "WorkUnitState") -> None:  # noqa: B027 - an optional hook (a no-op)
+    def init(self, state: WorkUnitState) -> None:  # noqa: B027 - an optional hook (a no-op)
         """Read configuration."""
 
     @abstractmethod
-    def evaluate(self, state: "WorkUnitState") -> TaskPolicyResult:
+    def evaluate(self, state: WorkUnitState) -> TaskPolicyResult:
         """PASSED, FAILED or NOT_EVALUATED for the branch whose counters ``state`` holds."""
 
 
@@ -243,7 +243,7 @@ class Configurable(Protocol):
     the README's key tables are generated from the declaration.
     """
 
-    settings_class: ClassVar[type["Settings"]]
+    settings_class: ClassVar[type[Settings]]
 
 
 @runtime_checkable
@@ -255,7 +255,7 @@ class Validating(Protocol):
     """
 
     @classmethod
-    def validate(cls, props: Mapping[str, str]) -> list["ConfigError"]: ...
+    def validate(cls, props: Mapping[str, str]) -> list[ConfigError]: ...
 
 
 @runtime_checkable
@@ -280,23 +280,23 @@ class ExactlyOncePublisher(Protocol):
 
     final_dirs: list[str]
 
-    def plan(self, task_states: Sequence["TaskState"]) -> list["CommitStep"]: ...
+    def plan(self, task_states: Sequence[TaskState]) -> list[CommitStep]: ...
 
 
 @runtime_checkable
 class BatchForkOperator(Protocol):
     """Routes whole batches: one boolean mask (or a plain bool) per branch (the fast path)."""
 
-    def fork_batch(self, state: "WorkUnitState", batch: pa.RecordBatch) -> list["pa.BooleanArray | bool"]: ...
+    def fork_batch(self, state: WorkUnitState, batch: pa.RecordBatch) -> list[pa.BooleanArray | bool]: ...
 
 
 @runtime_checkable
 class RecordForkOperator(Protocol):
     """Routes one record at a time (Gobblin's per-record form; the slow path)."""
 
-    def get_branches(self, state: "WorkUnitState") -> int: ...
+    def get_branches(self, state: WorkUnitState) -> int: ...
 
-    def fork_data_record(self, state: "WorkUnitState", record: dict) -> list[bool]: ...
+    def fork_data_record(self, state: WorkUnitState, record: dict) -> list[bool]: ...
 
 
 @runtime_checkable

@@ -30,7 +30,7 @@ class CorruptFileError(GobblinPyError):
         where = f" at offset {offset}" if offset is not None else ""
         super().__init__(f"{path}: {reason}{where}")
 
-    def with_path(self, path: str) -> "CorruptFileError":
+    def with_path(self, path: str) -> CorruptFileError:
         """The same error, reported against ``path`` (the decoder may not know the file's name)."""
         return CorruptFileError(path, self.reason, self.offset)
 

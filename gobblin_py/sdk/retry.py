@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gobblin_py.sdk.settings import Settings, same_as, setting
 from gobblin_py.sdk.job_settings import CommitSettings
+from gobblin_py.sdk.settings import Settings, same_as, setting
 from gobblin_py.sdk.states import State, WorkingState, WorkUnitState
 
 POLICY_KEY = "workunit.retry.policy"

@@ -24,7 +24,7 @@ class SourceState(State):
         self,
         properties: Mapping[str, str] | None = None,
         previous_workunit_states: Iterable[WorkUnitState] = (),
-        previous_dataset_states: Mapping[str, "DatasetState"] | None = None,
+        previous_dataset_states: Mapping[str, DatasetState] | None = None,
     ) -> None:
         super().__init__(properties)
         self.previous_workunit_states: list[WorkUnitState] = list(previous_workunit_states)
@@ -120,7 +120,7 @@ class DatasetState(JobState):
         self.properties[JOB_FAILURES_KEY] = str(count)
 
     @classmethod
-    def from_job_state(cls, job_state: JobState) -> "DatasetState":
+    def from_job_state(cls, job_state: JobState) -> DatasetState:
         """A legacy job-level ``JobState`` record read as the dataset state of the default URN."""
         dataset = cls(
             job_state.job_name,

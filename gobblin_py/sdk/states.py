@@ -81,7 +81,7 @@ class State:
         self.id = id
 
     # -- lookups: subclasses extend the chain of places a key is looked up in
-    def _fallbacks(self) -> Iterable["State"]:
+    def _fallbacks(self) -> Iterable[State]:
         return ()
 
     def get_prop(self, key: str, default: Any = None) -> Any:
@@ -138,12 +138,12 @@ class State:
     def remove_prop(self, key: str) -> None:
         self.properties.pop(key, None)
 
-    def add_all(self, other: "State | Mapping[str, str]") -> None:
+    def add_all(self, other: State | Mapping[str, str]) -> None:
         items = other.properties if isinstance(other, State) else other
         for key, value in items.items():
             self.properties[key] = java_string(value)
 
-    def add_all_if_absent(self, other: "State | Mapping[str, str]") -> None:
+    def add_all_if_absent(self, other: State | Mapping[str, str]) -> None:
         items = other.properties if isinstance(other, State) else other
         for key, value in items.items():
             self.properties.setdefault(key, java_string(value))
@@ -172,7 +172,7 @@ class Extract(State):
     EXTRACT_ID_KEY = "extract.extract.id"
 
     @classmethod
-    def create(cls, table_type: str, namespace: str, table: str, now_ms: int | None = None) -> "Extract":
+    def create(cls, table_type: str, namespace: str, table: str, now_ms: int | None = None) -> Extract:
         """An extract stamped, like Gobblin's, with an id of the form ``yyyyMMddHHmmss`` (UTC)."""
         now = (now_ms if now_ms is not None else int(time.time() * 1000)) / 1000
         return cls(
@@ -217,7 +217,7 @@ class WorkUnit(State):
         self.extract = extract if extract is not None else Extract()
 
     @classmethod
-    def create(cls, extract: Extract | None = None, interval: WatermarkInterval | None = None) -> "WorkUnit":
+    def create(cls, extract: Extract | None = None, interval: WatermarkInterval | None = None) -> WorkUnit:
         unit = cls(extract=extract)
         if interval is not None:
             unit.watermark_interval = interval

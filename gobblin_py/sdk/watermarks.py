@@ -42,7 +42,7 @@ class Watermark(ABC):
     def from_json(cls: type[W], data: Any) -> W:
         """Rebuild a watermark from what :meth:`to_json` produced."""
 
-    def percent_completion(self, low: "Watermark", high: "Watermark") -> int:
+    def percent_completion(self, low: Watermark, high: Watermark) -> int:
         """How far this watermark is between ``low`` and ``high``, 0–100. Types without an order say 0."""
         return 0
 
@@ -61,12 +61,12 @@ class LongWatermark(Watermark):
         return {"value": self.value}
 
     @classmethod
-    def from_json(cls, data: Any) -> "LongWatermark":
+    def from_json(cls, data: Any) -> LongWatermark:
         if not isinstance(data, dict) or not isinstance(data.get("value"), int):
             raise ValueError(f"not a LongWatermark: {to_compact_json(data)}")
         return cls(data["value"])
 
-    def __lt__(self, other: "LongWatermark") -> bool:
+    def __lt__(self, other: LongWatermark) -> bool:
         return self.value < other.value
 
     def percent_completion(self, low: Watermark, high: Watermark) -> int:
@@ -90,7 +90,7 @@ class MultiLongWatermark(Watermark):
         return {"values": list(self.values)}
 
     @classmethod
-    def from_json(cls, data: Any) -> "MultiLongWatermark":
+    def from_json(cls, data: Any) -> MultiLongWatermark:
         values = data.get("values") if isinstance(data, dict) else None
         if not isinstance(values, list) or not all(isinstance(v, int) for v in values):
             raise ValueError(f"not a MultiLongWatermark: {to_compact_json(data)}")
@@ -121,7 +121,7 @@ class WatermarkInterval:
     expected_high_json: Any
 
     @classmethod
-    def of(cls, low: Watermark, expected_high: Watermark) -> "WatermarkInterval":
+    def of(cls, low: Watermark, expected_high: Watermark) -> WatermarkInterval:
         return cls(low.to_json(), expected_high.to_json())
 
     def to_json(self) -> dict[str, Any]:
@@ -131,7 +131,7 @@ class WatermarkInterval:
         return to_compact_json(self.to_json())
 
     @classmethod
-    def from_json_string(cls, text: str) -> "WatermarkInterval":
+    def from_json_string(cls, text: str) -> WatermarkInterval:
         data = json.loads(text)
         if not isinstance(data, dict):
             raise ValueError(f"not a watermark interval: {text}")

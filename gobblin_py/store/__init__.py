@@ -11,7 +11,6 @@ from gobblin_py.sdk.states import (
     WorkUnit,
     WorkUnitState,
 )
-from gobblin_py.store.store import FsDatasetStateStore, StoredRun
 from gobblin_py.sdk.watermarks import (
     LongWatermark,
     MultiLongWatermark,
@@ -20,6 +19,7 @@ from gobblin_py.sdk.watermarks import (
     register_watermark_type,
     resolve_watermark_type,
 )
+from gobblin_py.store.store import FsDatasetStateStore, StoredRun
 
 __all__ = [
     "DatasetState", "Extract", "FsDatasetStateStore", "JobState", "LongWatermark", "MultiLongWatermark",

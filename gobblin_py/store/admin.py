@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.store.folders import require_folder
 from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.sdk.states import RunningState
+from gobblin_py.store.folders import require_folder
 from gobblin_py.store.store import TABLE_SUFFIX, FsDatasetStateStore, read_state_file
 
 RESET_KEY = "gpy.reset"

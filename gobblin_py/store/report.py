@@ -6,11 +6,11 @@ import datetime as dt
 import json
 from typing import Any
 
-from gobblin_py.store import progress
 from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.sdk.states import TaskState
-from gobblin_py.store.store import FsDatasetStateStore, StoredRun
 from gobblin_py.sdk.watermarks import to_compact_json
+from gobblin_py.store import progress
+from gobblin_py.store.store import FsDatasetStateStore, StoredRun
 
 RECORDS_EXTRACTED_KEY = "qualitychecker.rows.extracted"
 RECORDS_WRITTEN_KEY = "writer.records.written"

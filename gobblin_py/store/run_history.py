@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from gobblin_py.io import fs as fsutil
-from gobblin_py.sdk.settings import Settings, setting
-from gobblin_py.sdk.errors import CorruptFileError, UsageError
-from gobblin_py.io.processes import host_name, pid_alive
 from gobblin_py.io.contained_paths import contained_join
+from gobblin_py.io.processes import host_name, pid_alive
+from gobblin_py.sdk.errors import CorruptFileError, UsageError
+from gobblin_py.sdk.settings import Settings, setting
 
 RUNNING = "RUNNING"
 KILLED = "KILLED"
@@ -60,7 +60,7 @@ class RunHistoryStore:
         self.max_age_seconds = max_age_seconds
 
     @classmethod
-    def for_job(cls, props: Mapping[str, str], max_age_seconds: float | None = None) -> "RunHistoryStore | None":
+    def for_job(cls, props: Mapping[str, str], max_age_seconds: float | None = None) -> RunHistoryStore | None:
         """The store a job records its runs in; None when it records none (disabled, or no state store)."""
         settings = HistorySettings.load(props)
         if not settings.enabled:

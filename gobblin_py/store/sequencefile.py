@@ -426,7 +426,7 @@ class SequenceFileWriter:
             self._flush_block()
             self._closed = True
 
-    def __enter__(self) -> "SequenceFileWriter":
+    def __enter__(self) -> SequenceFileWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:

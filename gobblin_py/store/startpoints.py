@@ -86,7 +86,7 @@ class Startpoint:
         return {**asdict(self), "kind": self.kind.value}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Startpoint":
+    def from_json(cls, data: dict[str, Any]) -> Startpoint:
         value = data.get("value")
         return cls(StartpointKind(data["kind"]), None if value is None else str(value), int(data["created_ms"]),
                    str(data["id"]))
@@ -115,7 +115,7 @@ class StartpointStore:
         self.url = root
 
     @classmethod
-    def for_job(cls, props: Any) -> "StartpointStore":
+    def for_job(cls, props: Any) -> StartpointStore:
         """The store a job uses: ``gobblin.startpoint.store.dir``, else ``<state.store.dir>/_startpoints``."""
         root = props.get(STORE_DIR_KEY) or posixpath.join(str(props.get("state.store.dir") or ""), "_startpoints")
         if not props.get(STORE_DIR_KEY) and not props.get("state.store.dir"):

@@ -11,8 +11,8 @@ import io
 from typing import BinaryIO
 
 from gobblin_py.sdk.errors import CorruptFileError
-from gobblin_py.store.hadoop_io import DataInput
 from gobblin_py.sdk.run_states import DatasetState
+from gobblin_py.store.hadoop_io import DataInput
 from gobblin_py.store.sequencefile import (
     MAX_INFLATED_BYTES,
     TEXT_CLASS,

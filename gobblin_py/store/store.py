@@ -27,18 +27,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from gobblin_py.io import fs as fsutil
-from gobblin_py.sdk.settings import Settings, SettingsError, setting
-from gobblin_py.sdk.errors import StateStoreError
-from gobblin_py.store.folders import require_folder
-from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.io.contained_paths import contained_join
+from gobblin_py.sdk.errors import StateStoreError
+from gobblin_py.sdk.run_states import DatasetState
+from gobblin_py.sdk.settings import Settings, SettingsError, setting
+from gobblin_py.sdk.states import DEFAULT_DATASET_URN, WorkUnitState
+from gobblin_py.store.folders import require_folder
 from gobblin_py.store.state_files import (  # noqa: F401 - read_state_file and the encoder are used through here
     MAX_STATE_BYTES,
     MAX_STATE_BYTES_KEY,
     encode_dataset_state_file,
     read_state_file,
 )
-from gobblin_py.sdk.states import DEFAULT_DATASET_URN, WorkUnitState
 
 TABLE_SUFFIX = ".jst"
 CURRENT = "current"
@@ -206,7 +206,7 @@ class FsDatasetStateStore:
         self.retention_seconds = retention_seconds
 
     @classmethod
-    def from_properties(cls, props: Mapping[str, str]) -> "FsDatasetStateStore":
+    def from_properties(cls, props: Mapping[str, str]) -> FsDatasetStateStore:
         """The store a job configures with ``state.store.dir``, ``state.store.fs.uri`` and friends."""
         try:
             settings = StateStoreSettings.load({**props, STATE_STORE_ENABLED_KEY: "true"})

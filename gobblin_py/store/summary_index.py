@@ -20,10 +20,10 @@ from typing import Any
 
 from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.logs import get_logger
-from gobblin_py.store.progress import completeness
-from gobblin_py.store.report import RECORDS_WRITTEN_KEY, iso_time, task_summary, watermark_text
 from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.sdk.states import DEFAULT_DATASET_URN
+from gobblin_py.store.progress import completeness
+from gobblin_py.store.report import RECORDS_WRITTEN_KEY, iso_time, task_summary, watermark_text
 from gobblin_py.store.store import CURRENT, TABLE_SUFFIX, FsDatasetStateStore
 
 log = get_logger(__name__)

@@ -20,9 +20,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from gobblin_py.sdk.errors import CorruptFileError
-from gobblin_py.store.hadoop_io import DataInput, DataOutput
 from gobblin_py.sdk.run_states import DatasetState, JobState, SourceState
 from gobblin_py.sdk.states import Extract, MultiWorkUnit, RunningState, State, TaskState, WorkUnit, WorkUnitState
+from gobblin_py.store.hadoop_io import DataInput, DataOutput
 
 STATE_CLASS = "org.apache.gobblin.configuration.State"
 SOURCE_STATE_CLASS = "org.apache.gobblin.configuration.SourceState"

@@ -27,10 +27,10 @@ from typing import Any, ClassVar
 import pyarrow as pa
 import pytest
 
-from gobblin_py.sdk.contracts import Converter, RecordConverter
 from gobblin_py.runtime.execute.converter_chain import ConverterChain
-from gobblin_py.sdk.plugins import resolve_class
 from gobblin_py.runtime.plan.validation import check_job
+from gobblin_py.sdk.contracts import Converter, RecordConverter
+from gobblin_py.sdk.plugins import resolve_class
 from gobblin_py.sdk.states import State, WorkUnit, WorkUnitState
 from gobblin_py.testing.base import Contract, default_batches, file_source_job, same_rows
 from gobblin_py.testing.outputs import read_tree

@@ -22,11 +22,11 @@ from typing import Any, ClassVar
 import pyarrow as pa
 import pytest
 
-from gobblin_py.sdk.contracts import ForkOperator, Initializable, RecordForkOperator
-from gobblin_py.sdk.branches import MAX_BRANCHES, branch_name
-from gobblin_py.sdk.plugins import instantiate, resolve_class
 from gobblin_py.runtime.execute.fork import fork_masks
 from gobblin_py.runtime.plan.validation import check_job
+from gobblin_py.sdk.branches import MAX_BRANCHES, branch_name
+from gobblin_py.sdk.contracts import ForkOperator, Initializable, RecordForkOperator
+from gobblin_py.sdk.plugins import instantiate, resolve_class
 from gobblin_py.sdk.states import State, WorkUnit, WorkUnitState
 from gobblin_py.testing.base import Contract, default_batches, file_source_job, same_rows
 from gobblin_py.testing.harness import ContractJob

@@ -24,9 +24,9 @@ from typing import Any
 import pyarrow as pa
 
 from gobblin_py.runtime.launcher import JobLauncher, JobResult
-from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.sdk.states import State, TaskState, WorkingState
+from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.testing.outputs import keys_under, read_tree
 
 SPARK_MASTER = "local[2]"
@@ -74,7 +74,7 @@ class ContractJob:
     def name(self) -> str:
         return self.props["job.name"]
 
-    def set(self, **props: str | None) -> "ContractJob":
+    def set(self, **props: str | None) -> ContractJob:
         """Set (or, with None, remove) properties and rewrite the job file."""
         for key, value in props.items():
             if value is None:
@@ -84,7 +84,7 @@ class ContractJob:
         self.file.write_text("".join(f"{key}={escape(value)}\n" for key, value in self.props.items()))
         return self
 
-    def update(self, props: Mapping[str, str | None]) -> "ContractJob":
+    def update(self, props: Mapping[str, str | None]) -> ContractJob:
         """:meth:`set` for keys that are not Python names."""
         return self.set(**dict(props))
 
@@ -135,10 +135,10 @@ def run_tasks(job: ContractJob, previous: Mapping[str, DatasetState] | None = No
     Returns the run's properties (with its own staging and output folders and ``job.id``) and the tasks' states,
     as the launcher would hand them to the publisher.
     """
-    from gobblin_py.sdk.contracts import Source
-    from gobblin_py.sdk.plugins import canonical_plugin_props, instantiate
     from gobblin_py.runtime.engines import LocalEngine, task_groups
     from gobblin_py.runtime.plan.run_folders import RunFolders
+    from gobblin_py.sdk.contracts import Source
+    from gobblin_py.sdk.plugins import canonical_plugin_props, instantiate
     from gobblin_py.sdk.run_states import SourceState
 
     millis = int(time.time() * 1000)

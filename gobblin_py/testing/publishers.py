@@ -29,10 +29,10 @@ from typing import Any, ClassVar
 import pyarrow as pa
 import pytest
 
-from gobblin_py.sdk.contracts import DataPublisher, ExactlyOncePublisher, Initializable
-from gobblin_py.sdk.plugins import instantiate, resolve_class
 from gobblin_py.runtime.commit.commit_sequence import CommitSequence
 from gobblin_py.runtime.plan.validation import check_job
+from gobblin_py.sdk.contracts import DataPublisher, ExactlyOncePublisher, Initializable
+from gobblin_py.sdk.plugins import instantiate, resolve_class
 from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.testing.base import Contract, add_parquet, file_source_job
 from gobblin_py.testing.crash import boundary_campaign

@@ -31,13 +31,20 @@ from typing import Any, ClassVar
 import pyarrow as pa
 import pytest
 
-from gobblin_py.sdk.contracts import Source
 from gobblin_py.runtime.execute.converter_chain import ConverterChain
-from gobblin_py.sdk.plugins import canonical_plugin_props, instantiate
 from gobblin_py.runtime.plan.validation import check_job
-from gobblin_py.sdk.states import MultiWorkUnit, RunningState, State, TaskState, WorkingState, WorkUnit
+from gobblin_py.sdk.contracts import Source
+from gobblin_py.sdk.plugins import canonical_plugin_props, instantiate
 from gobblin_py.sdk.run_states import SourceState
-from gobblin_py.sdk.states import ACTUAL_HIGH_WATERMARK_KEY
+from gobblin_py.sdk.states import (
+    ACTUAL_HIGH_WATERMARK_KEY,
+    MultiWorkUnit,
+    RunningState,
+    State,
+    TaskState,
+    WorkingState,
+    WorkUnit,
+)
 from gobblin_py.store.writable import DATASET_STATE_CLASS, class_name_of, deserialize, serialize
 from gobblin_py.testing.base import Contract
 from gobblin_py.testing.harness import ContractJob

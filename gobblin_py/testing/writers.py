@@ -26,9 +26,9 @@ from typing import ClassVar, cast
 import pyarrow as pa
 import pytest
 
+from gobblin_py.runtime.plan.validation import check_job
 from gobblin_py.sdk.contracts import DataWriter, DataWriterBuilder
 from gobblin_py.sdk.plugins import instantiate
-from gobblin_py.runtime.plan.validation import check_job
 from gobblin_py.sdk.states import State, WorkUnit, WorkUnitState
 from gobblin_py.testing.base import Contract, default_batches, file_source_job, same_rows
 from gobblin_py.testing.outputs import exactly_once, keys_of, read_files

@@ -13,8 +13,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.sdk.contracts import Converter
 from gobblin_py.connectors.copy.descriptor import check_schema
+from gobblin_py.sdk.contracts import Converter
 from gobblin_py.sdk.states import WorkUnitState
 
 EXTENSIONS = r"(?:\.(?:tar|gzip|gz|tgz))+$"

@@ -47,7 +47,7 @@ class FileCopy:
         return {**asdict(self), "decodings": list(self.decodings)}
 
     @classmethod
-    def from_json(cls, item: dict[str, Any]) -> "FileCopy":
+    def from_json(cls, item: dict[str, Any]) -> FileCopy:
         return cls(item["source"], item["destination"], int(item["size"]), int(item["mtime_ms"]),
                    tuple(item.get("decodings") or ()))
 

@@ -15,19 +15,19 @@ from __future__ import annotations
 
 import os
 import posixpath
-from urllib.parse import quote
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
-from gobblin_py.io import fs as fsutil
-from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.io.contained_paths import contained_join, is_within, path_problem
-from gobblin_py.sdk.settings import problem_at
 from gobblin_py.connectors.copy.descriptor import mtime_ms
 from gobblin_py.connectors.copy.settings import GlobFinderSettings
+from gobblin_py.io import fs as fsutil
+from gobblin_py.io.contained_paths import contained_join, is_within, path_problem
+from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.settings import problem_at
 
 log = get_logger(__name__)
 

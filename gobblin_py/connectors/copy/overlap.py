@@ -13,10 +13,10 @@ import fnmatch
 import os
 from urllib.parse import urlsplit
 
-from gobblin_py.io import fs as fsutil
-from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.io.contained_paths import is_within
 from gobblin_py.connectors.copy.finder import deepest_plain_folder
+from gobblin_py.io import fs as fsutil
+from gobblin_py.io.contained_paths import is_within
+from gobblin_py.sdk.config_errors import ConfigError
 
 FINAL_KEY = "data.publisher.final.dir"
 HINT = "publish to a folder outside the datasets that gobblin.dataset.pattern matches, and not above them"

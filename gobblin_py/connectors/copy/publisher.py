@@ -16,16 +16,16 @@ import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gobblin_py.io import fs as fsutil
-from gobblin_py.sdk.contracts import DataPublisher
-from gobblin_py.sdk.settings import Settings, same_as
-from gobblin_py.io.contained_paths import check_no_symlink_escape, contained_join
 from gobblin_py.connectors.copy.writers import task_folders
 from gobblin_py.connectors.files.publisher import PublisherSettings
+from gobblin_py.formats.settings import FileWriterSettings
+from gobblin_py.io import fs as fsutil
+from gobblin_py.io.contained_paths import check_no_symlink_escape, contained_join
 from gobblin_py.io.rename_step import FsRenameStep
 from gobblin_py.sdk.commit import PublishConflictError
+from gobblin_py.sdk.contracts import DataPublisher
+from gobblin_py.sdk.settings import Settings, same_as
 from gobblin_py.sdk.states import TaskState, WorkingState
-from gobblin_py.formats.settings import FileWriterSettings
 
 
 @dataclass(frozen=True)

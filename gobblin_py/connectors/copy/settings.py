@@ -10,11 +10,11 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any
 
+from gobblin_py.connectors.files.filebased import FileSourceSettings
+from gobblin_py.connectors.files.publisher import PublisherSettings
+from gobblin_py.formats.settings import FileWriterSettings
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.settings import Kind, Settings, same_as, setting
-from gobblin_py.connectors.files.publisher import PublisherSettings
-from gobblin_py.connectors.files.filebased import FileSourceSettings
-from gobblin_py.formats.settings import FileWriterSettings
 
 FINDER_KEY = "gobblin.dataset.profile.class"
 FINDER_NAME = "org.apache.gobblin.data.management.copy.CopyableGlobDatasetFinder"

@@ -20,22 +20,22 @@ import os
 import posixpath
 from collections.abc import Mapping
 
-from gobblin_py.io import fs as fsutil
-from gobblin_py.sdk.contracts import Extractor, Source
-from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.sdk.settings import problem_at
-from gobblin_py.io.contained_paths import PathEscapeError, check_no_symlink_escape, contained_join
 from gobblin_py.connectors.copy import descriptor
 from gobblin_py.connectors.copy.descriptor import FileCopy
 from gobblin_py.connectors.copy.finder import CopyDataset, list_files
 from gobblin_py.connectors.copy.overlap import FINAL_KEY, HINT, config_overlap, refuse_overlap
 from gobblin_py.connectors.copy.packing import pack
 from gobblin_py.connectors.copy.settings import FINDER_KEY, CopySettings, GlobFinderSettings
+from gobblin_py.io import fs as fsutil
+from gobblin_py.io.contained_paths import PathEscapeError, check_no_symlink_escape, contained_join
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.contracts import Extractor, Source
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.plugins import resolve_class
-from gobblin_py.sdk.states import Extract, WorkingState, WorkUnit, WorkUnitState
 from gobblin_py.sdk.run_states import SourceState
+from gobblin_py.sdk.settings import problem_at
+from gobblin_py.sdk.states import Extract, WorkingState, WorkUnit, WorkUnitState
 
 log = get_logger(__name__)
 

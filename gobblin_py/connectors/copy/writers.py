@@ -16,16 +16,16 @@ from contextlib import ExitStack, contextmanager
 
 import pyarrow as pa
 
-from gobblin_py.io import fs as fsutil
-from gobblin_py.sdk.contracts import CountingDataWriter, DataWriter, DataWriterBuilder
-from gobblin_py.io.contained_paths import relative_parts
 from gobblin_py.connectors.copy.descriptor import FileCopy, check_schema, copy_stream, open_decoded, rows
 from gobblin_py.connectors.copy.settings import CopyWriterSettings
-from gobblin_py.sdk.errors import GobblinPyError, UsageError
-from gobblin_py.sdk.logs import get_logger
-from gobblin_py.sdk.interrupts import check_cancelled
-from gobblin_py.sdk.states import State, WorkUnitState
+from gobblin_py.io import fs as fsutil
 from gobblin_py.io.branch_paths import BranchScope
+from gobblin_py.io.contained_paths import relative_parts
+from gobblin_py.sdk.contracts import CountingDataWriter, DataWriter, DataWriterBuilder
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.interrupts import check_cancelled
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.states import State, WorkUnitState
 
 log = get_logger(__name__)
 

@@ -20,20 +20,21 @@ from typing import Any
 
 import pyarrow as pa
 
+from gobblin_py.connectors.files.rolling import RollingDataWriter, WriterIds
+from gobblin_py.formats import EXTENSIONS as FORMAT_EXTENSIONS
+from gobblin_py.formats import WRITERS
+from gobblin_py.formats.base import StagedFileWriter
+from gobblin_py.formats.settings import FileWriterSettings, WriterSettings
 from gobblin_py.io import fs as fsutil
-from gobblin_py.sdk.contracts import BatchPartitioner, DataWriter, DataWriterBuilder, RecordPartitioner
+from gobblin_py.io.branch_paths import BranchScope
+from gobblin_py.io.contained_paths import contained_join
 from gobblin_py.sdk.branches import branch_count, branch_key
 from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.sdk.settings import Settings, problem_at
-from gobblin_py.io.contained_paths import contained_join
+from gobblin_py.sdk.contracts import BatchPartitioner, DataWriter, DataWriterBuilder, RecordPartitioner
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.sdk.states import State, WorkUnitState
-from gobblin_py.formats import EXTENSIONS as FORMAT_EXTENSIONS, WRITERS
-from gobblin_py.io.branch_paths import BranchScope
-from gobblin_py.formats.base import StagedFileWriter
 from gobblin_py.sdk.partitioner import PartitionerInit, RecordPartitionerAdapter, WriterPartitioner
-from gobblin_py.connectors.files.rolling import RollingDataWriter, WriterIds
-from gobblin_py.formats.settings import FileWriterSettings, WriterSettings
+from gobblin_py.sdk.settings import Settings, problem_at
+from gobblin_py.sdk.states import State, WorkUnitState
 
 # each format's writer, imported when a job writes it (a Parquet job loads neither fastavro nor pyarrow.orc)
 FORMAT_WRITERS: dict[str, str] = WRITERS
@@ -142,7 +143,9 @@ class FsDataWriterBuilder(DataWriterBuilder):
 
         if partitioner is None:
             return rolling("")
-        from gobblin_py.connectors.files.partitioned import PartitionedDataWriter  # its Arrow kernels only when partitioning
+        from gobblin_py.connectors.files.partitioned import (
+            PartitionedDataWriter,  # its Arrow kernels only when partitioning
+        )
 
         return PartitionedDataWriter(partitioner, rolling,
                                      include_names=files.partition_in_names,

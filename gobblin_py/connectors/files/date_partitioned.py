@@ -25,18 +25,18 @@ import time
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from gobblin_py.io import fs as fsutil
-from gobblin_py.sdk import joda
-from gobblin_py.sdk.contracts import Extractor, Source
-from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.sdk.settings import Settings, setting
-from gobblin_py.sdk.logs import get_logger
 from gobblin_py.connectors.files.avro_files import TABLE_TYPES
 from gobblin_py.connectors.files.filebased import FILES_TO_PULL_KEY, FORMAT_KEY, FileExtractor
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk import joda
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.contracts import Extractor, Source
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.retry import workunits_to_retry
+from gobblin_py.sdk.run_states import SourceState
+from gobblin_py.sdk.settings import Settings, setting
 from gobblin_py.sdk.states import Extract, MultiWorkUnit, WorkingState, WorkUnit, WorkUnitState
 from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval
-from gobblin_py.sdk.run_states import SourceState
 
 log = get_logger(__name__)
 

@@ -7,11 +7,6 @@ from collections.abc import Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from gobblin_py.io import fs as fsutil
-from gobblin_py.sdk.contracts import Extractor, PartitionProgress
-from gobblin_py.sdk.errors import GobblinPyError, UsageError
-from gobblin_py.sdk.logs import get_logger
-from gobblin_py.io.native_io import open_input
 from gobblin_py.connectors.files import file_schema
 from gobblin_py.connectors.files.file_readers import OpenFile, json_schema, open_file, raise_for
 from gobblin_py.connectors.files.file_schema import DATASET_SCHEMA_KEY, SCHEMA_SOURCE_KEY
@@ -23,8 +18,13 @@ from gobblin_py.connectors.files.file_settings import (
     FileSourceSettings,
     file_format,
 )
-from gobblin_py.sdk.watermarks import LongWatermark
+from gobblin_py.io import fs as fsutil
+from gobblin_py.io.native_io import open_input
+from gobblin_py.sdk.contracts import Extractor, PartitionProgress
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.states import WorkUnitState
+from gobblin_py.sdk.watermarks import LongWatermark
 from gobblin_py.store.startpoints import FILTERED_KEY
 
 log = get_logger(__name__)
@@ -146,7 +146,10 @@ class FileExtractor(Extractor):
         column = self.settings.event_column
         if not column or batch.num_rows == 0:
             return batch
-        from gobblin_py.connectors.files.event_time import at_or_after, min_max_millis  # Arrow's kernels only with event times
+        from gobblin_py.connectors.files.event_time import (  # Arrow's kernels only with event times
+            at_or_after,
+            min_max_millis,
+        )
 
         if column not in batch.schema.names:
             raise UsageError(f"source.event.time.column={column}: the records have no such column "

@@ -20,10 +20,10 @@ import pyarrow.csv as pa_csv
 import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
-from gobblin_py.sdk.errors import GobblinPyError, UsageError
-from gobblin_py.io.native_io import open_input
 from gobblin_py.connectors.files.file_schema import first_bad_row, shown
 from gobblin_py.connectors.files.file_settings import SCHEMA_CHANGE_KEY, FileSourceSettings, file_format
+from gobblin_py.io.native_io import open_input
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
 
 _CSV_CONVERSION = re.compile(r"In CSV column #(\d+): .*CSV conversion error to (.+?): invalid (?:value|UTF8)")
 _JSON_CHANGE = re.compile(r"Column\(/([^)]*)\) changed from (\w+) to (\w+) in row (\d+)")

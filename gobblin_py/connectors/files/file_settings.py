@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from gobblin_py.formats import READ_EXTENSIONS
 from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.sdk.settings import Kind, Settings, setting
 from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.settings import Kind, Settings, setting
 
 DATA_DIRECTORY_KEY = "source.filebased.data.directory"
 FORMAT_KEY = "source.filebased.format"

@@ -18,10 +18,6 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from gobblin_py.io import fs as fsutil
-from gobblin_py.sdk.contracts import Extractor, Source
-from gobblin_py.sdk.errors import GobblinPyError, UsageError
-from gobblin_py.sdk.logs import get_logger
 from gobblin_py.connectors.files import file_schema
 from gobblin_py.connectors.files.file_extractor import FileExtractor
 from gobblin_py.connectors.files.file_readers import open_file
@@ -38,7 +34,14 @@ from gobblin_py.connectors.files.file_settings import (  # noqa: F401 - re-expor
     FileSourceSettings,
     file_format,
 )
+from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.contracts import Extractor, Source
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.retry import workunits_to_retry
+from gobblin_py.sdk.run_states import SourceState
+from gobblin_py.sdk.states import Extract, WorkingState, WorkUnit, WorkUnitState
+from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval
 from gobblin_py.store.progress import replay_low
 from gobblin_py.store.startpoints import (
     Startpoint,
@@ -49,9 +52,6 @@ from gobblin_py.store.startpoints import (
     parse_time_ms,
     startpoint_for,
 )
-from gobblin_py.sdk.states import Extract, WorkingState, WorkUnit, WorkUnitState
-from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval
-from gobblin_py.sdk.run_states import SourceState
 
 log = get_logger(__name__)
 

@@ -15,8 +15,8 @@ from collections.abc import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.sdk.contracts import CountedOutput, DataWriter
 from gobblin_py.connectors.files.partitioners import WriterPartitioner, normalise_path, render_paths
+from gobblin_py.sdk.contracts import CountedOutput, DataWriter
 
 
 class PartitionedDataWriter(DataWriter):

@@ -20,21 +20,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gobblin_py.io import fs as fsutil
-from gobblin_py.sdk.contracts import DataPublisher
-from gobblin_py.sdk.branches import branch_count, branch_key
-from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.sdk.settings import Scope, Settings, problem_at, setting
-from gobblin_py.io.contained_paths import check_no_symlink_escape
-from gobblin_py.sdk.errors import RecordsLost, UsageError
-from gobblin_py.sdk.commit import EXACTLY_ONCE, FILE_RECORDS_KEY, DeliverySettings, PublishConflictError
-from gobblin_py.sdk.logs import get_logger
-from gobblin_py.io.rename_step import FsRenameStep
-from gobblin_py.sdk.states import TaskState, WorkingState
-from gobblin_py.formats.publish_check import published_check
 from gobblin_py.formats.counting import count_records
-from gobblin_py.io.branch_paths import BranchScope
+from gobblin_py.formats.publish_check import published_check
 from gobblin_py.formats.settings import WriterSettings
+from gobblin_py.io import fs as fsutil
+from gobblin_py.io.branch_paths import BranchScope
+from gobblin_py.io.contained_paths import check_no_symlink_escape
+from gobblin_py.io.rename_step import FsRenameStep
+from gobblin_py.sdk.branches import branch_count, branch_key
+from gobblin_py.sdk.commit import EXACTLY_ONCE, FILE_RECORDS_KEY, DeliverySettings, PublishConflictError
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.contracts import DataPublisher
+from gobblin_py.sdk.errors import RecordsLost, UsageError
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.settings import Scope, Settings, problem_at, setting
+from gobblin_py.sdk.states import TaskState, WorkingState
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem

@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
-from gobblin_py.sdk.contracts import DataWriter
 from gobblin_py.formats.base import StagedFileWriter
+from gobblin_py.sdk.contracts import DataWriter
 
 TARGET_FILE_SIZE_KEY = "writer.target.file.size"
 

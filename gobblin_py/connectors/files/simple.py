@@ -25,12 +25,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.sdk.settings import Scope, setting
-from gobblin_py.sdk.errors import GobblinPyError, UsageError
-from gobblin_py.sdk.states import State
-from gobblin_py.formats.base import StagedFileWriter
 from gobblin_py.connectors.files.builder import FsDataWriterBuilder
+from gobblin_py.formats.base import StagedFileWriter
 from gobblin_py.formats.settings import FileWriterSettings
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.settings import Scope, setting
+from gobblin_py.sdk.states import State
 
 DELIMITER_KEY = "simple.writer.delimiter"
 COLUMN_KEY = "simple.writer.column"

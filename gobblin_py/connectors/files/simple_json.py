@@ -16,11 +16,11 @@ import pyarrow.compute as pc
 
 from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.contracts import Extractor, Source
-from gobblin_py.sdk.settings import Settings, setting
 from gobblin_py.sdk.errors import GobblinPyError
-from gobblin_py.sdk.schema_meta import text_schema
-from gobblin_py.sdk.states import Extract, WorkUnit, WorkUnitState
 from gobblin_py.sdk.run_states import SourceState
+from gobblin_py.sdk.schema_meta import text_schema
+from gobblin_py.sdk.settings import Settings, setting
+from gobblin_py.sdk.states import Extract, WorkUnit, WorkUnitState
 
 LINES_PER_BATCH = 65536
 

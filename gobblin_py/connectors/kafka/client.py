@@ -10,8 +10,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.connectors.kafka.settings import BROKERS_KEY, KafkaSourceSettings
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
 
 LIBRDKAFKA_LOG = logging.getLogger("librdkafka")  # librdkafka's own lines go through logging, not raw stderr
 INTERNAL_TOPIC_PREFIX = "__"  # Kafka's own topics (__consumer_offsets, __transaction_state)

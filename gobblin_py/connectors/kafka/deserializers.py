@@ -28,9 +28,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
+from gobblin_py.connectors.kafka.settings import SCHEMA_KEY
 from gobblin_py.formats.types import parse_type
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.connectors.kafka.settings import SCHEMA_KEY
 
 VALUE = "value"
 Bad = list[tuple[int, str]]
@@ -118,7 +118,7 @@ class JsonDeserializer(Deserializer):
     def __init__(self, schema: pa.Schema | None) -> None:
         self.schema = schema
 
-    def with_schema(self, schema: pa.Schema) -> "JsonDeserializer":
+    def with_schema(self, schema: pa.Schema) -> JsonDeserializer:
         return JsonDeserializer(schema)
 
     def _parse(self, values: pa.Array) -> pa.RecordBatch:

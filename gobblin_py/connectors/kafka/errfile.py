@@ -14,9 +14,9 @@ import posixpath
 import time
 from typing import Any
 
+from gobblin_py.connectors.kafka.raw import RawBatch
 from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.logs import get_logger
-from gobblin_py.connectors.kafka.raw import RawBatch
 from gobblin_py.sdk.states import WorkUnitState
 
 log = get_logger(__name__)

@@ -30,9 +30,6 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.sdk.contracts import Extractor, PartitionProgress
-from gobblin_py.sdk.errors import GobblinPyError
-from gobblin_py.sdk.logs import get_logger
 from gobblin_py.connectors.kafka import keys as K
 from gobblin_py.connectors.kafka.client import consumer_config, kafka_module, translate
 from gobblin_py.connectors.kafka.deserializers import JsonDeserializer, deserializer_for, unify
@@ -40,8 +37,11 @@ from gobblin_py.connectors.kafka.errfile import UndecodableLog
 from gobblin_py.connectors.kafka.raw import RawBatch
 from gobblin_py.connectors.kafka.settings import KafkaSourceSettings
 from gobblin_py.connectors.kafka.spool import Spool
-from gobblin_py.sdk.watermarks import MultiLongWatermark
+from gobblin_py.sdk.contracts import Extractor, PartitionProgress
+from gobblin_py.sdk.errors import GobblinPyError
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.states import WorkUnitState
+from gobblin_py.sdk.watermarks import MultiLongWatermark
 from gobblin_py.store.startpoints import FILTERED_KEY
 
 log = get_logger(__name__)

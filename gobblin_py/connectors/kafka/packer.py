@@ -20,11 +20,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from gobblin_py.sdk.plugins import instantiate
-from gobblin_py.sdk.packing import worst_fit_decreasing as _greedy
 from gobblin_py.connectors.kafka import keys as K
 from gobblin_py.connectors.kafka.planning import PartitionPlan
 from gobblin_py.connectors.kafka.settings import KafkaSourceSettings
+from gobblin_py.sdk.packing import worst_fit_decreasing as _greedy
+from gobblin_py.sdk.plugins import instantiate
 from gobblin_py.sdk.states import Extract, MultiWorkUnit, WorkUnit
 from gobblin_py.sdk.watermarks import MultiLongWatermark, WatermarkInterval
 from gobblin_py.store.startpoints import APPLIED_KEY, applied_ids, mark_applied

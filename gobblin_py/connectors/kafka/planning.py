@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gobblin_py.sdk.errors import UsageError
-from gobblin_py.sdk.logs import get_logger
 from gobblin_py.connectors.kafka import keys as K
 from gobblin_py.connectors.kafka.settings import KafkaSourceSettings
-from gobblin_py.sdk.watermarks import MultiLongWatermark
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.states import WorkUnitState
+from gobblin_py.sdk.watermarks import MultiLongWatermark
 from gobblin_py.store.startpoints import DatasetStartpoints, Startpoint, StartpointKind
 
 log = get_logger(__name__)

@@ -13,15 +13,15 @@ import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 
-from gobblin_py.sdk.contracts import Extractor, Source
-from gobblin_py.sdk.logs import get_logger
 from gobblin_py.connectors.kafka.client import BrokerClient
 from gobblin_py.connectors.kafka.packer import pack
 from gobblin_py.connectors.kafka.planning import PartitionPlan, plan_topic, previous_partitions
 from gobblin_py.connectors.kafka.settings import KafkaSourceSettings
+from gobblin_py.sdk.contracts import Extractor, Source
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.states import WorkUnit, WorkUnitState
-from gobblin_py.sdk.errors import UsageError
 from gobblin_py.store.hadoop_io import INT_MAX, LONG_MAX
 from gobblin_py.store.startpoints import Startpoint, StartpointKind, whole_number
 

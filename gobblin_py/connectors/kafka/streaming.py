@@ -14,12 +14,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gobblin_py.sdk.settings import setting
-from gobblin_py.sdk.logs import get_logger
 from gobblin_py.connectors.kafka.settings import DESERIALIZER_KEY, KafkaSourceSettings
 from gobblin_py.connectors.kafka.source import KafkaSimpleSource
-from gobblin_py.sdk.states import MultiWorkUnit, WorkUnit
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.run_states import SourceState
+from gobblin_py.sdk.settings import setting
+from gobblin_py.sdk.states import MultiWorkUnit, WorkUnit
 
 log = get_logger(__name__)
 

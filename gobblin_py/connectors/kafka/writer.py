@@ -26,15 +26,23 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
+from gobblin_py.connectors.files.builder import FsDataWriterBuilder
+from gobblin_py.connectors.kafka.writer_commit import KafkaTransactionPublisher
+from gobblin_py.connectors.kafka.writer_settings import (
+    PRODUCER_PREFIX,
+    STAGED,
+    TOPIC_KEY,
+    KafkaWriterSettings,
+    kafka_module,
+    load_settings,
+    messages,
+    produce_all,
+)
+from gobblin_py.formats.base import StagedFileWriter
 from gobblin_py.sdk.contracts import DataWriter
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.states import State
-from gobblin_py.formats.base import StagedFileWriter
-from gobblin_py.connectors.files.builder import FsDataWriterBuilder
-from gobblin_py.connectors.kafka.writer_commit import KafkaTransactionPublisher
-from gobblin_py.connectors.kafka.writer_settings import (PRODUCER_PREFIX, STAGED, TOPIC_KEY, KafkaWriterSettings, kafka_module,
-                                               load_settings, messages, produce_all)
 
 log = get_logger(__name__)
 

@@ -26,13 +26,13 @@ from typing import Any
 
 import pyarrow.ipc as ipc
 
+from gobblin_py.connectors.kafka.writer_settings import kafka_module, load_settings, produce_all
 from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.commit import CommitStep
 from gobblin_py.sdk.contracts import DataPublisher
 from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.logs import get_logger
-from gobblin_py.sdk.commit import CommitStep
 from gobblin_py.sdk.states import State, TaskState, WorkingState
-from gobblin_py.connectors.kafka.writer_settings import kafka_module, load_settings, produce_all
 
 log = get_logger(__name__)
 
@@ -70,7 +70,7 @@ class KafkaTransactionStep(CommitStep):
                 "branches": self.branches, "branch": self.branch}
 
     @classmethod
-    def from_json(cls, item: dict[str, Any], props: dict[str, str]) -> "KafkaTransactionStep":
+    def from_json(cls, item: dict[str, Any], props: dict[str, str]) -> KafkaTransactionStep:
         return cls(item["topic"], list(item["files"]), item.get("fs_uri"), item["transactional_id"],
                    item["marker_group"], item["marker"], int(item.get("branches", 1)), int(item.get("branch", 0)),
                    dict(props))

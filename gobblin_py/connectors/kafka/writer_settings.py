@@ -8,9 +8,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.sdk.settings import Context, Scope, Settings, setting
-from gobblin_py.sdk.errors import UsageError
 from gobblin_py.formats.jsonl import json_lines, json_texts
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.settings import Context, Scope, Settings, setting
 
 TOPIC_KEY = "writer.kafka.topic"
 PRODUCER_PREFIX = "writer.kafka.producerConfig."

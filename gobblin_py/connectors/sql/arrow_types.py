@@ -17,8 +17,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.sdk.errors import UsageError
 from gobblin_py.connectors.sql.errors import SqlSourceError
+from gobblin_py.sdk.errors import UsageError
 
 CONVERSIONS = ("plain", "bool_from_int", "text_timestamp", "text_date", "number_decimal")
 

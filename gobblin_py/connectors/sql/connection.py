@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from gobblin_py.sdk.errors import UsageError
 from gobblin_py.connectors.sql import keys as K
+from gobblin_py.sdk.errors import UsageError
 
 # driver names as written in job files (Gobblin's JDBC driver classes included) -> our dialect name
 DRIVER_ALIASES = {
@@ -45,7 +45,7 @@ class ConnectionConfig:
         return f"ConnectionConfig({self.describe()})"
 
     @classmethod
-    def from_settings(cls, settings: Any, default_driver: str | None = None) -> "ConnectionConfig":
+    def from_settings(cls, settings: Any, default_driver: str | None = None) -> ConnectionConfig:
         """The connection the settings name (``source.conn.url`` filling what the other keys leave unset)."""
         url = text(settings.url)
         driver = DRIVER_ALIASES.get((text(settings.driver) or "").lower()) if text(settings.driver) else None

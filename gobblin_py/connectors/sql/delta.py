@@ -28,7 +28,6 @@ import decimal
 import math
 from typing import Any
 
-from gobblin_py.sdk.errors import UsageError
 from gobblin_py.connectors.sql.watermarks import (
     SIMPLE,
     TIME_TYPES,
@@ -37,6 +36,7 @@ from gobblin_py.connectors.sql.watermarks import (
     micros_from_date,
     micros_from_datetime,
 )
+from gobblin_py.sdk.errors import UsageError
 
 NUMBER, TIMESTAMP, TIMESTAMPTZ, DATE, TEXTDATE = "number", "timestamp", "timestamptz", "date", "textdate"
 TEXT_PREFIX = "text|"

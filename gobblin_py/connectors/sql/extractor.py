@@ -16,10 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.sdk.contracts import Extractor, PartitionProgress
-from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.connectors.files.event_time import at_or_after, min_max_millis
-from gobblin_py.sdk.logs import get_logger
 from gobblin_py.connectors.sql import delta as deltas
 from gobblin_py.connectors.sql import keys as K
 from gobblin_py.connectors.sql.arrow_types import ColumnSpec, parse_arrow_type
@@ -29,6 +26,9 @@ from gobblin_py.connectors.sql.dialects.base import Session
 from gobblin_py.connectors.sql.positions import SINGLE, position_key
 from gobblin_py.connectors.sql.settings import QueryBasedSettings
 from gobblin_py.connectors.sql.watermarks import WatermarkCodec, decode_multi, multi, watermark_type
+from gobblin_py.sdk.contracts import Extractor, PartitionProgress
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.states import WorkUnitState
 from gobblin_py.store.startpoints import FILTERED_KEY
 

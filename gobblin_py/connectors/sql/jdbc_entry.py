@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.sdk.contracts import Converter
 from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.sdk.settings import Settings, setting
+from gobblin_py.sdk.contracts import Converter
 from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.settings import Settings, setting
 from gobblin_py.sdk.states import WorkUnitState
 
 PAIRS_KEY = "converter.avro.jdbc.entry_fields_pairs"

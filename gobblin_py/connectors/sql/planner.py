@@ -13,8 +13,6 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from gobblin_py.sdk.logs import get_logger
-from gobblin_py.sdk.packing import worst_fit_decreasing
 from gobblin_py.connectors.sql import delta as deltas
 from gobblin_py.connectors.sql import keys as K
 from gobblin_py.connectors.sql.arrow_types import ColumnSpec, jsonable
@@ -33,6 +31,8 @@ from gobblin_py.connectors.sql.watermarks import (
     split_range,
     watermark_type,
 )
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.packing import worst_fit_decreasing
 from gobblin_py.sdk.states import Extract, WorkUnit
 from gobblin_py.sdk.watermarks import WatermarkInterval
 from gobblin_py.store.startpoints import Startpoint, StartpointKind, mark_applied

@@ -11,8 +11,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from gobblin_py.sdk.errors import UsageError
-from gobblin_py.sdk.retry import workunits_to_retry
 from gobblin_py.connectors.sql import keys as K
 from gobblin_py.connectors.sql.arrow_types import jsonable
 from gobblin_py.connectors.sql.watermarks import (
@@ -23,6 +21,8 @@ from gobblin_py.connectors.sql.watermarks import (
     parse_gobblin_digits,
     watermark_type,
 )
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.retry import workunits_to_retry
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.states import WorkingState, WorkUnitState
 

@@ -16,15 +16,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gobblin_py.sdk.contracts import DataPublisher
-from gobblin_py.sdk.branches import branch_key
-from gobblin_py.sdk.settings import Context
-from gobblin_py.sdk.errors import GobblinPyError
-from gobblin_py.sdk.logs import get_logger
-from gobblin_py.sdk.commit import CommitStep, step_class_path
-from gobblin_py.sdk.states import State, TaskState, WorkingState
 from gobblin_py.connectors.sql.writer import STAGING_KEY
 from gobblin_py.connectors.sql.writer_sql import MARKER_TABLE, JdbcSettings, MysqlWriting, Target, execute
+from gobblin_py.sdk.branches import branch_key
+from gobblin_py.sdk.commit import CommitStep, step_class_path
+from gobblin_py.sdk.contracts import DataPublisher
+from gobblin_py.sdk.errors import GobblinPyError
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.settings import Context
+from gobblin_py.sdk.states import State, TaskState, WorkingState
 
 log = get_logger(__name__)
 
@@ -111,7 +111,7 @@ class JdbcPublishStep(CommitStep):
                 "urn": self.urn}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], props: Mapping[str, str]) -> "JdbcPublishStep":
+    def from_json(cls, data: dict[str, Any], props: Mapping[str, str]) -> JdbcPublishStep:
         target = Target(data["destination"], data["url"], data.get("username"), data.get("database"), data["table"],
                         data["password_key"])
         return cls(target, list(data["staging"]), bool(data["replace"]), bool(data.get("overwrite")),

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.sdk.settings import Scope, Settings, setting
-from gobblin_py.sdk.errors import UsageError
 from gobblin_py.connectors.sql import keys as K
 from gobblin_py.connectors.sql.arrow_types import parse_arrow_type
 from gobblin_py.connectors.sql.connection import DRIVER_ALIASES, parse_url
 from gobblin_py.connectors.sql.watermarks import WATERMARK_TYPES, max_watermark_limit, parse_value
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.settings import Scope, Settings, setting
 
 ENTITY = Scope.ENTITY
 FETCH_METHODS = ("auto", "adbc", "copy", "cursor")

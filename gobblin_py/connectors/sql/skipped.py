@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 
-from gobblin_py.sdk.logs import get_logger
 from gobblin_py.connectors.sql import keys as K
 from gobblin_py.connectors.sql.positions import SINGLE, Previous, position_key, previous_codec, previous_watermarks
 from gobblin_py.connectors.sql.watermarks import WatermarkCodec, multi, watermark_type
-from gobblin_py.sdk.states import Extract, WorkUnit, WorkUnitState
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.run_states import SourceState
+from gobblin_py.sdk.states import Extract, WorkUnit, WorkUnitState
 from gobblin_py.sdk.watermarks import WatermarkInterval
 
 log = get_logger(__name__)

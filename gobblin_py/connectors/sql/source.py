@@ -18,13 +18,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.sdk.contracts import Extractor, Source
-from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.sdk.settings import Context, problem_at
-from gobblin_py.io.contained_paths import path_problem, relative_parts
-from gobblin_py.sdk.errors import GobblinPyError, UsageError
-from gobblin_py.sdk.logs import get_logger
-from gobblin_py.sdk.packing import worst_fit_decreasing
 from gobblin_py.connectors.sql import keys as K
 from gobblin_py.connectors.sql.arrow_types import ColumnSpec, parse_arrow_type
 from gobblin_py.connectors.sql.connection import ConnectionConfig, text
@@ -35,11 +28,25 @@ from gobblin_py.connectors.sql.planner import RangePlanner, TablePlan
 from gobblin_py.connectors.sql.positions import Previous, previous_codec, previous_watermarks
 from gobblin_py.connectors.sql.settings import QueryBasedSettings, entity_key, entity_names
 from gobblin_py.connectors.sql.skipped import empty_units
-from gobblin_py.connectors.sql.watermarks import SIMPLE, TIMESTAMP, WatermarkCodec, parse_value, source_zone, watermark_type
-from gobblin_py.sdk.states import Extract, MultiWorkUnit, WorkUnit, WorkUnitState
+from gobblin_py.connectors.sql.watermarks import (
+    SIMPLE,
+    TIMESTAMP,
+    WatermarkCodec,
+    parse_value,
+    source_zone,
+    watermark_type,
+)
+from gobblin_py.io.contained_paths import path_problem, relative_parts
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.contracts import Extractor, Source
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.packing import worst_fit_decreasing
 from gobblin_py.sdk.run_states import SourceState
-from gobblin_py.store.progress import replay_low
+from gobblin_py.sdk.settings import Context, problem_at
+from gobblin_py.sdk.states import Extract, MultiWorkUnit, WorkUnit, WorkUnitState
 from gobblin_py.store.hadoop_io import LONG_MAX
+from gobblin_py.store.progress import replay_low
 from gobblin_py.store.startpoints import Startpoint, StartpointKind, no_partition, startpoint_for
 
 log = get_logger(__name__)

@@ -22,13 +22,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
-from gobblin_py.sdk.contracts import DataWriter, DataWriterBuilder
+from gobblin_py.connectors.sql.writer_sql import JdbcSettings, PostgresWriting, SqliteWriting, Target
 from gobblin_py.sdk.branches import branch_key
-from gobblin_py.sdk.settings import Context, Scope, Settings, setting
+from gobblin_py.sdk.contracts import DataWriter, DataWriterBuilder
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.settings import Context, Scope, Settings, setting
 from gobblin_py.sdk.states import State, TaskState, WorkUnitState
-from gobblin_py.connectors.sql.writer_sql import JdbcSettings, PostgresWriting, SqliteWriting, Target
 
 log = get_logger(__name__)
 STAGING_KEY = "writer.staging.table"

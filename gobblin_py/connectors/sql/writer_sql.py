@@ -13,11 +13,11 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.sdk.settings import Scope, Settings, setting
-from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.connectors.sql.connection import ConnectionConfig, parse_url
 from gobblin_py.connectors.sql.settings import ConnectionSettings
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.settings import Scope, Settings, setting
 
 DESTINATIONS = ("POSTGRES", "SQLITE", "MYSQL", "TERADATA")
 MARKER_TABLE = "gpy_commits"
@@ -98,13 +98,13 @@ class Target:
     password_key: str
 
     @classmethod
-    def of(cls, settings: JdbcSettings, password_key: str) -> "Target":
+    def of(cls, settings: JdbcSettings, password_key: str) -> Target:
         return cls(settings.destination, settings.url, settings.username, settings.database, settings.table, password_key)
 
     def describe(self) -> str:
         return f"{self.url} table {self.table}"
 
-    def dialect(self, props: Any) -> "JdbcDialect":
+    def dialect(self, props: Any) -> JdbcDialect:
         password = props.get(self.password_key)
         connection = ConnectionSettings.load({"source.conn.url": self.url, "source.conn.username": self.username or "",
                                               "source.conn.password": password or ""})

@@ -14,12 +14,12 @@ import threading
 
 import pyarrow as pa
 
-from gobblin_py.sdk.contracts import DataWriter, DataWriterBuilder
+from gobblin_py.connectors.files.simple import data_bytes, framed
+from gobblin_py.formats.jsonl import json_lines
 from gobblin_py.formats.text import render_rows
+from gobblin_py.sdk.contracts import DataWriter, DataWriterBuilder
 from gobblin_py.sdk.schema_meta import RECORD_STYLE, get_meta
 from gobblin_py.sdk.states import WorkUnitState
-from gobblin_py.formats.jsonl import json_lines
-from gobblin_py.connectors.files.simple import data_bytes, framed
 
 _LOCK = threading.Lock()  # tasks of the local engine share the process's standard output
 

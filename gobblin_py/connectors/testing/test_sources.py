@@ -21,17 +21,17 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from gobblin_py.formats.avro_read import read_avro
+from gobblin_py.formats.text import render_rows
 from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.contracts import Extractor, Source
-from gobblin_py.sdk.settings import Kind, Settings, setting
-from gobblin_py.formats.text import render_rows
 from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.schema_meta import TEXT_COLUMN, text_schema, with_meta
-from gobblin_py.formats.avro_read import read_avro
+from gobblin_py.sdk.settings import Kind, Settings, setting
 from gobblin_py.sdk.states import Extract, MultiWorkUnit, WorkingState, WorkUnit, WorkUnitState
 from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval
-from gobblin_py.sdk.run_states import SourceState
 
 log = get_logger(__name__)
 
@@ -80,8 +80,8 @@ class SequentialSettings(Settings):
             problems.append(ConfigError(f"{self.memory_format!r} is not POJO, AVRO or PROTOBUF",
                                         key="source.inMemoryFormat",
                                         hint="use POJO, AVRO or PROTOBUF, in upper case (Gobblin's enum names)"))
-        from gobblin_py.io.contained_paths import path_problem, relative_parts
         from gobblin_py.io.branch_paths import namespace_problem
+        from gobblin_py.io.contained_paths import path_problem, relative_parts
 
         # they become the extract's namespace and table, which name the folders its files are written to
         paths = (("source.namespace", self.namespace, namespace_problem(self.namespace)),

@@ -6,8 +6,6 @@ substitution stays a :class:`HConcat` until resolution. Mixing a list or object 
 
 from __future__ import annotations
 
-from typing import List, Optional
-
 from .values import HConcat, HList, HMergeObj, HObj, HStr, HValue, Origin
 
 __all__ = ["WrongType", "concatenate", "consolidate"]
@@ -21,9 +19,9 @@ class WrongType(Exception):
         self.origin = origin
 
 
-def _join(builder: List[HValue], right: HValue) -> None:
+def _join(builder: list[HValue], right: HValue) -> None:
     left = builder[-1]
-    joined: Optional[HValue]
+    joined: HValue | None
     if isinstance(left, (HObj, HMergeObj)) and isinstance(right, (HObj, HMergeObj)):
         joined = right.with_fallback(left)
     elif isinstance(left, HList) and isinstance(right, HList):
@@ -57,17 +55,17 @@ def _describe_value(value: HValue) -> str:
     return repr(text) if text is not None else type(value).__name__
 
 
-def consolidate(pieces: List[HValue]) -> List[HValue]:
+def consolidate(pieces: list[HValue]) -> list[HValue]:
     """Join what can be joined now; the pieces left are separated by substitutions."""
     if len(pieces) < 2:
         return pieces
-    flattened: List[HValue] = []
+    flattened: list[HValue] = []
     for piece in pieces:
         if isinstance(piece, HConcat):
             flattened.extend(piece.pieces)
         else:
             flattened.append(piece)
-    consolidated: List[HValue] = []
+    consolidated: list[HValue] = []
     for piece in flattened:
         if not consolidated:
             consolidated.append(piece)
@@ -76,7 +74,7 @@ def consolidate(pieces: List[HValue]) -> List[HValue]:
     return consolidated
 
 
-def concatenate(pieces: List[HValue], origin: Origin) -> Optional[HValue]:
+def concatenate(pieces: list[HValue], origin: Origin) -> HValue | None:
     """The value of a concatenation: one joined value, an :class:`HConcat` to resolve later, or None."""
     consolidated = consolidate(pieces)
     if not consolidated:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from typing import Optional, Tuple
 
 from .includes import Includer
 from .values import HObj, HValue
@@ -14,9 +13,9 @@ __all__ = ["parse_hocon", "parse_hocon_file", "parse_hocon_value"]
 def parse_hocon(
     text: str,
     *,
-    path: Optional[str] = None,
-    cwd: Optional[str] = None,
-    _stack: Tuple[str, ...] = (),
+    path: str | None = None,
+    cwd: str | None = None,
+    _stack: tuple[str, ...] = (),
 ) -> HObj:
     """Parse HOCON ``text`` into an unresolved :class:`HObj`.
 
@@ -29,14 +28,14 @@ def parse_hocon(
     return Includer(_stack, cwd).parse_text(text, path)
 
 
-def parse_hocon_file(path: str, *, cwd: Optional[str] = None, _stack: Tuple[str, ...] = ()) -> HObj:
+def parse_hocon_file(path: str, *, cwd: str | None = None, _stack: tuple[str, ...] = ()) -> HObj:
     """Read (UTF-8) and parse the HOCON file at ``path``; see :func:`parse_hocon`."""
     if not _stack:
         _stack = (os.path.abspath(path),)
     return Includer(_stack, cwd).parse_file(path)
 
 
-def parse_hocon_value(text: str, *, path: Optional[str] = None, cwd: Optional[str] = None) -> HValue:
+def parse_hocon_value(text: str, *, path: str | None = None, cwd: str | None = None) -> HValue:
     """typesafe ``Parseable.parseValue``: like :func:`parse_hocon`, but the root may also be a list.
 
     Job files must hold an object; this is for checking the parser against typesafe's own test strings, many of

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
 
 from .values import HObj, HStr, HValue
 
@@ -14,10 +14,10 @@ class EnvironmentObject:
 
     def __init__(self, env: Mapping[str, str]) -> None:
         self.env = env
-        self._tree: Optional[Dict[str, object]] = None
+        self._tree: dict[str, object] | None = None
 
-    def _build(self) -> Dict[str, object]:
-        tree: Dict[str, object] = {}
+    def _build(self) -> dict[str, object]:
+        tree: dict[str, object] = {}
         names = sorted(self.env, key=lambda n: n.count("."), reverse=True)
         for name in names:  # longer paths first so that objects win over strings
             node = tree
@@ -32,7 +32,7 @@ class EnvironmentObject:
                 node[parts[-1]] = self.env[name]
         return tree
 
-    def lookup(self, path: Sequence[str]) -> Optional[HValue]:
+    def lookup(self, path: Sequence[str]) -> HValue | None:
         """The value at ``path`` (a string or an object of strings), or None."""
         if self._tree is None:
             self._tree = self._build()

@@ -11,10 +11,11 @@ an object of strings, a missing file is an empty object unless ``required(...)``
 from __future__ import annotations
 
 import os
-from typing import List, Mapping, Optional, Tuple
+from collections.abc import Mapping
 from urllib.parse import unquote, urlparse
 
 from gobblin_py.sdk.config_errors import ConfigError
+
 from ..properties import load_properties, read_text_file
 from .parser import parse_document
 from .tree import object_from_path_map
@@ -26,11 +27,11 @@ __all__ = ["Includer"]
 class Includer:
     """Resolves ``include`` statements (relative to the including file, then the working directory)."""
 
-    def __init__(self, stack: Tuple[str, ...], cwd: Optional[str]) -> None:
+    def __init__(self, stack: tuple[str, ...], cwd: str | None) -> None:
         self.stack = stack
         self.cwd = cwd
 
-    def _candidates(self, name: str, including: Optional[str]) -> List[str]:
+    def _candidates(self, name: str, including: str | None) -> list[str]:
         if os.path.isabs(name):
             return [name]
         out = []
@@ -39,8 +40,8 @@ class Includer:
         out.append(os.path.join(self.cwd or os.getcwd(), name))
         return list(dict.fromkeys(out))
 
-    def include(self, kind: str, name: str, required: bool, including: Optional[str], line: int) -> HObj:
-        paths: List[str] = []
+    def include(self, kind: str, name: str, required: bool, including: str | None, line: int) -> HObj:
+        paths: list[str] = []
         if kind == "url":
             parsed = urlparse(name)
             if parsed.scheme == "file":
@@ -67,14 +68,14 @@ class Includer:
                     "directory; fix the name or drop required(...)",
                 )
             return HObj({})
-        result: Optional[HObj] = None
+        result: HObj | None = None
         for found in paths:
             loaded = self._load(found, including, line)
             result = loaded if result is None else result.with_fallback(loaded)  # type: ignore[assignment]
         assert result is not None
         return result
 
-    def _load(self, found: str, including: Optional[str], line: int) -> HObj:
+    def _load(self, found: str, including: str | None, line: int) -> HObj:
         absolute = os.path.abspath(found)
         if absolute in self.stack:
             raise ConfigError(
@@ -90,13 +91,13 @@ class Includer:
             return _from_java_properties(raw)
         return Includer(self.stack + (absolute,), self.cwd).parse_file(found)
 
-    def parse_text(self, text: str, path: Optional[str]) -> HObj:
+    def parse_text(self, text: str, path: str | None) -> HObj:
         """Parse ``text`` read from ``path``, its includes resolved by this includer."""
         result = parse_document(text, path, self)
         assert isinstance(result, HObj)
         return result
 
-    def parse_value(self, text: str, path: Optional[str]) -> HValue:
+    def parse_value(self, text: str, path: str | None) -> HValue:
         """Like :meth:`parse_text`, but the root may also be a list."""
         return parse_document(text, path, self, allow_list_root=True)
 

@@ -9,9 +9,10 @@ one-element list), duplicate keys merged through ``withFallback`` (so ``a=1`` th
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Protocol, Tuple
+from typing import Protocol
 
 from gobblin_py.sdk.config_errors import ConfigError
+
 from .concat import WrongType, concatenate
 from .paths import BadPath, path_from_tokens, render_path
 from .tokenizer import tokenize
@@ -46,13 +47,13 @@ __all__ = ["IncludeResolver", "parse_document"]
 class IncludeResolver(Protocol):
     """What the parser asks to read an ``include`` statement's target."""
 
-    def include(self, kind: str, name: str, required: bool, including: Optional[str], line: int) -> HObj:
+    def include(self, kind: str, name: str, required: bool, including: str | None, line: int) -> HObj:
         """The included object (empty when an optional include finds nothing)."""
         ...
 
 
 class _ParseError(Exception):
-    def __init__(self, message: str, line: int, path: Optional[str] = None) -> None:
+    def __init__(self, message: str, line: int, path: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.line = line
@@ -68,10 +69,10 @@ _PARSE_HINT = (
 class _Parser:
     """typesafe ``ConfigDocumentParser`` + ``ConfigParser`` in one pass."""
 
-    def __init__(self, tokens: List[Token], path: Optional[str], includer: IncludeResolver) -> None:
+    def __init__(self, tokens: list[Token], path: str | None, includer: IncludeResolver) -> None:
         self.tokens = tokens
         self.index = 0
-        self.buffer: List[Token] = []
+        self.buffer: list[Token] = []
         self.line = 1
         self.path = path
         self.includer = includer
@@ -102,7 +103,7 @@ class _Parser:
                 self.line = token.line
             return token
 
-    def _error(self, message: str, token: Optional[Token] = None) -> _ParseError:
+    def _error(self, message: str, token: Token | None = None) -> _ParseError:
         line = self.line
         if token is not None and token.kind not in (T_END,) and token.line > 0:
             line = token.line
@@ -147,7 +148,7 @@ class _Parser:
             raise self._error(f"Invalid path in substitution: {exc}", token) from None
         return HRef(path, token.optional, origin)
 
-    def _parse_value(self, token: Token, prefix: Tuple[str, ...]) -> HValue:
+    def _parse_value(self, token: Token, prefix: tuple[str, ...]) -> HValue:
         if token.kind in SIMPLE_KINDS:
             return self._simple_value(token)
         if token.kind == T_LBRACE:
@@ -156,9 +157,9 @@ class _Parser:
             return self._parse_array(prefix, token)
         raise self._error(f"Expecting a value but got wrong token: {token.describe()}", token)
 
-    def _consolidate_values(self, prefix: Tuple[str, ...]) -> Optional[HValue]:
+    def _consolidate_values(self, prefix: tuple[str, ...]) -> HValue | None:
         token = self._next_collecting_ws()
-        nodes: List[Tuple[bool, object]] = []  # (is_value, HValue | Token)
+        nodes: list[tuple[bool, object]] = []  # (is_value, HValue | Token)
         value_count = 0
         first_token = token
         while True:
@@ -175,7 +176,7 @@ class _Parser:
             token = self._next()
         self._put_back(token)
         if value_count < 2:
-            result: Optional[HValue] = None
+            result: HValue | None = None
             for is_value, node in nodes:
                 if is_value:
                     result = node  # type: ignore[assignment]
@@ -190,8 +191,8 @@ class _Parser:
         except WrongType as exc:
             raise self._error(str(exc), first_token) from None
 
-    def _parse_key(self, token: Token) -> Tuple[str, ...]:
-        expression: List[Token] = []
+    def _parse_key(self, token: Token) -> tuple[str, ...]:
+        expression: list[Token] = []
         first = token
         while token.kind in VALUE_KINDS or token.kind == T_UNQ:
             expression.append(token)
@@ -204,8 +205,8 @@ class _Parser:
         except BadPath as exc:
             raise self._error(str(exc), first) from None
 
-    def _parse_object(self, had_open_curly: bool, prefix: Tuple[str, ...], start: Optional[Token] = None) -> HObj:
-        values: Dict[str, HValue] = {}
+    def _parse_object(self, had_open_curly: bool, prefix: tuple[str, ...], start: Token | None = None) -> HObj:
+        values: dict[str, HValue] = {}
         origin: Origin = (self.path, start.line if start is not None and start.line > 0 else self.line)
         while True:
             token = self._next_collecting_ws()
@@ -273,10 +274,10 @@ class _Parser:
             raise self._error(f"Expecting end of input or a comma, got {token.describe()}", token)
         return HObj(values, origin)
 
-    def _parse_array(self, prefix: Tuple[str, ...], start: Token) -> HList:
+    def _parse_array(self, prefix: tuple[str, ...], start: Token) -> HList:
         self.array_count += 1
         origin = self._origin(start)
-        items: List[HValue] = []
+        items: list[HValue] = []
         value = self._consolidate_values(prefix)
         if value is not None:
             items.append(value)
@@ -321,7 +322,7 @@ class _Parser:
                 )
 
     # -- includes -------------------------------------------------------------------------------
-    def _parse_include(self, values: Dict[str, HValue], prefix: Tuple[str, ...], keyword: Token) -> None:
+    def _parse_include(self, values: dict[str, HValue], prefix: tuple[str, ...], keyword: Token) -> None:
         token = self._next_collecting_ws()
         required = False
         if token.kind == T_UNQ and token.text.startswith("required("):
@@ -349,7 +350,7 @@ class _Parser:
             existing = values.get(key)
             values[key] = value if existing is None else value.with_fallback(existing)
 
-    def _parse_include_resource(self) -> Tuple[str, str]:
+    def _parse_include_resource(self) -> tuple[str, str]:
         token = self._next_collecting_ws()
         if token.kind == T_UNQ:
             text = token.text
@@ -400,7 +401,7 @@ class _Parser:
         return result
 
 
-def parse_document(text: str, path: Optional[str], includer: IncludeResolver, allow_list_root: bool = False) -> HValue:
+def parse_document(text: str, path: str | None, includer: IncludeResolver, allow_list_root: bool = False) -> HValue:
     """Parse HOCON ``text`` (from ``path``, for messages) into an unresolved object (or, if allowed, a list).
 
     Raises :class:`ConfigError`.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import List, Sequence, Tuple
+from collections.abc import Sequence
 
 from .chars import unicode_trim
 from .render import render_json_string
@@ -25,11 +25,11 @@ class BadPath(ValueError):
 _FAST_PATH_RE = re.compile(r"[A-Za-z_][A-Za-z_\-]*(?:\.[A-Za-z_][A-Za-z_\-]*)*")
 
 
-def path_from_tokens(tokens: Sequence[Token], original: str) -> Tuple[str, ...]:
+def path_from_tokens(tokens: Sequence[Token], original: str) -> tuple[str, ...]:
     """typesafe ``PathParser.parsePathExpression`` over already-read tokens, raising :class:`BadPath`."""
     if not tokens:
         raise BadPath("Expecting a field name or path here, but got nothing")
-    elements: List[List[str]] = [[]]
+    elements: list[list[str]] = [[]]
     can_be_empty = [False]
 
     def add_text(text: str, quoted: bool) -> None:
@@ -58,7 +58,7 @@ def path_from_tokens(tokens: Sequence[Token], original: str) -> Tuple[str, ...]:
                 f"Token not allowed in path expression: {token.describe()} "
                 "(you can double-quote this token if you really want it here)"
             )
-    result: List[str] = []
+    result: list[str] = []
     for parts, empty_ok in zip(elements, can_be_empty, strict=True):
         element = "".join(parts)
         if element == "" and not empty_ok:
@@ -70,7 +70,7 @@ def path_from_tokens(tokens: Sequence[Token], original: str) -> Tuple[str, ...]:
     return tuple(result)
 
 
-def parse_path_expression(text: str) -> Tuple[str, ...]:
+def parse_path_expression(text: str) -> tuple[str, ...]:
     """typesafe ``Path.newPath``: split a path expression into elements, raising :class:`BadPath`."""
     trimmed = unicode_trim(text)
     if _FAST_PATH_RE.fullmatch(trimmed):

@@ -24,9 +24,11 @@ substitutions reach each other by several routes, whether one of them meets a cy
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from collections.abc import Mapping, Sequence
+from typing import Optional
 
 from gobblin_py.sdk.config_errors import ConfigError
+
 from .concat import WrongType, consolidate
 from .env import EnvironmentObject
 from .paths import render_path
@@ -35,10 +37,10 @@ from .values import HConcat, HList, HMerge, HMergeObj, HObj, HRef, HValue
 __all__ = ["resolve", "lookup_resolved"]
 
 # The path below a value that a partial resolution is restricted to (None: resolve everything).
-Restriction = Optional[Tuple[str, ...]]
+Restriction = Optional[tuple[str, ...]]  # noqa: UP045 - a runtime alias
 # Delayed merges being resolved, each replaced (for lookups) by the part of its stack below the current layer:
 # (id(merge), merge, remainder-or-None).
-Replacements = Tuple[Tuple[int, HValue, Optional[HValue]], ...]
+Replacements = tuple[tuple[int, HValue, HValue | None], ...]
 
 _NOT_FOUND = object()
 
@@ -46,7 +48,7 @@ _NOT_FOUND = object()
 class _Cycle(Exception):
     """A substitution was met again while being resolved; ``chain`` runs from it back to itself."""
 
-    def __init__(self, chain: List[HRef]) -> None:
+    def __init__(self, chain: list[HRef]) -> None:
         super().__init__()
         self.chain = chain
 
@@ -59,12 +61,12 @@ class _Resolver:
         self.env = EnvironmentObject(env)
         # typesafe's memos: (id(value), restriction) -> (value, result), the value kept so that its id stays
         # unique; ``journal`` lists the keys in the order they were added, so that they can be rolled back.
-        self.memo: Dict[Tuple[int, Restriction], Tuple[HValue, HValue]] = {}
-        self.journal: List[Tuple[int, Restriction]] = []
-        self.trail: List[HRef] = []  # substitutions being resolved, outermost first
-        self.markers: Dict[int, int] = {}  # id(substitution) -> its index in trail
+        self.memo: dict[tuple[int, Restriction], tuple[HValue, HValue]] = {}
+        self.journal: list[tuple[int, Restriction]] = []
+        self.trail: list[HRef] = []  # substitutions being resolved, outermost first
+        self.markers: dict[int, int] = {}  # id(substitution) -> its index in trail
 
-    def resolve(self, value: HValue, repl: Replacements, restrict: Restriction = None) -> Optional[HValue]:
+    def resolve(self, value: HValue, repl: Replacements, restrict: Restriction = None) -> HValue | None:
         """``value`` resolved (None when an optional substitution dropped it); partially with ``restrict``."""
         if value.resolved:
             return value
@@ -90,7 +92,7 @@ class _Resolver:
             del self.memo[key]
         del self.journal[checkpoint:]
 
-    def _resolve_inner(self, value: HValue, repl: Replacements, restrict: Restriction) -> Optional[HValue]:
+    def _resolve_inner(self, value: HValue, repl: Replacements, restrict: Restriction) -> HValue | None:
         if isinstance(value, HObj):
             return self._resolve_object(value, repl, restrict)
         if isinstance(value, HList):
@@ -106,7 +108,7 @@ class _Resolver:
 
     def _resolve_object(self, value: HObj, repl: Replacements, restrict: Restriction) -> HObj:
         if restrict is None:
-            fields: Dict[str, HValue] = {}
+            fields: dict[str, HValue] = {}
             for name, child in value.fields.items():
                 # A value found by a self-reference may hold the merge being resolved: it stands for its remainder.
                 replaced = self._replaced(child, repl)
@@ -127,7 +129,7 @@ class _Resolver:
             fields[first] = resolved
         return HObj(fields, value.origin, value.ignores)
 
-    def _resolve_concat(self, value: HConcat, repl: Replacements) -> Optional[HValue]:
+    def _resolve_concat(self, value: HConcat, repl: Replacements) -> HValue | None:
         # Joining needs whole values, so the pieces are always resolved completely.
         pieces = [r for r in (self.resolve(p, repl) for p in value.pieces) if r is not None]
         try:
@@ -145,12 +147,12 @@ class _Resolver:
             raise ConfigError("internal error: concatenation did not join", path=value.origin[0])
         return joined[0]
 
-    def _resolve_merge(self, value: HMerge, repl: Replacements, restrict: Restriction) -> Optional[HValue]:
-        merged: Optional[HValue] = None
+    def _resolve_merge(self, value: HMerge, repl: Replacements, restrict: Restriction) -> HValue | None:
+        merged: HValue | None = None
         for index, end in enumerate(value.stack):
             if end.unmergeable:
                 # While resolving this layer, the merge stands for what lies below the layer (self-references).
-                remainder: Optional[HValue] = None
+                remainder: HValue | None = None
                 for lower in value.stack[index + 1 :]:
                     remainder = lower if remainder is None else remainder.with_fallback(lower)
                 resolved = self.resolve(end, repl + ((id(value), value, remainder),), restrict)
@@ -162,7 +164,7 @@ class _Resolver:
 
     # -- lookups (typesafe ResolveSource.findInObject) ------------------------------------------------
     @staticmethod
-    def _replaced(child: Optional[HValue], repl: Replacements) -> Optional[HValue]:
+    def _replaced(child: HValue | None, repl: Replacements) -> HValue | None:
         seen = 0
         while child is not None and seen <= len(repl):
             for merge_id, _merge, replacement in repl:
@@ -174,16 +176,16 @@ class _Resolver:
             seen += 1
         return child
 
-    def _child(self, node: HValue, key: str, repl: Replacements) -> Optional[HValue]:
+    def _child(self, node: HValue, key: str, repl: Replacements) -> HValue | None:
         if isinstance(node, HObj):
             return self._replaced(node.fields.get(key), repl)
         if isinstance(node, HMergeObj):
             return self._peek(node, key, repl)
         return None
 
-    def _peek(self, node: HMergeObj, key: str, repl: Replacements) -> Optional[HValue]:
+    def _peek(self, node: HMergeObj, key: str, repl: Replacements) -> HValue | None:
         """The field ``key`` of a partially resolved object that still hides or merges lower layers."""
-        found: List[HValue] = []
+        found: list[HValue] = []
         for layer in node.stack:
             assert not layer.unmergeable, "a partial resolution leaves no substitution in a merge stack"
             if not isinstance(layer, HObj):
@@ -202,7 +204,7 @@ class _Resolver:
             merged = merged.with_fallback(lower)
         return merged
 
-    def _lookup(self, path: Tuple[str, ...], repl: Replacements):
+    def _lookup(self, path: tuple[str, ...], repl: Replacements):
         """The unresolved value at ``path``, resolving only what lies along the way; _NOT_FOUND if none."""
         node: HValue = self.root
         last = len(path) - 1
@@ -220,7 +222,7 @@ class _Resolver:
         return _NOT_FOUND  # pragma: no cover - paths are never empty
 
     # -- substitutions (typesafe ConfigReference) -----------------------------------------------------
-    def _resolve_ref(self, ref: HRef, repl: Replacements, restrict: Restriction) -> Optional[HValue]:
+    def _resolve_ref(self, ref: HRef, repl: Replacements, restrict: Restriction) -> HValue | None:
         position = self.markers.get(id(ref))
         if position is not None:
             raise _Cycle(self.trail[position:] + [ref])
@@ -250,8 +252,8 @@ class _Resolver:
         return result
 
     def _resolve_target(
-        self, ref: HRef, repl: Replacements, restrict: Restriction, checkpoints: List[int]
-    ) -> Optional[HValue]:
+        self, ref: HRef, repl: Replacements, restrict: Restriction, checkpoints: list[int]
+    ) -> HValue | None:
         found = self._lookup(ref.path, repl)
         if found is _NOT_FOUND and ref.prefix_len > 0:  # an included file's reference, relative to the root
             found = self._lookup(ref.path[ref.prefix_len :], repl)
@@ -263,7 +265,7 @@ class _Resolver:
         return self.resolve(found, repl, restrict)
 
 
-def _cycle_error(ref: HRef, chain: List[HRef]) -> ConfigError:
+def _cycle_error(ref: HRef, chain: list[HRef]) -> ConfigError:
     steps = " -> ".join(
         f"{step.expression()} ({step.origin[0] or '<string>'}:{step.origin[1]})" for step in chain[:-1]
     )
@@ -276,7 +278,7 @@ def _cycle_error(ref: HRef, chain: List[HRef]) -> ConfigError:
     )
 
 
-def resolve(root: HObj, env: Optional[Mapping[str, str]] = None) -> HObj:
+def resolve(root: HObj, env: Mapping[str, str] | None = None) -> HObj:
     """Resolve every substitution of ``root`` (typesafe ``Config.resolve()``); ``env`` defaults to os.environ."""
     resolver = _Resolver(root, os.environ if env is None else env)
     try:
@@ -289,7 +291,7 @@ def resolve(root: HObj, env: Optional[Mapping[str, str]] = None) -> HObj:
     return result
 
 
-def lookup_resolved(root: HObj, path: Sequence[str], env: Optional[Mapping[str, str]] = None) -> Optional[HValue]:
+def lookup_resolved(root: HObj, path: Sequence[str], env: Mapping[str, str] | None = None) -> HValue | None:
     """Resolve just the value at ``path`` of the unresolved tree ``root`` (None when absent)."""
     resolver = _Resolver(root, os.environ if env is None else env)
     try:

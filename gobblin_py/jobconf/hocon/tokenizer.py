@@ -9,7 +9,6 @@ tokens that the parser reports.
 from __future__ import annotations
 
 import re
-from typing import List, Optional
 
 from .chars import FIRST_NUMBER_CHARS, NOT_IN_UNQUOTED, NUMBER_CHARS, describe_char, is_whitespace
 from .tokens import (
@@ -39,7 +38,7 @@ _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 
 
 class _Problem(Exception):
-    def __init__(self, what: str, message: str, suggest_quotes: bool = False, line: Optional[int] = None) -> None:
+    def __init__(self, what: str, message: str, suggest_quotes: bool = False, line: int | None = None) -> None:
         super().__init__(message)
         self.what = what
         self.message = message
@@ -51,10 +50,10 @@ class _WhitespaceSaver:
     __slots__ = ("whitespace", "last_simple")
 
     def __init__(self) -> None:
-        self.whitespace: List[str] = []
+        self.whitespace: list[str] = []
         self.last_simple = False
 
-    def check(self, token: Token, line: int) -> Optional[Token]:
+    def check(self, token: Token, line: int) -> Token | None:
         if token.kind in SIMPLE_KINDS:
             saved = self._create(line)
             self.last_simple = True
@@ -62,7 +61,7 @@ class _WhitespaceSaver:
         self.last_simple = False
         return self._create(line)
 
-    def _create(self, line: int) -> Optional[Token]:
+    def _create(self, line: int) -> Token | None:
         if not self.whitespace:
             return None
         text = "".join(self.whitespace)
@@ -96,8 +95,8 @@ class _Tokenizer:
             return self.pos < len(self.text) and self.text[self.pos] == "/"
         return False
 
-    def tokens(self) -> List[Token]:
-        out: List[Token] = []
+    def tokens(self) -> list[Token]:
+        out: list[Token] = []
         saver = _WhitespaceSaver()
         while True:
             try:
@@ -168,7 +167,7 @@ class _Tokenizer:
 
     def _pull_unquoted_text(self) -> Token:
         line = self.line
-        buf: List[str] = []
+        buf: list[str] = []
         while True:
             ch = self._next_char()
             if ch == "" or ch in NOT_IN_UNQUOTED or is_whitespace(ch) or self._start_of_comment(ch):
@@ -213,7 +212,7 @@ class _Tokenizer:
                 raise _Problem(ch, f"Reserved character '{ch}' is not allowed outside quotes", True)
         return Token(T_UNQ, text, self.line)
 
-    def _pull_escape(self, buf: List[str]) -> None:
+    def _pull_escape(self, buf: list[str]) -> None:
         ch = self._next_char()
         if ch == "":
             raise _Problem("", "End of input but backslash in string had nothing after it")
@@ -240,7 +239,7 @@ class _Tokenizer:
         )
 
     def _pull_quoted_string(self) -> Token:
-        buf: List[str] = []
+        buf: list[str] = []
         while True:
             ch = self._next_char()
             if ch == "":
@@ -267,7 +266,7 @@ class _Tokenizer:
             text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
         return Token(T_STR, text, self.line)
 
-    def _append_triple_quoted(self, buf: List[str]) -> None:
+    def _append_triple_quoted(self, buf: list[str]) -> None:
         quotes = 0
         while True:
             ch = self._next_char()
@@ -299,7 +298,7 @@ class _Tokenizer:
         else:
             self._put_back()
         saver = _WhitespaceSaver()
-        expression: List[Token] = []
+        expression: list[Token] = []
         while True:
             token = self._pull_next_token(saver)
             if token.kind == T_RBRACE:
@@ -322,7 +321,7 @@ def _problem_token(problem: _Problem, line: int) -> Token:
     return token
 
 
-def tokenize(text: str) -> List[Token]:
+def tokenize(text: str) -> list[Token]:
     """Tokenize HOCON ``text`` (problems become ``T_PROBLEM`` tokens, the list ends with ``T_END``)."""
     return _Tokenizer(text).tokens()
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import List
-
 from .chars import is_whitespace
 
 __all__ = ["Token", "PUNCTUATION", "VALUE_KINDS", "SIMPLE_KINDS"] + [
@@ -51,7 +49,7 @@ class Token:
         self.line = line
         self.is_double = False
         self.optional = False
-        self.expr: List["Token"] = []
+        self.expr: list[Token] = []
         self.bool_value = False
         self.message = ""  # problem tokens: what is wrong
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator, Sequence, Tuple
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from .values import HBool, HList, HNull, HNum, HObj, HStr, HValue
 
@@ -23,9 +24,9 @@ def create_value_under_path(path: Sequence[str], value: HValue) -> HObj:
     return result
 
 
-def object_from_path_map(entries: Sequence[Tuple[Tuple[str, ...], HValue]]) -> HObj:
+def object_from_path_map(entries: Sequence[tuple[tuple[str, ...], HValue]]) -> HObj:
     """Build an object from ``(path, value)`` pairs whose paths never prefix each other."""
-    root: Dict[str, object] = {}
+    root: dict[str, object] = {}
     for path, value in entries:
         node = root
         for element in path[:-1]:
@@ -36,13 +37,13 @@ def object_from_path_map(entries: Sequence[Tuple[Tuple[str, ...], HValue]]) -> H
             node = child
         node[path[-1]] = value
 
-    def build(node: Dict[str, object]) -> HObj:
+    def build(node: dict[str, object]) -> HObj:
         return HObj({k: (build(v) if isinstance(v, dict) else v) for k, v in node.items()})  # type: ignore[misc]
 
     return build(root)
 
 
-def iter_leaves(obj: HObj, prefix: Tuple[str, ...] = ()) -> Iterator[Tuple[Tuple[str, ...], HValue]]:
+def iter_leaves(obj: HObj, prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], HValue]]:
     """Depth-first ``(path, value)`` for every non-object value of a resolved object (``Config.entrySet``)."""
     for key, value in obj.fields.items():
         path = prefix + (key,)

@@ -11,7 +11,6 @@ unresolved becomes a delayed merge.
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Optional, Tuple
 
 from .paths import render_path
 
@@ -30,7 +29,7 @@ __all__ = [
     "HMergeObj",
 ]
 
-Origin = Tuple[Optional[str], Optional[int]]
+Origin = tuple[str | None, int | None]
 _NO_ORIGIN: Origin = (None, None)
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 
@@ -51,16 +50,16 @@ class HValue:
     def ignores_fallbacks(self) -> bool:
         return self.resolved
 
-    def transform_to_string(self) -> Optional[str]:
+    def transform_to_string(self) -> str | None:
         return None
 
-    def relativized(self, prefix: Tuple[str, ...]) -> "HValue":
+    def relativized(self, prefix: tuple[str, ...]) -> HValue:
         return self
 
-    def unmerged_values(self) -> List["HValue"]:
+    def unmerged_values(self) -> list[HValue]:
         return [self]
 
-    def with_fallback(self, other: "HValue") -> "HValue":
+    def with_fallback(self, other: HValue) -> HValue:
         """typesafe ``withFallback``: ``self`` wins, ``other`` fills in (or is kept for resolution)."""
         if self.ignores_fallbacks():
             return self
@@ -70,13 +69,13 @@ class HValue:
             return self._merged_with_object(other)
         return self._merged_with_non_object(other)
 
-    def _merged_with_unmergeable(self, other: "HValue") -> "HValue":
+    def _merged_with_unmergeable(self, other: HValue) -> HValue:
         return HMerge([self] + other.unmerged_values(), self.origin)
 
-    def _merged_with_object(self, other: "HObj") -> "HValue":
+    def _merged_with_object(self, other: HObj) -> HValue:
         return self._merged_with_non_object(other)
 
-    def _merged_with_non_object(self, other: "HValue") -> "HValue":
+    def _merged_with_non_object(self, other: HValue) -> HValue:
         if self.resolved:
             return self
         return HMerge([self, other], self.origin)
@@ -92,7 +91,7 @@ class HStr(HValue):
         self.text = text
         self.quoted = quoted
 
-    def transform_to_string(self) -> Optional[str]:
+    def transform_to_string(self) -> str | None:
         return self.text
 
     def __repr__(self) -> str:
@@ -109,7 +108,7 @@ class HNum(HValue):
         self.text = text
         self.is_double = is_double
 
-    def transform_to_string(self) -> Optional[str]:
+    def transform_to_string(self) -> str | None:
         return self.text
 
     def unwrapped(self):
@@ -134,7 +133,7 @@ class HBool(HValue):
         super().__init__(origin)
         self.value = value
 
-    def transform_to_string(self) -> Optional[str]:
+    def transform_to_string(self) -> str | None:
         return "true" if self.value else "false"
 
     def __repr__(self) -> str:
@@ -146,7 +145,7 @@ class HNull(HValue):
 
     __slots__ = ()
 
-    def transform_to_string(self) -> Optional[str]:
+    def transform_to_string(self) -> str | None:
         return "null"
 
     def __repr__(self) -> str:
@@ -158,7 +157,7 @@ class HList(HValue):
 
     __slots__ = ("items", "_resolved")
 
-    def __init__(self, items: List[HValue], origin: Origin = _NO_ORIGIN) -> None:
+    def __init__(self, items: list[HValue], origin: Origin = _NO_ORIGIN) -> None:
         super().__init__(origin)
         self.items = items
         self._resolved = all(item.resolved for item in items)
@@ -167,7 +166,7 @@ class HList(HValue):
     def resolved(self) -> bool:
         return self._resolved
 
-    def relativized(self, prefix: Tuple[str, ...]) -> "HValue":
+    def relativized(self, prefix: tuple[str, ...]) -> HValue:
         return HList([item.relativized(prefix) for item in self.items], self.origin)
 
     def __repr__(self) -> str:
@@ -179,7 +178,7 @@ class HObj(HValue):
 
     __slots__ = ("fields", "ignores", "_resolved")
 
-    def __init__(self, fields: Dict[str, HValue], origin: Origin = _NO_ORIGIN, ignores: bool = False) -> None:
+    def __init__(self, fields: dict[str, HValue], origin: Origin = _NO_ORIGIN, ignores: bool = False) -> None:
         super().__init__(origin)
         self.fields = fields
         self.ignores = ignores
@@ -192,15 +191,15 @@ class HObj(HValue):
     def ignores_fallbacks(self) -> bool:
         return self.ignores
 
-    def relativized(self, prefix: Tuple[str, ...]) -> "HValue":
+    def relativized(self, prefix: tuple[str, ...]) -> HValue:
         return HObj({k: v.relativized(prefix) for k, v in self.fields.items()}, self.origin, self.ignores)
 
     def _merged_with_unmergeable(self, other: HValue) -> HValue:
         return HMergeObj([self] + other.unmerged_values(), self.origin)
 
-    def _merged_with_object(self, other: "HObj") -> HValue:
+    def _merged_with_object(self, other: HObj) -> HValue:
         # Field order: the fallback's fields first, then new ones (so a file reads in its own order).
-        merged: Dict[str, HValue] = {}
+        merged: dict[str, HValue] = {}
         for key, fallback in other.fields.items():
             mine = self.fields.get(key)
             merged[key] = fallback if mine is None else mine.with_fallback(fallback)
@@ -225,7 +224,7 @@ class HRef(HValue):
     unmergeable = True
 
     def __init__(
-        self, path: Tuple[str, ...], optional: bool, origin: Origin = _NO_ORIGIN, prefix_len: int = 0
+        self, path: tuple[str, ...], optional: bool, origin: Origin = _NO_ORIGIN, prefix_len: int = 0
     ) -> None:
         super().__init__(origin)
         self.path = path
@@ -239,7 +238,7 @@ class HRef(HValue):
     def ignores_fallbacks(self) -> bool:
         return False
 
-    def relativized(self, prefix: Tuple[str, ...]) -> HValue:
+    def relativized(self, prefix: tuple[str, ...]) -> HValue:
         return HRef(prefix + self.path, self.optional, self.origin, self.prefix_len + len(prefix))
 
     def expression(self) -> str:
@@ -255,7 +254,7 @@ class HConcat(HValue):
     __slots__ = ("pieces",)
     unmergeable = True
 
-    def __init__(self, pieces: List[HValue], origin: Origin = _NO_ORIGIN) -> None:
+    def __init__(self, pieces: list[HValue], origin: Origin = _NO_ORIGIN) -> None:
         super().__init__(origin)
         self.pieces = pieces
 
@@ -266,7 +265,7 @@ class HConcat(HValue):
     def ignores_fallbacks(self) -> bool:
         return False
 
-    def relativized(self, prefix: Tuple[str, ...]) -> HValue:
+    def relativized(self, prefix: tuple[str, ...]) -> HValue:
         return HConcat([piece.relativized(prefix) for piece in self.pieces], self.origin)
 
     def __repr__(self) -> str:
@@ -279,7 +278,7 @@ class HMerge(HValue):
     __slots__ = ("stack",)
     unmergeable = True
 
-    def __init__(self, stack: List[HValue], origin: Origin = _NO_ORIGIN) -> None:
+    def __init__(self, stack: list[HValue], origin: Origin = _NO_ORIGIN) -> None:
         super().__init__(origin)
         self.stack = stack
 
@@ -290,16 +289,16 @@ class HMerge(HValue):
     def ignores_fallbacks(self) -> bool:
         return self.stack[-1].ignores_fallbacks()
 
-    def unmerged_values(self) -> List[HValue]:
+    def unmerged_values(self) -> list[HValue]:
         return list(self.stack)
 
-    def relativized(self, prefix: Tuple[str, ...]) -> HValue:
+    def relativized(self, prefix: tuple[str, ...]) -> HValue:
         return type(self)([v.relativized(prefix) for v in self.stack], self.origin)
 
     def _merged_with_unmergeable(self, other: HValue) -> HValue:
         return type(self)(self.stack + other.unmerged_values(), self.origin)
 
-    def _merged_with_object(self, other: "HObj") -> HValue:
+    def _merged_with_object(self, other: HObj) -> HValue:
         return type(self)(self.stack + [other], self.origin)
 
     def _merged_with_non_object(self, other: HValue) -> HValue:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Dict, List, Tuple, Union
 
 from gobblin_py.sdk.config_errors import ConfigError
+
 from ..hocon import HObj
 from .job_files import GLOBAL_HOCON_EXTENSION, global_files, is_within
 from .levels import Level, LevelReader
@@ -24,8 +24,8 @@ class Chain:
     """The fallback a job in some folder is loaded over, with the levels that make it up (nearest first)."""
 
     tree: HObj
-    levels: List[Level] = field(default_factory=list)  # nearest first
-    warnings: List[str] = field(default_factory=list)
+    levels: list[Level] = field(default_factory=list)  # nearest first
+    warnings: list[str] = field(default_factory=list)
 
 
 class GlobalChains:
@@ -35,7 +35,7 @@ class GlobalChains:
         self.sys_tree = sys_tree
         self.reader = reader
         self.load_globals = load_globals
-        self._chains: Dict[Tuple[str, str], Union[Chain, ConfigError]] = {}
+        self._chains: dict[tuple[str, str], Chain | ConfigError] = {}
 
     def chain_for(self, directory: str, root: str) -> Chain:
         """The fallback for a job in ``directory``: system config plus globals from ``root`` down."""

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
+
+from gobblin_py.sdk.config_errors import ConfigError
 
 from ..convert import guava_trim
-from gobblin_py.sdk.config_errors import ConfigError
 
 __all__ = ["JobConfig", "LoadResult", "KeyLocator"]
 
-KeyLocator = Callable[[str], Tuple[Optional[str], Optional[int]]]
+KeyLocator = Callable[[str], tuple[str | None, int | None]]
 
 _INT_RE = re.compile(r"[+-]?[0-9]+")
 
@@ -34,14 +35,14 @@ class JobConfig(Mapping[str, str]):
         path: str,
         properties: Mapping[str, str],
         warnings: Iterable[str] = (),
-        locator: Optional[KeyLocator] = None,
+        locator: KeyLocator | None = None,
     ) -> None:
         self.path = str(path)
-        self.properties: Dict[str, str] = dict(properties)
-        self.warnings: List[str] = list(warnings)
+        self.properties: dict[str, str] = dict(properties)
+        self.warnings: list[str] = list(warnings)
         self._locator = locator
 
-    def locate(self, key: str) -> Tuple[Optional[str], Optional[int]]:
+    def locate(self, key: str) -> tuple[str | None, int | None]:
         """``(file, line)`` where ``key`` was set: the job file, a global file or the system configuration (the
         line is None where it is not known, e.g. in HOCON); the job file when no file sets it (a template)."""
         if self._locator is not None:
@@ -62,11 +63,11 @@ class JobConfig(Mapping[str, str]):
     def __repr__(self) -> str:
         return f"JobConfig({self.path!r}, {len(self.properties)} properties)"
 
-    def get(self, key: str, default: Optional[str] = None) -> Optional[str]:  # type: ignore[override]
+    def get(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
         """The value of ``key`` or ``default``."""
         return self.properties.get(key, default)
 
-    def _number(self, key: str, default: Optional[int], bits: int) -> Optional[int]:
+    def _number(self, key: str, default: int | None, bits: int) -> int | None:
         value = self.properties.get(key)
         if value is None:
             return default
@@ -81,11 +82,11 @@ class JobConfig(Mapping[str, str]):
             )
         return int(value)
 
-    def get_int(self, key: str, default: Optional[int] = None) -> Optional[int]:
+    def get_int(self, key: str, default: int | None = None) -> int | None:
         """``State.getPropAsInt``: Java ``Integer.parseInt`` (no spaces, 32-bit range)."""
         return self._number(key, default, 32)
 
-    def get_long(self, key: str, default: Optional[int] = None) -> Optional[int]:
+    def get_long(self, key: str, default: int | None = None) -> int | None:
         """``State.getPropAsLong``: Java ``Long.parseLong`` (no spaces, 64-bit range)."""
         return self._number(key, default, 64)
 
@@ -96,7 +97,7 @@ class JobConfig(Mapping[str, str]):
             return default
         return value.lower() == "true"
 
-    def get_list(self, key: str, default: Optional[Sequence[str]] = None) -> List[str]:
+    def get_list(self, key: str, default: Sequence[str] | None = None) -> list[str]:
         """``State.getPropAsList``: split on ``,``, trim, drop empty pieces."""
         value = self.properties.get(key)
         if value is None:
@@ -109,9 +110,9 @@ class LoadResult:
     """Outcome of loading one job file: either ``config`` or ``error`` is set."""
 
     path: str
-    config: Optional[JobConfig] = None
-    error: Optional[ConfigError] = None
-    mtime_ms: Optional[int] = None
+    config: JobConfig | None = None
+    error: ConfigError | None = None
+    mtime_ms: int | None = None
 
     @property
     def ok(self) -> bool:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
-from typing import List, Mapping, Optional, Sequence, Tuple, Union
+from collections.abc import Mapping, Sequence
+from typing import Union
 
 from gobblin_py.sdk import keys as K
-from ..convert import guava_trim
 from gobblin_py.sdk.config_errors import ConfigError
+
+from ..convert import guava_trim
 
 __all__ = [
     "PathLike",
@@ -31,7 +33,7 @@ GLOBAL_HOCON_EXTENSION = ".configuration"
 
 
 
-def job_extensions(sys_props: Mapping[str, str], origin: Optional[str]) -> Tuple[str, ...]:
+def job_extensions(sys_props: Mapping[str, str], origin: str | None) -> tuple[str, ...]:
     """The Java-properties job extensions (``jobconf.extensions``, default ``pull,job``), lower case."""
     raw = sys_props.get(K.JOB_CONFIG_FILE_EXTENSIONS_KEY, K.DEFAULT_JOB_CONFIG_FILE_EXTENSIONS)
     extensions = tuple(dict.fromkeys(p.lower() for p in (guava_trim(x) for x in raw.split(",")) if p))
@@ -46,7 +48,7 @@ def job_extensions(sys_props: Mapping[str, str], origin: Optional[str]) -> Tuple
     return extensions
 
 
-def classify(path: PathLike, extensions: Sequence[str] = ("pull", "job")) -> Optional[str]:
+def classify(path: PathLike, extensions: Sequence[str] = ("pull", "job")) -> str | None:
     """``"props"``, ``"hocon"``, ``"global-props"``, ``"global-hocon"`` or None for ``path``'s file name."""
     name = os.path.basename(os.fspath(path)).lower()
     if any(name.endswith("." + ext) for ext in extensions):
@@ -65,13 +67,13 @@ def mtime_ms(path: str) -> int:
     return os.stat(path).st_mtime_ns // 1_000_000
 
 
-def discover_job_files(root: PathLike, extensions: Sequence[str] = ("pull", "job")) -> List[Tuple[str, int]]:
+def discover_job_files(root: PathLike, extensions: Sequence[str] = ("pull", "job")) -> list[tuple[str, int]]:
     """``PullFileLoader.fetchJobFilesRecursively``: job files under ``root`` ordered by mtime ascending.
 
     The walk is depth-first with entries in name order; the sort by modification time (milliseconds) is
     stable, so files with equal times keep walk order. Global files are never job files.
     """
-    found: List[Tuple[str, int]] = []
+    found: list[tuple[str, int]] = []
     visited = set()
 
     def walk(directory: str) -> None:
@@ -99,7 +101,7 @@ def discover_job_files(root: PathLike, extensions: Sequence[str] = ("pull", "job
 
 
 
-def global_files(directory: str) -> List[str]:
+def global_files(directory: str) -> list[str]:
     """The ``.properties`` and ``.configuration`` files directly in ``directory``, in name order."""
     try:
         names = sorted(os.listdir(directory))

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import List, Mapping, Optional
 
 from gobblin_py.sdk import keys as K
-from ..convert import config_get_boolean, desanitize_key, merge_with_fallback, properties_to_config
 from gobblin_py.sdk.config_errors import ConfigError
+
+from ..convert import config_get_boolean, desanitize_key, merge_with_fallback, properties_to_config
 from ..hocon import HObj, iter_leaves, render_path
 from ..properties import LineProblem, PropertiesFile, load_properties
 from ..properties.syntax import unescape_java
@@ -34,7 +35,7 @@ class Level:
 
     path: str
     tree: HObj  # already merged over everything below it
-    keys: List[str]  # keys this file defines, in file order
+    keys: list[str]  # keys this file defines, in file order
     locate: KeyLocator  # key -> (file, line) for error messages
 
 
@@ -46,7 +47,7 @@ class LevelReader:
         env: Mapping[str, str],
         system_properties: Mapping[str, str],
         cwd: str,
-        sys_origin: Optional[str],
+        sys_origin: str | None,
     ) -> None:
         self.env = env
         self.system_properties = system_properties
@@ -62,7 +63,7 @@ class LevelReader:
             path=self.sys_origin,
         )
 
-    def props_level(self, path: str, fallback: HObj, warnings: List[str]) -> Level:
+    def props_level(self, path: str, fallback: HObj, warnings: list[str]) -> Level:
         """A Java-properties file over ``fallback`` (which also decides ``property.parsing.enablekey``)."""
         parsed = load_properties(
             path,
@@ -89,7 +90,7 @@ def _config_path_object(path: str) -> HObj:
     return properties_to_config({K.JOB_CONFIG_FILE_PATH_KEY: path})
 
 
-def _flat_keys(tree: HObj) -> List[str]:
+def _flat_keys(tree: HObj) -> list[str]:
     return [desanitize_key(render_path(path)) for path, _ in iter_leaves(tree)]
 
 
@@ -102,13 +103,13 @@ def _separator_warning(problem: LineProblem) -> str:
             f"{suggestion}")
 
 
-def checked_properties(parsed: PropertiesFile, warnings: List[str]) -> dict:
+def checked_properties(parsed: PropertiesFile, warnings: list[str]) -> dict:
     """The file's properties, after raising :class:`ConfigError` for an empty key and warning of the rest.
 
     A separator-less line becomes a key of its own (whole text, empty value) instead of commons-configuration's
     empty key, which no Gobblin configuration could hold.
     """
-    separator_less: List[str] = []
+    separator_less: list[str] = []
     for problem in parsed.problems:
         if problem.kind == "dangling-continuation":
             warnings.append(problem.describe())

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-from typing import List, Mapping, Optional, Sequence, Tuple, Union
+from collections.abc import Mapping, Sequence
 
 from gobblin_py.sdk import keys as K
-from ..convert import config_to_properties
 from gobblin_py.sdk.config_errors import ConfigError
+
+from ..convert import config_to_properties
 from ..hocon import resolve
 from ..job_templates import TemplateResolver, ordered
 from .chains import GlobalChains
@@ -40,7 +41,7 @@ class Session:
 
     def load(self, path: str, root: str) -> JobConfig:
         """Load the job file ``path`` with global files from ``root`` down; raises :class:`ConfigError`."""
-        warnings: List[str] = []
+        warnings: list[str] = []
         if not os.path.isfile(path):
             raise ConfigError("job file not found", path=path, hint="check the path")
         kind = classify(path, self.extensions)
@@ -70,7 +71,7 @@ class Session:
         props = self.templates.apply(props, path, root, level.locate)
         levels = [level] + chain.levels
 
-        def locate(key: str) -> Tuple[Optional[str], Optional[int]]:
+        def locate(key: str) -> tuple[str | None, int | None]:
             for candidate in levels:
                 if key in candidate.keys:
                     return candidate.locate(key)
@@ -83,8 +84,8 @@ class Session:
 
 def _session(
     sysconfig: SysConfig,
-    env: Optional[Mapping[str, str]],
-    system_properties: Optional[Mapping[str, str]],
+    env: Mapping[str, str] | None,
+    system_properties: Mapping[str, str] | None,
     load_globals: bool,
 ) -> Session:
     environ = environment(env)
@@ -94,11 +95,11 @@ def _session(
 
 def load_job(
     path: PathLike,
-    conf_root: Optional[PathLike] = None,
+    conf_root: PathLike | None = None,
     sysconfig: SysConfig = None,
-    env: Optional[Mapping[str, str]] = None,
+    env: Mapping[str, str] | None = None,
     *,
-    system_properties: Optional[Mapping[str, str]] = None,
+    system_properties: Mapping[str, str] | None = None,
     load_globals: bool = True,
 ) -> JobConfig:
     """Load one job file the way Gobblin's standalone scheduler does (see :mod:`gobblin_py.jobconf.loader`).
@@ -116,14 +117,14 @@ def load_job(
 
 
 def load_jobs(
-    paths_or_dirs: Union[PathLike, Sequence[PathLike]],
-    conf_root: Optional[PathLike] = None,
+    paths_or_dirs: PathLike | Sequence[PathLike],
+    conf_root: PathLike | None = None,
     sysconfig: SysConfig = None,
-    env: Optional[Mapping[str, str]] = None,
+    env: Mapping[str, str] | None = None,
     *,
-    system_properties: Optional[Mapping[str, str]] = None,
+    system_properties: Mapping[str, str] | None = None,
     load_globals: bool = True,
-) -> List[LoadResult]:
+) -> list[LoadResult]:
     """Load job files and folders (recursively, oldest first); one :class:`LoadResult` per job file.
 
     A folder is searched for files with a job extension (``jobconf.extensions`` of the system config,
@@ -133,7 +134,7 @@ def load_jobs(
     """
     items = [paths_or_dirs] if isinstance(paths_or_dirs, (str, os.PathLike)) else list(paths_or_dirs)
     session = _session(sysconfig, env, system_properties, load_globals)
-    results: List[LoadResult] = []
+    results: list[LoadResult] = []
     for item in items:
         name = os.fspath(item)
         if os.path.isdir(name):
@@ -147,7 +148,7 @@ def load_jobs(
     return results
 
 
-def _load_one(session: Session, path: str, root: str, mtime: Optional[int]) -> LoadResult:
+def _load_one(session: Session, path: str, root: str, mtime: int | None) -> LoadResult:
     try:
         return LoadResult(path, config=session.load(path, root), mtime_ms=mtime)
     except ConfigError as exc:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Union
 
 from gobblin_py.sdk import keys as K
-from ..convert import properties_to_config
 from gobblin_py.sdk.config_errors import ConfigError
+
+from ..convert import properties_to_config
 from ..hocon import HObj
 from ..properties import PropertiesFile, load_properties
 from .job_config import KeyLocator
@@ -20,10 +22,10 @@ _log = logging.getLogger(__name__)
 
 __all__ = ["SysConfig", "LoadedSysConfig", "load_sysconfig", "read_sysconfig", "environment"]
 
-SysConfig = Union[None, PathLike, Mapping[str, str], Sequence[PathLike]]
+SysConfig = Union[None, PathLike, Mapping[str, str], Sequence[PathLike]]  # noqa: UP007 - a runtime alias
 
 
-def environment(env: Optional[Mapping[str, str]]) -> Mapping[str, str]:
+def environment(env: Mapping[str, str] | None) -> Mapping[str, str]:
     """``env``, or the process environment when None."""
     return os.environ if env is None else env
 
@@ -32,18 +34,18 @@ def environment(env: Optional[Mapping[str, str]]) -> Mapping[str, str]:
 class LoadedSysConfig:
     """The system properties, their config tree, the file they came from and where each key was set."""
 
-    props: Dict[str, str]
+    props: dict[str, str]
     tree: HObj
-    origin: Optional[str]
+    origin: str | None
     locate: KeyLocator = lambda key: (None, None)
 
 
 def load_sysconfig(
     sysconfig: SysConfig = None,
     *,
-    env: Optional[Mapping[str, str]] = None,
-    system_properties: Optional[Mapping[str, str]] = None,
-) -> Dict[str, str]:
+    env: Mapping[str, str] | None = None,
+    system_properties: Mapping[str, str] | None = None,
+) -> dict[str, str]:
     """The flat system properties from ``sysconfig`` (None, a mapping, a file, or files where later win).
 
     Files are Java properties (commons-configuration semantics, in-file interpolation). When
@@ -57,9 +59,9 @@ def read_sysconfig(
     sysconfig: SysConfig, env: Mapping[str, str], system_properties: Mapping[str, str]
 ) -> LoadedSysConfig:
     """:func:`load_sysconfig` with the config tree and key locations kept."""
-    props: Dict[str, str] = {}
-    parsed_files: List[PropertiesFile] = []
-    origin: Optional[str] = None
+    props: dict[str, str] = {}
+    parsed_files: list[PropertiesFile] = []
+    origin: str | None = None
     if sysconfig is None:
         pass
     elif isinstance(sysconfig, Mapping):
@@ -76,7 +78,7 @@ def read_sysconfig(
                     hint="pass an existing Java-properties file (for example conf/gobblin.properties)",
                 )
             parsed = load_properties(name, env=env, system_properties=system_properties)
-            warnings: List[str] = []
+            warnings: list[str] = []
             parsed_files.append(parsed)
             props.update(checked_properties(parsed, warnings))
             for warning in warnings:
@@ -85,7 +87,7 @@ def read_sysconfig(
     if K.JOB_CONFIG_FILE_DIR_KEY in props and K.JOB_CONFIG_FILE_GENERAL_PATH_KEY not in props:
         props[K.JOB_CONFIG_FILE_GENERAL_PATH_KEY] = "file://" + props[K.JOB_CONFIG_FILE_DIR_KEY]
 
-    def locate(key: str) -> Tuple[Optional[str], Optional[int]]:
+    def locate(key: str) -> tuple[str | None, int | None]:
         for parsed in reversed(parsed_files):
             if key in parsed.entries:
                 return parsed.location(key)

@@ -7,7 +7,7 @@ raises :class:`InterpolationCycle`.
 
 from __future__ import annotations
 
-from typing import Callable, List, Mapping, Optional
+from collections.abc import Callable, Mapping
 
 from .syntax import split_list
 
@@ -17,7 +17,7 @@ __all__ = ["InterpolationCycle", "Interpolator"]
 class InterpolationCycle(Exception):
     """An infinite loop: ``original`` is the text interpolated, ``chain`` the variables that loop."""
 
-    def __init__(self, original: str, chain: List[str]) -> None:
+    def __init__(self, original: str, chain: list[str]) -> None:
         super().__init__(original)
         self.original = original
         self.chain = chain
@@ -28,21 +28,21 @@ class Interpolator:
 
     def __init__(
         self,
-        default_lookup: Callable[[str], Optional[str]],
+        default_lookup: Callable[[str], str | None],
         env: Mapping[str, str],
         system_properties: Mapping[str, str],
     ) -> None:
         self._default_lookup = default_lookup
         self._env = env
         self._sys = system_properties
-        self._env_interpolator: Optional[Interpolator] = None
+        self._env_interpolator: Interpolator | None = None
 
     # -- variable lookup (ConfigurationInterpolator.lookup) -----------------------------------------
-    def lookup(self, var: str) -> Optional[str]:
+    def lookup(self, var: str) -> str | None:
         colon = var.find(":")
         if colon >= 0:
             prefix, name = var[:colon], var[colon + 1 :]
-            value: Optional[str] = None
+            value: str | None = None
             if prefix == "sys":
                 raw = self._sys.get(name)
                 value = None if raw is None else str(raw)
@@ -53,13 +53,13 @@ class Interpolator:
                 return value
         return self._default_lookup(var)
 
-    def _lookup_env(self, name: str) -> Optional[str]:
+    def _lookup_env(self, name: str) -> str | None:
         # EnvironmentLookup -> EnvironmentConfiguration.getString: the variable's value is list-split,
         # its first element is taken and interpolated against the environment itself.
         if self._env_interpolator is None:
             env = self._env
 
-            def env_default(var: str) -> Optional[str]:
+            def env_default(var: str) -> str | None:
                 raw = env.get(var)
                 return None if raw is None else split_list(raw)[0]
 
@@ -70,7 +70,7 @@ class Interpolator:
         return self._env_interpolator.replace(split_list(raw)[0])
 
     # -- substitution (StrSubstitutor.substitute) ---------------------------------------------------
-    def replace(self, text: str, owner: Optional[str] = None) -> str:
+    def replace(self, text: str, owner: str | None = None) -> str:
         """Interpolate ``text``; raises ``InterpolationCycle`` on an infinite loop.
 
         ``owner`` is the key whose value ``text`` is: a reference back to it, however indirect, is a loop too
@@ -81,8 +81,8 @@ class Interpolator:
             return text
         return self._substitute(text, None if owner is None else [text, owner])
 
-    def _substitute(self, region: str, prior: Optional[List[str]]) -> str:
-        out: List[str] = []
+    def _substitute(self, region: str, prior: list[str] | None) -> str:
+        out: list[str] = []
         pos = 0
         end = len(region)
         while pos < end:
@@ -117,14 +117,14 @@ class Interpolator:
         return "".join(out)
 
 
-def _last_char(pieces: List[str]) -> str:
+def _last_char(pieces: list[str]) -> str:
     for piece in reversed(pieces):
         if piece:
             return piece[-1]
     return ""
 
 
-def _drop_last_char(pieces: List[str]) -> None:
+def _drop_last_char(pieces: list[str]) -> None:
     for index in range(len(pieces) - 1, -1, -1):
         if pieces[index]:
             pieces[index] = pieces[index][:-1]

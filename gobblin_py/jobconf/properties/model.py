@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional, Tuple
 
 from gobblin_py.sdk.config_errors import ConfigError
+
 from .interpolation import InterpolationCycle, Interpolator
 from .syntax import LIST_DELIMITER
 
@@ -16,7 +17,7 @@ __all__ = ["LineProblem", "PropertiesFile"]
 class LineProblem:
     """A logical line that commons-configuration accepts silently but that is almost certainly a mistake."""
 
-    path: Optional[str]
+    path: str | None
     line: int
     kind: str  # "no-separator", "empty-key" or "dangling-continuation"
     text: str
@@ -46,32 +47,32 @@ class PropertiesFile:
     ``ConfigurationConverter.getProperties`` view (interpolated, elements joined with ``,``).
     """
 
-    path: Optional[str]
+    path: str | None
     delimiter_parsing_disabled: bool = False
-    entries: Dict[str, List[str]] = field(default_factory=dict)
-    origins: Dict[str, List[Tuple[Optional[str], int]]] = field(default_factory=dict)
-    element_origins: Dict[str, List[Tuple[Optional[str], int]]] = field(default_factory=dict)
-    problems: List[LineProblem] = field(default_factory=list)
+    entries: dict[str, list[str]] = field(default_factory=dict)
+    origins: dict[str, list[tuple[str | None, int]]] = field(default_factory=dict)
+    element_origins: dict[str, list[tuple[str | None, int]]] = field(default_factory=dict)
+    problems: list[LineProblem] = field(default_factory=list)
     env: Mapping[str, str] = field(default_factory=dict, repr=False)
     system_properties: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self._interpolator = Interpolator(self._first_element, self.env, self.system_properties)
 
-    def _first_element(self, key: str) -> Optional[str]:
+    def _first_element(self, key: str) -> str | None:
         values = self.entries.get(key)
         if not values:
             return None
         return values[0]
 
-    def location(self, key: str) -> Tuple[Optional[str], Optional[int]]:
+    def location(self, key: str) -> tuple[str | None, int | None]:
         """``(file, line)`` where ``key`` was first defined (``(self.path, None)`` if unknown)."""
         origins = self.origins.get(key)
         if origins:
             return origins[0]
         return self.path, None
 
-    def interpolate(self, text: str, *, key: Optional[str] = None, index: int = 0) -> str:
+    def interpolate(self, text: str, *, key: str | None = None, index: int = 0) -> str:
         """Interpolate ``text`` (element ``index`` of ``key``'s values) against this file's keys and lookups.
 
         Deliberately stricter than commons-configuration: a value referring back to its own key is an error
@@ -114,15 +115,15 @@ class PropertiesFile:
                 hint="shorten the chain of ${...} references",
             ) from None
 
-    def get_list(self, key: str) -> List[str]:
+    def get_list(self, key: str) -> list[str]:
         """``Configuration.getList``: every element of ``key`` interpolated (empty list if absent)."""
         return [self.interpolate(value, key=key, index=i) for i, value in enumerate(self.entries.get(key, []))]
 
-    def to_dict(self) -> Dict[str, str]:
+    def to_dict(self) -> dict[str, str]:
         """``ConfigurationConverter.getProperties``: interpolated elements joined with ``,``."""
         return {key: LIST_DELIMITER.join(self.get_list(key)) for key in self.entries}
 
-    def raw_dict(self) -> Dict[str, str]:
+    def raw_dict(self) -> dict[str, str]:
         """The stored elements joined with ``,`` without interpolation."""
         return {key: LIST_DELIMITER.join(values) for key, values in self.entries.items()}
 

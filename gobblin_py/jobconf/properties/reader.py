@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Iterator, List, Mapping, Optional, Tuple
+from collections.abc import Iterator, Mapping
 from urllib.parse import unquote, urlparse
 
 from gobblin_py.sdk.config_errors import ConfigError
+
 from .model import LineProblem, PropertiesFile
 from .syntax import (
     DISABLED_DELIMITER,
@@ -30,12 +31,12 @@ __all__ = ["parse_properties", "load_properties", "read_text_file", "checked_tex
 class _Reader:
     """Loads one file (and its includes) into a :class:`PropertiesFile`."""
 
-    def __init__(self, target: PropertiesFile, cwd: Optional[str]) -> None:
+    def __init__(self, target: PropertiesFile, cwd: str | None) -> None:
         self.target = target
         self.cwd = cwd
-        self.include_stack: List[str] = []
+        self.include_stack: list[str] = []
 
-    def _add_property(self, key: str, value: str, origin: Tuple[Optional[str], int]) -> None:
+    def _add_property(self, key: str, value: str, origin: tuple[str | None, int]) -> None:
         delimiter = DISABLED_DELIMITER if self.target.delimiter_parsing_disabled else LIST_DELIMITER
         if value.find(delimiter) > 0:
             elements = split_list(value, delimiter, True)
@@ -45,14 +46,14 @@ class _Reader:
         self.target.origins.setdefault(key, []).append(origin)
         self.target.element_origins.setdefault(key, []).extend([origin] * len(elements))
 
-    def read_text(self, text: str, path: Optional[str]) -> None:
+    def read_text(self, text: str, path: str | None) -> None:
         if text.startswith("\ufeff"):
             text = text[1:]
         for line_no, logical in self._logical_lines(text, path):
             self._handle_line(logical, line_no, path)
 
-    def _logical_lines(self, text: str, path: Optional[str]) -> Iterator[Tuple[int, str]]:
-        buffer: List[str] = []
+    def _logical_lines(self, text: str, path: str | None) -> Iterator[tuple[int, str]]:
+        buffer: list[str] = []
         start_line = 0
         for index, line in enumerate(physical_lines(text), start=1):
             if is_comment_line(line):
@@ -72,7 +73,7 @@ class _Reader:
                 LineProblem(path, start_line, "dangling-continuation", "".join(buffer))
             )
 
-    def _handle_line(self, logical: str, line_no: int, path: Optional[str]) -> None:
+    def _handle_line(self, logical: str, line_no: int, path: str | None) -> None:
         match = PROPERTY_RE.fullmatch(logical)
         if match is None:
             raw_key, raw_value = "", ""
@@ -117,8 +118,8 @@ class _Reader:
             return
         self._add_property(key, value, (path, line_no))
 
-    def _include(self, name: str, including: Optional[str], line_no: int, key: str) -> None:
-        candidates: List[str] = []
+    def _include(self, name: str, including: str | None, line_no: int, key: str) -> None:
+        candidates: list[str] = []
         location = name
         if name.startswith("file:"):
             location = unquote(urlparse(name).path)
@@ -157,7 +158,7 @@ class _Reader:
             self.include_stack.pop()
 
 
-def _read_text_file(path: str, referrer: Optional[str] = None, line: Optional[int] = None) -> str:
+def _read_text_file(path: str, referrer: str | None = None, line: int | None = None) -> str:
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -213,11 +214,11 @@ def _line_at(text: str, position: int) -> int:
 def parse_properties(
     text: str,
     *,
-    path: Optional[str] = None,
+    path: str | None = None,
     delimiter_parsing_disabled: bool = False,
-    env: Optional[Mapping[str, str]] = None,
-    system_properties: Optional[Mapping[str, str]] = None,
-    cwd: Optional[str] = None,
+    env: Mapping[str, str] | None = None,
+    system_properties: Mapping[str, str] | None = None,
+    cwd: str | None = None,
 ) -> PropertiesFile:
     """Parse Java-properties ``text`` the way commons-configuration 1.10 loads it from a reader.
 
@@ -239,12 +240,12 @@ def parse_properties(
 
 
 def load_properties(
-    path: "str | os.PathLike[str]",
+    path: str | os.PathLike[str],
     *,
     delimiter_parsing_disabled: bool = False,
-    env: Optional[Mapping[str, str]] = None,
-    system_properties: Optional[Mapping[str, str]] = None,
-    cwd: Optional[str] = None,
+    env: Mapping[str, str] | None = None,
+    system_properties: Mapping[str, str] | None = None,
+    cwd: str | None = None,
 ) -> PropertiesFile:
     """Read and parse the Java-properties file at ``path`` (UTF-8); see :func:`parse_properties`."""
     name = os.fspath(path)
@@ -258,6 +259,6 @@ def load_properties(
     )
 
 
-def read_text_file(path: "str | os.PathLike[str]") -> str:
+def read_text_file(path: str | os.PathLike[str]) -> str:
     """Read a config file (UTF-8); ConfigError if unreadable, or if it holds bytes no text file holds."""
     return _read_text_file(os.fspath(path))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import List, Optional
 
 __all__ = [
     "LIST_DELIMITER",
@@ -50,14 +49,14 @@ def java_trim(text: str) -> str:
     return text.strip(_JAVA_TRIM_CHARS)
 
 
-def split_list(text: str, delimiter: str = LIST_DELIMITER, trim: bool = True) -> List[str]:
+def split_list(text: str, delimiter: str = LIST_DELIMITER, trim: bool = True) -> list[str]:
     """commons-configuration ``PropertyConverter.split``: split on ``delimiter`` honouring ``\\`` escapes.
 
     ``\\<delimiter>`` gives a literal delimiter and ``\\\\`` a single backslash; any other escaped character
     keeps its backslash. Empty pieces are kept; with ``trim`` every piece is Java-trimmed.
     """
-    pieces: List[str] = []
-    token: List[str] = []
+    pieces: list[str] = []
+    token: list[str] = []
     in_escape = False
     for ch in text:
         if in_escape:
@@ -80,7 +79,7 @@ def split_list(text: str, delimiter: str = LIST_DELIMITER, trim: bool = True) ->
     return pieces
 
 
-def split_omit_empty(text: str, separator: str) -> List[str]:
+def split_omit_empty(text: str, separator: str) -> list[str]:
     """commons-lang ``StringUtils.split(str, char)``: no empty tokens, no trimming."""
     return [piece for piece in text.split(separator) if piece]
 
@@ -131,7 +130,7 @@ def _join_surrogates(text: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
-def unescape_java(text: str, delimiter: Optional[str]) -> str:
+def unescape_java(text: str, delimiter: str | None) -> str:
     """``unescapeJava``: commons-lang 2.6 for keys (``delimiter=None``), PropertiesConfiguration for values.
 
     Escapes ``\\t \\n \\r \\f \\b \\\\ \\" \\'`` and ``\\uXXXX``; any other escaped char stands for itself, except
@@ -141,8 +140,8 @@ def unescape_java(text: str, delimiter: Optional[str]) -> str:
     """
     if _ESCAPE not in text:
         return text
-    out: List[str] = []
-    unicode_buf: List[str] = []
+    out: list[str] = []
+    unicode_buf: list[str] = []
     had_slash = False
     in_unicode = False
     for ch in text:
@@ -208,7 +207,7 @@ def is_comment_line(line: str) -> bool:
     return not stripped or stripped[0] in "#!"
 
 
-def physical_lines(text: str) -> List[str]:
+def physical_lines(text: str) -> list[str]:
     """``BufferedReader.readLine`` semantics: terminators ``\\n``, ``\\r``, ``\\r\\n``; no trailing empty line."""
     lines = _PHYSICAL_LINE_RE.split(text)
     if lines and lines[-1] == "":

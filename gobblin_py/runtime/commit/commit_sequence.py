@@ -18,23 +18,33 @@ from __future__ import annotations
 import importlib
 import json
 import posixpath
-from urllib.parse import quote
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from gobblin_py.io import fs as fsutil
+from gobblin_py.io.contained_paths import contained_join
 from gobblin_py.io.rename_step import FsRenameStep
 from gobblin_py.runtime.commit.crash_points import boundary, phase
-from gobblin_py.sdk.errors import CorruptFileError, GobblinPyError
 from gobblin_py.sdk.commit import (  # noqa: F401  (the runtime's names for them)
-    AT_LEAST_ONCE, BATCH_SIZE_KEY, EXACTLY_ONCE, MAX_RETRIES_KEY, SEMANTICS_KEY, STORE_DIR_KEY, STORE_FS_URI_KEY,
-    CommitStep, DeliverySettings, PublishConflictError, delivery_semantics, step_class_path,
+    AT_LEAST_ONCE,
+    BATCH_SIZE_KEY,
+    EXACTLY_ONCE,
+    MAX_RETRIES_KEY,
+    SEMANTICS_KEY,
+    STORE_DIR_KEY,
+    STORE_FS_URI_KEY,
+    CommitStep,
+    DeliverySettings,
+    PublishConflictError,
+    delivery_semantics,
+    step_class_path,
 )
-from gobblin_py.store import FsDatasetStateStore
+from gobblin_py.sdk.errors import CorruptFileError, GobblinPyError
 from gobblin_py.sdk.run_states import DatasetState
+from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.store.writable import DATASET_STATE_CLASS, deserialize, serialize
-from gobblin_py.io.contained_paths import contained_join
 
 BATCH_PREFIX = "+batch-"  # '+' is percent-encoded in a dataset's file name, so a batch's never collides with one
 FORMAT_VERSION = 1
@@ -88,7 +98,7 @@ class CommitSequence:
 
     @classmethod
     def from_json(cls, data: dict[str, Any], store: FsDatasetStateStore, where: str,
-                  props: dict[str, str] | None = None) -> "CommitSequence":
+                  props: dict[str, str] | None = None) -> CommitSequence:
         try:
             steps: list[CommitStep] = []
             for item in data["steps"]:
@@ -143,7 +153,7 @@ class CommitSequenceStore:
         self._batched: set[tuple[str, str]] = set()  # (job, urn) of sequences pending() found in batch files
 
     @classmethod
-    def for_job(cls, props: dict[str, str], state_store: FsDatasetStateStore) -> "CommitSequenceStore":
+    def for_job(cls, props: dict[str, str], state_store: FsDatasetStateStore) -> CommitSequenceStore:
         settings = DeliverySettings.load(props)
         root = settings.store_dir or posixpath.join(state_store.url.rstrip("/"), "_commit_sequences")
         return cls(root, settings.store_fs_uri or props.get("state.store.fs.uri"), state_store, dict(props))

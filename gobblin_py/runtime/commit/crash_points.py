@@ -73,7 +73,7 @@ class _Phase:
         self.armed = False
         self.active = False
 
-    def __enter__(self) -> "_Phase":
+    def __enter__(self) -> _Phase:
         with self._lock:
             self.count = self._entered[self.name] = self._entered.get(self.name, 0) + 1
             self.active = True

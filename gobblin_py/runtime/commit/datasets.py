@@ -19,25 +19,32 @@ import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from gobblin_py.formats.publish_check import published_check
 from gobblin_py.io import fs as fsutil
-from gobblin_py.sdk.contracts import DataPublisher, ExactlyOncePublisher, Initializable
-from gobblin_py.sdk.logs import get_logger
-from gobblin_py.sdk.plugins import instantiate
-from gobblin_py.sdk.errors import GobblinPyError, RecordsLost
 from gobblin_py.io.group_sync import GroupSync
-from gobblin_py.sdk import interrupts
 from gobblin_py.runtime.commit.boundary import plugin_boundary
 from gobblin_py.runtime.commit.commit_sequence import CommitSequence, CommitStep, DatasetStateStep
 from gobblin_py.runtime.commit.crash_points import boundary, phase
-from gobblin_py.runtime.execute.dataset_outputs import BranchOutput, branch_outputs, failure_line, first_start_ms, task_errors, usage_errors
 from gobblin_py.runtime.commit.job_run import JobRun
-from gobblin_py.sdk.job_settings import COMMIT_POLICIES, CommitSettings, ReplaySettings
-from gobblin_py.formats.publish_check import published_check
 from gobblin_py.runtime.commit.startpoint_steps import StartpointsConsumedStep
-from gobblin_py.store import progress
-from gobblin_py.store.startpoints import applied_ids
+from gobblin_py.runtime.execute.dataset_outputs import (
+    BranchOutput,
+    branch_outputs,
+    failure_line,
+    first_start_ms,
+    task_errors,
+    usage_errors,
+)
+from gobblin_py.sdk import interrupts
+from gobblin_py.sdk.contracts import DataPublisher, ExactlyOncePublisher, Initializable
+from gobblin_py.sdk.errors import GobblinPyError, RecordsLost
+from gobblin_py.sdk.job_settings import COMMIT_POLICIES, CommitSettings, ReplaySettings
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.plugins import instantiate
 from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.sdk.states import RunningState, TaskState, WorkingState
+from gobblin_py.store import progress
+from gobblin_py.store.startpoints import applied_ids
 
 log = get_logger(__name__)
 

@@ -12,15 +12,15 @@ import time
 from typing import Any
 
 from gobblin_py.io import fs as fsutil
-from gobblin_py.sdk.errors import GobblinPyError
-from gobblin_py.sdk.logs import get_logger
+from gobblin_py.io.processes import host_name
 from gobblin_py.runtime.commit.datasets import DatasetResult
-from gobblin_py.sdk.interrupts import JobInterrupted
 from gobblin_py.runtime.commit.job_result import JobResult
 from gobblin_py.runtime.commit.job_run import JobRun
+from gobblin_py.sdk.errors import GobblinPyError
+from gobblin_py.sdk.interrupts import JobInterrupted
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.store.report import iso_time, watermark_text
-from gobblin_py.io.processes import host_name
 from gobblin_py.store.run_history import FORMAT, RUNNING, RunHistoryStore
 
 log = get_logger(__name__)
@@ -84,7 +84,7 @@ class RunRecorder:
         }
 
     @classmethod
-    def for_run(cls, run: JobRun, engine: str, lock_held: bool) -> "RunRecorder | None":
+    def for_run(cls, run: JobRun, engine: str, lock_held: bool) -> RunRecorder | None:
         """The recorder of a run; None when the job keeps no history."""
         try:
             store = RunHistoryStore.for_job(run.props, _state_retention_seconds(run))

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 from gobblin_py.runtime.commit.commit_sequence import CommitSequenceStore
 from gobblin_py.sdk.job_settings import CommitSettings
-from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.sdk.run_states import DatasetState
+from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.store.startpoints import StartpointStore
 
 

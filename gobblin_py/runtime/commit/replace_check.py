@@ -11,10 +11,10 @@ import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gobblin_py.io.branch_paths import BranchScope
 from gobblin_py.io.contained_paths import is_within
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.states import TaskState, WorkingState
-from gobblin_py.io.branch_paths import BranchScope
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ class StartpointsConsumedStep(CommitStep):
                 "job": self.job, "urn": self.urn, "ids": sorted(self.ids)}
 
     @classmethod
-    def from_json(cls, item: dict[str, Any], props: dict[str, str]) -> "StartpointsConsumedStep":
+    def from_json(cls, item: dict[str, Any], props: dict[str, str]) -> StartpointsConsumedStep:
         return cls(item["root"], item.get("fs_uri"), item["job"], item["urn"], list(item["ids"]))
 
     def describe(self) -> str:

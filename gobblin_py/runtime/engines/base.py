@@ -8,14 +8,14 @@ work unit or MultiWorkUnit) implement :class:`Engine`; ``make_engine`` picks one
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-from gobblin_py.sdk.settings import Settings, setting
-from gobblin_py.sdk.logs import get_logger
 from gobblin_py.runtime.execute import task_progress
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.settings import Settings, setting
 from gobblin_py.sdk.states import MultiWorkUnit, TaskState, WorkUnit
 
 log = get_logger(__name__)

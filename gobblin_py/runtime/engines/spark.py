@@ -8,8 +8,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
-from gobblin_py.runtime.execute import task_progress
 from gobblin_py.runtime.engines.base import Engine, TaskGroup, _announce, _executor_log_settings
+from gobblin_py.runtime.execute import task_progress
 from gobblin_py.runtime.execute.task import run_task
 from gobblin_py.sdk import interrupts
 from gobblin_py.sdk.states import TaskState

@@ -30,7 +30,7 @@ _DEFAULTS = {
 
 def get_spark_session(
     master: str | None = None, conf: Mapping[str, str] | None = None, app_name: str = "gpy"
-) -> "SparkSession":
+) -> SparkSession:
     """Get or create the process's SparkSession. Executors run this interpreter (``PYSPARK_PYTHON``).
 
     A new driver JVM starts quietly (see :mod:`gobblin_py.runtime.engines.spark_logging`): its start-up noise stays off

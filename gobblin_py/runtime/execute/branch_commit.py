@@ -12,13 +12,13 @@ import json
 
 import pyarrow as pa
 
-from gobblin_py.sdk.contracts import CountedOutput
-from gobblin_py.sdk.branches import branch_key, fork_key
-from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.runtime.execute import task_quality
 from gobblin_py.runtime.execute.fork import Branch
-from gobblin_py.sdk.states import TaskState, WorkUnitState
+from gobblin_py.sdk.branches import branch_key, fork_key
 from gobblin_py.sdk.commit import FILE_RECORDS_KEY
+from gobblin_py.sdk.contracts import CountedOutput
+from gobblin_py.sdk.errors import GobblinPyError
+from gobblin_py.sdk.states import TaskState, WorkUnitState
 
 
 class TaskPolicyFailure(GobblinPyError):

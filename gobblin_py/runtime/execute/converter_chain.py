@@ -11,9 +11,9 @@ from typing import cast
 
 import pyarrow as pa
 
+from gobblin_py.runtime.execute.record_adapter import RecordConverterAdapter
 from gobblin_py.sdk.contracts import Converter, RecordConverter, RowCountChanging, plugin_name
 from gobblin_py.sdk.errors import RecordsLost
-from gobblin_py.runtime.execute.record_adapter import RecordConverterAdapter
 from gobblin_py.sdk.plugins import instantiate
 from gobblin_py.sdk.states import State
 
@@ -33,7 +33,7 @@ class ConverterChain:
         self.rows_out = [0] * len(converters)
 
     @classmethod
-    def build(cls, state: State, key: str) -> "ConverterChain":
+    def build(cls, state: State, key: str) -> ConverterChain:
         """The converters named by ``key`` (comma list); an empty chain when it names none."""
         converters: list[Converter] = []
         for name in state.get_prop_as_list(key):

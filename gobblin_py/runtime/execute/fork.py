@@ -19,12 +19,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.sdk.contracts import BatchForkOperator, DataWriter, DataWriterBuilder, ForkBranchMismatchError
-from gobblin_py.sdk.branches import branch_name
 from gobblin_py.runtime.execute.converter_chain import ConverterChain
+from gobblin_py.runtime.execute.row_checker import RowChecker
+from gobblin_py.sdk.branches import branch_name
+from gobblin_py.sdk.contracts import BatchForkOperator, DataWriter, DataWriterBuilder, ForkBranchMismatchError
 from gobblin_py.sdk.errors import RecordsLost
 from gobblin_py.sdk.logs import get_logger
-from gobblin_py.runtime.execute.row_checker import RowChecker
 from gobblin_py.sdk.states import WorkUnitState
 
 log = get_logger(__name__)

@@ -14,30 +14,30 @@ from typing import Any
 
 import pyarrow as pa
 
+from gobblin_py.runtime.execute import task_progress
+from gobblin_py.runtime.execute.branch_commit import commit_branches
+from gobblin_py.runtime.execute.converter_chain import ConverterChain
+from gobblin_py.runtime.execute.fork import Branch, fork_masks
+from gobblin_py.runtime.execute.row_checker import RowChecker
+from gobblin_py.runtime.execute.task_settings import TaskSettings
+from gobblin_py.sdk.branches import MAX_BRANCHES, branch_key, fork_key
 from gobblin_py.sdk.contracts import (
     Closeable,
-    ProgressReporting,
-    TimestampFiltering,
     DataWriterBuilder,
     Extractor,
     ForkBranchMismatchError,
     ForkOperator,
     Initializable,
+    ProgressReporting,
     RecordForkOperator,
     Source,
+    TimestampFiltering,
 )
-from gobblin_py.sdk.branches import MAX_BRANCHES, branch_key, fork_key
-from gobblin_py.runtime.execute.converter_chain import ConverterChain
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.sdk.plugins import instantiate
-from gobblin_py.runtime.execute.row_checker import RowChecker
-from gobblin_py.runtime.execute.branch_commit import commit_branches
-from gobblin_py.runtime.execute.fork import Branch, fork_masks
-from gobblin_py.sdk.logs import get_logger
-from gobblin_py.runtime.execute import task_progress
 from gobblin_py.sdk.interrupts import check_cancelled
 from gobblin_py.sdk.job_settings import ReplaySettings
-from gobblin_py.runtime.execute.task_settings import TaskSettings
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.plugins import instantiate
 from gobblin_py.sdk.states import TaskState, WorkUnitState
 from gobblin_py.store.progress import record_progress
 from gobblin_py.store.startpoints import TIMESTAMP_KEY

@@ -17,8 +17,8 @@ import socketserver
 import threading
 from typing import Any
 
-from gobblin_py.sdk.logs import get_logger
 from gobblin_py.runtime.execute.task_progress import ProgressSink, TaskReport
+from gobblin_py.sdk.logs import get_logger
 
 log = get_logger(__name__)
 
@@ -28,7 +28,7 @@ SHUTDOWN_POLL_S = 0.05
 
 
 class _Handler(socketserver.StreamRequestHandler):
-    server: "_Server"
+    server: _Server
 
     def handle(self) -> None:
         token = self.rfile.readline().decode("ascii", errors="replace").strip()

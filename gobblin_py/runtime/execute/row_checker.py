@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from gobblin_py.io import fs as fsutil
-from gobblin_py.sdk.contracts import Initializable, RecordRowPolicy, RowPolicy, plugin_name
 from gobblin_py.sdk.branches import fork_key
 from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.sdk.settings import Scope, Settings, setting
+from gobblin_py.sdk.contracts import Initializable, RecordRowPolicy, RowPolicy, plugin_name
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.plugins import instantiate
+from gobblin_py.sdk.settings import Scope, Settings, setting
 from gobblin_py.sdk.states import State, WorkUnitState
 
 POLICIES_KEY = "qualitychecker.row.policies"
@@ -107,7 +107,7 @@ class RowChecker:
     _err_gap: float = 1.0
 
     @classmethod
-    def build(cls, state: WorkUnitState, task_id: str, branch: int) -> "RowChecker | None":
+    def build(cls, state: WorkUnitState, task_id: str, branch: int) -> RowChecker | None:
         """The checker configured for ``branch`` (suffix ``.N`` whenever branch ≥ 0, as Gobblin); None if none."""
         settings = RowQualitySettings.load(state, branch=branch if branch >= 0 else None)
         if not settings.policies:

@@ -14,13 +14,13 @@ import traceback
 import uuid
 from collections.abc import Mapping
 
-from gobblin_py.sdk.errors import GobblinPyError, UsageError
-from gobblin_py.sdk.logs import get_logger
 from gobblin_py.runtime.execute import task_progress
 from gobblin_py.runtime.execute.dataset_outputs import USAGE_FAILURE_KEY
-from gobblin_py.sdk.interrupts import TaskCancelled, pause
 from gobblin_py.runtime.execute.pipeline import TaskPipeline
 from gobblin_py.runtime.execute.task_settings import TaskSettings
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.interrupts import TaskCancelled, pause
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.states import State, TaskState, WorkingState, WorkUnit
 
 log = get_logger(__name__)

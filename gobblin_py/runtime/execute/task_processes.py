@@ -30,11 +30,11 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gobblin_py.runtime.execute import task_progress
+from gobblin_py.runtime.execute.task_worker import BOOT, Chunk, receive, send
+from gobblin_py.sdk import interrupts
 from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.logs import get_logger
-from gobblin_py.runtime.execute import task_progress
-from gobblin_py.sdk import interrupts
-from gobblin_py.runtime.execute.task_worker import BOOT, Chunk, receive, send
 from gobblin_py.sdk.states import TaskState, WorkUnit
 from gobblin_py.store.writable import TASK_STATE_CLASS, deserialize, serialize
 

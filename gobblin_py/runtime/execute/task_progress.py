@@ -33,7 +33,7 @@ class TaskReport:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "TaskReport":
+    def from_json(cls, data: dict[str, Any]) -> TaskReport:
         return cls(str(data["task_id"]), str(data.get("urn") or ""), int(data.get("read") or 0),
                    {str(k): int(v) for k, v in (data.get("written") or {}).items()}, data.get("state"))
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import cast
 
-from gobblin_py.sdk.contracts import FAILED, NOT_EVALUATED, PASSED, TaskPolicy, plugin_name
 from gobblin_py.sdk.branches import branch_key
 from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.sdk.settings import Scope, Settings, setting
+from gobblin_py.sdk.contracts import FAILED, NOT_EVALUATED, PASSED, TaskPolicy, plugin_name
 from gobblin_py.sdk.plugins import instantiate
+from gobblin_py.sdk.settings import Scope, Settings, setting
 from gobblin_py.sdk.states import State, WorkUnitState
 
 POLICIES_KEY = "qualitychecker.task.policies"

@@ -95,8 +95,8 @@ def serve(fd: int) -> None:
 def _set_up(job_props: dict[str, str], log_settings: tuple[str, str], channel: tuple[str, int, str] | None) -> None:
     """Log as the run does, open its filesystems, report progress to it."""
     from gobblin_py.io import fs_settings
-    from gobblin_py.sdk.logs import configure_logging
     from gobblin_py.runtime.execute import task_progress
+    from gobblin_py.sdk.logs import configure_logging
 
     configure_logging(*log_settings)
     fs_settings.apply(job_props)

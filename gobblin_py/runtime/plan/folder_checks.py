@@ -21,11 +21,11 @@ import re
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
+from gobblin_py.io.contained_paths import is_within
 from gobblin_py.sdk.branches import branch_count, branch_name
+from gobblin_py.sdk.commit import EXACTLY_ONCE, SEMANTICS_KEY
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.settings import problem_at
-from gobblin_py.io.contained_paths import is_within
-from gobblin_py.sdk.commit import EXACTLY_ONCE, SEMANTICS_KEY
 
 _FINAL = re.compile(r"^data\.publisher\.final\.dir(?:\.(?P<branch>\d+))?$")
 _TASK = re.compile(r"^(?:writer\.(?:staging|output)\.dir(?:\.(?P<branch>\d+))?|task\.data\.root\.dir)$")

@@ -28,14 +28,14 @@ from typing import Any
 
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io import fs_conditional as conditional
+from gobblin_py.io.contained_paths import contained_join
 from gobblin_py.io.processes import host_name, pid_alive
 from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.sdk.settings import Settings, same_as, setting
 from gobblin_py.sdk.errors import CorruptFileError, GobblinPyError
 from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.settings import Settings, same_as, setting
 from gobblin_py.store.folders import require_folder
 from gobblin_py.store.store import StateStoreSettings
-from gobblin_py.io.contained_paths import contained_join
 
 ENABLED_KEY = "job.lock.enabled"
 DIR_KEY = "job.lock.dir"
@@ -89,7 +89,7 @@ class LockInfo:
     token: str
 
     @classmethod
-    def parse(cls, data: bytes, path: str) -> "LockInfo":
+    def parse(cls, data: bytes, path: str) -> LockInfo:
         try:
             raw = json.loads(data.decode("utf-8"))
             return cls(raw["host"], int(raw["pid"]), raw.get("job_id", ""), float(raw["started"]),
@@ -292,7 +292,7 @@ class JobLock:
             fsutil.remove(self.fs, self.path)
         return holder
 
-    def __enter__(self) -> "JobLock":
+    def __enter__(self) -> JobLock:
         self.acquire()
         return self
 

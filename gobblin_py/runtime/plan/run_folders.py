@@ -16,9 +16,9 @@ import threading
 from collections.abc import Mapping
 
 from gobblin_py.io import fs as fsutil
+from gobblin_py.io.contained_paths import contained_join
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.logs import get_logger
-from gobblin_py.io.contained_paths import contained_join
 
 log = get_logger(__name__)
 

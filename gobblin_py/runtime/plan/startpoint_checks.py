@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.store.startpoints import DatasetStartpoints, Startpoint, StartpointStore
 
+
 def check_startpoint(source: type, props: Mapping[str, str], urn: str, partition: str, point: Startpoint) -> None:
     """Raise UsageError unless the source of class ``source`` can start dataset ``urn`` (partition ``partition``,
     "" for the whole dataset) at ``point``."""

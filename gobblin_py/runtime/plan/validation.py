@@ -22,6 +22,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from gobblin_py.io.branch_paths import path_key_problems
+from gobblin_py.io.fs_settings import FsSettings
+from gobblin_py.jobconf.gobblin_keys import GOBBLIN_KEYS
+from gobblin_py.runtime.engines import EngineSettings
+from gobblin_py.runtime.execute.row_checker import RowQualitySettings
+from gobblin_py.runtime.execute.task_quality import QualitySettings
+from gobblin_py.runtime.execute.task_settings import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER, TaskSettings
+from gobblin_py.runtime.plan.folder_checks import folder_problems
+from gobblin_py.runtime.plan.locks import LockSettings
+from gobblin_py.sdk.branches import ForkSettings, branch_count
+from gobblin_py.sdk.commit import DeliverySettings
+from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.contracts import (
     BatchPartitioner,
     Configurable,
@@ -38,26 +50,14 @@ from gobblin_py.sdk.contracts import (
     TaskPolicy,
     Validating,
 )
-from gobblin_py.sdk.branches import ForkSettings, branch_count
-from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.jobconf.gobblin_keys import GOBBLIN_KEYS
-from gobblin_py.sdk.settings import Context, Key, Scope, Settings, SettingsError, problem_at, unresolved_substitutions
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.io.fs_settings import FsSettings
-from gobblin_py.sdk.plugins import PluginError, PluginRef, plugin_refs, registered_plugins, resolve_class
-from gobblin_py.runtime.execute.row_checker import RowQualitySettings
-from gobblin_py.runtime.execute.task_quality import QualitySettings
-from gobblin_py.sdk.commit import DeliverySettings
-from gobblin_py.runtime.engines import EngineSettings
 from gobblin_py.sdk.job_settings import CommitSettings, JobSettings, ReplaySettings
-from gobblin_py.runtime.plan.locks import LockSettings
-from gobblin_py.runtime.execute.task_settings import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER, TaskSettings
+from gobblin_py.sdk.partitioner import WriterPartitioner
+from gobblin_py.sdk.plugins import PluginError, PluginRef, plugin_refs, registered_plugins, resolve_class
 from gobblin_py.sdk.retry import RetrySettings
+from gobblin_py.sdk.settings import Context, Key, Scope, Settings, SettingsError, problem_at, unresolved_substitutions
 from gobblin_py.store.run_history import HistorySettings
 from gobblin_py.store.store import StateStoreSettings
-from gobblin_py.sdk.partitioner import WriterPartitioner
-from gobblin_py.io.branch_paths import path_key_problems
-from gobblin_py.runtime.plan.folder_checks import folder_problems
 
 CORE_SETTINGS: tuple[type[Settings], ...] = (
     JobSettings, CommitSettings, ReplaySettings, DeliverySettings, TaskSettings, EngineSettings, LockSettings,

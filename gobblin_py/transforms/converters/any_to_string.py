@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from gobblin_py.sdk.contracts import Converter
 from gobblin_py.formats.text import render_rows
+from gobblin_py.sdk.contracts import Converter
 from gobblin_py.sdk.schema_meta import RECORD_STYLE, get_meta, text_schema
 from gobblin_py.sdk.states import WorkUnitState
 

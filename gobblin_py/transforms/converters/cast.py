@@ -14,12 +14,12 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.sdk.contracts import Converter
-from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.sdk.settings import Scope, Settings, setting
-from gobblin_py.sdk.errors import GobblinPyError, UsageError
-from gobblin_py.sdk.states import WorkUnitState
 from gobblin_py.formats.types import parse_type
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.contracts import Converter
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.settings import Scope, Settings, setting
+from gobblin_py.sdk.states import WorkUnitState
 
 FIELDS_KEY = "converter.cast.fields"
 SAFE_KEY = "converter.cast.safe"

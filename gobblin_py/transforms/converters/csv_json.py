@@ -22,11 +22,11 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.sdk.contracts import Converter
 from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.sdk.settings import Settings, setting
+from gobblin_py.sdk.contracts import Converter
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.schema_meta import GOBBLIN_SCHEMA, get_meta, with_meta
+from gobblin_py.sdk.settings import Settings, setting
 from gobblin_py.sdk.states import WorkUnitState
 
 ORDER_KEY = "converter.csv_to_json.custom_order"

@@ -26,16 +26,22 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gobblin_py.sdk import joda
-from gobblin_py.sdk.contracts import Converter
 from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.sdk.settings import Settings, setting
-from gobblin_py.transforms.converters.json_schema import Node, arrow_schema, avro_schema, parse_schema
-from gobblin_py.transforms.converters.json_values import (TimeRules, ValueFailure, convert_record, convert_value, parse_json,
-                                               resolve_zone)
+from gobblin_py.sdk.contracts import Converter
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.schema_meta import GOBBLIN_SCHEMA, get_meta, with_meta
+from gobblin_py.sdk.settings import Settings, setting
 from gobblin_py.sdk.states import WorkUnitState
+from gobblin_py.transforms.converters.json_schema import Node, arrow_schema, avro_schema, parse_schema
+from gobblin_py.transforms.converters.json_values import (
+    TimeRules,
+    ValueFailure,
+    convert_record,
+    convert_value,
+    parse_json,
+    resolve_zone,
+)
 
 log = get_logger(__name__)
 DEFAULT_DATE = "yyyy-MM-dd HH:mm:ss"

@@ -45,10 +45,10 @@ class Node:
     name: str | None = None  # records and enums; None: anonymous
     namespace: str | None = None
     symbols: list[str] = field(default_factory=list)
-    items: "Node | None" = None
-    values: "Node | None" = None
-    fields: list["Field"] = field(default_factory=list)
-    branches: list["Node"] = field(default_factory=list)
+    items: Node | None = None
+    values: Node | None = None
+    fields: list[Field] = field(default_factory=list)
+    branches: list[Node] = field(default_factory=list)
     column: str = ""  # the column it belongs to (for messages and writable names)
 
     @property

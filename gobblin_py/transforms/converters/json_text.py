@@ -20,11 +20,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
+from gobblin_py.formats.avro_read import arrow_schema_for
 from gobblin_py.sdk.contracts import Converter
-from gobblin_py.sdk.settings import Settings, setting
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.schema_meta import GOBBLIN_SCHEMA, get_meta, text_column
-from gobblin_py.formats.avro_read import arrow_schema_for
+from gobblin_py.sdk.settings import Settings, setting
 from gobblin_py.sdk.states import WorkUnitState
 
 

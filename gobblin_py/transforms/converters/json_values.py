@@ -15,8 +15,8 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from gobblin_py.sdk import joda
-from gobblin_py.transforms.converters.json_schema import Node
 from gobblin_py.sdk.errors import UsageError
+from gobblin_py.transforms.converters.json_schema import Node
 
 _INT = re.compile(r"^[+-]?\d+$")
 _FLOAT = re.compile(r"^[+-]?(NaN|Infinity|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)[fFdD]?$")

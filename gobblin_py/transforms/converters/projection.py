@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from gobblin_py.sdk.contracts import Converter
 from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.sdk.settings import Scope, Settings, setting
+from gobblin_py.sdk.contracts import Converter
 from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.settings import Scope, Settings, setting
 from gobblin_py.sdk.states import WorkUnitState
 
 FIELDS_KEY = "converter.projection.fields"

@@ -13,8 +13,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gobblin_py.sdk.contracts import Converter
-from gobblin_py.sdk.settings import Kind, Scope, Settings, setting
 from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.settings import Kind, Scope, Settings, setting
 from gobblin_py.sdk.states import WorkUnitState
 
 log = get_logger(__name__)

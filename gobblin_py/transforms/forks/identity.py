@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from gobblin_py.sdk.contracts import ForkOperator
 from gobblin_py.sdk.branches import ForkSettings
+from gobblin_py.sdk.contracts import ForkOperator
 from gobblin_py.sdk.states import State
 
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.io.prefetch import prefetched
 from gobblin_py.connectors.sql.arrow_types import ColumnSpec, conform_batch
 from gobblin_py.connectors.sql.dialects.base import Session
+from gobblin_py.io.prefetch import prefetched
 
 EXTRA = "pip install 'gobblin_py[sql-fast]'"
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.sdk.errors import GobblinPyError
-from gobblin_py.sdk.logs import get_logger
 from gobblin_py.connectors.sql.arrow_types import ColumnSpec, fetch_batches
 from gobblin_py.connectors.sql.connection import ConnectionConfig
 from gobblin_py.connectors.sql.errors import SqlConfigError, SqlSourceError
+from gobblin_py.sdk.errors import GobblinPyError
+from gobblin_py.sdk.logs import get_logger
 
 log = get_logger(__name__)
 
@@ -25,7 +25,7 @@ log = get_logger(__name__)
 class Session:
     """An open connection for one extraction: counts and streams ranges, then is closed."""
 
-    dialect: "Dialect"
+    dialect: Dialect
     method = ""
 
     def count(self, sql: str, params: Sequence[Any]) -> int:
@@ -44,7 +44,7 @@ class CursorSession(Session):
 
     method = "cursor"
 
-    def __init__(self, dialect: "Dialect", conn: Any) -> None:
+    def __init__(self, dialect: Dialect, conn: Any) -> None:
         self.dialect, self.conn = dialect, conn
 
     def count(self, sql: str, params: Sequence[Any]) -> int:

@@ -11,11 +11,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.connectors.sql.arrow_types import ColumnSpec, decimal_type
 from gobblin_py.connectors.sql.connection import DEFAULT_PORTS
 from gobblin_py.connectors.sql.dialects.base import CursorSession, Dialect, Session
 from gobblin_py.connectors.sql.errors import SqlConfigError, SqlSourceError
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
 
 _MYSQL_TYPES: dict[str, pa.DataType] = {
     "tinyint": pa.int8(), "smallint": pa.int16(), "mediumint": pa.int32(), "int": pa.int32(),

@@ -20,11 +20,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
-from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.connectors.sql.arrow_types import ColumnSpec, decimal_type
 from gobblin_py.connectors.sql.dialects import adbc
 from gobblin_py.connectors.sql.dialects.base import CursorSession, Dialect, Session, first_line
 from gobblin_py.connectors.sql.errors import SqlConfigError, SqlSourceError
+from gobblin_py.sdk.errors import GobblinPyError
 
 ADBC_MODULE = "adbc_driver_postgresql"
 _SESSION_SETTINGS = ("SET TimeZone = 'UTC'", "SET DateStyle = 'ISO, YMD'", "SET IntervalStyle = 'iso_8601'",
@@ -210,7 +210,7 @@ class PostgresDialect(Dialect):
         session.method = method
         return session
 
-    def _adbc_session(self) -> "PostgresAdbcSession":
+    def _adbc_session(self) -> PostgresAdbcSession:
         import psycopg
 
         conninfo, kwargs = self._conninfo()

@@ -17,11 +17,11 @@ from urllib.parse import quote
 
 import pyarrow as pa
 
-from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.connectors.sql.arrow_types import ColumnSpec, decimal_type
 from gobblin_py.connectors.sql.dialects import adbc
 from gobblin_py.connectors.sql.dialects.base import CursorSession, Dialect, Session
 from gobblin_py.connectors.sql.errors import SqlConfigError, SqlSourceError
+from gobblin_py.sdk.errors import GobblinPyError
 
 ADBC_MODULE = "adbc_driver_sqlite"
 _DOUBLE_EXACT_DIGITS = 15  # decimals this wide survive a trip through a double
