@@ -28,8 +28,8 @@ def _job(root: Path, extra: str = "", files: int = 12) -> Job:
     return job
 
 
-def _children(pid: int) -> set[int]:
-    """Live processes whose parent is ``pid``."""
+def _live_where(field: int, value: int) -> set[int]:
+    """Live (not zombie) processes whose ``/proc/<pid>/stat`` field ``field`` (counted after the state) is ``value``."""
     found = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -37,9 +37,14 @@ def _children(pid: int) -> set[int]:
                 fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
                 continue
-            if int(fields[1]) == pid and fields[0] != "Z":
+            if int(fields[field]) == value and fields[0] != "Z":
                 found.add(int(entry.name))
     return found
+
+
+def _children(pid: int) -> set[int]:
+    """Live processes whose parent is ``pid``."""
+    return _live_where(1, pid)
 
 
 def _alive(pid: int) -> bool:
@@ -143,16 +148,7 @@ def test_workers_die_with_a_killed_run(tmp_path):
 
 def _in_session(sid: int) -> set[int]:
     """Live (not zombie) processes of session ``sid``."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[3]) == sid and fields[0] != "Z":
-                found.add(int(entry.name))
-    return found
+    return _live_where(3, sid)
 
 
 def _command(pid: int) -> str:
