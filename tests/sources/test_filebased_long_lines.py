@@ -8,26 +8,10 @@ from pathlib import Path
 import pytest
 
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.connectors.files.filebased import FileBasedSource
-from gobblin_py.sdk.run_states import SourceState
-from gobblin_py.sdk.states import WorkUnitState
+from tests.sources.test_filebased_schema import read_all
 
 JSON_KEY = "source.filebased.json.block.size"
 CSV_KEY = "source.filebased.csv.block.size"
-
-
-def read_all(folder: Path, **extra: str) -> list[dict]:
-    props = {"source.filebased.data.directory": str(folder), "extract.table.name": "t", **extra}
-    rows: list[dict] = []
-    for unit in FileBasedSource().get_workunits(SourceState(props)):
-        extractor = FileBasedSource().get_extractor(WorkUnitState(unit, props))
-        try:
-            extractor.get_schema()
-            for batch in extractor.read_batches():
-                rows += batch.to_pylist()
-        finally:
-            extractor.close()
-    return rows
 
 
 def json_lines(folder: Path, long_at: int, length: int, name: str = "events.jsonl") -> Path:
