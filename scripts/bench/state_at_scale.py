@@ -61,8 +61,17 @@ def build(root: Path, count: int) -> Path:
 
 def gpy(*args: str, profile: Path | None = None, log: Path | None = None) -> tuple[float, subprocess.CompletedProcess]:
     """Run one gpy command as its own process; its wall time and outcome."""
-    prefix = [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "gobblin_py.cli"] if profile else \
-        [sys.executable, "-m", "gobblin_py.cli"]
+    if profile:
+        # the click group itself, not the ``gpy`` entry: the entry ends a local run with os._exit, which would
+        # leave cProfile no chance to write its file
+        script = "\n".join([
+            "import cProfile, sys", "from gobblin_py.cli.base import main",
+            "sys.argv[0] = 'gpy'", "profiler, code = cProfile.Profile(), 0",
+            "try:", "    profiler.runcall(main)", "except SystemExit as exc:", "    code = exc.code",
+            f"profiler.dump_stats({str(profile)!r})", "sys.exit(code)"])
+        prefix = [sys.executable, "-c", script]
+    else:
+        prefix = [sys.executable, "-m", "gobblin_py.cli"]
     command = [*prefix, "--log-format", "json", *args]
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
