@@ -91,3 +91,13 @@ def test_a_split_package_keeps_its_old_children_only():
         importlib.import_module("gobblin_py.sources")
         with pytest.raises(ModuleNotFoundError):
             importlib.import_module("gobblin_py.sources.no_such_module")
+
+
+def test_the_commit_module_that_became_a_package_keeps_its_names_with_a_warning():
+    import gobblin_py.runtime.commit as old
+    from gobblin_py.runtime.commit import datasets
+
+    with pytest.warns(DeprecationWarning, match="runtime.commit.datasets.commit_dataset"):
+        assert old.commit_dataset is datasets.commit_dataset
+    with pytest.raises(AttributeError):
+        old.no_such_name  # noqa: B018
