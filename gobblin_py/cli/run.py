@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gobblin_py.cli.base import conf_options, load_job_properties, main, require_job_file, skip_teardown_at_exit
+from gobblin_py.runtime.engines import ENGINES
 
 if TYPE_CHECKING:
     from gobblin_py.cli.progress_display import LiveDisplay
@@ -21,8 +22,9 @@ if TYPE_CHECKING:
 @main.command("run")
 @click.argument("job_file", type=click.Path(dir_okay=False))
 @conf_options
-@click.option("--engine", type=click.Choice(["spark", "local"]), default="spark", show_default=True,
-              help="spark: tasks run as Spark tasks; local: in a thread pool of this process.")
+@click.option("--engine", type=click.Choice(sorted(ENGINES)), default="spark", show_default=True,
+              help="spark: tasks run as Spark tasks; local: in this process's threads (or worker processes, "
+                   "gpy.taskexecutor.processes).")
 @click.option("--master", default=None, help="Spark master URL (default: the job's spark.master, else local[*]).")
 @click.option("--strict", is_flag=True, help="Unknown keys in namespaces gpy owns are errors, not warnings.")
 @click.option("--dry-run", is_flag=True, help="Print the work units the next run would plan (startpoints applied); "

@@ -31,7 +31,8 @@ from gobblin_py.runtime.commit.job_result import EXIT_FAILED, EXIT_OK, EXIT_PART
 from gobblin_py.runtime.commit.job_run import JobRun
 from gobblin_py.runtime.commit.recovery import finish_pending_commits, remove_temporary_files
 from gobblin_py.runtime.commit.replace_check import check_replaced_folders
-from gobblin_py.runtime.engines import TaskGroup, make_engine, task_groups
+from gobblin_py.runtime.engines import make_engine
+from gobblin_py.runtime.engines.base import TaskGroup, task_groups
 from gobblin_py.runtime.plan.locks import JobLock, LockSettings
 from gobblin_py.runtime.plan.run_folders import RunFolders
 from gobblin_py.runtime.plan.startpoint_checks import check_stored

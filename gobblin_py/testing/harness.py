@@ -135,7 +135,8 @@ def run_tasks(job: ContractJob, previous: Mapping[str, DatasetState] | None = No
     Returns the run's properties (with its own staging and output folders and ``job.id``) and the tasks' states,
     as the launcher would hand them to the publisher.
     """
-    from gobblin_py.runtime.engines import LocalEngine, task_groups
+    from gobblin_py.runtime.engines.base import task_groups
+    from gobblin_py.runtime.engines.local import LocalEngine
     from gobblin_py.runtime.plan.run_folders import RunFolders
     from gobblin_py.sdk.contracts import Source
     from gobblin_py.sdk.plugins import canonical_plugin_props, instantiate

@@ -7,16 +7,39 @@ from collections.abc import Mapping
 import pytest
 
 from gobblin_py.runtime import engines
-from gobblin_py.runtime.engines import (
-    ENGINES, Engine, LocalEngine, ProcessEngine, SparkEngine, TaskGroup, ThreadEngine, make_engine, task_groups,
-)
+from gobblin_py.runtime.engines import ENGINES, engine_class, make_engine
+from gobblin_py.runtime.engines.base import Engine, TaskGroup, task_groups
+from gobblin_py.runtime.engines.local import LocalEngine, ProcessEngine, ThreadEngine
+from gobblin_py.runtime.engines.spark import SparkEngine
 from gobblin_py.sdk.states import TaskState, WorkUnit
 
 
 def test_each_engine_implements_the_interface_under_its_name():
-    assert ENGINES == {"local": LocalEngine, "spark": SparkEngine}
-    for name, engine in ENGINES.items():
-        assert issubclass(engine, Engine) and engine.name == name
+    assert {name: engine_class(name) for name in ENGINES} == {"local": LocalEngine, "spark": SparkEngine}
+    for name in ENGINES:
+        assert issubclass(engine_class(name), Engine) and engine_class(name).name == name
+
+
+def test_the_cli_offers_every_engine_and_loads_none_to_list_them():
+    import subprocess
+    import sys
+
+    listed = subprocess.run([sys.executable, "-c", "import sys, gobblin_py.cli; "
+                             "print(any(m.startswith('gobblin_py.runtime.engines.') for m in sys.modules))"],
+                            capture_output=True, text=True, check=True)
+    assert listed.stdout.strip() == "False"
+    from click.testing import CliRunner
+
+    from gobblin_py.cli import main
+
+    shown = CliRunner().invoke(main, ["run", "--help"])
+    assert "[local|spark]" in shown.output.replace("\n", "")
+
+
+def test_the_old_engine_module_names_still_resolve():
+    assert engines.LocalEngine is LocalEngine and engines.TaskGroup is TaskGroup
+    with pytest.raises(AttributeError):
+        engines.NoSuchEngine  # noqa: B018
 
 
 def test_make_engine_builds_the_named_engine_with_the_master():
@@ -26,7 +49,7 @@ def test_make_engine_builds_the_named_engine_with_the_master():
 
 
 def test_an_unknown_engine_is_named():
-    with pytest.raises(ValueError, match="unknown engine 'yarn'"):
+    with pytest.raises(ValueError, match="unknown engine 'yarn': use one of local, spark"):
         make_engine("yarn")
 
 

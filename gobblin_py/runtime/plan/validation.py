@@ -25,7 +25,7 @@ from functools import lru_cache
 from gobblin_py.io.branch_paths import path_key_problems
 from gobblin_py.io.fs_settings import FsSettings
 from gobblin_py.jobconf.gobblin_keys import GOBBLIN_KEYS
-from gobblin_py.runtime.engines import EngineSettings
+from gobblin_py.runtime.engines.base import EngineSettings
 from gobblin_py.runtime.execute.row_checker import RowQualitySettings
 from gobblin_py.runtime.execute.task_quality import QualitySettings
 from gobblin_py.runtime.execute.task_settings import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER, TaskSettings
