@@ -236,7 +236,9 @@ class FileBasedSource(Source):
             since = int(low)
         else:
             since = parse_time_ms(str(startpoint.value), "startpoint value")
-        return {e for e in seen if _entry_mtime(e) < since} | {self.snapshot_entry(p, m) for p, m in files if m < since}
+        # a listed file's own modification time decides: some snapshots (AvroFileSource's) record none
+        listed = {self.snapshot_entry(p, m): m for p, m in files}
+        return {e for e in seen if listed.get(e, _entry_mtime(e)) < since} | {e for e, m in listed.items() if m < since}
 
     def snapshot_entry(self, path: str, mtime_ms: int) -> str:
         """How a pulled file is remembered in the dataset's snapshot: ``<path>:::<mtime ms>``."""
