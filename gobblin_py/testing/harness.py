@@ -56,6 +56,8 @@ class ContractJob:
         self.file = self.root / "job.pull"
         self.key_columns = tuple(key_columns)
         self.expected: list[Any] = []
+        #: the keys of each batch of data made available, in order (``expected`` is their concatenation)
+        self.batch_keys: list[list[Any]] = []
         self.batches = 0
         self.runs = 0
         self.props: dict[str, str] = {

@@ -24,6 +24,7 @@ state store's rules say.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -96,7 +97,11 @@ class SourceContract(Contract):
         return sorted(job.dataset_states()) or [job.props.get("dataset.urn", "")]
 
     def startpoint_value(self, job: ContractJob, keys: list[Hashable]) -> tuple[str, str | None] | None:
-        """``(--value W, --partition P or None)`` that starts the dataset at the first of ``keys`` (None: untested)."""
+        """``(--value W, --partition P or None)`` that starts the dataset at the first of ``keys`` (None: untested).
+
+        ``keys`` are the records of every batch after the first, which a first run has already pulled: the value
+        must start each dataset at them, so that exactly they are read again.
+        """
         return None
 
     # ------------------------------------------------------------------ the job
@@ -116,6 +121,7 @@ class SourceContract(Contract):
         keys = list(self.add_data(job, job.batches))
         job.batches += 1
         job.expected.extend(keys)
+        job.batch_keys.append(keys)
         return keys
 
     def check_published(self, job: ContractJob) -> None:
@@ -290,15 +296,26 @@ class SourceContract(Contract):
         assert source_job.run().exit_code == 0
         self.check_published(source_job)
 
-    def test_startpoint_value_starts_at_that_record(self, source_job: ContractJob) -> None:
+    def test_startpoint_value_reads_again_from_that_record(self, source_job: ContractJob) -> None:
         self.require(self.supports_startpoints, "supports_startpoints", NO_STARTPOINTS)
-        start = self.startpoint_value(source_job, source_job.expected)
+        assert len(source_job.batch_keys) >= 2, "the value startpoint test needs seed_batches of 2 or more"
+        assert source_job.run().exit_code == 0
+        self.check_published(source_job)
+        later = [key for keys in source_job.batch_keys[1:] for key in keys]  # a first run pulled them all
+        start = self.startpoint_value(source_job, later)
         if start is None:
             pytest.skip("startpoint_value gives no value for this source")
         value, partition = start
         self.set_startpoint(source_job, "--value", value, *(["--partition", partition] if partition else []))
         assert source_job.run().exit_code == 0
-        self.check_published(source_job)
+        again = Counter(source_job.published_keys()) - Counter(source_job.expected)
+        not_again = sorted((k for k in later if k not in again), key=repr)
+        assert not not_again, (f"--value {value} (the record {later[0]!r}): {len(not_again)} later record(s) not "
+                               f"read again, e.g. {not_again[:5]}")
+        earlier = sorted((k for k in again if k not in set(later)), key=repr)
+        assert not earlier, (f"--value {value} (the record {later[0]!r}): {len(earlier)} earlier record(s) read "
+                             f"again, e.g. {earlier[:5]}")
+        exactly_once(list(again.elements()), later)
 
     def test_a_startpoint_survives_a_failed_commit(self, source_job: ContractJob) -> None:
         self.require(self.supports_startpoints, "supports_startpoints", NO_STARTPOINTS)

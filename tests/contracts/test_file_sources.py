@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from pathlib import Path
 
 import fastavro
@@ -16,6 +17,11 @@ from gobblin_py.testing import ContractJob, SourceContract
 ROWS = 4
 AVRO_SCHEMA = {"type": "record", "name": "Order", "namespace": "contract",
                "fields": [{"name": "id", "type": "long"}, {"name": "note", "type": ["null", "string"]}]}
+
+
+def modified_at(batch: int) -> int:
+    """The modification time (epoch seconds) of the file of ``batch``: later batches, later files."""
+    return 1_700_000_000 + batch * 100
 
 
 def records(batch: int) -> list[dict]:
@@ -36,8 +42,16 @@ class FileSourceSuite(SourceContract):
 
     def add_data(self, job: ContractJob, batch: int) -> list[int]:
         rows = records(batch)
-        self.write(job.data / f"orders-{batch:03d}.{self.extension}", rows)
+        self.write_at(job.data / f"orders-{batch:03d}.{self.extension}", rows, batch)
         return [r["id"] for r in rows]
+
+    def write_at(self, path: Path, rows: list[dict], batch: int) -> None:
+        """Write the file of ``batch`` and give it its modification time."""
+        self.write(path, rows)
+        os.utime(path, (modified_at(batch), modified_at(batch)))
+
+    def startpoint_value(self, job: ContractJob, keys: list) -> tuple[str, str | None]:
+        return str(modified_at(keys[0] // 100) * 1000), None  # the modification time of the first key's file
 
     def write(self, path: Path, rows: list[dict]) -> None:
         raise NotImplementedError
@@ -139,5 +153,5 @@ class TestCsvFileSourcePerSubfolder(TestCsvFileSource):
         rows = records(batch)
         folder = job.data / ("eu" if batch % 2 else "us")
         folder.mkdir(exist_ok=True)
-        self.write(folder / f"orders-{batch:03d}.csv", rows)
+        self.write_at(folder / f"orders-{batch:03d}.csv", rows, batch)
         return [r["id"] for r in rows]

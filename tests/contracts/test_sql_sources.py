@@ -35,6 +35,9 @@ class TestQueryBasedSource(SourceContract):
     def startpoint_datasets(self, job: ContractJob) -> list[str]:
         return ["orders"]
 
+    def startpoint_value(self, job: ContractJob, keys: list) -> tuple[str, str | None]:
+        return str(keys[0]), None  # the delta column, id: from that id on
+
     def add_data(self, job: ContractJob, batch: int) -> list[int]:
         ids = [batch * 100 + i for i in range(1, ROWS + 1)]
         self.env.executemany("INSERT INTO orders VALUES (?, ?, ?)",
