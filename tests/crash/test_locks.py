@@ -67,31 +67,48 @@ def test_lock_not_refreshed_for_the_timeout_is_taken_over(tmp_path):
     assert run_local(job).returncode == 75
 
 
-def test_the_lock_is_held_and_refreshed_during_a_run(tmp_path):
-    job = Job(tmp_path, extra=(
-        "job.lock.refresh.seconds=0.2\nconverter.classes=tests.runtime.sample_plugins.SlowConverter\n"
-        "source.filebased.file.pattern=*.parquet\nsource.filebased.batch.size=5\n"
-    ))
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+def gated_job(tmp_path, extra: str = "") -> Job:
+    """A job whose task holds at its first batch, with the lock taken, until the test creates ``tmp_path/gate``."""
+    job = Job(tmp_path / "job", extra=(f"converter.classes=tests.s3.plugins.GateConverter\n"
+                                       f"test.gate.file={tmp_path / 'gate'}\n{extra}"))
+    write_csv(job.data / "a.csv", 1)
+    return job
 
-    pq.write_table(pa.table({"order_id": pa.array(range(200), pa.int64())}), job.data / "a.parquet")
-    proc = subprocess.Popen([sys.executable, "-m", "gobblin_py.cli", "run", str(job.file), "--engine", "local"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    seen = []
-    deadline = time.time() + 30
-    while proc.poll() is None and time.time() < deadline:
-        if lock_file(job).exists():
+
+def start_run(job: Job) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "gobblin_py.cli", "run", str(job.file), "--engine", "local"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_lock(job: Job, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 60
+    while not lock_file(job).exists():
+        assert proc.poll() is None, f"the run ended without taking its lock: {proc.communicate()}"
+        assert time.monotonic() < deadline, "the run never took its lock"
+        time.sleep(0.05)
+
+
+def test_the_lock_is_held_and_refreshed_during_a_run(tmp_path):
+    job = gated_job(tmp_path, "job.lock.refresh.seconds=0.2\n")
+    proc = start_run(job)
+    try:
+        wait_for_lock(job, proc)
+        seen = []
+        deadline = time.monotonic() + 30
+        while len({s["refreshed"] for s in seen}) < 2:  # the run waits at the gate, holding its lock
+            assert proc.poll() is None and time.monotonic() < deadline, f"refreshed only at {seen}"
             try:
                 seen.append(json.loads(lock_file(job).read_text()))
             except ValueError:
-                pass
-        time.sleep(0.05)
-    proc.communicate(timeout=60)
-    assert proc.returncode == 0
-    assert seen and all(s["pid"] == proc.pid for s in seen)
-    assert len({s["refreshed"] for s in seen}) > 1  # refreshed while running
+                pass  # caught between a refresh's truncate and write
+            time.sleep(0.05)
+        assert {s["pid"] for s in seen} == {proc.pid}
+    finally:
+        (tmp_path / "gate").touch()
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, out + err
     assert not lock_file(job).exists()
+    assert job.published_ids() == list(range(1, 41))
 
 
 def test_lock_can_be_disabled(tmp_path):
@@ -115,20 +132,13 @@ def test_an_unreadable_lock_is_stale_only_after_the_timeout(tmp_path):
 
 
 def test_a_run_whose_lock_is_broken_commits_nothing(tmp_path):
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    job = Job(tmp_path, extra=(
-        "converter.classes=tests.runtime.sample_plugins.SlowConverter\n"
-        "source.filebased.file.pattern=*.parquet\nsource.filebased.batch.size=5\n"
-    ))
-    pq.write_table(pa.table({"order_id": pa.array(range(300), pa.int64())}), job.data / "a.parquet")
-    proc = subprocess.Popen([sys.executable, "-m", "gobblin_py.cli", "run", str(job.file), "--engine", "local"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 30
-    while not lock_file(job).exists() and time.time() < deadline:
-        time.sleep(0.05)
-    assert run_gpy("lock", "break", str(job.file), "--force").returncode == 0
+    job = gated_job(tmp_path)
+    proc = start_run(job)
+    try:
+        wait_for_lock(job, proc)
+        assert run_gpy("lock", "break", str(job.file), "--force").returncode == 0
+    finally:
+        (tmp_path / "gate").touch()
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 75, out + err
     assert "the lock was broken or taken over" in err
