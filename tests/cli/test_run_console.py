@@ -12,6 +12,14 @@ from tests.pty_run import run_gpy_in_pty
 from tests.runtime.test_run_cli import Job, write_csv
 
 
+def summary_cells(header: str, row: str) -> dict[str, str]:
+    """A row of the summary table by its header's column names."""
+    names = [cell.strip() for cell in header.split("┃")[1:-1]]
+    cells = [cell.strip() for cell in row.split("│")[1:-1]]
+    assert len(names) == len(cells), (header, row)
+    return dict(zip(names, cells, strict=True))
+
+
 def _forked_job(tmp_path) -> Job:
     job = Job(tmp_path, extra="fork.branches=2\n")
     write_csv(job.data / "a.csv", 1)
@@ -35,8 +43,12 @@ def test_a_run_at_a_terminal_shows_live_progress_then_a_summary_table(tmp_path):
     rows = [line for line in text.splitlines() if "fork_0" in line and "│" in line] + \
            [line for line in text.splitlines() if "fork_1" in line and "│" in line]
     assert len(rows) == 2, text
-    assert "COMMITTED" in rows[0] and "2/2" in rows[0] and "80" in rows[0], rows[0]
-    assert "→" in rows[0], rows[0]
+    first = summary_cells(header, rows[0])
+    fork_0_bytes = sum(p.stat().st_size for p in (job.final / "fork_0").rglob("*") if p.is_file())
+    assert {k: v for k, v in first.items() if k not in ("watermark from → to", "duration")} == {
+        "dataset": '"" (default)', "status": "COMMITTED", "tasks": "2/2", "rows in": "80", "branch": "fork_0",
+        "rows out": "80", "files": "2", "bytes": f"{fork_0_bytes:,}"}, rows[0]
+    assert first["watermark from → to"].startswith("0 → "), rows[0]
     assert [c.strip() for c in rows[1].split("│")][6:8] == ["80", "2"], rows[1]  # rows out and files of fork_1
     # people see the display, not a line per task nor JSON
     assert "task_finished" not in text and '"event"' not in text, text

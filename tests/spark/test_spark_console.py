@@ -19,6 +19,7 @@ from gobblin_py.runtime.engines import spark_logging
 from gobblin_py.runtime.execute import task_progress
 from gobblin_py.runtime.launcher import JobLauncher
 from gobblin_py.runtime.execute.task_progress import TaskReport
+from tests.cli.test_run_console import summary_cells
 from tests.pty_run import run_gpy_in_pty
 from tests.runtime.test_run_cli import Job, write_csv
 
@@ -42,8 +43,10 @@ def test_a_spark_run_at_a_terminal_shows_progress_and_the_summary_without_jvm_no
     assert not LOG4J_WARN.search(text), text
     assert not any(noise in text for noise in NOISE), text
     assert "work units" in text and "1/1" in text and "rows read 40" in text and "branch fork_0" in text, text
+    header = next(line for line in text.splitlines() if "rows out" in line)
     row = next(line for line in text.splitlines() if "fork_0" in line and "│" in line)
-    assert "COMMITTED" in row and "40" in row, text
+    cells = summary_cells(header, row)
+    assert (cells["status"], cells["rows in"], cells["branch"], cells["rows out"]) == ("COMMITTED", "40", "fork_0", "40"), text
 
 
 class _Recorder:

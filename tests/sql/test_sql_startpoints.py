@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 
 import pytest
 
@@ -48,7 +49,9 @@ def test_timestamp_replay_on_an_id_watermarked_table(db, tmp_path):
     # replay from hour 15: the id range holding it is found from the recorded (watermark, event time) pairs
     startpoint(job, "events", "--timestamp", (BASE + dt.timedelta(hours=15)).isoformat() + "Z")
     shown = run_gpy("run", str(job.file), "--engine", "local", "--dry-run")
-    assert "11" in shown.stdout and "TIMESTAMP" in shown.stdout  # it starts at the range [11, 21)
+    [point] = re.findall(r"start dataset 'events' at TIMESTAMP 2024-03-01T23:00:00\.000Z \(id (\w+),", shown.stdout)
+    planned = re.findall(r"^\s+events\s+-\s+(\d+)\s+(\d+)\s+.*\s(\w+)$", shown.stdout, re.MULTILINE)
+    assert planned == [("11", "21", point), ("21", "31", point)], shown.stdout  # it starts at the range [11, 21)
     assert job.run().returncode == 0
     assert job.ids("events", "id") == sorted(list(range(1, 31)) + list(range(15, 31)))  # rows before 15h filtered
     assert pending(job) == {}
