@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.conftest import run_gpy
-from tests.runtime.test_run_cli import Job, write_csv
+from tests.runtime.test_run_cli import Job, run_local, run_spark, write_csv
 
 
 def default_retries(job: Job) -> Job:
@@ -48,7 +50,7 @@ def test_a_bad_cast_fails_at_its_first_attempt_under_the_default_retries(tmp_pat
     assert attempt["attempt"] == 1 and attempt["kind"] == "permanent" and attempt["retry_in_s"] is None
     assert "cannot cast field 'currency'" in attempt["error"]
     (error,) = last_run(job)["datasets"][0]["task_errors"]
-    assert ": permanent: " in error and error.endswith("— not retried")
+    assert ": permanent (ArrowInvalid): " in error and error.endswith("— not retried")
     shown = run_gpy("history", str(job.file), last_run(job)["run_id"])
     assert "attempt 1: permanent, not retried — GobblinPyError: converter.cast.fields: cannot cast" in shown.stdout
 
@@ -99,3 +101,28 @@ def test_an_unknown_error_is_still_retried(tmp_path):
     assert [a["retry_in_s"] for a in recorded] == [0.0, 0.0, None]
     (error,) = last_run(job)["datasets"][0]["task_errors"]
     assert error.endswith("RuntimeError: this attempt fails on purpose — failed 3 attempts")
+
+
+@pytest.mark.parametrize("engine", ["processes", "spark"])
+def test_worker_processes_and_spark_retry_the_transient_and_not_the_permanent(tmp_path, engine, request):
+    def run(job: Job) -> int:
+        if engine == "spark":
+            request.getfixturevalue("spark")
+            return run_spark(job).returncode
+        return run_local(job).returncode
+
+    extra = "gpy.taskexecutor.processes=2\n" if engine == "processes" else ""
+    bad_cast = default_retries(Job(tmp_path / "cast", extra=extra + "converter.cast.fields=currency:int64\n"))
+    write_csv(bad_cast.data / "a.csv", 1)
+    assert run(bad_cast) != 0
+    (attempt,) = the_attempts(last_run(bad_cast))
+    assert attempt["kind"] == "permanent" and attempt["retry_in_s"] is None
+
+    refused = Job(tmp_path / "refused", extra=extra + (
+        "source.class=tests.runtime.sample_plugins.RefusedOnceSource\n"
+        f"test.attempts.dir={tmp_path / 'attempts'}\ntask.maxretries=5\ntask.retry.intervalinsec=0\n"))
+    write_csv(refused.data / "a.csv", 1)
+    assert run(refused) == 0
+    assert refused.published_ids() == list(range(1, 41))
+    (attempt,) = the_attempts(last_run(refused))
+    assert attempt["kind"] == "transient" and attempt["error"].startswith("ConnectionRefusedError")

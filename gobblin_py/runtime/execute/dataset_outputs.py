@@ -75,14 +75,15 @@ def branch_outputs(tasks: list[TaskState]) -> list[BranchOutput]:
 
 def failure_line(task: TaskState) -> str:
     """The one-line cause of a failed task: its id, the last line of its recorded exception, and whether it was
-    retried (``permanent: ArrowInvalid: … — not retried``, ``… — failed 6 attempts``)."""
+    retried (``permanent (ArrowInvalid): … — not retried``, ``… — failed 6 attempts``)."""
     trace = task.get_prop("task.failure.exception") or ""
     lines = [line for line in trace.strip().splitlines() if line.strip()]
     cause = lines[-1].strip() if lines else task.working_state.value
-    attempts = len(task_attempts(task))
+    attempts = task_attempts(task)
     if task.get_prop(FAILURE_KIND_KEY) == "permanent":
-        return f"{task.task_id}: permanent: {cause} — not retried"
-    return f"{task.task_id}: {cause}" + (f" — failed {attempts} attempts" if attempts > 1 else "")
+        why = f" ({attempts[-1].get('reason')})" if attempts and attempts[-1].get("reason") else ""
+        return f"{task.task_id}: permanent{why}: {cause} — not retried"
+    return f"{task.task_id}: {cause}" + (f" — failed {len(attempts)} attempts" if len(attempts) > 1 else "")
 
 
 def task_attempts(task: TaskState) -> list[dict]:
