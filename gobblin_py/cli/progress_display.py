@@ -39,6 +39,7 @@ def render_snapshot(snap: Snapshot) -> Group:
         for name, rows in snap.written.items():
             branches.add_row(Text(f"  branch {name}"), Text(f"rows written {rows:,}", style="green"))
         parts.append(branches)
+    parts += [Text(f"  {line}", style="yellow") for line in snap.retries]
     return Group(*parts)
 
 

@@ -1,6 +1,15 @@
 """Errors a user can act on. Each names the file, key or record concerned, and what went wrong.
 
 The CLI turns these into a one-line message and an exit code; anything else is a bug and gets a traceback.
+
+Whether a retry can help: a failed task is retried (``task.maxretries``) only when its error may pass. An
+exception says so with a ``retryable`` attribute: ``False`` for a permanent failure (the same input fails the same
+way: a bad value, a missing file, a configuration error; the task fails at once), ``True`` for a transient one (a
+connection refused, a timeout, a busy server; the task is retried). A plugin raises :class:`TransientError` or
+:class:`PermanentError` (``raise PermanentError("orders.csv line 7: 'abc' is not a number") from exc``), or sets
+``retryable`` on an exception class of its own. Without the attribute,
+:func:`gobblin_py.sdk.failures.classify` recognises common library errors; an error it does not know is retried,
+as in Gobblin.
 """
 
 from __future__ import annotations
@@ -10,18 +19,34 @@ class GobblinPyError(Exception):
     """Base of every error gobblin_py reports to a user without a traceback."""
 
     exit_code = 1
+    #: whether retrying the failed work can help: True (transient), False (permanent), None (unknown: retried)
+    retryable: bool | None = None
+
+
+class TransientError(GobblinPyError):
+    """A failure that may pass (a server down for a moment, a lock held elsewhere): the task is retried."""
+
+    retryable = True
+
+
+class PermanentError(GobblinPyError):
+    """A failure that will repeat (a bad value, a missing column or file): the task fails at once, unretried."""
+
+    retryable = False
 
 
 class UsageError(GobblinPyError):
     """The command line or a job configuration is wrong (exit code 2)."""
 
     exit_code = 2
+    retryable = False
 
 
 class CorruptFileError(GobblinPyError):
     """A file could not be decoded: it is truncated, corrupt or of an unsupported kind (exit code 2)."""
 
     exit_code = 2
+    retryable = False
 
     def __init__(self, path: str, reason: str, offset: int | None = None) -> None:
         self.path = path
@@ -39,6 +64,7 @@ class StateStoreError(GobblinPyError):
     """The state store cannot be read or written as asked (exit code 2)."""
 
     exit_code = 2
+    retryable = False
 
 
 class RecordsLost(GobblinPyError):

@@ -84,4 +84,10 @@ def render_run(record: Mapping[str, Any]) -> str:
         if d.get("error"):
             lines.append(f"    error: {d['error']}")
         lines += [f"    failed task {e}" for e in d.get("task_errors") or []]
+        for task in d.get("task_attempts") or []:
+            for a in task.get("attempts") or []:
+                wait = a.get("retry_in_s")
+                then = f"retried after {float(wait):g} s" if wait is not None else "not retried"
+                lines.append(f"    task {task.get('task')} attempt {a.get('attempt')}: {a.get('kind')}, {then} — "
+                             f"{a.get('error')}")
     return "\n".join(lines)

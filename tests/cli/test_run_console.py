@@ -4,6 +4,7 @@ terminal the same progress and summaries as JSON lines."""
 from __future__ import annotations
 
 import json
+import re
 
 from gobblin_py.runtime.execute.run_progress import RunProgress
 from gobblin_py.runtime.execute.task_progress import TaskReport
@@ -95,3 +96,26 @@ def test_progress_adds_up_tasks_and_branches_and_keeps_a_tasks_end():
     assert (snap.planned, snap.done, snap.failed, snap.rows_read) == (3, 2, 1, 25)
     assert snap.written == {"fork_0": 20, "fork_1": 9}
     assert snap.as_json()["work_units_done"] == 2
+
+
+def test_a_task_waiting_for_its_retry_shows_a_line_until_it_ends():
+    progress = RunProgress()
+    progress.planned(2)
+    progress.update(TaskReport("task_Orders_17_3", "", 0, {}, None, "attempt 2 of 6 in 300 s — ConnectionRefusedError"))
+    progress.update(TaskReport("task_Orders_17_3", "", 7, {"fork_0": 7}))  # the next attempt running
+    progress.update(TaskReport("task_Orders_17_4", "", 5, {"fork_0": 5}))
+    assert progress.snapshot().retries == ["task 3: attempt 2 of 6 in 300 s — ConnectionRefusedError"]
+    progress.update(TaskReport("task_Orders_17_3", "", 9, {"fork_0": 9}, "SUCCESSFUL"))
+    assert progress.snapshot().retries == []
+
+
+def test_a_retry_shows_on_the_live_display(tmp_path):
+    job = Job(tmp_path, extra=("converter.classes=tests.runtime.sample_plugins.FailAttempts\ntest.fail.attempts=2\n"
+                               f"test.attempts.dir={tmp_path / 'attempts'}\ntask.maxretries=3\n"
+                               "task.retry.intervalinsec=1\n"))
+    write_csv(job.data / "a.csv", 1)
+    result = run_gpy_in_pty("run", str(job.file), "--engine", "local")
+    assert result.returncode == 0, result.text
+    # the second retry waits 1 s: the display shows it meanwhile (the first, at once, may come and go unseen)
+    assert re.search(r"task \d+: attempt 3 of 4 in 1 s — RuntimeError: this attempt fails on purpose \(unknown\)",
+                     result.text), result.text

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import time
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from gobblin_py.sdk.contracts import Converter, DataPublisher, ForkOperator
+from gobblin_py.connectors.files.file_extractor import FileExtractor
+from gobblin_py.connectors.files.filebased import FileBasedSource
 from gobblin_py.connectors.files.publisher import BaseDataPublisher
 
 
@@ -293,3 +296,36 @@ class WaitForRelease(Converter):
 
     def convert_batch(self, batch, state):
         return batch
+
+
+class VanishingFilesSource(FileBasedSource):
+    """Plans the files it finds, then deletes them: each task finds its input file gone (a cleanup job ran)."""
+
+    def get_workunits(self, state):
+        units = super().get_workunits(state)
+        for name in os.listdir(state.get_prop("source.filebased.data.directory")):
+            os.remove(os.path.join(state.get_prop("source.filebased.data.directory"), name))
+        return units
+
+
+class RefusedOnceExtractor(FileExtractor):
+    """Its first attempt of each task connects to a port nobody listens on (a real ConnectionRefusedError); later
+    attempts read the files. Attempts are counted by files in ``test.attempts.dir``."""
+
+    def read_batches(self):
+        directory = os.path.join(self.state.get_prop("test.attempts.dir"), self.state.get_prop("task.id"))
+        os.makedirs(directory, exist_ok=True)
+        open(os.path.join(directory, self.state.get_prop("task.attempt.id")), "w").close()
+        if len(os.listdir(directory)) == 1:
+            with socket.socket() as closed:
+                closed.bind(("127.0.0.1", 0))
+                port = closed.getsockname()[1]
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()
+        return super().read_batches()
+
+
+class RefusedOnceSource(FileBasedSource):
+    """A file source whose extractor's first attempt finds its server refusing connections."""
+
+    def get_extractor(self, state):
+        return RefusedOnceExtractor(state)

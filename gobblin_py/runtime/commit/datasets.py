@@ -29,6 +29,7 @@ from gobblin_py.runtime.commit.job_run import JobRun
 from gobblin_py.runtime.commit.startpoint_steps import StartpointsConsumedStep
 from gobblin_py.runtime.execute.dataset_outputs import (
     BranchOutput,
+    attempt_records,
     branch_outputs,
     failure_line,
     first_start_ms,
@@ -101,6 +102,7 @@ class DatasetResult:
     commit_pending: bool = False  # its commit log is left for the next run: keep this run's output files
     branches: list[BranchOutput] = field(default_factory=list)  # per fork branch: records, files, bytes published
     task_errors: list[str] = field(default_factory=list)  # one line per failed task
+    task_attempts: list[dict] = field(default_factory=list)  # every failed attempt of each task that had one
     usage_errors: list[str] = field(default_factory=list)  # failed tasks the configuration or input failed (exit 2)
     started_ms: int = 0  # its first task's start
     ended_ms: int = 0  # the end of its commit
@@ -159,6 +161,7 @@ def describe_outputs(result: DatasetResult, tasks: list[TaskState], run_started_
     """``result`` with what its tasks wrote per branch, its failed tasks' causes and when it started and ended."""
     result.branches = branch_outputs(tasks)
     result.task_errors = task_errors(tasks)
+    result.task_attempts = attempt_records(tasks)
     result.usage_errors = usage_errors(tasks)
     result.started_ms = first_start_ms(tasks, run_started_ms)
     result.ended_ms = int(time.time() * 1000)

@@ -7,6 +7,7 @@ counters on each task state (``writer.records.written[.i]``, ``writer.final.outp
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 
 from gobblin_py.sdk.branches import branch_key, branch_name
@@ -17,6 +18,10 @@ MAX_ERRORS = 10  # failed tasks named per dataset: enough to see the pattern, sh
 # file): rerunning cannot help until a person fixes the job, so the run exits 2. It travels with the TaskState
 # from threads, worker processes and Spark executors alike.
 USAGE_FAILURE_KEY = "gpy.task.failure.usage"
+# a task's failed attempts (JSON: attempt number, error, kind, the wait before the next) and the kind of its last
+# failure (transient, permanent or unknown: see gobblin_py.sdk.failures), set by the task runner on every engine
+ATTEMPTS_KEY = "gpy.task.attempts"
+FAILURE_KIND_KEY = "gpy.task.failure.kind"
 
 
 @dataclass
@@ -69,10 +74,32 @@ def branch_outputs(tasks: list[TaskState]) -> list[BranchOutput]:
 
 
 def failure_line(task: TaskState) -> str:
-    """The one-line cause of a failed task: its id and the last line of its recorded exception."""
+    """The one-line cause of a failed task: its id, the last line of its recorded exception, and whether it was
+    retried (``permanent (ArrowInvalid): … — not retried``, ``… — failed 6 attempts``)."""
     trace = task.get_prop("task.failure.exception") or ""
     lines = [line for line in trace.strip().splitlines() if line.strip()]
-    return f"{task.task_id}: {lines[-1].strip() if lines else task.working_state.value}"
+    cause = lines[-1].strip() if lines else task.working_state.value
+    attempts = task_attempts(task)
+    if task.get_prop(FAILURE_KIND_KEY) == "permanent":
+        why = f" ({attempts[-1].get('reason')})" if attempts and attempts[-1].get("reason") else ""
+        return f"{task.task_id}: permanent{why}: {cause} — not retried"
+    return f"{task.task_id}: {cause}" + (f" — failed {len(attempts)} attempts" if len(attempts) > 1 else "")
+
+
+def task_attempts(task: TaskState) -> list[dict]:
+    """The task's failed attempts, as the task runner recorded them (none when its first attempt succeeded)."""
+    try:
+        attempts = json.loads(task.get_prop(ATTEMPTS_KEY) or "[]")
+    except ValueError:
+        return []
+    return attempts if isinstance(attempts, list) else []
+
+
+def attempt_records(tasks: list[TaskState]) -> list[dict]:
+    """Every attempt of each task that failed one (at most :data:`MAX_ERRORS` tasks), for the run history:
+    ``{"task": id, "state": ..., "attempts": [{"attempt", "error", "kind", "reason", "retry_in_s"}, ...]}``."""
+    records = [{"task": t.task_id, "state": t.working_state.value, "attempts": task_attempts(t)} for t in tasks]
+    return [r for r in records if r["attempts"]][:MAX_ERRORS]
 
 
 def task_errors(tasks: list[TaskState]) -> list[str]:

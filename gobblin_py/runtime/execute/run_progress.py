@@ -24,6 +24,7 @@ class Snapshot:
     rows_read: int
     written: dict[str, int] = field(default_factory=dict)  # by branch name
     seconds: float = 0.0
+    retries: list[str] = field(default_factory=list)  # a line per running task that failed an attempt: when, why
 
     @property
     def rows_per_second(self) -> float:
@@ -42,6 +43,7 @@ class RunProgress:
         self._lock = threading.Lock()
         self._planned = 0
         self._reports: dict[str, TaskReport] = {}
+        self._notes: dict[str, str] = {}  # the last retry note of each task
         self._started = time.monotonic()
 
     def planned(self, tasks: int) -> None:
@@ -54,16 +56,27 @@ class RunProgress:
             if known is not None and known.state is not None and report.state is None:
                 return  # a running report that arrived after the task's end
             self._reports[report.task_id] = report
+            if report.note:
+                self._notes[report.task_id] = report.note
 
     def snapshot(self) -> Snapshot:
         with self._lock:
             reports = list(self._reports.values())
             planned = self._planned
+            notes = dict(self._notes)
         written: dict[str, int] = {}
         for report in reports:
             for branch, rows in report.written.items():
                 written[branch] = written.get(branch, 0) + rows
         ended = [r for r in reports if r.state is not None]
+        retries = [f"{_task_label(r.task_id)}: {notes[r.task_id]}" for r in sorted(reports, key=lambda r: r.task_id)
+                   if r.state is None and r.task_id in notes]
         return Snapshot(max(planned, len(reports)), len(ended), sum(1 for r in ended if r.state == "FAILED"),
                         sum(r.read for r in reports), dict(sorted(written.items())),
-                        time.monotonic() - self._started)
+                        time.monotonic() - self._started, retries)
+
+
+def _task_label(task_id: str) -> str:
+    """``task 3`` for Gobblin's ``task_<job>_<ms>_3``; other ids as they are."""
+    tail = task_id.rsplit("_", 1)[-1]
+    return f"task {tail}" if task_id.startswith("task_") and tail.isdigit() else task_id

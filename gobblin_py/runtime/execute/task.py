@@ -2,12 +2,16 @@
 
 Each attempt is a :class:`~gobblin_py.runtime.execute.pipeline.TaskPipeline` and writes under its own attempt folder;
 a failed attempt is retried up to ``task.maxretries`` times, the k-th retry after (k−1) ×
-``task.retry.intervalinsec`` seconds. The TaskState that comes back holds Gobblin's counters, the working state,
-the quality results and the actual high watermark the extractor set, or the failure.
+``task.retry.intervalinsec`` seconds, unless its failure is permanent (:func:`gobblin_py.sdk.failures.classify`:
+a bad value, a missing file, a configuration error fail the task at once). Each retry is a ``task_retry`` event and
+a line on the live display; every failed attempt is kept on the task's state (:data:`ATTEMPTS_KEY`). The TaskState
+that comes back holds Gobblin's counters, the working state, the quality results and the actual high watermark
+the extractor set, or the failure.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 import traceback
@@ -15,15 +19,18 @@ import uuid
 from collections.abc import Mapping
 
 from gobblin_py.runtime.execute import task_progress
-from gobblin_py.runtime.execute.dataset_outputs import USAGE_FAILURE_KEY
+from gobblin_py.runtime.execute.dataset_outputs import ATTEMPTS_KEY, FAILURE_KIND_KEY, USAGE_FAILURE_KEY
 from gobblin_py.runtime.execute.pipeline import TaskPipeline
 from gobblin_py.runtime.execute.task_settings import TaskSettings
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.failures import Failure, classify
 from gobblin_py.sdk.interrupts import TaskCancelled, pause
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.states import State, TaskState, WorkingState, WorkUnit
 
 log = get_logger(__name__)
+
+MAX_ERROR_CHARS = 500  # of an attempt's error kept on the task's state; the last attempt keeps its whole trace
 
 
 def attempt_id(retry: int) -> str:
@@ -43,6 +50,7 @@ def run_task(job_props: Mapping[str, str], workunit: WorkUnit, job_id: str, task
     settings = TaskSettings.load(job_state)
     started = int(time.time() * 1000)
     attempt = 0
+    attempts: list[dict] = []  # each failed attempt: number, error, kind, the wait before the next
     while True:
         task = TaskState(job_id, task_id, workunit, job_state=job_state, start_time=started)
         task.set_prop("job.id", job_id)
@@ -59,11 +67,21 @@ def run_task(job_props: Mapping[str, str], workunit: WorkUnit, job_id: str, task
             task.set_prop("task.failure.exception", "".join(traceback.format_exception(exc)))
             if isinstance(exc, GobblinPyError) and exc.exit_code == UsageError.exit_code:
                 task.set_prop(USAGE_FAILURE_KEY, str(exc))  # the run exits 2 with this message
-            log.warning("task_failed", task=task_id, attempt=attempt, error=f"{type(exc).__name__}: {exc}")
-            if attempt < settings.max_retries and not isinstance(exc, (UsageError, TaskCancelled)):
+            failure = classify(exc)
+            retry = (attempt < settings.max_retries and failure.retryable and not isinstance(exc, TaskCancelled))
+            delay = settings.retry_interval_s * attempt if retry else None
+            attempts.append({"attempt": attempt + 1, "error": _error_text(exc), "kind": failure.kind,
+                             "reason": failure.reason, "retry_in_s": delay})
+            task.set_prop(FAILURE_KIND_KEY, failure.kind)
+            if retry and delay is not None:
+                _announce_retry(task, exc, failure, attempt + 2, settings.max_retries + 1, delay)
                 attempt += 1
-                pause(settings.retry_interval_s * (attempt - 1))
+                pause(delay)
                 continue
+            log.warning("task_failed", task=task_id, attempt=attempt + 1, error=_error_text(exc), kind=failure.kind,
+                        reason=failure.reason, note=_final_note(exc, failure, attempt + 1))
+        if attempts:  # on the state that goes back, whether the last attempt failed or not
+            task.set_prop(ATTEMPTS_KEY, json.dumps(attempts, ensure_ascii=False))
         task.set_prop("task.retries", attempt)
         task.end_time = int(time.time() * 1000)
         task.task_duration = task.end_time - task.start_time
@@ -71,3 +89,26 @@ def run_task(job_props: Mapping[str, str], workunit: WorkUnit, job_id: str, task
                  extracted=task.get_prop("qualitychecker.rows.extracted"), written=task.get_prop("writer.records.written"))
         task_progress.report_finished(task)
         return task
+
+
+def _error_text(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS - 1] + "…"
+
+
+def _final_note(exc: BaseException, failure: Failure, attempts: int) -> str:
+    if isinstance(exc, TaskCancelled):
+        return "the run was stopped"
+    if not failure.retryable:
+        return f"permanent ({failure.reason}): not retried"
+    return f"{failure.kind}: failed {attempts} attempt(s), task.maxretries reached"
+
+
+def _announce_retry(task: TaskState, exc: BaseException, failure: Failure, attempt: int, of: int,
+                    delay: float) -> None:
+    """The ``task_retry`` event and the live display's line for a task about to be tried again."""
+    log.warning("task_retry", task=task.task_id, attempt=attempt, of=of, delay_s=delay,
+                error_type=type(exc).__name__, error=_error_text(exc), kind=failure.kind, reason=failure.reason)
+    brief = _error_text(exc)
+    task_progress.report_retry(task, f"attempt {attempt} of {of} in {delay:g} s — "
+                                     f"{brief if len(brief) <= 100 else brief[:99] + '…'} ({failure.kind})")

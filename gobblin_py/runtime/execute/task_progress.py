@@ -21,13 +21,15 @@ THROTTLE_S = 0.2
 
 @dataclass
 class TaskReport:
-    """Where one task stands: rows read, rows written per branch, and its working state once it ended."""
+    """Where one task stands: rows read, rows written per branch, its working state once it ended, and a note
+    while it waits to be retried (``attempt 2 of 6 in 300 s — ConnectionRefusedError: …``)."""
 
     task_id: str
     urn: str
     read: int
     written: dict[str, int] = field(default_factory=dict)
     state: str | None = None
+    note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -35,7 +37,8 @@ class TaskReport:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TaskReport:
         return cls(str(data["task_id"]), str(data.get("urn") or ""), int(data.get("read") or 0),
-                   {str(k): int(v) for k, v in (data.get("written") or {}).items()}, data.get("state"))
+                   {str(k): int(v) for k, v in (data.get("written") or {}).items()}, data.get("state"),
+                   data.get("note"))
 
 
 class ProgressSink(Protocol):
@@ -102,3 +105,10 @@ def report_finished(task: TaskState, sink: ProgressSink | None = None) -> None:
         return
     read = int(task.get_prop("qualitychecker.rows.extracted") or 0)
     sink.update(TaskReport(task.task_id, task.dataset_urn, read, written_by_branch(task), task.working_state.value))
+
+
+def report_retry(task: TaskState, note: str) -> None:
+    """A task attempt failed and the task will be tried again: ``note`` says when and why, to whoever listens."""
+    sink = _sink()
+    if sink is not None:
+        sink.update(TaskReport(task.task_id, task.dataset_urn, 0, {}, None, note))

@@ -15,7 +15,8 @@ class TaskSettings(Settings):
     """The keys of a task: retries, the fork and its queues, the writer of each branch."""
 
     max_retries: int = setting("task.maxretries", default=5, minimum=0, maximum=100,
-                               doc="retries of a failed task, each with fresh plugins (Gobblin's default)")
+                               doc="retries of a failed task, each with fresh plugins (Gobblin's default); "
+                                   "none after a permanent failure")
     retry_interval_s: float = setting("task.retry.intervalinsec", default=300.0, minimum=0, maximum=86400,
                                       doc="the k-th retry waits (k-1) times this many seconds")
     fork_operator: str = setting("fork.operator.class", default=DEFAULT_FORK_OPERATOR,

@@ -1,0 +1,153 @@
+"""Which failures a retry can help: real exceptions from the real libraries, classified transient, permanent or
+unknown (``gobblin_py.sdk.failures.classify``)."""
+
+from __future__ import annotations
+
+import errno
+import socket
+import sqlite3
+
+import adbc_driver_sqlite.dbapi as adbc_sqlite
+import botocore.exceptions as boto
+import confluent_kafka as kafka
+import psycopg
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from gobblin_py.sdk.errors import CorruptFileError, GobblinPyError, PermanentError, TransientError, UsageError
+from gobblin_py.sdk.failures import PERMANENT, TRANSIENT, UNKNOWN, classify
+
+
+def raised(call, *args) -> BaseException:
+    """The exception ``call(*args)`` raises (it must raise)."""
+    try:
+        call(*args)
+    except Exception as exc:  # noqa: BLE001 - whatever the library raises is what is classified
+        return exc
+    raise AssertionError(f"{call} did not raise")
+
+
+def refused() -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    socket.create_connection(("127.0.0.1", port), timeout=5)
+
+
+def locked_sqlite(tmp_path) -> BaseException:
+    path = str(tmp_path / "db.sqlite")
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("create table t (x)")
+    holder.execute("begin exclusive")
+    try:
+        return raised(sqlite3.connect(path, timeout=0).execute, "select * from t")
+    finally:
+        holder.execute("rollback")
+        holder.close()
+
+
+def client_error(code: str, status: int) -> boto.ClientError:
+    return boto.ClientError({"Error": {"Code": code, "Message": code}, "ResponseMetadata": {"HTTPStatusCode": status}},
+                            "GetObject")
+
+
+def kafka_error(code: int) -> kafka.KafkaException:
+    return kafka.KafkaException(kafka.KafkaError(code))
+
+
+def test_transient_failures(tmp_path):
+    cases = [
+        raised(refused),
+        ConnectionResetError(errno.ECONNRESET, "Connection reset by peer"),
+        TimeoutError("timed out"),
+        OSError(errno.EHOSTUNREACH, "No route to host"),
+        kafka_error(kafka.KafkaError.LEADER_NOT_AVAILABLE),
+        kafka_error(kafka.KafkaError.BROKER_NOT_AVAILABLE),
+        kafka_error(kafka.KafkaError._ALL_BROKERS_DOWN),
+        kafka.KafkaException(kafka.KafkaError(kafka.KafkaError._TRANSPORT, "down", retriable=True)),
+        client_error("SlowDown", 503),
+        client_error("InternalError", 500),
+        client_error("ThrottlingException", 400),
+        boto.EndpointConnectionError(endpoint_url="https://s3.example"),
+        boto.ReadTimeoutError(endpoint_url="https://s3.example"),
+        locked_sqlite(tmp_path),
+        psycopg.errors.lookup("40P01")("deadlock detected"),
+        psycopg.errors.lookup("57P01")("terminating connection due to administrator command"),
+        psycopg.errors.lookup("08006")("connection failure"),
+        OSError("When reading information for key 'a' in bucket 'b': AWS Error NETWORK_CONNECTION during "
+                "HeadObject operation: curlCode: 7, Couldn't connect to server"),
+        TransientError("the service said: come back later"),
+    ]
+    for exc in cases:
+        assert classify(exc).kind == TRANSIENT, f"{type(exc).__name__}: {exc}"
+
+
+def adbc_missing_table() -> BaseException:
+    with adbc_sqlite.connect() as connection, connection.cursor() as cursor:
+        return raised(cursor.execute, "select * from no_such_table")
+
+
+def test_permanent_failures(tmp_path):
+    (tmp_path / "junk.parquet").write_bytes(b"junk")
+    sqlite = sqlite3.connect(":memory:")
+    cases = [
+        raised(pc.cast, pa.array(["abc"]), pa.int64()),  # ArrowInvalid from a cast
+        raised(pa.table({"a": [1]}).column, "b"),  # a missing column
+        raised(pa.table({"a": [1]}).cast, pa.schema([("b", pa.int64())])),  # a schema mismatch
+        raised(pq.read_table, str(tmp_path / "junk.parquet")),  # a corrupt input
+        raised(pq.read_table, str(tmp_path / "missing.parquet")),  # a missing file
+        raised(open, str(tmp_path / "missing.csv")),
+        PermissionError(errno.EACCES, "Permission denied", "/data/orders.csv"),
+        raised(sqlite.execute, "select * from no_such_table"),
+        raised(sqlite.execute, "select no_such_column from sqlite_master"),
+        adbc_missing_table(),
+        psycopg.errors.lookup("42P01")('relation "orders" does not exist'),
+        psycopg.errors.lookup("42703")('column "amount" does not exist'),
+        psycopg.errors.lookup("22P02")("invalid input syntax for type integer"),
+        psycopg.errors.lookup("42501")("permission denied for table orders"),
+        kafka_error(kafka.KafkaError.UNKNOWN_TOPIC_OR_PART),
+        kafka_error(kafka.KafkaError.TOPIC_AUTHORIZATION_FAILED),
+        client_error("NoSuchKey", 404),
+        client_error("AccessDenied", 403),
+        boto.NoCredentialsError(),
+        CorruptFileError("/data/a.avro", "truncated block", 120),
+        UsageError("converter.cast.fields: no field amount in the input"),
+        PermanentError("orders.csv line 7: 'abc' is not a number"),
+        ValueError("invalid literal for int() with base 10: 'abc'"),
+        raised(int, "abc"),
+    ]
+    for exc in cases:
+        assert classify(exc).kind == PERMANENT, f"{type(exc).__name__}: {exc}"
+
+
+def test_unknown_failures_are_retried():
+    for exc in [RuntimeError("something broke"), GobblinPyError("a task failed"), OSError(errno.EIO, "I/O error"),
+                kafka_error(kafka.KafkaError._PARTITION_EOF), Exception("?")]:
+        failure = classify(exc)
+        assert failure.kind == UNKNOWN and failure.retryable, f"{type(exc).__name__}: {exc}"
+
+
+def test_a_wrapped_error_takes_its_causes_kind_unless_it_says_its_own():
+    cast = raised(pc.cast, pa.array(["abc"]), pa.int64())
+    try:
+        raise GobblinPyError("converter.cast.fields: cannot cast field 'note'") from cast
+    except GobblinPyError as exc:
+        assert classify(exc).kind == PERMANENT
+    try:
+        raise TransientError("the broker is restarting") from cast
+    except TransientError as exc:
+        assert classify(exc).kind == TRANSIENT
+
+
+class ServiceDown(Exception):
+    """A plugin's own error that marks itself."""
+
+    retryable = True
+
+
+@pytest.mark.parametrize("exc, kind", [(ServiceDown("503 from the API"), TRANSIENT),
+                                       (type("BadRecord", (Exception,), {"retryable": False})("row 7"), PERMANENT)])
+def test_a_plugins_own_error_marks_itself_with_retryable(exc, kind):
+    assert classify(exc).kind == kind
