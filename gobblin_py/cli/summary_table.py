@@ -1,6 +1,6 @@
 """The end-of-run summary as a table on a terminal: one row per dataset and fork branch.
 
-The table fits the terminal's width (rich's console: the terminal's size, else ``COLUMNS``, else 80). Numbers and
+The table fits the terminal's width (the terminal's own size, else ``COLUMNS``, else 80). Numbers and
 states are never cut: names and watermarks wrap, and on a narrow terminal the less important columns (duration,
 bytes, files, then watermarks) leave the table for a line per dataset below it.
 
@@ -10,6 +10,8 @@ Off a terminal ``gpy run`` prints the plain summary (:mod:`gobblin_py.runtime.co
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -130,10 +132,19 @@ def _left_out(d: DatasetResult, rows: list[list[str]], names: list[str]) -> str:
     return "  ".join(parts)
 
 
+def terminal_width() -> int | None:
+    """Stdout's terminal's own width; None off a terminal. (Rich takes ``COLUMNS`` first, which a shell may
+    have exported before the window was resized.)"""
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns or None
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def print_summary_table(result: JobResult, console: Console | None = None) -> None:
     """The summary table, then each dataset's left-out columns, errors, published paths and quality lines, on
     ``console`` (stdout)."""
-    console = console or Console()
+    console = console or Console(width=terminal_width())
     laid_out = summary_table(result, console.width)
     if laid_out is None:  # narrower than any table: the plain summary, wrapped
         console.print(render(result), highlight=False)

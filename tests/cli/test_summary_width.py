@@ -12,6 +12,7 @@ from gobblin_py.cli.summary_table import print_summary_table
 from gobblin_py.runtime.commit.job_result import JobResult
 from gobblin_py.runtime.commit.summary import render
 from gobblin_py.runtime.launcher import JobLauncher
+from tests.pty_run import run_gpy_in_pty
 from tests.runtime.test_run_cli import Job, write_csv
 
 
@@ -72,3 +73,17 @@ def test_off_a_terminal_the_plain_summary_shows_every_number_and_state(multi_dat
         assert f"dataset {d.urn}: {d.state.value}" in text
         assert f"records extracted {d.records_extracted}" in text and f"written {d.records_written}" in text
     assert "…" not in text
+
+
+def test_gpy_run_at_an_80_column_terminal_lays_the_table_out_for_80_columns(tmp_path):
+    """The width comes from the terminal itself (here a real 80-column pseudo-terminal)."""
+    job = Job(tmp_path, extra="source.filebased.dataset.urn.level=subdirectory\nfork.branches=2\n")
+    write_csv(job.data / "commercial_orders" / "a.csv", 1, rows=22_100)
+    write_csv(job.data / "wholesale_partners" / "c.csv", 200_000, rows=7)
+    result = run_gpy_in_pty("run", str(job.file), "--engine", "local", width=80,
+                            env={"COLUMNS": "200"})  # the terminal's own size wins over a stale COLUMNS
+    assert result.returncode == 0, result.text
+    table = [line for line in result.text.splitlines() if line[:1] in "┏┃┡│└"]
+    assert table and max(len(line) for line in table) <= 80, result.text
+    assert any("22,100" in line and "COMMITTED" in line for line in table), result.text
+    assert "COMM…" not in result.text and "22,1…" not in result.text, result.text
