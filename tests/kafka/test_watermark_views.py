@@ -19,6 +19,7 @@ from gobblin_py.sdk.states import Extract, RunningState, TaskState, WorkingState
 from gobblin_py.sdk.watermarks import MultiLongWatermark, WatermarkInterval
 from gobblin_py.store import FsDatasetStateStore
 from tests.conftest import run_gpy
+from tests.kafka.helpers import KafkaJob
 
 JOB, JOB_ID, TOPIC = "Clicks", "job_Clicks_1763600000000", "clicks"
 # partition: (low, expected high, actual high); sorted as text the lows and highs would not line up
@@ -105,3 +106,18 @@ def test_state_show_json_labels_each_partition_in_partition_order(tmp_path):
              for t in dataset["tasks"]]
     assert tasks == [[(2, *ONE_EACH[2])], [(3, *SQUEEZED[3]), (11, *SQUEEZED[11])], [(9, *ONE_EACH[9])],
                      [(10, *ONE_EACH[10])]]
+
+
+def test_a_real_run_of_eleven_partitions_lists_them_in_numeric_order(tmp_path, broker):
+    """Partitions 2, 9 and 10 get messages, the others none (squeezed into one work unit)."""
+    topic = broker.create_topic(partitions=11)
+    for partition, count in ((2, 3), (9, 5), (10, 4)):
+        broker.produce(topic, [f"p{partition}-{i}" for i in range(count)], partition=partition)
+    job = KafkaJob(tmp_path, broker, topic__whitelist=topic)
+    result = job.run()
+    [line] = [line for line in result.stdout.splitlines() if "watermarks" in line]
+    expected = {p: f"{p}: 0 → {({2: 3, 9: 5, 10: 4}).get(p, 0)}" for p in range(11)}
+    assert line == "    watermarks by partition: " + ", ".join(expected[p] for p in range(11)), result.stdout
+    shown = run_gpy("state", "show", str(job.file))
+    rows = [row.split() for row in shown.stdout.splitlines() if row.strip().startswith("task_")]
+    assert [int(row[1]) for row in rows] == list(range(11)), shown.stdout
