@@ -1,8 +1,9 @@
 """How ``gpy run`` shows a run going on a terminal: a live display (off a terminal see ``progress_log``).
 
 On a terminal (stderr a TTY, console logs) a rich live display sits at the bottom of stderr: work units done of
-planned, rows read, rows/s, rows written per fork branch. Log lines (warnings, the JVM's errors) print above it;
-the per-task INFO events it shows are not printed as lines.
+planned (counted from the moment the tasks are planned), rows read, rows/s (from the first task's start), rows
+written per fork branch, and while Spark starts, "starting Spark (<master>)…". Log lines (warnings, the JVM's
+errors) print above it; the INFO events it shows are not printed as lines.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def render_snapshot(snap: Snapshot) -> Group:
         Text(f"{snap.seconds:.1f} s", style="dim"),
     )
     parts: list[Any] = [head]
+    if snap.status:
+        parts.append(Text(f"  {snap.status}", style="yellow"))
     if snap.written:
         branches = Table.grid(padding=(0, 2))
         for name, rows in snap.written.items():
@@ -55,7 +58,8 @@ class LiveDisplay(RunProgress):
                           refresh_per_second=4, redirect_stderr=True, transient=False)
 
     def _take(self, level: str, event: MutableMapping[str, Any]) -> bool:
-        return level == "info" and event.get("event") in SHOWN_EVENTS
+        shown = self.observe(event)
+        return level == "info" and (shown or event.get("event") in SHOWN_EVENTS)
 
     def __enter__(self) -> LiveDisplay:
         logs.add_listener(self._take)

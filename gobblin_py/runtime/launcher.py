@@ -33,6 +33,7 @@ from gobblin_py.runtime.commit.recovery import finish_pending_commits, remove_te
 from gobblin_py.runtime.commit.replace_check import check_replaced_folders
 from gobblin_py.runtime.engines import make_engine
 from gobblin_py.runtime.engines.base import TaskGroup, task_groups
+from gobblin_py.runtime.execute.run_progress import TASKS_PLANNED
 from gobblin_py.runtime.plan.locks import JobLock, LockSettings
 from gobblin_py.runtime.plan.run_folders import RunFolders
 from gobblin_py.runtime.plan.startpoint_checks import check_stored
@@ -233,7 +234,7 @@ class JobLauncher:
             if kept:
                 group.tasks = kept
                 runnable.append(group)
-        log.info("tasks_planned", job=self.job_name, tasks=sum(len(g.tasks) for g in runnable), skipped=len(skipped))
+        log.info(TASKS_PLANNED, job=self.job_name, tasks=sum(len(g.tasks) for g in runnable), skipped=len(skipped))
         return runnable, skipped
 
     def _commit(self, run: JobRun, task_states: list[TaskState], result: JobResult) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import total_ordering
 from typing import Any, TypeVar
@@ -142,6 +143,53 @@ class WatermarkInterval:
 
     def expected_high(self, cls: type[W]) -> W | None:
         return None if self.expected_high_json is None else cls.from_json(self.expected_high_json)
+
+
+PARTITION_KEY = "partition.id"  # Gobblin's KafkaSource: a work unit's partition, partition.id.<i> per list entry
+
+
+def partition_ids(get_prop: Callable[[str], Any]) -> list[int]:
+    """The partitions a work unit's watermarks cover, from its ``partition.id.0``, ``partition.id.1``, … keys (one
+    per entry of its ``MultiLongWatermark``s, in order) or its single ``partition.id``; empty when it names none."""
+    found: list[int] = []
+    while get_prop(f"{PARTITION_KEY}.{len(found)}") is not None:
+        found.append(int(get_prop(f"{PARTITION_KEY}.{len(found)}")))
+    if found:
+        return found
+    single = get_prop(PARTITION_KEY)
+    return [int(single)] if single is not None else []
+
+
+def _entries(value: Any, count: int) -> list[Any] | None:
+    """A watermark's JSON value as ``count`` per-partition values: a list's entries, or a single value's one."""
+    if isinstance(value, dict) and set(value) == {"values"} and isinstance(value["values"], list):
+        return list(value["values"]) if len(value["values"]) == count else None
+    if count == 1 and value is not None:
+        return [value["value"] if isinstance(value, dict) and set(value) == {"value"} else value]
+    return None
+
+
+def by_partition(partitions: list[int], *watermarks: Any) -> list[tuple[int, ...]] | None:
+    """``(partition, value of each watermark…)`` per partition, ordered by partition number; None when the
+    watermarks (JSON values) do not have one entry per partition."""
+    if not partitions:
+        return None
+    columns = [_entries(w, len(partitions)) for w in watermarks]
+    if any(c is None for c in columns):
+        return None
+    rows = zip(partitions, *columns, strict=True)
+    return sorted(rows, key=lambda row: row[0])
+
+
+def watermark_sort_key(value: Any) -> tuple:
+    """Orders watermarks' JSON values as numbers where they are numbers (never 10 before 9), else as text."""
+    if isinstance(value, dict) and set(value) == {"value"} and isinstance(value["value"], int):
+        return (0, (value["value"],), "")
+    if isinstance(value, dict) and set(value) == {"values"} and all(isinstance(v, int) for v in value["values"]):
+        return (0, tuple(value["values"]), "")
+    if isinstance(value, int):
+        return (0, (value,), "")
+    return (1, (), to_compact_json(value))
 
 
 _BUILTIN_NAMES: dict[str, type[Watermark]] = {}

@@ -8,7 +8,7 @@ from typing import Any
 
 from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.sdk.states import TaskState
-from gobblin_py.sdk.watermarks import to_compact_json
+from gobblin_py.sdk.watermarks import by_partition, partition_ids, to_compact_json
 from gobblin_py.store import progress
 from gobblin_py.store.store import FsDatasetStateStore, StoredRun
 
@@ -40,7 +40,21 @@ def _json_or_text(text: str | None) -> Any:
         return text
 
 
+def _partitions(summary: dict[str, Any], ids: list[int]) -> list[dict[str, Any]]:
+    """Each partition's low, expected and actual high watermarks, by partition number (empty for tasks of no
+    partitions, or whose watermarks do not have one entry per partition)."""
+    rows = by_partition(ids, summary["low_watermark"], summary["expected_high_watermark"],
+                        summary["actual_high_watermark"]) or []
+    return [{"partition": p, "low": low, "expected_high": high, "actual_high": actual} for p, low, high, actual in rows]
+
+
 def task_summary(task: TaskState) -> dict[str, Any]:
+    summary = _task_summary(task)
+    summary["partitions"] = _partitions(summary, partition_ids(task.workunit.get_prop))
+    return summary
+
+
+def _task_summary(task: TaskState) -> dict[str, Any]:
     interval = task.workunit.watermark_interval
     return {
         "task_id": task.task_id,
@@ -73,8 +87,13 @@ def dataset_summary(job_name: str, urn: str, state: DatasetState, path: str) -> 
         "job_failures": state.job_failures,
         "file": path,
         "completeness": completeness_summary(state),
-        "tasks": [task_summary(task) for task in state.all_task_states()],
+        "tasks": sorted((task_summary(task) for task in state.all_task_states()), key=_first_partition),
     }
+
+
+def _first_partition(task: dict[str, Any]) -> float:
+    """Tasks of partitions in the order of their first partition's number; the others keep their place, last."""
+    return task["partitions"][0]["partition"] if task["partitions"] else float("inf")
 
 
 def completeness_summary(state: DatasetState) -> dict[str, Any] | None:
@@ -136,6 +155,32 @@ def _table(header: list[str], rows: list[list[str]], indent: str = "    ") -> li
     ]
 
 
+def _count(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _task_table(tasks: list[dict[str, Any]]) -> list[str]:
+    """The tasks' watermarks and counts; for tasks of partitions (Kafka) one row per partition, by partition
+    number, a task's counts on its first row."""
+    header = ["task", "state", "low", "expected high", "actual high", "extracted", "written"]
+    if not any(t["partitions"] for t in tasks):
+        return _table(header, [[t["task_id"], t["working_state"], watermark_text(t["low_watermark"]),
+                                watermark_text(t["expected_high_watermark"]), watermark_text(t["actual_high_watermark"]),
+                                _count(t["records_extracted"]), _count(t["records_written"])] for t in tasks]) \
+            if tasks else []
+    rows: list[tuple[float, list[str]]] = []
+    for t in tasks:
+        marks = [(p["partition"], p["low"], p["expected_high"], p["actual_high"]) for p in t["partitions"]] or \
+            [(float("inf"), t["low_watermark"], t["expected_high_watermark"], t["actual_high_watermark"])]
+        for i, (partition, low, high, actual) in enumerate(marks):
+            counts = [_count(t["records_extracted"]), _count(t["records_written"])] if i == 0 else ["", ""]
+            rows.append((partition, [t["task_id"], "-" if partition == float("inf") else str(partition),
+                                     t["working_state"], watermark_text(low), watermark_text(high),
+                                     watermark_text(actual), *counts]))
+    rows.sort(key=lambda r: r[0])
+    return _table([header[0], "partition", *header[1:]], [cells for _, cells in rows])
+
+
 def render_show(rows: list[dict[str, Any]], store_url: str) -> str:
     if not rows:
         return f"no dataset state in {store_url}"
@@ -154,20 +199,7 @@ def render_show(rows: list[dict[str, Any]], store_url: str) -> str:
             lagging = min(complete["partitions"].items(), key=lambda item: item[1]["ms"], default=None)
             behind = f" (held by partition {lagging[0]!r})" if lagging and len(complete["partitions"]) > 1 else ""
             lines.append(f"  complete  up to {complete['watermark']}{behind}")
-        tasks = [
-            [
-                t["task_id"],
-                t["working_state"],
-                watermark_text(t["low_watermark"]),
-                watermark_text(t["expected_high_watermark"]),
-                watermark_text(t["actual_high_watermark"]),
-                "-" if t["records_extracted"] is None else str(t["records_extracted"]),
-                "-" if t["records_written"] is None else str(t["records_written"]),
-            ]
-            for t in row["tasks"]
-        ]
-        if tasks:
-            lines += _table(["task", "state", "low", "expected high", "actual high", "extracted", "written"], tasks)
+        lines += _task_table(row["tasks"])
         lines.append("")
     return "\n".join(lines).rstrip()
 

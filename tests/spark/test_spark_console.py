@@ -43,6 +43,10 @@ def test_a_spark_run_at_a_terminal_shows_progress_and_the_summary_without_jvm_no
     assert not LOG4J_WARN.search(text), text
     assert not any(noise in text for noise in NOISE), text
     assert "work units" in text and "1/1" in text and "rows read 40" in text and "branch fork_0" in text, text
+    # while the session starts the display says so, with the master, and counts the planned task already
+    lines = text.splitlines()
+    starting = [i for i, line in enumerate(lines) if "starting Spark (local[1])…" in line]
+    assert starting and all("work units" in lines[i - 1] and "0/1" in lines[i - 1] for i in starting), text
     header = next(line for line in text.splitlines() if "rows out" in line)
     row = next(line for line in text.splitlines() if "fork_0" in line and "│" in line)
     cells = summary_cells(header, row)

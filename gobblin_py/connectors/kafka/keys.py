@@ -8,9 +8,10 @@ its watermarks are ``MultiLongWatermark`` lists in the same order.
 from __future__ import annotations
 
 from gobblin_py.sdk.states import State
+from gobblin_py.sdk.watermarks import PARTITION_KEY, partition_ids
 
 TOPIC = "topic.name"
-PARTITION = "partition.id"
+PARTITION = PARTITION_KEY
 LEADER_ID = "leader.id"
 LEADER = "leader.hostandport"
 LOW = "workunit.low.water.mark"
@@ -42,13 +43,7 @@ def partition_key(topic: str, partition: int, what: str) -> str:
 
 def partitions_of(state: State) -> list[int]:
     """The partition ids of a work unit: ``partition.id.0``, ``partition.id.1``, … or the single ``partition.id``."""
-    found: list[int] = []
-    while state.get_prop(f"{PARTITION}.{len(found)}") is not None:
-        found.append(int(state.get_prop(f"{PARTITION}.{len(found)}")))
-    if found:
-        return found
-    single = state.get_prop(PARTITION)
-    return [int(single)] if single is not None else []
+    return partition_ids(state.get_prop)
 
 
 def indexed_long(state: State, key: str, index: int, default: int = 0) -> int:

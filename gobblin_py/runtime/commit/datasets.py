@@ -44,6 +44,7 @@ from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.plugins import instantiate
 from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.sdk.states import RunningState, TaskState, WorkingState
+from gobblin_py.sdk.watermarks import partition_ids
 from gobblin_py.store import progress
 from gobblin_py.store.startpoints import applied_ids
 
@@ -98,6 +99,7 @@ class DatasetResult:
     error: str | None = None
     low_watermarks: list = field(default_factory=list)
     high_watermarks: list = field(default_factory=list)
+    partitions: list[list[int]] = field(default_factory=list)  # per task, the partitions its watermarks cover
     quality: list[str] = field(default_factory=list)
     commit_pending: bool = False  # its commit log is left for the next run: keep this run's output files
     branches: list[BranchOutput] = field(default_factory=list)  # per fork branch: records, files, bytes published
@@ -268,6 +270,7 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
     result.quality = quality_lines(tasks)
     result.low_watermarks = [t.workunit.low_watermark() for t in tasks]
     result.high_watermarks = [t.actual_high_watermark() for t in tasks]
+    result.partitions = [partition_ids(t.workunit.get_prop) for t in tasks]
     # a dataset that committed consumes the startpoints its work units were planned from; one that failed keeps them
     committed = not result.error and dataset.state is RunningState.COMMITTED
     consumed = sorted({i for task in tasks for i in applied_ids(task)}) if committed else []

@@ -19,6 +19,7 @@ from gobblin_py.runtime.commit.job_run import JobRun
 from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.interrupts import JobInterrupted
 from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.watermarks import watermark_sort_key
 from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.store.report import iso_time, watermark_text
 from gobblin_py.store.run_history import FORMAT, RUNNING, RunHistoryStore
@@ -31,7 +32,7 @@ _STATUS_BY_EXIT = {0: "SUCCEEDED", 3: "PARTIAL"}
 
 
 def _distinct(values: list) -> list[str]:
-    texts = sorted({watermark_text(v) for v in values} - {"-"})
+    texts = [t for t in dict.fromkeys(watermark_text(v) for v in sorted(values, key=watermark_sort_key)) if t != "-"]
     return texts[:MAX_WATERMARKS] + ([f"… {len(texts) - MAX_WATERMARKS} more"] if len(texts) > MAX_WATERMARKS else [])
 
 

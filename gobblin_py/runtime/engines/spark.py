@@ -4,19 +4,26 @@ gobblin_py."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 from gobblin_py.runtime.engines.base import Engine, TaskGroup, _announce, _executor_log_settings
 from gobblin_py.runtime.execute import task_progress
+from gobblin_py.runtime.execute.run_progress import SPARK_STARTED, SPARK_STARTING
 from gobblin_py.runtime.execute.task import run_task
 from gobblin_py.sdk import interrupts
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.states import TaskState
 from gobblin_py.store.writable import TASK_STATE_CLASS, WORK_UNIT_CLASS, deserialize, serialize
 
 if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
     from gobblin_py.runtime.execute.progress_channel import Address
+
+log = get_logger(__name__)
 
 
 def _spark_partition(job_props: dict[str, str], job_id: str, log_settings: tuple[str, str],
@@ -49,12 +56,25 @@ class SparkEngine(Engine):
 
     name = "spark"
 
+    def _session(self, job_props: Mapping[str, str]) -> SparkSession:
+        """The process's SparkSession; starting one (seconds) is logged before and after, for the display."""
+        from gobblin_py.runtime.engines.spark_session import chosen_master, get_spark_session, session_running
+
+        starting = not session_running()
+        master = chosen_master(self.master, job_props)
+        if starting:
+            log.info(SPARK_STARTING, master=master)
+        began = time.monotonic()
+        session = get_spark_session(self.master, job_props, app_name=job_props.get("job.name", "gpy"))
+        if starting:
+            log.info(SPARK_STARTED, master=master, seconds=round(time.monotonic() - began, 1))
+        return session
+
     def run(self, job_props: Mapping[str, str], job_id: str, groups: list[TaskGroup]) -> list[TaskState]:
         from functools import partial
 
-        from gobblin_py.runtime.engines.spark_session import get_spark_session
-
-        session = get_spark_session(self.master, job_props, app_name=job_props.get("job.name", "gpy"))
+        _announce(groups)  # the display counts the tasks while Spark starts
+        session = self._session(job_props)
         interrupts.reclaim_signals()
         context = session.sparkContext
         payload = [
@@ -62,7 +82,6 @@ class SparkEngine(Engine):
         ]
         context.setJobDescription(f"gpy {job_id}: {sum(len(g.tasks) for g in groups)} tasks")
         rdd = context.parallelize(payload, numSlices=max(1, len(payload)))
-        _announce(groups)
         sink = task_progress.driver_sink()
         from gobblin_py.runtime.execute.progress_channel import ProgressServer
 

@@ -28,6 +28,18 @@ _DEFAULTS = {
 }
 
 
+def chosen_master(master: str | None, conf: Mapping[str, str] | None) -> str:
+    """The master a session started now would use: ``master``, else the job's ``spark.master``, else local[*]."""
+    return master or (conf or {}).get("spark.master") or DEFAULT_MASTER
+
+
+def session_running() -> bool:
+    """Whether this process has a SparkContext already (a new session then starts nothing)."""
+    from pyspark import SparkContext
+
+    return SparkContext._active_spark_context is not None
+
+
 def get_spark_session(
     master: str | None = None, conf: Mapping[str, str] | None = None, app_name: str = "gpy"
 ) -> SparkSession:
@@ -45,15 +57,15 @@ def get_spark_session(
 
         settings = dict(_DEFAULTS)
         settings.update({k: v for k, v in (conf or {}).items() if k.startswith("spark.")})
-        chosen_master = master or settings.pop("spark.master", None) or DEFAULT_MASTER
+        chosen = chosen_master(master, settings)
         settings.pop("spark.master", None)
         quiet = spark_logging.quiet(settings)
         level = spark_logging.spark_log_level(settings)  # before gpy's own log4j option is added
         if quiet:
             settings[spark_logging.JAVA_OPTIONS_KEY] = spark_logging.driver_java_options(settings)
         app = settings.pop("spark.app.name", app_name)
-        _start_driver(chosen_master, app, settings, quiet)
-        builder = SparkSession.builder.master(chosen_master).appName(app)
+        _start_driver(chosen, app, settings, quiet)
+        builder = SparkSession.builder.master(chosen).appName(app)
         for key, value in settings.items():
             builder = builder.config(key, value)
         session = builder.getOrCreate()

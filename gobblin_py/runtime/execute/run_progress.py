@@ -2,16 +2,24 @@
 rows per second, rows written per fork branch.
 
 Under the local engine tasks report batch by batch; Spark executors report over the progress channel, and when
-they cannot reach the driver the display catches up as each task's state comes back (task granularity).
+they cannot reach the driver the display catches up as each task's state comes back (task granularity). The
+run's log events say what comes before: how many tasks were planned (``tasks_planned``), and that Spark is
+starting (``spark_starting`` … ``spark_started``). Rows per second count from the first task's start.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from gobblin_py.runtime.execute.task_progress import TaskReport
+
+TASKS_PLANNED = "tasks_planned"  # the launcher: ``tasks`` to run
+SPARK_STARTING = "spark_starting"  # the Spark engine, before it starts its session: ``master``
+SPARK_STARTED = "spark_started"  # … and once it has
 
 
 @dataclass
@@ -23,12 +31,14 @@ class Snapshot:
     failed: int
     rows_read: int
     written: dict[str, int] = field(default_factory=dict)  # by branch name
-    seconds: float = 0.0
+    seconds: float = 0.0  # since the run started
+    rate_seconds: float = 0.0  # since its first task started
+    status: str | None = None  # what the run is doing before its tasks run (starting Spark)
     retries: list[str] = field(default_factory=list)  # a line per running task that failed an attempt: when, why
 
     @property
     def rows_per_second(self) -> float:
-        return self.rows_read / self.seconds if self.seconds > 0 else 0.0
+        return self.rows_read / self.rate_seconds if self.rate_seconds > 0 else 0.0
 
     def as_json(self) -> dict:
         return {"work_units_done": self.done, "work_units": self.planned, "work_units_failed": self.failed,
@@ -42,16 +52,37 @@ class RunProgress:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._planned = 0
+        self._announced = 0  # the launcher's count, logged before the engine starts
         self._reports: dict[str, TaskReport] = {}
         self._notes: dict[str, str] = {}  # the last retry note of each task
         self._started = time.monotonic()
+        self._started_wall = time.time()
+        self._first_task: float | None = None  # epoch seconds
+        self._status: str | None = None
 
     def planned(self, tasks: int) -> None:
         with self._lock:
             self._planned += tasks
 
+    def observe(self, event: Mapping[str, Any]) -> bool:
+        """Take what a log event says of the run's progress; True for the events the progress shows itself."""
+        name = event.get("event")
+        with self._lock:
+            if name == TASKS_PLANNED:
+                self._announced = int(event.get("tasks") or 0)
+            elif name == SPARK_STARTING:
+                self._status = f"starting Spark ({event.get('master')})…"
+                return True
+            elif name == SPARK_STARTED:
+                self._status = None
+        return False
+
     def update(self, report: TaskReport) -> None:
         with self._lock:
+            # an executor's clock may run ahead or behind: never before the run, never after now
+            start = min(max(report.started_ms / 1000, self._started_wall), time.time()) if report.started_ms \
+                else time.time()
+            self._first_task = start if self._first_task is None else min(self._first_task, start)
             known = self._reports.get(report.task_id)
             if known is not None and known.state is not None and report.state is None:
                 return  # a running report that arrived after the task's end
@@ -62,7 +93,8 @@ class RunProgress:
     def snapshot(self) -> Snapshot:
         with self._lock:
             reports = list(self._reports.values())
-            planned = self._planned
+            planned = max(self._planned, self._announced)
+            first_task, status = self._first_task, self._status
             notes = dict(self._notes)
         written: dict[str, int] = {}
         for report in reports:
@@ -73,7 +105,9 @@ class RunProgress:
                    if r.state is None and r.task_id in notes]
         return Snapshot(max(planned, len(reports)), len(ended), sum(1 for r in ended if r.state == "FAILED"),
                         sum(r.read for r in reports), dict(sorted(written.items())),
-                        time.monotonic() - self._started, retries)
+                        time.monotonic() - self._started,
+                        max(0.0, time.time() - first_task) if first_task is not None else 0.0,
+                        status if not reports else None, retries)
 
 
 def _task_label(task_id: str) -> str:

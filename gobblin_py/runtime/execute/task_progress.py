@@ -29,7 +29,8 @@ class TaskReport:
     read: int
     written: dict[str, int] = field(default_factory=dict)
     state: str | None = None
-    note: str | None = None
+    note: str | None = None  # a failed attempt's retry: when and why
+    started_ms: int = 0  # the task's start (epoch ms; 0: not known), where rows/s count from
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -38,7 +39,7 @@ class TaskReport:
     def from_json(cls, data: dict[str, Any]) -> TaskReport:
         return cls(str(data["task_id"]), str(data.get("urn") or ""), int(data.get("read") or 0),
                    {str(k): int(v) for k, v in (data.get("written") or {}).items()}, data.get("state"),
-                   data.get("note"))
+                   data.get("note"), int(data.get("started_ms") or 0))
 
 
 class ProgressSink(Protocol):
@@ -81,6 +82,7 @@ class TaskReporter:
         self.task_id = task_id
         self.urn = urn
         self._last = time.monotonic()  # a task that ends within the first interval only reports its end
+        self.started_ms = int(time.time() * 1000)
 
     def batch(self, read: int, branches: list) -> None:
         """After a batch: rows read so far and each live branch's rows written so far."""
@@ -89,7 +91,7 @@ class TaskReporter:
             return
         self._last = now
         written = {b.name: (b.writer.records_written if b.writer is not None else 0) for b in branches if b is not None}
-        self.sink.update(TaskReport(self.task_id, self.urn, read, written))
+        self.sink.update(TaskReport(self.task_id, self.urn, read, written, started_ms=self.started_ms))
 
 
 def reporter(task: TaskState) -> TaskReporter | None:
@@ -104,11 +106,13 @@ def report_finished(task: TaskState, sink: ProgressSink | None = None) -> None:
     if sink is None:
         return
     read = int(task.get_prop("qualitychecker.rows.extracted") or 0)
-    sink.update(TaskReport(task.task_id, task.dataset_urn, read, written_by_branch(task), task.working_state.value))
+    sink.update(TaskReport(task.task_id, task.dataset_urn, read, written_by_branch(task), task.working_state.value,
+                           started_ms=max(task.start_time, 0)))
 
 
 def report_retry(task: TaskState, note: str) -> None:
     """A task attempt failed and the task will be tried again: ``note`` says when and why, to whoever listens."""
     sink = _sink()
     if sink is not None:
-        sink.update(TaskReport(task.task_id, task.dataset_urn, 0, {}, None, note))
+        sink.update(TaskReport(task.task_id, task.dataset_urn, 0, {}, None, note=note,
+                               started_ms=max(task.start_time, 0)))
