@@ -49,6 +49,11 @@ class SparkEngine(Engine):
 
     name = "spark"
 
+    def stop(self) -> None:
+        from gobblin_py.runtime.engines.spark_session import stop_driver
+
+        stop_driver()
+
     def run(self, job_props: Mapping[str, str], job_id: str, groups: list[TaskGroup]) -> list[TaskState]:
         from functools import partial
 
@@ -56,6 +61,7 @@ class SparkEngine(Engine):
 
         session = get_spark_session(self.master, job_props, app_name=job_props.get("job.name", "gpy"))
         interrupts.reclaim_signals()
+        interrupts.raise_if_interrupted()  # a signal while the session started (py4j may have swallowed its error)
         context = session.sparkContext
         payload = [
             (index, [(task_id, serialize(unit)) for task_id, unit in group.tasks]) for index, group in enumerate(groups)
