@@ -3,7 +3,7 @@ stderr saying what was and was not committed, no traceback, history STOPPED, the
 of the run left (Spark's JVM, worker processes).
 
 Each case waits for the phase's event in the run's JSON log (``job_loading``, ``planning_started``,
-``spark_starting``, ``tasks_planned`` / ``spark_started``) and sends the signal: SIGINT to the run's process group,
+``spark_starting``, ``spark_jvm_started``, ``tasks_planned`` / ``spark_started``) and sends the signal: SIGINT to the run's process group,
 as Ctrl-C at a terminal does, SIGTERM to the process, as ``kill`` does. A commit is too short to aim at from
 outside: the run signals itself at a commit step boundary, as the crash tests do.
 """
@@ -30,7 +30,8 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="re
 PHASES = {
     "loading": ("job_loading", "job_started"),
     "planning": ("planning_started", "tasks_planned"),
-    "spark start-up": ("spark_starting", "spark_started"),
+    "spark start-up": ("spark_starting", "spark_started"),  # the JVM starts
+    "spark context": ("spark_jvm_started", "spark_started"),  # its SparkContext starts, over py4j
     "tasks": ("tasks_planned", "dataset_committed"),
     "spark tasks": ("spark_started", "dataset_committed"),
 }
@@ -38,8 +39,8 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM)
 CASES = [
     *[("local", phase, s) for phase in ("loading", "planning", "tasks", "commit") for s in SIGNALS],
     *[("processes", "tasks", s) for s in SIGNALS],
-    pytest.param("spark", "spark start-up", signal.SIGINT, marks=pytest.mark.spark),
     pytest.param("spark", "spark start-up", signal.SIGTERM, marks=pytest.mark.spark),
+    pytest.param("spark", "spark context", signal.SIGINT, marks=pytest.mark.spark),
     pytest.param("spark", "spark tasks", signal.SIGINT, marks=pytest.mark.spark),
 ]
 

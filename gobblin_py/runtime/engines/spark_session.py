@@ -84,6 +84,7 @@ def _start_driver(master: str, app: str, settings: Mapping[str, str], quiet: boo
     if gateway.proc is not None:
         _driver["proc"] = gateway.proc
         spark_logging.JvmStderrFilter(gateway.proc.stderr, drop_noise=quiet).start()
+    log.info("spark_jvm_started", pid=gateway.proc.pid if gateway.proc is not None else None)
     interrupts.raise_if_interrupted()
     try:
         SparkContext(conf=spark_conf, gateway=gateway)
