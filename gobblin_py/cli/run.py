@@ -36,19 +36,19 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
     Exit codes: 0 all committed, 3 committed with failed tasks, 1 failed, 2 bad configuration or usage,
     75 another run of the job holds its lock, 143/130 stopped by SIGTERM/SIGINT.
     """
+    from gobblin_py.sdk import interrupts
+
+    with interrupts.handle_signals():  # a signal at any time stops the run, from loading the job file on
+        launcher = _load(job_file, conf_root, sysconfig, engine, master, strict)
+        if dry_run:
+            from gobblin_py.runtime.dry_run import dry_run as plan
+
+            click.echo(plan(launcher).render())
+            return
+        result = _run_shown(launcher)
     from gobblin_py.runtime.commit.job_result import EXIT_USAGE
     from gobblin_py.runtime.commit.summary import render
-    from gobblin_py.runtime.launcher import JobLauncher
 
-    require_job_file(job_file)
-    props = load_job_properties(job_file, conf_root, sysconfig)
-    launcher = JobLauncher(props, engine=engine, master=master, strict=strict)
-    if dry_run:
-        from gobblin_py.runtime.dry_run import dry_run as plan
-
-        click.echo(plan(launcher).render())
-        return
-    result = _run_shown(launcher)
     if launcher.engine.name == "local":
         skip_teardown_at_exit()  # everything is committed and flushed; no JVM or Spark to stop
     if sys.stdout.isatty():
@@ -62,6 +62,26 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
         for line in result.usage_errors():
             click.echo(f"gpy: error: {line}", err=True)
     sys.exit(result.exit_code)
+
+
+def _load(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str, master: str | None,
+          strict: bool) -> JobLauncher:
+    """The job's launcher: its file loaded and checked (a signal meanwhile stops ``gpy`` before the run starts)."""
+    from gobblin_py.runtime.launcher import JobLauncher
+    from gobblin_py.sdk import interrupts
+    from gobblin_py.sdk.logs import get_logger
+
+    try:
+        get_logger(__name__).debug("job_loading", file=job_file)
+        require_job_file(job_file)
+        props = load_job_properties(job_file, conf_root, sysconfig)
+        return JobLauncher(props, engine=engine, master=master, strict=strict)
+    except BaseException as exc:
+        stop = interrupts.as_stop(exc)
+        if stop is None:
+            raise
+        raise interrupts.JobInterrupted(stop.signum, "the run had not started, nothing was committed",
+                                        locked=False) from None
 
 
 def _run_shown(launcher: JobLauncher) -> JobResult:

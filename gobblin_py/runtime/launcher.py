@@ -139,7 +139,10 @@ class JobLauncher:
                 log.info("job_started", job=self.job_name, job_id=job_id, engine=self.engine.name)
                 return self._run(run, folders, result)
             except BaseException as exc:
-                failure = exc
+                # a library cut short by the signal (py4j, PySpark) raises an error of its own: the run was stopped
+                failure = interrupts.as_stop(exc) or exc
+                if failure is not exc:
+                    raise failure from None
                 raise
             finally:
                 self._finish(result, started, recorder, failure)
@@ -154,6 +157,8 @@ class JobLauncher:
                 recorder.finished(result, failure)
             if self._lock is not None:
                 self._lock.release()
+            if isinstance(failure, interrupts.JobInterrupted):
+                self.engine.stop()  # a stopped run leaves no process behind (Spark's JVM)
             log.info("job_finished", job=self.job_name, job_id=result.job_id, state=result.state.value,
                      seconds=round(result.seconds, 3))
 
@@ -169,6 +174,7 @@ class JobLauncher:
         source, source_state = open_source(run)
         try:
             units = self._plan(run, source, source_state, blocked)
+            interrupts.raise_if_interrupted()
             if not units:
                 failed_any = any(d.state is RunningState.FAILED for d in result.datasets)
                 result.state = RunningState.FAILED if failed_any else RunningState.COMMITTED
@@ -178,6 +184,7 @@ class JobLauncher:
             runnable, skipped = self._task_groups(run, units)
             with phase("tasks"):
                 task_states = self.engine.run(run.props, run.job_id, runnable) if runnable else []
+            interrupts.raise_if_interrupted()  # stopped while tasks ran (a library may swallow the signal's error)
             folders.remove_staging()
             self._commit(run, task_states + skipped, result)
             return result
@@ -208,6 +215,7 @@ class JobLauncher:
     def _plan(self, run: JobRun, source: Source, state: SourceState, blocked: dict[str, str]) -> list:
         """The Source's work units, without those of datasets whose earlier commit could not be finished."""
         name = run.props["source.class"]
+        log.info("planning_started", job=self.job_name, source=name)
         with plugin_boundary(f"source.class={name}: planning work units"), phase("planning"):
             units = source.get_workunits(state)
         if units is None:

@@ -26,11 +26,12 @@ _NAMES: dict[int, str] = {signal.SIGTERM: "SIGTERM", signal.SIGINT: "SIGINT"}
 class JobInterrupted(GobblinPyError):
     """The run was stopped by a signal; its exit code is 128 + the signal number."""
 
-    def __init__(self, signum: int, detail: str = "") -> None:
+    def __init__(self, signum: int, detail: str = "", locked: bool = True) -> None:
         self.signum = signum
         self.exit_code = 128 + signum
         name = _NAMES.get(signum, f"signal {signum}")
-        super().__init__(f"stopped by {name}: {detail or 'nothing of this run was committed'}; the job lock is released")
+        lock = "; the job lock is released" if locked else ""
+        super().__init__(f"stopped by {name}: {detail or 'nothing of this run was committed'}{lock}")
 
 
 class TaskCancelled(GobblinPyError):
@@ -80,6 +81,12 @@ def handle_signals() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    if _state["active"]:  # inside an outer block (``gpy run`` handles signals from loading the job file on)
+        try:
+            yield
+        finally:
+            _state["deferred"] = True  # the run is over: a signal now changes nothing it did
+        return
     _cancelled.clear()
     _state.update(deferred=False, signum=0, active=True)
     previous = {s: signal.signal(s, _handler) for s in _NAMES}
@@ -116,6 +123,20 @@ def deferred(detail: str) -> Iterator[None]:
     with shielded():
         yield
     raise_if_interrupted(detail)
+
+
+def as_stop(exc: BaseException) -> JobInterrupted | None:
+    """What ``exc`` means once the process was asked to stop: the :class:`JobInterrupted` to report instead (a
+    library cut short by the signal raises its own error: py4j's ``Py4JError`` or a refused connection, or
+    PySpark's ``KeyboardInterrupt``), or None when ``exc`` is an error of its own."""
+    if isinstance(exc, JobInterrupted):
+        return exc
+    if isinstance(exc, KeyboardInterrupt) and _state["active"]:  # a SIGINT handler a library installed
+        _state["signum"] = _state["signum"] or signal.SIGINT
+        _cancelled.set()
+    if _cancelled.is_set() and _state["signum"]:
+        return JobInterrupted(_state["signum"])
+    return None
 
 
 def raise_if_interrupted(detail: str = "") -> None:

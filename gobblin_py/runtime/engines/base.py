@@ -66,6 +66,9 @@ class Engine(ABC):
     def run(self, job_props: Mapping[str, str], job_id: str, groups: list[TaskGroup]) -> list[TaskState]:
         """Run every task of ``groups`` (the tasks of a group one after another); their TaskStates."""
 
+    def stop(self) -> None:  # noqa: B027 - most engines have nothing left running once a run ends
+        """Stop what the engine still runs after its run was stopped by a signal (Spark's driver JVM)."""
+
 
 def _announce(groups: list[TaskGroup]) -> None:
     sink = task_progress.driver_sink()

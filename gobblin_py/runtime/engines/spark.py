@@ -4,14 +4,12 @@ gobblin_py."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 from gobblin_py.runtime.engines.base import Engine, TaskGroup, _announce, _executor_log_settings
 from gobblin_py.runtime.execute import task_progress
-from gobblin_py.runtime.execute.run_progress import SPARK_STARTED, SPARK_STARTING
 from gobblin_py.runtime.execute.task import run_task
 from gobblin_py.sdk import interrupts
 from gobblin_py.sdk.logs import get_logger
@@ -19,7 +17,6 @@ from gobblin_py.sdk.states import TaskState
 from gobblin_py.store.writable import TASK_STATE_CLASS, WORK_UNIT_CLASS, deserialize, serialize
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
 
     from gobblin_py.runtime.execute.progress_channel import Address
 
@@ -56,26 +53,20 @@ class SparkEngine(Engine):
 
     name = "spark"
 
-    def _session(self, job_props: Mapping[str, str]) -> SparkSession:
-        """The process's SparkSession; starting one (seconds) is logged before and after, for the display."""
-        from gobblin_py.runtime.engines.spark_session import chosen_master, get_spark_session, session_running
+    def stop(self) -> None:
+        from gobblin_py.runtime.engines.spark_session import stop_driver
 
-        starting = not session_running()
-        master = chosen_master(self.master, job_props)
-        if starting:
-            log.info(SPARK_STARTING, master=master)
-        began = time.monotonic()
-        session = get_spark_session(self.master, job_props, app_name=job_props.get("job.name", "gpy"))
-        if starting:
-            log.info(SPARK_STARTED, master=master, seconds=round(time.monotonic() - began, 1))
-        return session
+        stop_driver()
 
     def run(self, job_props: Mapping[str, str], job_id: str, groups: list[TaskGroup]) -> list[TaskState]:
         from functools import partial
 
-        _announce(groups)  # the display counts the tasks while Spark starts
-        session = self._session(job_props)
+        from gobblin_py.runtime.engines.spark_session import get_spark_session
+
+        _announce(groups)  # the display counts the tasks while Spark starts (spark_starting … spark_started)
+        session = get_spark_session(self.master, job_props, app_name=job_props.get("job.name", "gpy"))
         interrupts.reclaim_signals()
+        interrupts.raise_if_interrupted()  # a signal while the session started (py4j may have swallowed its error)
         context = session.sparkContext
         payload = [
             (index, [(task_id, serialize(unit)) for task_id, unit in group.tasks]) for index, group in enumerate(groups)

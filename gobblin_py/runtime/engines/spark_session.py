@@ -6,17 +6,22 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from gobblin_py.runtime.engines import spark_logging
 from gobblin_py.runtime.engines.java import ensure_java
+from gobblin_py.sdk import interrupts
+from gobblin_py.sdk.logs import get_logger
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 DEFAULT_MASTER = "local[*]"
 _lock = threading.Lock()
+_driver: dict[str, subprocess.Popen] = {}  # the driver JVM this process started
+log = get_logger(__name__)
 
 # Quiet, small defaults that suit a batch ingestion driver; any spark.* key of the job overrides them.
 _DEFAULTS = {
@@ -31,13 +36,6 @@ _DEFAULTS = {
 def chosen_master(master: str | None, conf: Mapping[str, str] | None) -> str:
     """The master a session started now would use: ``master``, else the job's ``spark.master``, else local[*]."""
     return master or (conf or {}).get("spark.master") or DEFAULT_MASTER
-
-
-def session_running() -> bool:
-    """Whether this process has a SparkContext already (a new session then starts nothing)."""
-    from pyspark import SparkContext
-
-    return SparkContext._active_spark_context is not None
 
 
 def get_spark_session(
@@ -82,8 +80,37 @@ def _start_driver(master: str, app: str, settings: Mapping[str, str], quiet: boo
     # a JVM this process already has (an earlier session), or one that started this Python (spark-submit)
     if getattr(SparkContext, "_gateway", None) is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
         return
+    log.info("spark_starting", master=master)
+    began = time.monotonic()
     spark_conf = SparkConf().setMaster(master).setAppName(app).setAll(list(settings.items()))
-    gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": subprocess.PIPE})
+    # the JVM's process is known once its gateway is up: a signal before stops the run then, with the JVM
+    with interrupts.shielded():
+        gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": subprocess.PIPE})
     if gateway.proc is not None:
+        _driver["proc"] = gateway.proc
         spark_logging.JvmStderrFilter(gateway.proc.stderr, drop_noise=quiet).start()
-    SparkContext(conf=spark_conf, gateway=gateway)
+    log.info("spark_jvm_started", pid=gateway.proc.pid if gateway.proc is not None else None)
+    interrupts.raise_if_interrupted()
+    try:
+        SparkContext(conf=spark_conf, gateway=gateway)
+    finally:
+        interrupts.reclaim_signals()  # PySpark's SIGINT handler would end the run with a KeyboardInterrupt
+    log.info("spark_started", master=master, seconds=round(time.monotonic() - began, 3))
+
+
+def stop_driver() -> None:
+    """Stop the driver JVM this process started, and wait for it to end (a stopped run leaves no process)."""
+    proc = _driver.pop("proc", None)
+    if proc is None or proc.poll() is not None:
+        return
+    from pyspark import SparkContext
+
+    SparkContext._active_spark_context = None  # its JVM is gone
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+    proc.terminate()  # its shutdown hooks stop the SparkContext and the executors' Python workers
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

@@ -50,6 +50,11 @@ class _Server(socketserver.ThreadingTCPServer):
         self.token = token
         super().__init__(bind, _Handler)
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # an executor's connection broken mid-report (its task stopped or its process died): progress is best
+        # effort, and a traceback on the console would say otherwise
+        log.debug("progress_channel_broken", executor=str(client_address))
+
 
 class ProgressServer:
     """Listens for executors' reports while a Spark job runs: ``with ProgressServer(sink, host) as address: …``."""
