@@ -285,7 +285,7 @@ class JobLauncher:
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpy-commit") if workers > 1 else None
         run_all = pool.map if pool is not None else map
         with interrupts.deferred("the dataset commits under way finished; no other was started"), \
-                pool if pool is not None else nullcontext():
+                pool if pool is not None else nullcontext(), phase("commit.datasets"):
             if size > 1:  # many datasets per thread: their commit logs are written in batches
                 chunks = enumerate(datasets[i:i + size] for i in range(0, len(datasets), size))
                 result.datasets.extend(d for outcomes in run_all(commit_chunk, chunks) for d in outcomes)

@@ -21,7 +21,10 @@ import random
 import re
 import signal
 import subprocess
+import statistics
 import sys
+import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,9 +33,10 @@ import pyarrow.parquet as pq
 ROWS_PER_FILE = 30
 DATASETS = ("eu", "us", "apac")
 LOGS = "test-logs"  # the campaigns' phase logs, beside the job file
+PHASE_LOG_ENV = "GPY_TEST_PHASE_LOG"  # gobblin_py.runtime.commit.crash_points
 # what a job run may leave under its folders once it has succeeded: the rest is a leftover
 KEPT_FILE = re.compile(r"(data/[^/]+/f\d{5}\.csv|published/[^/]+/part\.task_Crash_\d+_\d+_0\.parquet"
-                       r"|state/Crash/[^/]+-(job_Crash_\d+|current)\.jst|state/_history/Crash/\d{15}-job_Crash_\d+\.json)")
+                       r"|state/Crash/[^/]+-(job_Crash_\d+|current)\.jst|state/Crash/_gpy_state_index\.json|state/_history/Crash/\d{15}-job_Crash_\d+\.json)")
 KEPT_FOLDER = re.compile(r"(data|published)(/[^/]+)?|state(/Crash|/_commit_sequences(/Crash)?|/_history(/Crash)?)?|(staging|output)(/Crash)?")
 
 
@@ -54,6 +58,9 @@ class CrashJob:
     kills: int = 0
     runs: int = 0
     exit_codes: list[int] = field(default_factory=list)
+    started_at: float = 0.0
+    lock_at: float = 0.0
+    killed_at: float | None = None
 
     def __post_init__(self) -> None:
         import fsspec
@@ -111,15 +118,19 @@ class CrashJob:
                 "--engine", "local"]
 
     def run(self, env: dict | None = None, kill_after: float | None = None, timeout: float = 300) -> int:
-        """One run; with ``kill_after`` it is SIGKILLed that many seconds after start (if still running)."""
+        """One run; with ``kill_after`` it is SIGKILLed that many seconds after start (if still running).
+        ``started_at`` and ``killed_at`` keep the instants (``time.monotonic``, the clock of the phase logs)."""
         self.runs += 1
+        self.killed_at = None
+        self.started_at = time.monotonic()
         proc = subprocess.Popen(self.command(), env={**os.environ, **self.env, **(env or {})},
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             if kill_after is not None:
                 try:
-                    proc.wait(timeout=kill_after)
+                    proc.wait(timeout=max(0.0, self.started_at + kill_after - time.monotonic()))
                 except subprocess.TimeoutExpired:
+                    self.killed_at = time.monotonic()
                     proc.send_signal(signal.SIGKILL)
                     self.kills += 1
             _, err = proc.communicate(timeout=timeout)
@@ -133,6 +144,36 @@ class CrashJob:
         if code == -signal.SIGKILL and kill_after is None:
             self.kills += 1
         return code
+
+    def run_killed_after_lock(self, delay: float, log: Path, timeout: float = 300) -> float | None:
+        """One run with a phase log, SIGKILLed ``delay`` seconds after it took its lock (the instant read from
+        the log, on the clock it shares with this process); the kill's instant, or None if it ended first."""
+        self.runs += 1
+        self.killed_at = None
+        self.started_at = time.monotonic()
+        proc = subprocess.Popen(self.command(), env={**os.environ, **self.env, PHASE_LOG_ENV: str(log)},
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            locked = None
+            while locked is None and proc.poll() is None and time.monotonic() - self.started_at < timeout:
+                time.sleep(0.0005)
+                text = log.read_text() if log.exists() else ""
+                locked = next((float(line.split()[3]) for line in text.splitlines()
+                               if line.startswith("enter lock ")), None)
+            if locked is not None and proc.poll() is None:
+                time.sleep(max(0.0, locked + delay - time.monotonic()))
+                if proc.poll() is None:
+                    self.killed_at = time.monotonic()
+                    proc.send_signal(signal.SIGKILL)
+                    self.kills += 1
+            _, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+        self.exit_codes.append(proc.returncode)
+        if proc.returncode not in (0, -signal.SIGKILL):
+            raise AssertionError(f"run exited {proc.returncode}: {err.decode(errors='replace')[-3000:]}")
+        return self.killed_at
 
     def run_until_success(self, limit: int = 20) -> None:
         for _ in range(limit):
@@ -213,16 +254,130 @@ class CrashJob:
         assert not left, f"{len(left)} files or folders left behind: {left[:20]}"
 
 
-def random_campaign(job: CrashJob, kills: int, seed: int, max_delay: float = 1.6) -> None:
-    """``kills`` runs each SIGKILLed at a random instant, new files arriving now and then; then a clean finish."""
+def open_phases(lines: list[str], instant: float) -> set[str]:
+    """The phases a run was inside at ``instant``, from its phase log (``enter|leave <phase> <n> <time>``)."""
+    inside: set[tuple[str, str]] = set()
+    for line in lines:
+        parts = line.split()
+        if len(parts) < 4 or parts[0] not in ("enter", "leave") or float(parts[3]) > instant:
+            continue
+        event, name, count = parts[:3]
+        if event == "enter":
+            inside.add((name, count))
+        else:
+            inside.discard((name, count))
+    return {name for name, _ in inside}
+
+
+@dataclass
+class Landings:
+    """Where a random campaign's kills landed: after the run took its lock, inside its tasks, inside a commit."""
+
+    kills: int = 0
+    finished: int = 0  # runs that ended before their instant came
+    after_lock: int = 0
+    tasks: int = 0
+    commits: int = 0
+    phases: Counter = field(default_factory=Counter)
+    window: tuple[float, float] = (0.0, 0.0)
+
+    def record(self, lines: list[str], killed_at: float | None) -> None:
+        if killed_at is None:
+            self.finished += 1
+            return
+        self.kills += 1
+        entered = {line.split()[1] for line in lines if line.startswith("enter ")
+                   and float(line.split()[3]) <= killed_at}
+        inside = open_phases(lines, killed_at)
+        self.after_lock += "lock" in entered
+        self.tasks += "tasks" in inside
+        self.commits += any(name.startswith("commit.") for name in inside)
+        self.phases.update(inside or {"(between phases)" if "lock" in entered else "(before the lock)"})
+
+    def describe(self) -> str:
+        where = ", ".join(f"{name} {count}" for name, count in sorted(self.phases.items()))
+        return (f"{self.kills} kills over the {self.window[1]:.3f} s from taking the lock to the end "
+                f"(the lock taken {self.window[0]:.3f} s after start): "
+                f"{self.after_lock} after the lock, {self.tasks} in tasks, {self.commits} in commits "
+                f"({where}); {self.finished} runs ended before their instant")
+
+    def check_spread(self, share: float = 1 / 3) -> None:
+        """Kills after the lock, and at least ``share`` of them (and one) inside tasks and as many inside commits."""
+        least = max(1.0, share * self.kills)
+        assert self.kills and self.after_lock == self.kills and self.tasks >= least and self.commits >= least, \
+            self.describe()
+        assert self.finished <= self.kills // 4, f"too many runs ended before their instant: {self.describe()}"
+
+
+def lock_to_exit_window(job: CrashJob, runs: int = 3, files: int = 0) -> tuple[float, float]:
+    """Seconds from a run's start to taking its lock, and from taking it to the run's end: medians of ``runs``
+    unkilled runs, each with ``files`` new files (as the campaign's runs have), read from their phase logs."""
+    locks, ends = [], []
+    for _ in range(runs):
+        job.add_files(files or len(job.datasets))
+        ends.append(_lock_to_exit(job))
+        locks.append(job.lock_at - job.started_at)
+    return statistics.median(locks), statistics.median(ends)
+
+
+def _lock_to_exit(job: CrashJob) -> float:
+    """One unkilled run with a phase log; seconds from taking its lock to its end (``job.lock_at``: the lock's
+    instant)."""
+    (job.root / LOGS).mkdir(exist_ok=True)
+    log = job.root / LOGS / f"measure-{job.runs:05d}.log"
+    assert job.run(env={PHASE_LOG_ENV: str(log)}) == 0
+    ended = time.monotonic()
+    job.lock_at = next(float(line.split()[3]) for line in log.read_text().splitlines() if line.startswith("enter lock "))
+    return ended - job.lock_at
+
+
+def random_campaign(job: CrashJob, kills: int, seed: int, files_per_run: int = 0) -> Landings:
+    """``kills`` runs each SIGKILLed at a random instant of the measured lock-to-exit window, each with
+    ``files_per_run`` new files (else one per dataset) and each followed by runs that finish what it left; then
+    every check.
+
+    The instants are uniform over the window and stratified (the k-th of n kills falls in the k-th n-th of it,
+    in a random order), so where the kills land follows how long each phase lasts, not luck: the landings say
+    how many came after the lock, inside tasks and inside commits (read from each run's phase log).
+    """
     rng = random.Random(seed)
     job.add_files(6)
-    while job.kills < kills:
-        if rng.random() < 0.3:
-            job.add_files(rng.randint(1, 3))
-        job.run(kill_after=rng.uniform(0.05, max_delay))
+    job.run_until_success()  # a warm start: the first run of a job is slower than the rest
+    per_run = files_per_run or len(job.datasets)
+    landings = Landings(window=lock_to_exit_window(job, runs=5, files=per_run))
+    for stratum in rng.sample(range(kills), kills):
+        job.add_files(per_run)  # as much to do as the measured runs had
+        log = job.root / LOGS / f"run-{job.runs:05d}.log"
+        killed_at = job.run_killed_after_lock(landings.window[1] * (stratum + rng.random()) / kills, log)
+        landings.record(log.read_text().splitlines() if log.exists() else [], killed_at)
+        job.run_until_success()  # finishes what the kill left: the next killed run starts from a clean store
     job.run_until_success()
     job.check()
+    print(landings.describe())
+    return landings
+
+
+def killed_boundaries(job: CrashJob) -> dict[str, list[str]]:
+    """Per dataset (or batch), the boundaries a boundary campaign's runs were killed at, in order: ``before_log``,
+    ``logged``, each commit step's kind (``fs_rename``, ``dataset_state``, …), ``synced_one``, ``done``."""
+    log = job.root / LOGS / "boundaries.log"
+    found: dict[str, list[str]] = {}
+    for n, line in enumerate(log.read_text().splitlines() if log.exists() else [], start=1):
+        number, name = line.split(" ", 1)
+        assert int(number) == n, f"boundary {n} was not the {n}-th kill: {line}"
+        dataset, _, where = name.partition(":")
+        found.setdefault(dataset, []).append(where.split(":")[-1])
+    return found
+
+
+def check_boundaries(job: CrashJob, covered: int, steps: set[str], datasets: tuple[str, ...] | None = None) -> None:
+    """The boundary campaign's kills landed at each of its ``covered`` boundaries, in every one of ``datasets``
+    (default: the job's), and among them before a log, with it logged, after each kind of step in ``steps``
+    and when done."""
+    killed = killed_boundaries(job)
+    assert sum(map(len, killed.values())) == covered, killed
+    assert set(job.datasets if datasets is None else datasets) <= set(killed), killed
+    assert {"before_log", "logged", "done", *steps} <= {kind for kinds in killed.values() for kind in kinds}, killed
 
 
 def boundary_campaign(job: CrashJob, max_boundaries: int = 200, full_checks: bool = True) -> int:
@@ -232,8 +387,10 @@ def boundary_campaign(job: CrashJob, max_boundaries: int = 200, full_checks: boo
     lost or doubled stays so, and the state checks run at the end).
     """
     job.add_files(len(job.datasets))
+    (job.root / LOGS).mkdir(exist_ok=True)
+    log = job.root / LOGS / "boundaries.log"  # "<n> <dataset>:<boundary>" for each run killed at one
     for n in range(1, max_boundaries + 1):
-        code = job.run(env={"GPY_TEST_CRASH_AT_BOUNDARY": str(n)})
+        code = job.run(env={"GPY_TEST_CRASH_AT_BOUNDARY": str(n), "GPY_TEST_BOUNDARY_LOG": str(log)})
         job.run_until_success()
         job.check() if full_checks else job.check_rows()
         if code == 0:  # the run had fewer than n boundaries: all were covered

@@ -19,9 +19,8 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 
-from tests.crash.harness import LOGS, CrashJob
+from tests.crash.harness import LOGS, PHASE_LOG_ENV, CrashJob
 
-PHASE_LOG_ENV = "GPY_TEST_PHASE_LOG"
 KILL_ENV = "GPY_TEST_KILL_IN_PHASE"
 # a kill in any of these leaves a logged commit unfinished
 COMMIT_STEPS = ("commit.fs_rename", "commit.published_records", "commit.dataset_state")

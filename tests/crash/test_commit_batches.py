@@ -4,7 +4,7 @@ inside every phase and while a run finishes an earlier run's batch."""
 from gobblin_py.runtime.commit.commit_sequence import CommitSequence, CommitSequenceStore, DatasetStateStep, FsRenameStep
 from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.sdk.run_states import DatasetState
-from tests.crash.harness import CrashJob, boundary_campaign
+from tests.crash.harness import CrashJob, boundary_campaign, killed_boundaries
 from tests.crash.phases import BATCH_PHASES, phase_campaign, recovery_campaign
 from tests.runtime.test_run_cli import Job, run_local, write_csv
 
@@ -66,9 +66,12 @@ def test_a_batched_run_commits_every_dataset_in_one_log(tmp_path):
 def test_kill_at_every_boundary_of_a_batched_commit(tmp_path):
     job = CrashJob(tmp_path, job_keys=BATCHED)
     covered = boundary_campaign(job)
-    # one batch of three datasets: before logging, logged, one step per file and the state step each, done
-    assert covered >= 3 + 3 * 2, covered
-    assert job.kills >= covered
+    # one batch of three datasets: before logging, logged, each dataset's steps, the group sync, done
+    killed = killed_boundaries(job)
+    where = [kind for kinds in killed.values() for kind in kinds]
+    assert len(where) == covered and set(killed) <= {"batch0", *job.datasets}, killed
+    assert killed["batch0"][:2] == ["before_log", "logged"] and killed["batch0"][-1] == "done", killed
+    assert {"fs_rename", "published_records", "dataset_state"} <= set(where), killed
 
 
 def test_kills_inside_every_phase_of_batched_commits(tmp_path):

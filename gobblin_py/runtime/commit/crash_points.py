@@ -5,7 +5,7 @@ environment variables are set (each mark then costs a dictionary lookup).
   (SIGKILL, or the signal number in ``GPY_TEST_SIGNAL``) at the n-th boundary, writing ``<n> <name>`` to
   ``GPY_TEST_BOUNDARY_LOG`` first when that is set.
 - :func:`phase` marks a phase of a run — taking the lock, finishing an earlier run's commit, removing leftover
-  files, planning, the tasks, each commit step. With ``GPY_TEST_PHASE_LOG=<file>`` every entry and exit is
+  files, planning, the tasks, the datasets' commits (``commit.datasets``) and each commit step in them. With ``GPY_TEST_PHASE_LOG=<file>`` every entry and exit is
   appended to the file (``enter|leave <name> <n> <seconds>``: the n-th time, a monotonic clock). With
   ``GPY_TEST_KILL_IN_PHASE=<name>:<n>:<delay>`` the process kills itself ``delay`` seconds after it enters
   phase ``name`` for the n-th time, or as that phase ends if it ends sooner: the kill always lands inside it.
