@@ -28,7 +28,7 @@ def summary_table(result: JobResult) -> Table:
     """Rows in and out per branch, files, bytes, watermark from → to, duration and status of each dataset."""
     title = (f"job {result.job_name}  {result.job_id}  {result.state.value}  {result.seconds:.1f} s  "
              f"engine {result.engine}  exit {result.exit_code}")
-    table = Table(title=title, title_justify="left", caption=result.message or None, caption_justify="left")
+    table = Table(title=title, title_justify="left", caption="\n".join([result.message, *(f"warning: {w}" for w in result.warnings)]).strip() or None, caption_justify="left")
     for name, justify in (("dataset", "left"), ("status", "left"), ("tasks", "right"), ("rows in", "right"),
                           ("branch", "left"), ("rows out", "right"), ("files", "right"), ("bytes", "right"),
                           ("watermark from → to", "left"), ("duration", "right")):
