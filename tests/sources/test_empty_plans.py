@@ -107,3 +107,12 @@ def test_a_later_run_finding_nothing_says_why_without_a_warning(tmp_path):
     again = run_local(job)
     assert again.returncode == 0, again.stderr
     assert f"nothing new to pull: no file in {job.data}" in again.stdout and "warning" not in again.stdout
+
+
+def test_a_dry_run_says_why_the_next_run_would_plan_nothing(tmp_path):
+    job = Job(tmp_path, extra="source.filebased.file.pattern=orders-*.csv\n")
+    write_csv(job.data / "Orders-1.csv", 1)
+    shown = run_local(job, "--dry-run")
+    assert shown.returncode == 0, shown.stderr
+    assert ("plan no work unit: nothing new to pull: pattern orders-*.csv matched 0 of 1 files in "
+            f"{job.data}; Orders-1.csv differs only in case") in shown.stdout
