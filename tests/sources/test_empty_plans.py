@@ -7,10 +7,28 @@ from __future__ import annotations
 
 import json
 
+from gobblin_py.sdk.contracts import Source
 from tests.conftest import run_gpy
 from tests.runtime.test_run_cli import Job, run_local, write_csv
 
 FIRST_RUN_WARNING = "warning: the job's first run found nothing at all to pull"
+
+
+class SilentSource(Source):
+    """Plans nothing and does not say why."""
+
+    def get_workunits(self, state):
+        return []
+
+    def get_extractor(self, state):
+        raise AssertionError("no work unit was planned")
+
+
+class BrokenExplanationSource(SilentSource):
+    """Plans nothing, and fails to say why."""
+
+    def explain_empty_plan(self):
+        raise RuntimeError("cannot tell")
 
 
 def runs(job_file) -> list[dict]:
@@ -116,3 +134,16 @@ def test_a_dry_run_says_why_the_next_run_would_plan_nothing(tmp_path):
     assert shown.returncode == 0, shown.stderr
     assert ("plan no work unit: nothing new to pull: pattern orders-*.csv matched 0 of 1 files in "
             f"{job.data}; Orders-1.csv differs only in case") in shown.stdout
+
+
+def test_a_source_that_does_not_say_why_is_named_on_a_first_run_and_a_failing_explanation_fails_nothing(tmp_path):
+    for name in ("SilentSource", "BrokenExplanationSource"):
+        job = tmp_path / f"{name}.pull"
+        job.write_text(f"job.name={name}\nsource.class=tests.sources.test_empty_plans.{name}\n"
+                       f"task.data.root.dir={tmp_path / 'work'}\nstate.store.dir={tmp_path / 'state'}\n"
+                       f"data.publisher.final.dir={tmp_path / 'out'}\n")
+        result = run_gpy("run", str(job), "--engine", "local")
+        assert result.returncode == 0, result.stderr
+        assert f"{name} planned no work unit (it does not say why)" in result.stdout
+        assert FIRST_RUN_WARNING in result.stdout
+        assert ("empty_plan_not_explained" in result.stderr) == (name == "BrokenExplanationSource")

@@ -28,7 +28,12 @@ def explain(source: Source, source_name: str, first_run: bool) -> EmptyPlan | No
     (there is nothing it could have pulled before)."""
     plan = None
     if supports(source, ExplainsEmptyPlan):
-        plan = source.explain_empty_plan()  # type: ignore[attr-defined]
+        try:
+            plan = source.explain_empty_plan()  # type: ignore[attr-defined]
+        except Exception as exc:  # noqa: BLE001 - an explanation that fails leaves the run as it was
+            log.warning("empty_plan_not_explained", source=source_name, error=f"{type(exc).__name__}: {exc}")
+        if not isinstance(plan, EmptyPlan):
+            plan = None
     if plan is None and first_run:
         plan = EmptyPlan(f"source.class={source_name} planned no work unit (it does not say why)", nothing_found=True)
     return plan
