@@ -34,7 +34,8 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
     """Run one job: pull what is new, publish it per the commit policy, save the watermarks.
 
     Exit codes: 0 all committed, 3 committed with failed tasks, 1 failed, 2 bad configuration or usage,
-    75 another run of the job holds its lock, 143/130 stopped by SIGTERM/SIGINT.
+    4 nothing at all to pull under job.fail.on.empty=true, 75 another run of the job holds its lock,
+    143/130 stopped by SIGTERM/SIGINT.
     """
     from gobblin_py.sdk import interrupts
 

@@ -103,7 +103,8 @@ def summary_table(result: JobResult, width: int = 200) -> tuple[Table, list[str]
     widths = _widths(rows, width)
     if widths is None:
         return None
-    table = Table(title=title, title_justify="left", caption=result.message or None, caption_justify="left")
+    caption = "\n".join([result.message, *(f"warning: {w}" for w in result.warnings)]).strip()
+    table = Table(title=title, title_justify="left", caption=caption or None, caption_justify="left")
     for i, column_width in widths.items():
         column = _COLUMNS[i]
         table.add_column(column.name, justify=column.justify, width=column_width,  # type: ignore[arg-type]

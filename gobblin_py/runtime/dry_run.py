@@ -12,6 +12,7 @@ from gobblin_py.runtime.commit.boundary import plugin_boundary
 from gobblin_py.runtime.commit.commit_sequence import CommitSequenceStore
 from gobblin_py.runtime.commit.job_run import JobRun
 from gobblin_py.runtime.launcher import JobLauncher, open_source
+from gobblin_py.runtime.plan.empty_plan import explain
 from gobblin_py.sdk.states import MultiWorkUnit
 from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.store.startpoints import applied_ids
@@ -38,6 +39,7 @@ class DryRun:
     units: list[PlannedUnit] = field(default_factory=list)
     pending: list[str] = field(default_factory=list)  # datasets whose earlier commit the run finishes first
     startpoints: dict[str, list[str]] = field(default_factory=dict)  # dataset -> descriptions
+    empty_reason: str = ""  # why the source would plan nothing, when it says
 
     def render(self) -> str:
         lines = [f"{self.job}: the next run would"]
@@ -46,7 +48,8 @@ class DryRun:
         for urn, descriptions in sorted(self.startpoints.items()):
             lines += [f"  start dataset {urn!r} at {d}" for d in descriptions]
         if not self.units:
-            lines.append("  plan no work unit: nothing new to pull")
+            reason = f": {self.empty_reason}" if self.empty_reason else ""
+            lines.append(f"  plan no work unit: nothing new to pull{reason}")
             return "\n".join(lines)
         lines.append(f"  plan {len(self.units)} work unit(s):")
         header = ["dataset", "partition", "low", "expected high", "what", "startpoint"]
@@ -92,6 +95,9 @@ def dry_run(launcher: JobLauncher) -> DryRun:
                           for urn, points in state.startpoints.items()}
     with plugin_boundary(f"source.class={props['source.class']}: planning work units"):
         units = source.get_workunits(state) or []
+    if not units:
+        plan = explain(source, props["source.class"], first_run=not run.previous)
+        report.empty_reason = plan.reason if plan is not None else ""
     default_urn = props.get("dataset.urn", "")
     for unit in units:
         for member in unit.work_units if isinstance(unit, MultiWorkUnit) else [unit]:

@@ -34,6 +34,7 @@ from gobblin_py.runtime.commit.replace_check import check_replaced_folders
 from gobblin_py.runtime.engines import make_engine
 from gobblin_py.runtime.engines.base import TaskGroup, task_groups
 from gobblin_py.runtime.execute.run_progress import TASKS_PLANNED
+from gobblin_py.runtime.plan.empty_plan import empty_run, explain
 from gobblin_py.runtime.plan.locks import JobLock, LockSettings
 from gobblin_py.runtime.plan.run_folders import RunFolders
 from gobblin_py.runtime.plan.startpoint_checks import check_stored
@@ -176,10 +177,12 @@ class JobLauncher:
             units = self._plan(run, source, source_state, blocked)
             interrupts.raise_if_interrupted()
             if not units:
+                first_run = not run.previous
+                plan = explain(source, run.props["source.class"], first_run)
+                empty = empty_run(plan, self.job_name, run.job_id, first_run, self.settings.fail_on_empty)
                 failed_any = any(d.state is RunningState.FAILED for d in result.datasets)
                 result.state = RunningState.FAILED if failed_any else RunningState.COMMITTED
-                result.message = "nothing new to pull"
-                log.info("job_nothing_to_do", job=self.job_name, job_id=run.job_id)
+                result.message, result.warnings = empty.message, empty.warnings
                 return result
             runnable, skipped = self._task_groups(run, units)
             with phase("tasks"):

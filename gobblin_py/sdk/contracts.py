@@ -335,6 +335,25 @@ class BatchPartitioner(Protocol):
     def partition(self, batch: pa.RecordBatch) -> list: ...
 
 
+@dataclass(frozen=True)
+class EmptyPlan:
+    """Why a Source planned no work unit, in a few words an operator acts on (``reason``), and whether it found
+    nothing at all to pull (``nothing_found``: a pattern matching no file, an empty list of files or tables) or
+    only nothing new (everything it found was pulled before: the normal incremental case)."""
+
+    reason: str
+    nothing_found: bool = False
+
+
+@runtime_checkable
+class ExplainsEmptyPlan(Protocol):
+    """A Source that says why its last ``get_workunits`` (on the same instance) planned nothing; None when it
+    cannot tell. The run summary and the run history show the reason; finding nothing at all on a job's first run
+    is a warning, and an error under ``job.fail.on.empty``."""
+
+    def explain_empty_plan(self) -> EmptyPlan | None: ...
+
+
 @runtime_checkable
 class StartpointSource(Protocol):
     """A Source that starts a dataset, or one partition of it, where an operator asks (``gpy state startpoint``)

@@ -69,3 +69,9 @@ class StateStoreError(GobblinPyError):
 
 class RecordsLost(GobblinPyError):
     """A task's or a dataset's record counts do not add up: records were lost (or invented) on the way."""
+
+
+class NothingToPull(GobblinPyError):
+    """A run found nothing at all to pull and its job asks for that to fail (``job.fail.on.empty``; exit code 4)."""
+
+    exit_code = 4

@@ -18,6 +18,10 @@ class JobSettings(Settings):
     job_id: str | None = setting("job.id", kind=Kind.NAME, default_doc="job_<name>_<millis>",
                                  doc="a fixed run id (only with AT_LEAST_ONCE delivery); it names the run's folders")
     source_class: str = setting("source.class", required=True, doc="the Source that plans the job's work units")
+    fail_on_empty: bool = setting("job.fail.on.empty", default=False,
+                                  doc="a run whose source finds nothing at all to pull (a pattern matching no file, "
+                                      "an empty file list) fails with exit code 4 naming why; false: a first run "
+                                      "that finds nothing warns, a later one says why")
     task_data_root: str | None = setting("task.data.root.dir",
                                          doc="root of each run's task-staging and task-output folders")
     staging_dir: str | None = setting("writer.staging.dir", default_doc="<task.data.root.dir>/<job>/<run>/task-staging",

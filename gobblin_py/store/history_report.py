@@ -63,6 +63,7 @@ def render_run(record: Mapping[str, Any]) -> str:
     for label in ("message", "error"):
         if record.get(label):
             lines.append(f"  {label:<9} {record[label]}")
+    lines += [f"  warning   {line}" for line in record.get("warnings") or []]
     datasets = record.get("datasets") or []
     if not datasets:
         lines.append("  no dataset committed or failed in this run")

@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from gobblin_py.connectors.files import file_schema
+from gobblin_py.connectors.files.empty_listing import Listing, explain
 from gobblin_py.connectors.files.file_extractor import FileExtractor
 from gobblin_py.connectors.files.file_readers import open_file
 from gobblin_py.connectors.files.file_schema import DATASET_SCHEMA_KEY, INFERENCE_BYTES, PREVIOUS_RUN, SCHEMA_SOURCE_KEY
@@ -35,7 +36,7 @@ from gobblin_py.connectors.files.file_settings import (  # noqa: F401 - re-expor
     file_format,
 )
 from gobblin_py.io import fs as fsutil
-from gobblin_py.sdk.contracts import Extractor, Source
+from gobblin_py.sdk.contracts import EmptyPlan, Extractor, Source
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.retry import workunits_to_retry
@@ -97,7 +98,8 @@ class FileBasedSource(Source):
             where = " (no object has this prefix)" if fsutil.is_object_store(fs) else ""
             raise GobblinPyError(f"{DATA_DIRECTORY_KEY}={settings.directory}: no such directory{where}")
         level = settings.urn_level
-        listing = self._list(fs, root, settings.pattern)
+        self._listing = Listing(settings.directory, settings.pattern)
+        listing = self._list(fs, root, settings.pattern, self._listing)
         by_urn: dict[str, list[tuple[str, int]]] = {}
         default_urn = state.get_prop("dataset.urn", "")
         for path, mtime in listing:
@@ -116,18 +118,32 @@ class FileBasedSource(Source):
         units: list[WorkUnit] = []
         for urn in sorted(set(by_urn) | set(previous)):
             units.extend(self._dataset_workunits(state, settings, urn, by_urn.get(urn, []), previous.get(urn, [])))
+        self._newest_ms = max((mtime for _, mtime in listing), default=0)
+        self._datasets = len(by_urn)
         return units
 
+    def explain_empty_plan(self) -> EmptyPlan | None:
+        """Why the last plan was empty: the pattern matched no file (naming those that differ only in case), or
+        every file it matched was pulled before."""
+        listing = getattr(self, "_listing", None)
+        return None if listing is None else explain(listing, self._datasets, self._newest_ms)
+
     @staticmethod
-    def _list(fs, root: str, pattern: str) -> list[tuple[str, int]]:
+    def _list(fs, root: str, pattern: str, seen: Listing | None = None) -> list[tuple[str, int]]:
+        """The files under ``root`` whose name matches ``pattern``, with their modification times; ``seen``
+        records every visible file and how many matched."""
         found = []
         for path, info in sorted(fs.find(root, detail=True, withdirs=False).items()):
             name = posixpath.basename(path)
             relative_parts = posixpath.relpath(path, root).split("/")
             if any(part.startswith((".", "_")) for part in relative_parts):
                 continue  # hidden files and folders, as Hadoop lists them (_SUCCESS, .crc, _tmp…)
+            if seen is not None:
+                seen.visible.append("/".join(relative_parts))
             if fnmatch.fnmatchcase(name, pattern):
                 found.append((path, _mtime_ms(info, fs, path)))
+        if seen is not None:
+            seen.matched = len(found)
         return found
 
     def _dataset_workunits(self, state: SourceState, settings: FileSourceSettings, urn: str,

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gobblin_py.io import fs as fsutil
-from gobblin_py.sdk.contracts import Extractor, Source
+from gobblin_py.sdk.contracts import EmptyPlan, Extractor, Source
 from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.schema_meta import text_schema
@@ -52,6 +52,10 @@ class SimpleJsonSource(Source):
             unit.set_prop("source.file", path)
             units.append(unit)
         return units
+
+    def explain_empty_plan(self) -> EmptyPlan:
+        """It plans nothing only when no file is listed."""
+        return EmptyPlan("source.filebased.files.to.pull is empty", nothing_found=True)
 
     def get_extractor(self, state: WorkUnitState) -> Extractor:
         return SimpleJsonExtractor(state)

@@ -15,9 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 from gobblin_py.connectors.kafka.client import BrokerClient
 from gobblin_py.connectors.kafka.packer import pack
-from gobblin_py.connectors.kafka.planning import PartitionPlan, plan_topic, previous_partitions
+from gobblin_py.connectors.kafka.planning import PartitionPlan, Previous, plan_topic, previous_partitions
 from gobblin_py.connectors.kafka.settings import KafkaSourceSettings
-from gobblin_py.sdk.contracts import Extractor, Source
+from gobblin_py.sdk.contracts import EmptyPlan, Extractor, Source
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.run_states import SourceState
@@ -87,12 +87,34 @@ class KafkaSimpleSource(Source):
         if not topics:
             log.warning("kafka_no_topic", brokers=settings.bootstrap_servers, topics_listed=len(listed),
                         note="no topic passes topic.whitelist / topic.blacklist")
+        if not units:
+            self._why_empty = _why_empty(settings, topics, listed, previous)
         return units
+
+    def explain_empty_plan(self) -> EmptyPlan | None:
+        """Why the last plan was empty: no topic passes the filters, no record in the topics (never pulled), or
+        no new offsets."""
+        return getattr(self, "_why_empty", None)
 
     def get_extractor(self, state: WorkUnitState) -> Extractor:
         from gobblin_py.connectors.kafka.extractor import KafkaExtractor
 
         return KafkaExtractor(state)
+
+
+def _why_empty(settings: KafkaSourceSettings, topics: list[str], listed: Mapping[str, list],
+               previous: Mapping[tuple[str, int], Previous]) -> EmptyPlan:
+    """The reason a run planned nothing: no topic passes the filters, or the topics' partitions hold no record to
+    read (nothing at all when none of them was pulled before; else nothing new)."""
+    if not topics:
+        asked = f"topic.whitelist={','.join(settings.whitelist)}" if settings.whitelist else "topic.blacklist"
+        return EmptyPlan(f"no topic of the {len(listed)} on the brokers passes {asked}", nothing_found=True)
+    partitions = sum(len(listed[t]) for t in topics)
+    named = ", ".join(topics[:5]) + (f" and {len(topics) - 5} more" if len(topics) > 5 else "")
+    where = f"{partitions} partition(s) of topic{'s' if len(topics) > 1 else ''} {named}"
+    if not any(prev.complete for (topic, _), prev in previous.items() if topic in set(topics)):
+        return EmptyPlan(f"no record to read in {where}", nothing_found=True)
+    return EmptyPlan(f"no new offsets in {where}")
 
 
 class KafkaDeserializerSource(KafkaSimpleSource):

@@ -38,7 +38,7 @@ from gobblin_py.connectors.sql.watermarks import (
 )
 from gobblin_py.io.contained_paths import path_problem, relative_parts
 from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.sdk.contracts import Extractor, Source
+from gobblin_py.sdk.contracts import EmptyPlan, Extractor, Source
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.packing import worst_fit_decreasing
@@ -154,6 +154,8 @@ class QueryBasedSource(Source):
             units += empty_units(state, previous, planned, frontiers, skipped)
         if skipped:
             log.info("sql_tables_skipped", tables=skipped, mode=settings.skipped_mode)
+        if not units:
+            self._why_empty = _why_empty(entities, skipped, frontiers)
         packed = pack(units, settings.max_mappers)
         log.info("sql_planned", tables=len(entities), work_units=len(units), tasks_groups=len(packed),
                  seconds=round(time.time() - started, 3), connection=config.describe())
@@ -230,12 +232,32 @@ class QueryBasedSource(Source):
         planner = RangePlanner(plan)
         return (planner.partitioned(part_col) if part_col else planner.single()), prev
 
+    def explain_empty_plan(self) -> EmptyPlan | None:
+        """Why the last plan was empty: tables with no row to pull (a first run), or none past its watermark."""
+        return getattr(self, "_why_empty", None)
+
     # ------------------------------------------------------------------ extraction
 
     def get_extractor(self, state: WorkUnitState) -> Extractor:
         from gobblin_py.connectors.sql.extractor import QueryBasedExtractor
 
         return QueryBasedExtractor(state, self.default_driver)
+
+
+def _why_empty(entities: list[str], skipped: list[str], frontiers: Mapping[str, Previous]) -> EmptyPlan:
+    """The reason no table planned a work unit: every table filtered out, tables without a row to pull (never
+    pulled before: nothing at all), or tables without a row past their watermark (nothing new)."""
+    if not entities:
+        return EmptyPlan(f"every table is filtered out ({', '.join(skipped)})", nothing_found=True)
+    old = [e for e in entities if not frontiers[e].empty]
+    new = [e for e in entities if frontiers[e].empty]
+    parts = ([f"no row past the watermark of {_tables(old)}"] if old else []) + (
+        [f"{_tables(new)} {'has' if len(new) == 1 else 'have'} no row to pull"] if new else [])
+    return EmptyPlan("; ".join(parts), nothing_found=not old)
+
+
+def _tables(names: list[str]) -> str:
+    return ("table " if len(names) == 1 else "tables ") + ", ".join(names)
 
 
 def _output_table(state: SourceState, entity: str, table: str) -> str:

@@ -24,7 +24,7 @@ import pyarrow as pa
 from gobblin_py.formats.avro_read import read_avro
 from gobblin_py.formats.text import render_rows
 from gobblin_py.io import fs as fsutil
-from gobblin_py.sdk.contracts import Extractor, Source
+from gobblin_py.sdk.contracts import EmptyPlan, Extractor, Source
 from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.run_states import SourceState
@@ -220,6 +220,10 @@ class TestSource(Source):
                 unit.set_prop("workunit.skip", "true")
             units.append(unit)
         return [MultiWorkUnit(units)] if settings.multi and units else units
+
+    def explain_empty_plan(self) -> EmptyPlan:
+        """It plans nothing only when no file is listed (``source.files=,``)."""
+        return EmptyPlan("source.files lists no file", nothing_found=True)
 
     def get_extractor(self, state: WorkUnitState) -> Extractor:
         return TestExtractor(state)

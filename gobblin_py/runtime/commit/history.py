@@ -59,7 +59,7 @@ def outcome(result: JobResult, failure: BaseException | None) -> tuple[str, int,
         return "FAILED", code, text
     code = result.exit_code
     status = _STATUS_BY_EXIT.get(code, "FAILED")
-    if status == "SUCCEEDED" and result.message == NOTHING_NEW and not result.datasets:
+    if status == "SUCCEEDED" and result.message.startswith(NOTHING_NEW) and not result.datasets:
         status = "NOTHING_NEW"
     return status, code, None
 
@@ -115,6 +115,7 @@ class RunRecorder:
         self.record.update(
             ended_ms=ended, ended=iso_time(ended), seconds=round((ended - self.run.started_ms) / 1000, 3),
             status=status, state=result.state.value, exit_code=code, message=result.message, error=error,
+            warnings=list(result.warnings),
             datasets=[dataset_record(d) for d in result.datasets],
         )
         try:

@@ -24,6 +24,7 @@ class JobResult:
     seconds: float = 0.0
     engine: str = ""
     message: str = ""
+    warnings: list[str] = field(default_factory=list)  # what an operator should look at though the run succeeded
 
     @property
     def exit_code(self) -> int:

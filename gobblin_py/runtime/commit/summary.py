@@ -50,6 +50,7 @@ def render(result: JobResult) -> str:
     ]
     if result.message:
         lines.append(f"  {result.message}")
+    lines += [f"  warning: {line}" for line in result.warnings]
     for d in result.datasets:
         urn = d.urn if d.urn else '"" (default)'
         ok = d.tasks - d.failed_tasks
