@@ -6,12 +6,15 @@ first), no file is written; the Source plans exactly as it would at the start of
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gobblin_py.runtime.commit.boundary import plugin_boundary
 from gobblin_py.runtime.commit.commit_sequence import CommitSequenceStore
 from gobblin_py.runtime.commit.job_run import JobRun
 from gobblin_py.runtime.launcher import JobLauncher, open_source
+from gobblin_py.sdk.errors import GobblinPyError
+from gobblin_py.sdk.plugins import canonical_plugin_props
 from gobblin_py.sdk.states import MultiWorkUnit
 from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.store.startpoints import applied_ids
@@ -101,3 +104,28 @@ def dry_run(launcher: JobLauncher) -> DryRun:
                 interval.low_json if interval else None, interval.expected_high_json if interval else None,
                 _detail(member), sorted(applied_ids(member))))
     return report
+
+
+def known_datasets(job_props: Mapping[str, str], job_name: str, urn: str) -> tuple[list[str], str | None]:
+    """The datasets of a job a startpoint can name, enough to tell whether ``urn`` is one: those with state,
+    and (unless ``urn`` has state) those its source would plan now, planned as ``--dry-run`` does with the
+    startpoints left out. ``(names, why the plan is missing)``: the second is the source's error when
+    it could not plan (a database or broker that is down), else None."""
+    props = canonical_plugin_props(job_props)
+    run = JobRun(props, job_name, f"job_{job_name}_datasets", 0)
+    if StateStoreSettings.load(props).enabled:
+        run.store = FsDatasetStateStore.from_properties(props)
+    source, state = open_source(run, startpoints=False)
+    known = set(run.previous)
+    if urn in known:
+        return sorted(known), None
+    try:
+        with plugin_boundary(f"source.class={props['source.class']}: planning work units"):
+            units = source.get_workunits(state) or []
+    except GobblinPyError as exc:
+        return sorted(known), str(exc)
+    default_urn = props.get("dataset.urn", "")
+    for unit in units:
+        for member in unit.work_units if isinstance(unit, MultiWorkUnit) else [unit]:
+            known.add(member.get_prop("dataset.urn", default_urn))
+    return sorted(known), None
