@@ -17,6 +17,7 @@ from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.plugins import canonical_plugin_props
 from gobblin_py.sdk.states import MultiWorkUnit
 from gobblin_py.store import FsDatasetStateStore
+from gobblin_py.store.report import watermark_text
 from gobblin_py.store.startpoints import applied_ids
 from gobblin_py.store.store import StateStoreSettings
 
@@ -40,14 +41,22 @@ class DryRun:
     job: str
     units: list[PlannedUnit] = field(default_factory=list)
     pending: list[str] = field(default_factory=list)  # datasets whose earlier commit the run finishes first
-    startpoints: dict[str, list[str]] = field(default_factory=dict)  # dataset -> descriptions
+    # dataset -> (" partition 'p'" or "", where the startpoint starts, as people read it)
+    startpoints: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
     def render(self) -> str:
         lines = [f"{self.job}: the next run would"]
         for urn in self.pending:
             lines.append(f"  first finish the pending commit of dataset {urn!r}")
+        planned = {u.dataset for u in self.units}
         for urn, descriptions in sorted(self.startpoints.items()):
-            lines += [f"  start dataset {urn!r} at {d}" for d in descriptions]
+            name = urn or '""'
+            for where, point in descriptions:
+                if urn in planned:
+                    lines.append(f"  {name}{where}: start at {point}")
+                else:  # the startpoint is not used: it waits for a run that plans its dataset
+                    lines.append(f"  {name}{where}: keep the startpoint at {point}: no work unit of this dataset "
+                                 "is planned")
         if not self.units:
             lines.append("  plan no work unit: nothing new to pull")
             return "\n".join(lines)
@@ -62,9 +71,7 @@ class DryRun:
 
 
 def _text(value: object) -> str:
-    if isinstance(value, dict) and len(value) == 1:
-        return str(next(iter(value.values())))
-    return "-" if value is None else str(value)
+    return watermark_text(value)  # a time watermark as its time, never a raw dict
 
 
 def _partition(unit) -> str:
@@ -91,7 +98,8 @@ def dry_run(launcher: JobLauncher) -> DryRun:
         run.store = FsDatasetStateStore.from_properties(props)
         report.pending = sorted(s.urn for s in CommitSequenceStore.for_job(props, run.store).pending(launcher.job_name))
     source, state = open_source(run)
-    report.startpoints = {urn: [sp.describe() + (f" (partition {p!r})" if p else "") for p, sp in points.by_partition.items()]
+    report.startpoints = {urn: [(f" partition {p!r}" if p else "", sp.human())
+                                for p, sp in sorted(points.by_partition.items())]
                           for urn, points in state.startpoints.items()}
     with plugin_boundary(f"source.class={props['source.class']}: planning work units"):
         units = source.get_workunits(state) or []

@@ -48,8 +48,12 @@ def test_timestamp_replay_on_an_id_watermarked_table(db, tmp_path):
     # replay from hour 15: the id range holding it is found from the recorded (watermark, event time) pairs
     startpoint(job, "events", "--timestamp", (BASE + dt.timedelta(hours=15)).isoformat() + "Z")
     shown = run_gpy("run", str(job.file), "--engine", "local", "--dry-run")
-    assert "11" in shown.stdout and "TIMESTAMP" in shown.stdout  # it starts at the range [11, 21)
-    assert job.run().returncode == 0
+    assert "11" in shown.stdout and "events: start at 2024-03-01T23:00:00Z (TIMESTAMP startpoint" in shown.stdout
+    replayed = job.run()
+    assert replayed.returncode == 0
+    # rows 11..14 were read again (the range [11, 21) holds the time) and dropped: the summary says so
+    assert "startpoint TIMESTAMP 2024-03-01T23:00:00Z (id " in replayed.stdout
+    assert "4 row(s) before it skipped" in replayed.stdout, replayed.stdout
     assert job.ids("events", "id") == sorted(list(range(1, 31)) + list(range(15, 31)))  # rows before 15h filtered
     assert pending(job) == {}
 

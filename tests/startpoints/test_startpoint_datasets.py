@@ -41,5 +41,8 @@ def test_a_dataset_known_only_from_its_state_is_accepted(tmp_path):
     assert job.run().returncode == 0
     job.set(source__entities="orders")  # customers is no longer planned, but it has state
     assert set_startpoint(job, "customers", "--oldest").returncode == 0
+    shown = run_gpy("run", str(job.file), "--engine", "local", "--dry-run")
+    assert "customers: keep the startpoint at the oldest data (OLDEST startpoint " in shown.stdout, shown.stdout
+    assert "no work unit of this dataset is planned" in shown.stdout
     refused = set_startpoint(job, "custmers", "--oldest")
     assert refused.returncode == 2 and "did you mean 'customers'" in refused.stderr, refused.stderr

@@ -44,6 +44,7 @@ def dataset_record(d: DatasetResult) -> dict[str, Any]:
         "watermark_from": _distinct(d.low_watermarks), "watermark_to": _distinct(d.high_watermarks),
         "seconds": round(d.seconds, 3), "state_saved": d.persisted, "published": list(d.published),
         "quality": list(d.quality), "error": d.error, "task_errors": list(d.task_errors),
+        "startpoints": list(d.startpoints),
     }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gobblin_py.runtime.commit.job_result import JobResult
 from gobblin_py.store.report import watermark_text
+from gobblin_py.store.startpoints import used_text
 
 
 def render(result: JobResult) -> str:
@@ -25,6 +26,8 @@ def render(result: JobResult) -> str:
         highs = sorted({watermark_text(w) for w in d.high_watermarks} - {"-"})
         if lows or highs:
             lines.append(f"    watermarks low {', '.join(lows) or '-'} → actual high {', '.join(highs) or '-'}")
+        for used in d.startpoints:
+            lines.append(f"    startpoint {used_text(used)}")
         for line in d.quality:
             lines.append(f"    quality: {line}")
         for path in d.published:
