@@ -35,6 +35,7 @@ TIMESTAMP_KEY = "startpoint.timestamp"  # on a work unit replayed from a time: r
 FILTERED_KEY = "gpy.records.filtered.timestamp"  # on a task state: records the timestamp filter dropped
 POINTS_KEY = "startpoint.applied.points"  # on a work unit: the startpoints it was planned from, as JSON by id
 SKIPPED_KEY = "startpoint.rows.skipped"  # on one work unit: rows before a time the query left unread
+UNKNOWN = "unknown"  # SKIPPED_KEY of a source that did not count them
 DATASET = ""  # the partition key of a dataset-level startpoint
 # Times are epoch milliseconds from 1970 (Kafka reads a negative time as "latest" or "earliest") to the end of
 # year 9999, the last that dates and ISO 8601 write.
@@ -248,7 +249,9 @@ def used_startpoints(tasks: list[Any]) -> list[dict[str, Any]]:
         for data in json.loads(task.get_prop(POINTS_KEY) or "{}").values():
             point = Startpoint.from_json(data)
             points[point.id] = point
-    skipped = sum(int(task.get_prop(FILTERED_KEY) or 0) + int(task.get_prop(SKIPPED_KEY) or 0) for task in tasks)
+    unread = [task.get_prop(SKIPPED_KEY) for task in tasks]
+    skipped = None if UNKNOWN in unread else sum(int(task.get_prop(FILTERED_KEY) or 0) for task in tasks) + sum(
+        int(n or 0) for n in unread)
     return [{"id": p.id, "kind": p.kind.value,
              "value": human_time(p.timestamp_ms) if p.kind is StartpointKind.TIMESTAMP else p.value,
              "set": human_time(p.created_ms),

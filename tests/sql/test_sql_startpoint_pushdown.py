@@ -65,3 +65,20 @@ def test_a_date_column_starts_at_the_first_day_at_or_after_the_time(db, tmp_path
     assert latest is not None
     assert sum(p[2] for t in latest.task_states.values() for p in task_progress(t).values()) == 15
     assert "15 row(s) before it skipped" in ran.stdout, ran.stdout
+
+
+@pytest.mark.parametrize("db", ["sqlite"], indirect=True)
+def test_without_counts_the_rows_skipped_are_not_known(db, tmp_path):
+    create_shop(db, orders=60, customers=1)
+    job = SqlJob(tmp_path, db, tables="orders", source__querybased__skip__count__calc="true")
+    assert job.run().returncode == 0
+    done = run_gpy("state", "startpoint", "set", str(job.file), "--dataset", "orders",
+                   "--timestamp", AT.isoformat() + "Z")
+    assert done.returncode == 0, done.stderr
+    ran = job.run()
+    assert ran.returncode == 0, ran.stderr
+    assert job.ids() == sorted(list(range(1, 61)) + list(range(41, 61)))
+    assert "startpoint TIMESTAMP 2024-03-01T08:40:30Z" in ran.stdout and "before it skipped" not in ran.stdout
+    [record] = [r for r in (json.loads(p.read_text()) for p in (job.state_dir / "_history" / "Shop").glob("*.json"))
+                if any(d.get("startpoints") for d in r["datasets"])]
+    assert record["datasets"][0]["startpoints"][0]["rows_skipped"] is None  # not counted, not said to be 0

@@ -37,7 +37,7 @@ from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.packing import worst_fit_decreasing
 from gobblin_py.sdk.states import Extract, WorkUnit
 from gobblin_py.sdk.watermarks import WatermarkInterval
-from gobblin_py.store.startpoints import SKIPPED_KEY, Startpoint, StartpointKind, mark_applied
+from gobblin_py.store.startpoints import SKIPPED_KEY, UNKNOWN, Startpoint, StartpointKind, mark_applied
 
 log = get_logger(__name__)
 
@@ -268,11 +268,12 @@ class RangePlanner:
                              "or more delta fields (COALESCE)")
         low, unbounded = self._low(SINGLE, deltas.to_long(min_value, kind), wtype)
         high = self._high(deltas.to_long(max_value, kind), wtype)
-        skipped = None
+        skipped: int | str | None = None
         bound = self._time_bound(wtype, kind)
         if bound is not None:  # the time is a predicate of the queries: the older rows are never read
             after = self._stats(kind, bound)
-            rows, skipped = int(after[2] or 0), rows - int(after[2] or 0)
+            # (with skip.count nothing is counted: how many rows were skipped is not known)
+            rows, skipped = int(after[2] or 0), UNKNOWN if self.settings.skip_count else rows - int(after[2] or 0)
         if plan.startpoint is not None:
             low = bound if bound is not None else self._start_at(checkpoint, deltas.to_long(min_value, kind), high, wtype)
             unbounded = False
