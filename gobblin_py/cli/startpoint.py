@@ -44,10 +44,12 @@ def startpoint_set(job_file: str, urn: str, partition: str, oldest: bool, upcomi
                    value: str | None, conf_root: str | None, sysconfig: str | None) -> None:
     """Set a startpoint; it is used by the next run and removed by the commit that used it.
 
-    It is checked against the job's source before it is stored: a kind the source supports, a partition only
-    where the source has partitions, a value of the source's watermark type.
+    It is checked against the job's source before it is stored: a dataset the job has (with state, or planned
+    by the source now), a kind the source supports, a partition only where the source has partitions, a value
+    of the source's watermark type.
     """
-    from gobblin_py.runtime.plan.startpoint_checks import check_startpoint
+    from gobblin_py.runtime.dry_run import known_datasets
+    from gobblin_py.runtime.plan.startpoint_checks import check_dataset_known, check_startpoint
     from gobblin_py.sdk.plugins import resolve_class
     from gobblin_py.store.startpoints import Startpoint, StartpointKind, StartpointStore, parse_time_ms
 
@@ -62,6 +64,12 @@ def startpoint_set(job_file: str, urn: str, partition: str, oldest: bool, upcomi
     if not props.get("source.class"):
         raise UsageError(f"{job_file}: source.class is not set")
     check_startpoint(resolve_class(props["source.class"], "source.class"), props, urn, partition, point)
+    known, unplanned = known_datasets(props, name, urn)
+    if unplanned is None:
+        check_dataset_known(name, urn, known)
+    elif urn not in known:  # a source that is down cannot say: the operator may prepare a run for when it is up
+        click.echo(f"gpy: warning: dataset {urn!r} has no state, and the source could not plan to show whether it "
+                   f"is one of its datasets ({unplanned}); check the name", err=True)
     StartpointStore.for_job(props).set(name, urn, partition, point)
     where = f"dataset {urn!r}" + (f" partition {partition!r}" if partition else "")
     click.echo(f"{name}: {where} starts at {point.describe()} at the next run")

@@ -61,15 +61,15 @@ def _members(unit) -> list:
     return unit.work_units if isinstance(unit, MultiWorkUnit) else [unit]
 
 
-def open_source(run: JobRun) -> tuple[Source, SourceState]:
-    """The job's Source and the state it plans from: each dataset's previous state and the operators' startpoints
-    (refused, before any work, when the source cannot start where they ask)."""
+def open_source(run: JobRun, startpoints: bool = True) -> tuple[Source, SourceState]:
+    """The job's Source and the state it plans from: each dataset's previous state and (unless ``startpoints`` is
+    false) the operators' startpoints (refused, before any work, when the source cannot start where they ask)."""
     name = run.props["source.class"]
     source: Source = instantiate(name, "source.class", Source)  # type: ignore[assignment]
     if run.store is not None:
         run.previous = run.store.get_latest_dataset_states_by_urns(run.job_name)
     state = SourceState(run.props, previous_dataset_states=run.previous)
-    if run.store is None:
+    if run.store is None or not startpoints:
         return source, state
     run.startpoints = StartpointStore.for_job(run.props)
     points = run.startpoints.all(run.job_name)

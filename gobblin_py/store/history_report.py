@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gobblin_py.store.run_history import effective_status
+from gobblin_py.store.startpoints import used_text
 
 
 def _seconds(value: Any) -> str:
@@ -80,6 +81,7 @@ def render_run(record: Mapping[str, Any]) -> str:
         low, high = d.get("watermark_from") or [], d.get("watermark_to") or []
         if low or high:
             lines.append(f"    watermark {', '.join(low) or '-'} → {', '.join(high) or '-'}")
+        lines += [f"    startpoint {used_text(u)}" for u in d.get("startpoints") or []]
         lines += [f"    quality: {q}" for q in d.get("quality") or []]
         lines += [f"    published {p}" for p in d.get("published") or []]
         if d.get("error"):

@@ -33,6 +33,9 @@ STORE_DIR_KEY = "gobblin.startpoint.store.dir"
 APPLIED_KEY = "startpoint.applied"  # on a work unit: the ids of the startpoints it was planned from
 TIMESTAMP_KEY = "startpoint.timestamp"  # on a work unit replayed from a time: records before it are filtered
 FILTERED_KEY = "gpy.records.filtered.timestamp"  # on a task state: records the timestamp filter dropped
+POINTS_KEY = "startpoint.applied.points"  # on a work unit: the startpoints it was planned from, as JSON by id
+SKIPPED_KEY = "startpoint.rows.skipped"  # on one work unit: rows before a time the query left unread
+UNKNOWN = "unknown"  # SKIPPED_KEY of a source that did not count them
 DATASET = ""  # the partition key of a dataset-level startpoint
 # Times are epoch milliseconds from 1970 (Kafka reads a negative time as "latest" or "earliest") to the end of
 # year 9999, the last that dates and ISO 8601 write.
@@ -81,6 +84,18 @@ class Startpoint:
         else:
             what = self.kind.value
         return f"{what} (id {self.id}, set {created})"
+
+    def position(self) -> str:
+        """Where it starts, as people read it: a time, a watermark, the oldest data or what comes next."""
+        if self.kind is StartpointKind.TIMESTAMP:
+            return human_time(self.timestamp_ms)
+        if self.kind is StartpointKind.SPECIFIC:
+            return f"watermark {self.value}"
+        return "the oldest data" if self.kind is StartpointKind.OLDEST else "what comes after now"
+
+    def human(self) -> str:
+        """``2026-11-03T08:00:00Z (TIMESTAMP startpoint bd0f1849930d, set 2026-11-26T04:20:33Z)``."""
+        return f"{self.position()} ({self.kind.value} startpoint {self.id}, set {human_time(self.created_ms)})"
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "kind": self.kind.value}
@@ -202,12 +217,59 @@ def startpoint_for(state: Any, urn: str, partition: str = DATASET) -> Startpoint
     return points.for_partition(partition) if points is not None else None
 
 
-def mark_applied(unit: Any, startpoint: Startpoint) -> None:
-    """Record on a work unit that it was planned from ``startpoint`` (its commit will consume it)."""
+def mark_applied(unit: Any, startpoint: Startpoint, filtered: bool = True) -> None:
+    """Record on a work unit that it was planned from ``startpoint`` (its commit will consume it). ``filtered``:
+    the records of a TIMESTAMP startpoint before its time are dropped as they are read (false when the source
+    left them unread)."""
     ids = [i for i in (unit.get_prop(APPLIED_KEY) or "").split(",") if i]
     if startpoint.id not in ids:
         unit.set_prop(APPLIED_KEY, ",".join([*ids, startpoint.id]))
-    filter_before_startpoint(unit, startpoint)
+    points = json.loads(unit.get_prop(POINTS_KEY) or "{}")
+    points[startpoint.id] = startpoint.to_json()
+    unit.set_prop(POINTS_KEY, json.dumps(points, sort_keys=True))
+    if filtered:
+        filter_before_startpoint(unit, startpoint)
+
+
+def carry_applied(carrier: Any, units: list[Any]) -> None:
+    """A work unit that stands for several (a Kafka task of many partitions) carries all their startpoints."""
+    applied = sorted({i for unit in units for i in applied_ids(unit)})
+    if applied:
+        carrier.set_prop(APPLIED_KEY, ",".join(applied))
+        points = {k: v for unit in units for k, v in json.loads(unit.get_prop(POINTS_KEY) or "{}").items()}
+        carrier.set_prop(POINTS_KEY, json.dumps(points, sort_keys=True))
+
+
+def used_startpoints(tasks: list[Any]) -> list[dict[str, Any]]:
+    """The startpoints a dataset's tasks were planned from, as the summary and the run history show them: kind,
+    where (a time in ISO 8601, a watermark), when set, and for a TIMESTAMP startpoint the rows before its time
+    that were skipped (left unread by the query, or read and dropped)."""
+    points: dict[str, Startpoint] = {}
+    for task in tasks:
+        for data in json.loads(task.get_prop(POINTS_KEY) or "{}").values():
+            point = Startpoint.from_json(data)
+            points[point.id] = point
+    unread = [task.get_prop(SKIPPED_KEY) for task in tasks]
+    skipped = None if UNKNOWN in unread else sum(int(task.get_prop(FILTERED_KEY) or 0) for task in tasks) + sum(
+        int(n or 0) for n in unread)
+    return [{"id": p.id, "kind": p.kind.value,
+             "value": human_time(p.timestamp_ms) if p.kind is StartpointKind.TIMESTAMP else p.value,
+             "set": human_time(p.created_ms),
+             "rows_skipped": skipped if p.kind is StartpointKind.TIMESTAMP else None}
+            for p in sorted(points.values(), key=lambda p: p.created_ms)]
+
+
+def used_text(used: dict[str, Any]) -> str:
+    """One startpoint of :func:`used_startpoints` in a line: ``TIMESTAMP 2026-11-03T08:00:00Z (id …, set …)``."""
+    where = f" {used['value']}" if used.get("value") is not None else ""
+    skipped = f", {used['rows_skipped']} row(s) before it skipped" if used.get("rows_skipped") is not None else ""
+    return f"{used['kind']}{where} (id {used['id']}, set {used['set']}){skipped}"
+
+
+def human_time(ms: int) -> str:
+    """Epoch milliseconds in ISO 8601 UTC, the milliseconds only when there are some."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000))
+    return f"{stamp}{f'.{ms % 1000:03d}' if ms % 1000 else ''}Z"
 
 
 def filter_before_startpoint(unit: Any, startpoint: Startpoint) -> None:

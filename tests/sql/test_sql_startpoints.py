@@ -49,10 +49,14 @@ def test_timestamp_replay_on_an_id_watermarked_table(db, tmp_path):
     # replay from hour 15: the id range holding it is found from the recorded (watermark, event time) pairs
     startpoint(job, "events", "--timestamp", (BASE + dt.timedelta(hours=15)).isoformat() + "Z")
     shown = run_gpy("run", str(job.file), "--engine", "local", "--dry-run")
-    [point] = re.findall(r"start dataset 'events' at TIMESTAMP 2024-03-01T23:00:00\.000Z \(id (\w+),", shown.stdout)
+    [point] = re.findall(r"events: start at 2024-03-01T23:00:00Z \(TIMESTAMP startpoint (\w+)", shown.stdout)
     planned = re.findall(r"^\s+events\s+-\s+(\d+)\s+(\d+)\s+.*\s(\w+)$", shown.stdout, re.MULTILINE)
     assert planned == [("11", "21", point), ("21", "31", point)], shown.stdout  # it starts at the range [11, 21)
-    assert job.run().returncode == 0
+    replayed = job.run()
+    assert replayed.returncode == 0
+    # rows 11..14 were read again (the range [11, 21) holds the time) and dropped: the summary says so
+    assert "startpoint TIMESTAMP 2024-03-01T23:00:00Z (id " in replayed.stdout
+    assert "4 row(s) before it skipped" in replayed.stdout, replayed.stdout
     assert job.ids("events", "id") == sorted(list(range(1, 31)) + list(range(15, 31)))  # rows before 15h filtered
     assert pending(job) == {}
 

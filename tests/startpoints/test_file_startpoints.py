@@ -176,7 +176,7 @@ def test_dry_run_prints_the_plan_with_startpoints_and_changes_nothing(job):
     job.startpoint("--timestamp", "2024-01-02T00:00:00Z")
     before = sorted((str(p), p.stat().st_mtime_ns) for p in job.root.rglob("*") if p.is_file())
     shown = job.run("--dry-run")
-    assert "start dataset '' at TIMESTAMP 2024-01-02T00:00:00.000Z" in shown.stdout
+    assert '"": start at 2024-01-02T00:00:00Z (TIMESTAMP startpoint ' in shown.stdout
     assert "plan 3 work unit(s)" in shown.stdout and "1 file(s)" in shown.stdout
     assert sorted((str(p), p.stat().st_mtime_ns) for p in job.root.rglob("*") if p.is_file()) == before
 

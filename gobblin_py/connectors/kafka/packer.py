@@ -27,7 +27,7 @@ from gobblin_py.sdk.packing import worst_fit_decreasing as _greedy
 from gobblin_py.sdk.plugins import instantiate
 from gobblin_py.sdk.states import Extract, MultiWorkUnit, WorkUnit
 from gobblin_py.sdk.watermarks import MultiLongWatermark, WatermarkInterval
-from gobblin_py.store.startpoints import APPLIED_KEY, applied_ids, mark_applied
+from gobblin_py.store.startpoints import carry_applied, mark_applied
 
 DEFAULT_AVG_SIZE = 1024.0
 EPSILON = 0.01
@@ -97,9 +97,7 @@ def squeeze(units: list[WorkUnit]) -> WorkUnit:
         if unit.get_prop(K.OFFSETS_LOST):
             carrier.set_prop(f"{K.OFFSETS_LOST}.{index}", unit.get_prop(K.OFFSETS_LOST))
     carrier.remove_prop(K.OFFSETS_LOST)
-    applied = sorted({i for unit in units for i in applied_ids(unit)})  # every partition's startpoint is consumed
-    if applied:
-        carrier.set_prop(APPLIED_KEY, ",".join(applied))
+    carry_applied(carrier, units)  # every partition's startpoint is consumed
     carrier.watermark_interval = WatermarkInterval.of(MultiLongWatermark(lows), MultiLongWatermark(highs))
     carrier.set_prop(K.ESTIMATED_SIZE, total)
     return carrier

@@ -20,6 +20,8 @@ from gobblin_py.connectors.sql.dialects.base import Dialect
 from gobblin_py.connectors.sql.positions import SINGLE, Previous, position_key
 from gobblin_py.connectors.sql.settings import QueryBasedSettings
 from gobblin_py.connectors.sql.watermarks import (
+    DATE,
+    STEP,
     TIME_TYPES,
     WatermarkCodec,
     exclusive_high,
@@ -35,7 +37,7 @@ from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.packing import worst_fit_decreasing
 from gobblin_py.sdk.states import Extract, WorkUnit
 from gobblin_py.sdk.watermarks import WatermarkInterval
-from gobblin_py.store.startpoints import Startpoint, StartpointKind, mark_applied
+from gobblin_py.store.startpoints import SKIPPED_KEY, UNKNOWN, Startpoint, StartpointKind, mark_applied
 
 log = get_logger(__name__)
 
@@ -76,6 +78,7 @@ class RangePlanner:
         self.prev = plan.prev
         self.codec = plan.codec
         self.wtype_cfg = plan.settings.watermark_type
+        self._exact = False  # a TIMESTAMP startpoint's time is exactly the queries' lower bound
 
     # -- shared pieces
 
@@ -215,8 +218,25 @@ class RangePlanner:
         units = self._single()
         if self.plan.startpoint is not None:
             for unit in units:
-                mark_applied(unit, self.plan.startpoint)
+                mark_applied(unit, self.plan.startpoint, filtered=not self._exact)
         return units
+
+    def _time_bound(self, wtype: str, kind: str) -> int | None:
+        """Where a TIMESTAMP startpoint starts a table whose one delta column holds the event times: the time as
+        a delta value, for ``WHERE delta >= bound`` (None when the delta column is not the event time). Sets
+        ``_exact`` when the bound itself leaves out exactly the rows before the time (no row to drop as read)."""
+        point, settings = self.plan.startpoint, self.settings
+        if point is None or point.kind is not StartpointKind.TIMESTAMP or wtype not in TIME_TYPES:
+            return None
+        delta = list(settings.delta_fields)
+        if len(delta) != 1 or (settings.event_column or delta[0]) != delta[0]:
+            return None
+        micros = point.timestamp_ms * 1000
+        bound = floor_to_step(micros, wtype)
+        if bound < micros and wtype == DATE and kind in (deltas.DATE, deltas.TEXTDATE):
+            bound += STEP[DATE]  # a date is its midnight: the first date at or after the time
+        self._exact = bound == micros or (wtype == DATE and kind in (deltas.DATE, deltas.TEXTDATE))
+        return bound
 
     def _single(self) -> list[WorkUnit]:
         plan = self.plan
@@ -248,13 +268,22 @@ class RangePlanner:
                              "or more delta fields (COALESCE)")
         low, unbounded = self._low(SINGLE, deltas.to_long(min_value, kind), wtype)
         high = self._high(deltas.to_long(max_value, kind), wtype)
+        skipped: int | str | None = None
+        bound = self._time_bound(wtype, kind)
+        if bound is not None:  # the time is a predicate of the queries: the older rows are never read
+            after = self._stats(kind, bound)
+            # (with skip.count nothing is counted: how many rows were skipped is not known)
+            rows, skipped = int(after[2] or 0), UNKNOWN if self.settings.skip_count else rows - int(after[2] or 0)
         if plan.startpoint is not None:
-            low = self._start_at(checkpoint, deltas.to_long(min_value, kind), high, wtype)
+            low = bound if bound is not None else self._start_at(checkpoint, deltas.to_long(min_value, kind), high, wtype)
             unbounded = False
             if low is not None and high <= low:  # nothing to read from there: carry the new position
                 log.info("sql_startpoint", table=plan.entity, startpoint=plan.startpoint.describe(),
                          low=self.codec_for(wtype).render(low))
-                return [self._carry({SINGLE: low}, wtype, kind)]
+                carry = self._carry({SINGLE: low}, wtype, kind)
+                if skipped is not None:
+                    carry.set_prop(SKIPPED_KEY, skipped)
+                return [carry]
         # a startpoint decides where the whole table starts: earlier failed ranges are not retried besides
         units = self._retry_units(wtype, kind) if plan.startpoint is None else []
         if units and frontier is not None and (low is None or high <= low):
@@ -268,6 +297,8 @@ class RangePlanner:
                 estimate = rows * (hi - lo) / span if span else rows
                 units.append(self._unit({SINGLE: lo}, {SINGLE: hi}, wtype, kind, estimate,
                                         unbounded_low=unbounded and index == 0))
+            if skipped is not None:
+                units[-len(pieces)].set_prop(SKIPPED_KEY, skipped)
         codec = self.codec_for(wtype)
         log.info("sql_table_planned", table=plan.entity, dataset=plan.base["dataset.urn"], watermark_type=wtype,
                  low=codec.render(low) if low is not None else "-", high=codec.render(high),

@@ -46,7 +46,7 @@ from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.sdk.states import RunningState, TaskState, WorkingState
 from gobblin_py.sdk.watermarks import partition_ids
 from gobblin_py.store import progress
-from gobblin_py.store.startpoints import applied_ids
+from gobblin_py.store.startpoints import applied_ids, used_startpoints
 
 log = get_logger(__name__)
 
@@ -109,6 +109,7 @@ class DatasetResult:
     started_ms: int = 0  # its first task's start
     ended_ms: int = 0  # the end of its commit
     saved: DatasetState | None = None  # the state this run saved as the dataset's latest
+    startpoints: list[dict] = field(default_factory=list)  # the operators' startpoints its tasks were planned from
 
     @property
     def files(self) -> int:
@@ -166,6 +167,7 @@ def describe_outputs(result: DatasetResult, tasks: list[TaskState], run_started_
     result.task_attempts = attempt_records(tasks)
     result.usage_errors = usage_errors(tasks)
     result.started_ms = first_start_ms(tasks, run_started_ms)
+    result.startpoints = used_startpoints(tasks)
     result.ended_ms = int(time.time() * 1000)
     return result
 

@@ -46,6 +46,7 @@ def dataset_record(d: DatasetResult) -> dict[str, Any]:
         "seconds": round(d.seconds, 3), "state_saved": d.persisted, "published": list(d.published),
         "quality": list(d.quality), "error": d.error, "task_errors": list(d.task_errors),
         "task_attempts": list(d.task_attempts),
+        "startpoints": list(d.startpoints),
     }
 
 

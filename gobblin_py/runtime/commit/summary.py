@@ -8,6 +8,7 @@ from gobblin_py.runtime.commit.datasets import DatasetResult
 from gobblin_py.runtime.commit.job_result import JobResult
 from gobblin_py.sdk.watermarks import by_partition, watermark_sort_key
 from gobblin_py.store.report import watermark_text
+from gobblin_py.store.startpoints import used_text
 
 
 def _distinct(values: list[Any]) -> list[str]:
@@ -64,6 +65,8 @@ def render(result: JobResult) -> str:
             lines.append("    watermarks by partition: " + ", ".join(f"{p}: {lo} → {hi}" for p, lo, hi in partitions))
         if lows or highs:
             lines.append(f"    watermarks low {', '.join(lows) or '-'} → actual high {', '.join(highs) or '-'}")
+        for used in d.startpoints:
+            lines.append(f"    startpoint {used_text(used)}")
         for line in d.quality:
             lines.append(f"    quality: {line}")
         for path in d.published:

@@ -6,10 +6,12 @@ the source has partitions (Kafka: a partition number); and a ``SPECIFIC`` value 
 source's type: a Kafka offset, a file modification time, a value of the SQL table's watermark type. A source
 plugin — gpy's own sources too — checks its own with a class method ``check_startpoint(props, urn, partition,
 startpoint)`` that raises :class:`~gobblin_py.sdk.errors.UsageError`; one without it is held to the kind only.
+And it must name a dataset of the job: one with state, or one the source plans now.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 
 from gobblin_py.sdk.errors import UsageError
@@ -41,3 +43,17 @@ def check_stored(source: type, props: Mapping[str, str], store: StartpointStore,
                 raise UsageError(f"{store.display_path(job, urn)}: startpoint {point.id} of dataset {urn!r}{where}: "
                                  f"{exc}; remove it with `gpy state startpoint clear --dataset {urn!r}` (or set "
                                  "another)") from None
+
+
+
+def check_dataset_known(job: str, urn: str, known: list[str]) -> None:
+    """Raise UsageError unless ``urn`` is one of the job's datasets (``known``: those with state and those its
+    source plans now), listing them and the closest name."""
+    if urn in known:
+        return
+    close = [name for name in known if name and urn.endswith("." + name)]  # a namespace put before the name
+    close = close or difflib.get_close_matches(urn, known, n=1, cutoff=0.6)
+    shown = ", ".join(repr(name) for name in known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise UsageError(f"job {job} has no dataset {urn!r}: its datasets (with state, or planned by its source "
+                     f"now) are {shown or 'none yet'}{hint}")
