@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from gobblin_py.cli.base import conf_options, load_job_properties, main, require_job_file
+from gobblin_py.io.contained_paths import contained_join
 from gobblin_py.jobconf.schedule import DISABLED_KEY, RUN_ONCE_KEY, SCHEDULE_KEY, ScheduleError, quartz_to_cron
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 
@@ -156,6 +157,6 @@ def schedule(job_files: tuple[str, ...], conf_root: str | None, sysconfig: str |
     if doubled:
         raise UsageError(f"--airflow: several jobs would be DAG {', '.join(doubled)}: give each job its own job.name")
     for job in jobs:
-        path = folder / f"{dag_id(job)}.py"
+        path = Path(contained_join(str(folder), f"{dag_id(job)}.py", what="job.name"))
         path.write_text(dag_file(job, gpy, workdir, DAG_MODULE, conf_args), encoding="utf-8")
         click.echo(f"{path}: DAG {dag_id(job)}, schedule {job.cron} ({SCHEDULE_KEY}={job.quartz})")
