@@ -129,8 +129,12 @@ def scheduling_warnings(props: Mapping[str, str]) -> list[str]:
     warnings = []
     schedule = (props.get(SCHEDULE_KEY) or "").strip()
     if schedule:
+        try:
+            as_cron = f" (cron: {quartz_to_cron(schedule)})"
+        except ScheduleError as exc:
+            as_cron = f" (cron cannot express it: {str(exc).removeprefix(f'{SCHEDULE_KEY}={schedule}: ')})"
         warnings.append(f"key '{SCHEDULE_KEY}' ({schedule}): gpy does not schedule jobs itself, so nothing runs this "
-                        f"job on that schedule; `gpy schedule JOB --crontab` prints its crontab line, "
+                        f"job on that schedule; `gpy schedule JOB --crontab` prints its crontab line{as_cron}, "
                         f"`gpy schedule JOB --airflow DIR` writes an Airflow DAG")
     if _true(props, DISABLED_KEY):
         warnings.append(f"key '{DISABLED_KEY}' is true: Gobblin's scheduler would not run this job, but gpy run "

@@ -191,6 +191,9 @@ def test_any_second_but_0_is_refused(quartz, second):
 def test_warnings_name_the_keys_and_point_at_gpy_schedule():
     [warning] = scheduling_warnings({"job.schedule": "0 0/2 * * * ?"})
     assert "job.schedule" in warning and "gpy does not schedule" in warning and "gpy schedule" in warning
+    assert "(cron: */2 * * * *)" in warning
+    [refused] = scheduling_warnings({"job.schedule": "0 0 0 L * ?"})
+    assert "(cron cannot express it: day-of-month field 'L'" in refused
     assert scheduling_warnings({"job.name": "x"}) == []
     assert any("job.disabled" in w for w in scheduling_warnings({"job.disabled": "true"}))
     assert any("job.runonce" in w for w in scheduling_warnings({"job.schedule": "0 0 * * * ?", "job.runonce": "true"}))
