@@ -6,7 +6,16 @@ to pull (``job.fail.on.empty``), 75 the job's lock is held, 143/130 stopped by S
 registers them all on :func:`main`.
 """
 
-from gobblin_py.cli import history, lock, run, startpoint, state, state_admin, validate  # noqa: F401 - each registers its commands
+from gobblin_py.cli import (  # noqa: F401 - each registers its commands
+    history,
+    lock,
+    run,
+    schedule,
+    startpoint,
+    state,
+    state_admin,
+    validate,
+)
 from gobblin_py.cli.base import DEFAULT_SYSCONFIG, entry, load_job_properties, main
 
 __all__ = ["DEFAULT_SYSCONFIG", "entry", "load_job_properties", "main"]

@@ -15,6 +15,7 @@ from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.logs import configure_logging
 
 DEFAULT_SYSCONFIG = Path("conf") / "gobblin.properties"
+CONF_ROOT_ENV = "GPY_CONF_ROOT"
 
 
 def _fail(exc: GobblinPyError) -> None:
@@ -50,28 +51,41 @@ class _Group(click.Group):
 
 
 def conf_options(func: Callable) -> Callable:
-    """``--conf-root`` and ``--sysconfig``, shared by every command that loads a job file."""
+    """``--conf-root`` (or ``GPY_CONF_ROOT``) and ``--sysconfig``, shared by every command that loads a job file."""
     func = click.option(
         "--sysconfig",
         type=click.Path(dir_okay=False),
         default=None,
-        help=f"System configuration under every job (default: {DEFAULT_SYSCONFIG} when present).",
+        help=f"System configuration under every job (default: the {DEFAULT_SYSCONFIG} nearest above the job "
+        "file, else above the jobs root).",
     )(func)
     func = click.option(
         "--conf-root",
         type=click.Path(file_okay=False),
         default=None,
-        help="Jobs root whose .properties/.configuration files apply (default: the job's own folder).",
+        envvar=CONF_ROOT_ENV,
+        help=f"Jobs root whose .properties/.configuration files apply, from it down to the job's folder (default: "
+        f"${CONF_ROOT_ENV}, else the job's own folder).",
     )(func)
     return func
 
 
-def resolve_sysconfig(sysconfig: str | None) -> str | None:
+def resolve_sysconfig(sysconfig: str | None, job_path: str | None = None, conf_root: str | None = None) -> str | None:
+    """The system configuration file: ``--sysconfig``, else the ``conf/gobblin.properties`` nearest above the job
+    (a local file or folder), else above the jobs root; never one found from the working folder by accident."""
+    from gobblin_py.jobconf import find_sysconfig
+    from gobblin_py.jobconf.remote import is_remote
+
     if sysconfig is not None:
         if not os.path.isfile(sysconfig):
             raise UsageError(f"--sysconfig {sysconfig}: no such file")
-        return sysconfig
-    return str(DEFAULT_SYSCONFIG) if DEFAULT_SYSCONFIG.is_file() else None
+        return os.path.abspath(sysconfig)
+    starts = []
+    if job_path is not None and not is_remote(job_path):
+        starts.append(job_path if os.path.isdir(job_path) else os.path.dirname(os.path.abspath(job_path)))
+    if conf_root is not None and not is_remote(conf_root):
+        starts.append(conf_root)
+    return find_sysconfig(*starts)
 
 
 def load_job_properties(path: str, conf_root: str | None, sysconfig: str | None):
@@ -80,9 +94,10 @@ def load_job_properties(path: str, conf_root: str | None, sysconfig: str | None)
     from gobblin_py.jobconf import load_job
     from gobblin_py.jobconf.remote import is_remote, load_remote_job
 
+    system = resolve_sysconfig(sysconfig, path, conf_root)
     if is_remote(path):
-        return load_remote_job(path, conf_root=conf_root, sysconfig=resolve_sysconfig(sysconfig))
-    return load_job(path, conf_root=conf_root, sysconfig=resolve_sysconfig(sysconfig))
+        return load_remote_job(path, conf_root=conf_root, sysconfig=system)
+    return load_job(path, conf_root=conf_root, sysconfig=system)
 
 
 def require_job_file(path: str) -> None:

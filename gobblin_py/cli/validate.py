@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from gobblin_py.cli.base import conf_options, main, resolve_sysconfig
+from gobblin_py.cli.base import conf_options, main
 from gobblin_py.sdk.errors import UsageError
 
 # ------------------------------------------------------------------ validate
@@ -37,7 +37,7 @@ def validate(paths: tuple[str, ...], conf_root: str | None, sysconfig: str | Non
         raise UsageError("name job files or folders to validate (or --explain KEY)")
     from gobblin_py.cli.validate_jobs import validate_paths
 
-    reports = validate_paths(list(paths), conf_root, resolve_sysconfig(sysconfig), strict=strict)
+    reports = validate_paths(list(paths), conf_root, sysconfig, strict=strict)
     if as_json:
         click.echo(json.dumps([r.as_json() for r in reports], indent=2, ensure_ascii=False))
     else:

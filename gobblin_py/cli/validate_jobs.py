@@ -47,6 +47,7 @@ class JobReport:
     unported: list[dict[str, str | None]] = field(default_factory=list)  # each with its nearest built-in and a hint
     unresolved: list[str] = field(default_factory=list)  # names that resolve nowhere
     warnings: list[str] = field(default_factory=list)
+    applied: list[str] = field(default_factory=list)  # the files read, in the order applied (later ones win)
 
     @property
     def ok(self) -> bool:
@@ -56,6 +57,7 @@ class JobReport:
         if self.error is not None:
             return f"FAIL {self.path}: {self.error}"
         lines = [f"{'ok  ' if self.ok else 'FAIL'} {self.path}"]
+        lines += [f"     applied:     {path}" for path in self.applied]
         for item, info in zip(self.unsupported, self.unported, strict=True):
             lines.append(f"     unsupported: {item}")
             lines.append(f"                  nearest gpy built-in: {info['nearest'] or 'none'}; {info['hint']}")
@@ -74,6 +76,7 @@ class JobReport:
             "unported": self.unported,
             "unresolved": self.unresolved,
             "warnings": self.warnings,
+            "applied": self.applied,
             "properties": mask_secrets(self.properties) if self.properties is not None else None,
         }
 
@@ -87,19 +90,23 @@ def unported(item: str) -> dict[str, str | None]:
 
 
 def validate_paths(paths: list[str], conf_root: str | None, sysconfig: str | None, strict: bool = False) -> list[JobReport]:
-    """Load every job file under ``paths`` and check it; never stops at the first bad file."""
+    """Load every job file under ``paths`` and check it; never stops at the first bad file. ``sysconfig`` is
+    ``--sysconfig``: when None, each path takes the ``conf/gobblin.properties`` found from where it is."""
+    from gobblin_py.cli.base import resolve_sysconfig
     from gobblin_py.runtime.plan.validation import check_job
 
     reports = []
-    for result in load_jobs(paths, conf_root=conf_root, sysconfig=sysconfig):
-        if result.error is not None or result.config is None:
-            reports.append(JobReport(result.path, error=str(result.error)))
-            continue
-        check = check_job(result.config, strict=strict)
-        reports.append(JobReport(
-            result.path, properties=dict(result.config), problems=[str(e) for e in check.settings_errors],
-            unsupported=check.unsupported, unported=[unported(u) for u in check.unsupported],
-            unresolved=check.unresolved,
-            warnings=list(result.config.warnings) + check.warnings,
-        ))
+    for path in paths:
+        for result in load_jobs([path], conf_root=conf_root, sysconfig=resolve_sysconfig(sysconfig, path, conf_root)):
+            if result.error is not None or result.config is None:
+                reports.append(JobReport(result.path, error=str(result.error)))
+                continue
+            check = check_job(result.config, strict=strict)
+            reports.append(JobReport(
+                result.path, properties=dict(result.config), problems=[str(e) for e in check.settings_errors],
+                unsupported=check.unsupported, unported=[unported(u) for u in check.unsupported],
+                unresolved=check.unresolved,
+                warnings=list(result.config.warnings) + check.warnings,
+                applied=result.config.applied,
+            ))
     return reports

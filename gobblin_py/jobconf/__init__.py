@@ -23,7 +23,16 @@ from gobblin_py.sdk.branches import (
 )
 from gobblin_py.sdk.config_errors import ConfigError
 
-from .loader import JobConfig, LoadResult, discover_job_files, load_job, load_jobs, load_sysconfig
+from .loader import (
+    DEFAULT_SYSCONFIG,
+    JobConfig,
+    LoadResult,
+    discover_job_files,
+    find_sysconfig,
+    load_job,
+    load_jobs,
+    load_sysconfig,
+)
 
 __all__ = [
     "ConfigError",
@@ -32,6 +41,8 @@ __all__ = [
     "load_job",
     "load_jobs",
     "load_sysconfig",
+    "find_sysconfig",
+    "DEFAULT_SYSCONFIG",
     "discover_job_files",
     "branch_key",
     "fork_key",

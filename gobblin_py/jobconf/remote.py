@@ -95,4 +95,5 @@ def load_remote_job(url: str, conf_root: str | None = None, sysconfig: Any = Non
         file, line = locate(key)
         return copy.rename(file), line
 
-    return JobConfig(url, config.properties, [copy.rename(w) for w in config.warnings], locator=located)
+    return JobConfig(url, config.properties, [copy.rename(w) for w in config.warnings], locator=located,
+                     applied=[copy.rename(a) for a in config.applied])

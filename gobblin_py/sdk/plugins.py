@@ -45,17 +45,22 @@ class PluginError(UsageError):
     """A plugin name that does not resolve, with what was tried and what is close."""
 
     def __init__(self, name: str, key: str | None, tried: list[str], suggestions: list[str], unsupported: bool = False,
-                 hint: str | None = None) -> None:
+                 hint: str | None = None, meant: list[str] | None = None) -> None:
         self.name, self.key, self.tried, self.suggestions, self.unsupported = name, key, tried, suggestions, unsupported
         self.hint = hint
+        self.meant = meant or []  # known names so close to this one that it is most likely their typo
         where = f"{key}={name}" if key else name
         if unsupported:
             message = f"{where}: Gobblin class with no gobblin_py equivalent yet"
+        elif self.meant and gobblin_name(name):
+            message = f"{where}: not a Gobblin class gpy knows"
         else:
             message = f"{where}: no such plugin class (tried {'; '.join(tried)})"
         if hint:
             message += f" ({hint})"
-        if suggestions:
+        if self.meant:
+            message += f"; did you mean {' or '.join(self.meant)}?"
+        elif suggestions:
             message += f"; closest: {', '.join(suggestions)}"
         super().__init__(message)
 
@@ -119,6 +124,22 @@ def _closest(name: str) -> list[str]:
     return list(dict.fromkeys(by_whole + by_short))[:3]
 
 
+# How alike (difflib's ratio) a name must be to a known one to be taken for its typo: one or two characters off
+# in a class name; distinct Gobblin classes of one package (DatePartitionedJsonFileSource and …AvroFileSource) are
+# less alike than this.
+TYPO_SIMILARITY = 0.95
+
+
+def _typo_of(name: str) -> list[str]:
+    """The known names (Gobblin's, in the ``org.apache.gobblin.`` spelling, or gpy's) ``name`` is most likely a
+    typo of, closest first; empty when none is that close."""
+    import difflib
+
+    gobblin = gobblin_name(name)
+    known = [k for k in _known_names() if (k.startswith(GOBBLIN_PREFIX) if gobblin else not k.startswith(GOBBLIN_PREFIX))]
+    return difflib.get_close_matches(gobblin or name, known, n=2, cutoff=TYPO_SIMILARITY)
+
+
 def _unported_hint(name: str) -> str | None:
     # imported lazily: the table of Gobblin classes gpy does not port is only needed to explain a failure
     from gobblin_py.sdk.unported import hint_for
@@ -157,8 +178,11 @@ def resolve_class(name: str, key: str | None = None) -> type:
             return _as_class(obj, name, key)
     else:
         tried.append("Gobblin class names with a gpy equivalent")
-    raise PluginError(name, key, tried, _closest(name), unsupported=gobblin is not None,
-                      hint=_unported_hint(gobblin) if gobblin else None)
+    hint = _unported_hint(gobblin) if gobblin else None
+    # a Gobblin class gpy says nothing about, a letter away from one it knows, is a typo rather than a class it lacks
+    meant = _typo_of(name) if hint is None else []
+    raise PluginError(name, key, tried, _closest(name), unsupported=gobblin is not None and not meant, hint=hint,
+                      meant=meant)
 
 
 def _as_class(obj: object, name: str, key: str | None) -> type:

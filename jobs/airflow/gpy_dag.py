@@ -70,23 +70,28 @@ def setting(name: str) -> str:
     return str(Variable.get(name, default=fallback))
 
 
-def _gpy(*args: str) -> list[str]:
-    return [*shlex.split(setting("gpy_command")), *args]
+def _gpy(*args: str, gpy: str | None = None) -> list[str]:
+    return [*shlex.split(gpy or setting("gpy_command")), *args]
 
 
 class GpyRunOperator(BashOperator):
     """A BashOperator that runs ``gpy run`` (or ``command``) and turns gpy's exit code into the task's fate.
 
-    The command is built when the task runs, from the settings then in force; its output goes to the task log.
+    The command is built when the task runs, from the settings then in force (``job_file``, ``engine`` and
+    ``gpy``, when given, fix the job, the engine and the gpy command instead); its output goes to the task log.
     """
 
-    def __init__(self, *, command: list[str] | None = None, **kwargs: Any) -> None:
+    def __init__(self, *, command: list[str] | None = None, job_file: str | None = None, engine: str | None = None,
+                 gpy: str | None = None, conf_args: list[str] | None = None, **kwargs: Any) -> None:
         super().__init__(bash_command="true", skip_on_exit_code=None, **kwargs)  # the real command: at run time
         self.gpy_command = command
+        self.gpy_job_file, self.gpy_engine, self.gpy = job_file, engine, gpy
+        self.gpy_conf_args = list(conf_args or [])  # --conf-root / --sysconfig
 
     def execute(self, context: Any) -> int:
-        command = self.gpy_command or _gpy("--log-format", "json", "run", setting("gpy_job_file"),
-                                           "--engine", setting("gpy_engine"))
+        command = self.gpy_command or _gpy("--log-format", "json", "run", self.gpy_job_file or setting("gpy_job_file"),
+                                           "--engine", self.gpy_engine or setting("gpy_engine"), *self.gpy_conf_args,
+                                           gpy=self.gpy)
         self.bash_command = "exec " + shlex.join(command)  # exec: gpy itself receives Airflow's SIGTERM
         self.cwd = self.cwd or setting("gpy_workdir")
         try:
@@ -120,20 +125,22 @@ def _time(text: str) -> dt.datetime:
     return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def state_reached(at: str, cwd: str | None = None, wait_for: str | None = None) -> bool:
+def state_reached(at: str, cwd: str | None = None, wait_for: str | None = None, job_file: str | None = None,
+                  dataset: str | None = None, gpy: str | None = None, conf_args: list[str] | None = None) -> bool:
     """Whether the dataset has reached ``at`` (ISO 8601): complete up to it, or committed by a run ended after it."""
-    job, urn = setting("gpy_job_file"), setting("gpy_dataset")
+    job = job_file or setting("gpy_job_file")
+    urn = dataset if dataset is not None else setting("gpy_dataset")
     cwd = cwd or setting("gpy_workdir")
     wait_for = wait_for or setting("gpy_wait_for")
     if wait_for == "completeness":  # exit 0: complete up to the time, 1: not yet, 2: no state or a bad job file
-        done = subprocess.run(_gpy("state", "watermark", job, "--dataset", urn, "--at", at), cwd=cwd,
+        done = subprocess.run(_gpy("state", "watermark", job, "--dataset", urn, "--at", at, *(conf_args or []), gpy=gpy), cwd=cwd,
                               capture_output=True, text=True)
         log.info("%s", (done.stdout + done.stderr).strip())
         return done.returncode == 0
     if wait_for != "commit":
         raise AirflowFailException(f"gpy_wait_for={wait_for!r}: use completeness or commit")
-    shown = subprocess.run(_gpy("state", "show", job, "--dataset", urn, "--json"), cwd=cwd, capture_output=True,
-                           text=True)
+    shown = subprocess.run(_gpy("state", "show", job, "--dataset", urn, "--json", *(conf_args or []), gpy=gpy), cwd=cwd,
+                           capture_output=True, text=True)
     if shown.returncode != 0:
         log.info("no state yet (%s)", shown.stderr.strip().splitlines()[-1:] or shown.returncode)
         return False
@@ -145,22 +152,40 @@ def state_reached(at: str, cwd: str | None = None, wait_for: str | None = None) 
     return _time(latest["end_time"]) >= _time(at)
 
 
-with DAG(
-    dag_id="gpy_ingest",
-    description="gpy run, then wait until the dataset's data is complete (or committed) up to the run's interval",
-    schedule=None,
-    start_date=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc),
-    catchup=False,
-    default_args={"retries": 3, "retry_delay": dt.timedelta(minutes=5)},
-    tags=["gpy"],
-) as dag:
-    gpy_run = GpyRunOperator(task_id="gpy_run")
-    wait_for_state = PythonSensor(
-        task_id="wait_for_state",
-        python_callable=state_reached,
-        op_kwargs={"at": "{{ (data_interval_end or logical_date or dag_run.start_date).isoformat() }}"},
-        poke_interval=float(os.environ.get("GPY_SENSOR_POKE_SECONDS", "60")),
-        timeout=float(os.environ.get("GPY_SENSOR_TIMEOUT_SECONDS", str(6 * 3600))),
-        mode="reschedule",
-    )
-    gpy_run >> wait_for_state
+def gpy_job_dag(dag_id: str, *, schedule: str | None = None, job_file: str | None = None,
+                workdir: str | None = None, engine: str | None = None, dataset: str | None = None,
+                wait_for: str | None = None, gpy: str | None = None, conf_args: list[str] | None = None,
+                description: str = "gpy run, then wait until the dataset's data is complete (or committed) up to "
+                                   "the run's interval") -> DAG:
+    """A DAG of ``gpy_run`` then ``wait_for_state`` for one job: what is not given here comes from the settings
+    (Airflow Variables, environment variables, defaults) when the tasks run. ``gpy schedule --airflow`` writes
+    one such DAG per job, with the job's own schedule."""
+    with DAG(
+        dag_id=dag_id,
+        description=description,
+        schedule=schedule,
+        start_date=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc),
+        catchup=False,
+        default_args={"retries": 3, "retry_delay": dt.timedelta(minutes=5)},
+        tags=["gpy"],
+        # found as a module's global (``dag = gpy_job_dag(...)``) only: importing this module to build another
+        # DAG must not bring gpy_ingest along
+        auto_register=False,
+    ) as job_dag:
+        gpy_run = GpyRunOperator(task_id="gpy_run", job_file=job_file, engine=engine, gpy=gpy, conf_args=conf_args,
+                                 cwd=workdir)
+        wait_for_state = PythonSensor(
+            task_id="wait_for_state",
+            python_callable=state_reached,
+            op_kwargs={"at": "{{ (data_interval_end or logical_date or dag_run.start_date).isoformat() }}",
+                       "cwd": workdir, "wait_for": wait_for, "job_file": job_file, "dataset": dataset, "gpy": gpy,
+                       "conf_args": conf_args},
+            poke_interval=float(os.environ.get("GPY_SENSOR_POKE_SECONDS", "60")),
+            timeout=float(os.environ.get("GPY_SENSOR_TIMEOUT_SECONDS", str(6 * 3600))),
+            mode="reschedule",
+        )
+        gpy_run >> wait_for_state
+    return job_dag
+
+
+dag = gpy_job_dag("gpy_ingest")

@@ -154,3 +154,36 @@ def test_exit_codes_become_task_fates_and_the_sensor_judges_the_state(tmp_path, 
                      "never_run completeness past": False, "never_run completeness future": False,
                      "never_run commit past": False, "never_run commit future": False}
     assert "gpy exited 3: committed, but some tasks failed" in result.stderr + result.stdout
+
+
+# Runs in the Airflow environment: Airflow's own DagBag parses the DAG files `gpy schedule --airflow` wrote.
+PARSE = r"""
+import json, sys
+from airflow.dag_processing.dagbag import DagBag
+bag = DagBag(dag_folder=sys.argv[1])
+print(json.dumps({"errors": bag.import_errors,
+                  "dags": {i: {"schedule": str(d.schedule), "tasks": sorted(d.task_ids),
+                               "job": d.get_task("gpy_run").gpy_job_file} for i, d in bag.dags.items()}}))
+"""
+
+
+def test_gpy_schedule_writes_dags_airflow_parses_with_each_jobs_schedule(tmp_path, airflow, airflow_venv):
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    (jobs / "every2.pull").write_text("job.name=Every2\nsource.class=FileBasedSource\njob.schedule=0 0/2 * * * ?\n")
+    (jobs / "sundays.pull").write_text("job.name=Sundays\nsource.class=FileBasedSource\n"
+                                       "job.schedule=0 0 18 ? * Sunday\n")
+    written = run_gpy("schedule", str(jobs / "every2.pull"), str(jobs / "sundays.pull"), "--airflow",
+                      str(tmp_path / "dags"))
+    assert written.returncode == 0, written.stderr
+    result = subprocess.run([str(airflow_venv / "bin" / "python"), "-c", PARSE, str(tmp_path / "dags")],
+                            env=airflow.env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    parsed = json.loads(result.stdout.strip().splitlines()[-1])
+    assert parsed["errors"] == {}
+    assert parsed["dags"] == {
+        "gpy_Every2": {"schedule": "*/2 * * * *", "tasks": ["gpy_run", "wait_for_state"],
+                       "job": str(jobs / "every2.pull")},
+        "gpy_Sundays": {"schedule": "0 18 * * 0", "tasks": ["gpy_run", "wait_for_state"],
+                        "job": str(jobs / "sundays.pull")},
+    }

@@ -13,7 +13,8 @@ def corpus_reports(tmp_path_factory):
         pytest.skip(f"the Gobblin job corpus is not beside the repository ({CORPUS})")
     # as Gobblin's launcher scripts do, the deployment names its work folder (several corpus jobs use it)
     work = tmp_path_factory.mktemp("gobblin-work")
-    result = run_gpy("validate", str(CORPUS), "--json", cwd=REPO, env={"GOBBLIN_WORK_DIR": str(work)})
+    result = run_gpy("validate", str(CORPUS), "--json", "--sysconfig", str(REPO / "conf" / "gobblin.properties"),
+                     env={"GOBBLIN_WORK_DIR": str(work)})
     assert result.returncode == 2  # some real Gobblin files name classes gpy does not have
     return {r["path"].split("gobblin-jobs/", 1)[1]: r for r in json.loads(result.stdout)}
 

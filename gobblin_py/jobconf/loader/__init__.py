@@ -31,7 +31,7 @@ load call and the entry points).
 from .job_config import JobConfig, LoadResult
 from .job_files import classify, discover_job_files
 from .session import load_job, load_jobs
-from .sysconfig import load_sysconfig
+from .sysconfig import DEFAULT_SYSCONFIG, find_sysconfig, load_sysconfig
 
 __all__ = [
     "JobConfig",
@@ -39,6 +39,8 @@ __all__ = [
     "load_job",
     "load_jobs",
     "load_sysconfig",
+    "find_sysconfig",
+    "DEFAULT_SYSCONFIG",
     "discover_job_files",
     "classify",
 ]

@@ -26,7 +26,8 @@ _INT_RE = re.compile(r"[+-]?[0-9]+")
 class JobConfig(Mapping[str, str]):
     """The resolved, flat ``str -> str`` properties of one job (Gobblin's job ``Properties``/``State``).
 
-    Behaves as a read-only mapping; ``path`` is the job file and ``warnings`` lists non-fatal findings.
+    Behaves as a read-only mapping; ``path`` is the job file, ``warnings`` lists non-fatal findings and
+    ``applied`` the files read, in the order applied.
     The typed getters follow Gobblin's ``State`` accessors and raise :class:`ConfigError` naming the key.
     """
 
@@ -36,11 +37,15 @@ class JobConfig(Mapping[str, str]):
         properties: Mapping[str, str],
         warnings: Iterable[str] = (),
         locator: KeyLocator | None = None,
+        applied: Iterable[str] = (),
     ) -> None:
         self.path = str(path)
         self.properties: dict[str, str] = dict(properties)
         self.warnings: list[str] = list(warnings)
         self._locator = locator
+        # the files the properties came from, absolute, in the order applied: system configuration, global files
+        # from the jobs root down, the job file (later ones win)
+        self.applied: list[str] = list(applied)
 
     def locate(self, key: str) -> tuple[str | None, int | None]:
         """``(file, line)`` where ``key`` was set: the job file, a global file or the system configuration (the

@@ -79,7 +79,8 @@ class Session:
                 return self.sys.locate(key)
             return None, None
 
-        return JobConfig(path, props, warnings, locate)
+        applied = [*self.sys.files, *(os.path.abspath(lvl.path) for lvl in reversed(chain.levels)), os.path.abspath(path)]
+        return JobConfig(path, props, warnings, locate, applied)
 
 
 def _session(

@@ -20,7 +20,10 @@ from .levels import checked_properties
 
 _log = logging.getLogger(__name__)
 
-__all__ = ["SysConfig", "LoadedSysConfig", "load_sysconfig", "read_sysconfig", "environment"]
+__all__ = ["SysConfig", "LoadedSysConfig", "load_sysconfig", "read_sysconfig", "environment", "find_sysconfig",
+           "DEFAULT_SYSCONFIG"]
+
+DEFAULT_SYSCONFIG = os.path.join("conf", "gobblin.properties")
 
 SysConfig = Union[None, PathLike, Mapping[str, str], Sequence[PathLike]]  # noqa: UP007 - a runtime alias
 
@@ -38,6 +41,24 @@ class LoadedSysConfig:
     tree: HObj
     origin: str | None
     locate: KeyLocator = lambda key: (None, None)
+    files: tuple[str, ...] = ()  # the files read, absolute, in the order applied (later ones win)
+
+
+def find_sysconfig(*starts: str) -> str | None:
+    """The ``conf/gobblin.properties`` nearest above the first of ``starts`` (folders) that has one, absolute;
+    None when none has. Found from where the job is, as Gobblin's deployment folder is, never from the folder
+    gpy happens to be started in."""
+    for start in starts:
+        folder = os.path.abspath(start)
+        while True:
+            candidate = os.path.join(folder, DEFAULT_SYSCONFIG)
+            if os.path.isfile(candidate):
+                return candidate
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+    return None
 
 
 def load_sysconfig(
@@ -61,6 +82,7 @@ def read_sysconfig(
     """:func:`load_sysconfig` with the config tree and key locations kept."""
     props: dict[str, str] = {}
     parsed_files: list[PropertiesFile] = []
+    read: list[str] = []
     origin: str | None = None
     if sysconfig is None:
         pass
@@ -80,6 +102,7 @@ def read_sysconfig(
             parsed = load_properties(name, env=env, system_properties=system_properties)
             warnings: list[str] = []
             parsed_files.append(parsed)
+            read.append(os.path.abspath(name))
             props.update(checked_properties(parsed, warnings))
             for warning in warnings:
                 _log.warning("%s", warning)
@@ -94,4 +117,4 @@ def read_sysconfig(
         return origin, None
 
     tree = properties_to_config(props, locate=locate, path=origin)
-    return LoadedSysConfig(props, tree, origin, locate)
+    return LoadedSysConfig(props, tree, origin, locate, tuple(read))

@@ -2,7 +2,7 @@
 
 ``<job.lock.dir>/<job.name>.lock`` (``job.lock.dir`` defaults to ``state.store.dir``) is created atomically
 and holds the holder's host, pid, job id, start time and last refresh; a background thread refreshes it every
-``job.lock.refresh.seconds`` (default 30). A lock is stale — and taken over — when its holder is a process of
+``job.lock.refresh.seconds`` (default a third of the timeout, at most 30 s). A lock is stale — and taken over — when its holder is a process of
 this host that is gone, or when it has not been refreshed for ``job.lock.timeout.seconds`` (default 300). A
 second run of a live job exits with code 75 (EX_TEMPFAIL: "try again later") naming the holder.
 
@@ -57,7 +57,13 @@ class LockSettings(Settings):
     state_fs_uri: str | None = same_as(StateStoreSettings, "fs_uri")
     state_enabled: bool = same_as(StateStoreSettings, "enabled")
     timeout_s: float = setting(TIMEOUT_KEY, default=300.0, minimum=1, doc="a lock not refreshed this long is stale")
-    refresh_s: float = setting(REFRESH_KEY, default=30.0, minimum=0.05, doc="seconds between refreshes of a held lock")
+    refresh_s: float | None = setting(REFRESH_KEY, minimum=0.05, default_doc=f"{TIMEOUT_KEY} / 3, at most 30",
+                                      doc="seconds between refreshes of a held lock")
+
+    @property
+    def refresh_interval(self) -> float:
+        """Seconds between refreshes: the key's value, else a third of the timeout (at most 30 s)."""
+        return self.refresh_s if self.refresh_s is not None else min(self.timeout_s / 3, 30.0)
 
     def check(self) -> list[ConfigError]:
         problems = []
@@ -65,9 +71,10 @@ class LockSettings(Settings):
             # (with a state store, its missing state.store.dir is the problem reported)
             problems.append(ConfigError("is not set", key=DIR_KEY, hint="name where the job's lock lives "
                                         f"(or set state.store.dir), or set {ENABLED_KEY}=false"))
-        if self.refresh_s >= self.timeout_s:
+        if self.refresh_s is not None and self.refresh_s >= self.timeout_s:
             problems.append(ConfigError(f"{self.refresh_s:g} s is not shorter than {TIMEOUT_KEY} ({self.timeout_s:g} s)",
-                                        key=REFRESH_KEY, hint="refresh the lock more often than it times out"))
+                                        key=REFRESH_KEY, hint=f"refresh the lock more often than it times out, or leave "
+                                        f"{REFRESH_KEY} unset (a third of {TIMEOUT_KEY}, at most 30 s)"))
         return problems
 
 
@@ -123,7 +130,7 @@ class JobLock:
         self.display = self.path if fsutil.is_local(self.fs) else self.fs.unstrip_protocol(self.path)
         self.job_id = job_id
         self.timeout_s = settings.timeout_s
-        self.refresh_s = settings.refresh_s
+        self.refresh_s = settings.refresh_interval
         self.info: LockInfo | None = None
         self.lost: str | None = None  # why the lock was lost while running, if it was
         self._stop = threading.Event()

@@ -25,6 +25,7 @@ from functools import lru_cache
 from gobblin_py.io.branch_paths import path_key_problems
 from gobblin_py.io.fs_settings import FsSettings
 from gobblin_py.jobconf.gobblin_keys import GOBBLIN_KEYS
+from gobblin_py.jobconf.schedule import SCHEDULE_KEY, scheduling_warnings
 from gobblin_py.runtime.engines.base import EngineSettings
 from gobblin_py.runtime.execute.row_checker import RowQualitySettings
 from gobblin_py.runtime.execute.task_quality import QualitySettings
@@ -233,6 +234,9 @@ def check_job(props: Mapping[str, str], *, strict: bool = False) -> JobCheck:
             add([ConfigError("unknown key", path=path, line=line, key=key, hint=hint)])
         else:
             check.warnings.append(f"{where}key '{key}': unknown key; {hint}")
+    for warning in scheduling_warnings(props):
+        path, line = locate(SCHEDULE_KEY) if callable(locate) and SCHEDULE_KEY in props else (None, None)
+        check.warnings.append(f"{path}:{line}: {warning}" if path and line else warning)
     check.errors.sort(key=lambda e: (e.path or "", e.line if e.line is not None else 1 << 30))
     return check
 
