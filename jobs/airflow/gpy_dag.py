@@ -10,6 +10,7 @@
     143, 130   retry: the run was stopped by SIGTERM / SIGINT, nothing half done
     1          retry: the run failed (a dataset was not committed); fails once the retries are used up
     2          fail at once, no retry: bad configuration or usage, or a corrupt state file (a person must fix it)
+    4          retry: the source found nothing to pull and the job sets job.fail.on.empty (the data may still come)
 
 A plain BashOperator retries every non-zero exit alike; ``GpyRunOperator`` is a BashOperator that reads gpy's
 exit code after the command ends, to tell "try again later" from "fix the job first". ``wait_for_state`` waits for the DAG run's data interval end (or its logical date, for a run
@@ -60,7 +61,7 @@ DEFAULTS = {
     "gpy_wait_for": "completeness",
 }
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PARTIAL, EXIT_LOCKED = 0, 1, 2, 3, 75
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PARTIAL, EXIT_EMPTY, EXIT_LOCKED = 0, 1, 2, 3, 4, 75
 EXIT_SIGTERM, EXIT_SIGINT = 143, 130
 
 
@@ -115,6 +116,9 @@ def judge(code: int) -> int:
         raise AirflowException("gpy exited 75: another run of the job holds its lock; retrying later")
     if code in (EXIT_SIGTERM, EXIT_SIGINT, -15, -2):
         raise AirflowException(f"gpy exited {code}: the run was stopped by a signal, nothing half done; retrying")
+    if code == EXIT_EMPTY:
+        raise AirflowException("gpy exited 4: the source found nothing to pull (job.fail.on.empty=true); retrying, "
+                               "the data may still arrive")
     if code == EXIT_USAGE:
         raise AirflowFailException("gpy exited 2: bad configuration or usage, or a corrupt state file "
                                    "(see the log above); not retried until the job is fixed")
