@@ -107,7 +107,7 @@ def test_validate_masks_the_secrets_and_explains_the_keys(tmp_path):
     job.write_text("\n".join([
         "job.name=S3Keys", "source.class=FileBasedSource", f"source.filebased.data.directory={tmp_path}",
         f"data.publisher.final.dir={tmp_path}/out", f"state.store.dir={tmp_path}/state",
-        "fs.s3a.endpoint=http://minio:9000", "fs.s3a.access.key=AKIAEXAMPLE", f"fs.s3a.secret.key={SECRET}",
+        f"task.data.root.dir={tmp_path}/work", "fs.s3a.endpoint=http://minio:9000", "fs.s3a.access.key=AKIAEXAMPLE", f"fs.s3a.secret.key={SECRET}",
         f"fsspec.s3.token={SECRET}-token", "",
     ]))
     result = run_gpy("validate", str(job), "--json")
@@ -125,10 +125,10 @@ def test_a_bad_key_fails_the_run_before_any_work_with_exit_2(tmp_path):
     job.write_text("\n".join([
         "job.name=Bad", "source.class=FileBasedSource", f"source.filebased.data.directory={tmp_path}",
         f"data.publisher.final.dir={tmp_path}/out", f"state.store.dir={tmp_path}/state",
-        f"fs.s3a.secret.key={SECRET}", "",
+        f"task.data.root.dir={tmp_path}/work", f"fs.s3a.secret.key={SECRET}", "",
     ]))
     result = run_gpy("run", str(job), "--engine", "local")
     assert result.returncode == 2
     [line] = result.stderr.strip().splitlines()
-    assert line.startswith(f"gpy: error: {job}:6: key 'fs.s3a.secret.key': is set without fs.s3a.access.key")
+    assert line.startswith(f"gpy: error: {job}:7: key 'fs.s3a.secret.key': is set without fs.s3a.access.key")
     assert SECRET not in result.stderr and not (tmp_path / "state").exists()
