@@ -25,6 +25,7 @@ import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -117,18 +118,22 @@ class CrashJob:
         return [sys.executable, "-m", "gobblin_py.cli", "--log-format", "json", "run", str(self.job_file),
                 "--engine", "local"]
 
-    def run(self, env: dict | None = None, kill_after: float | None = None, timeout: float = 300) -> int:
-        """One run; with ``kill_after`` it is SIGKILLed that many seconds after start (if still running).
-        ``started_at`` and ``killed_at`` keep the instants (``time.monotonic``, the clock of the phase logs)."""
+    def run(self, env: dict | None = None, kill_after: float | None = None, timeout: float = 300,
+            kill_at: Callable[[subprocess.Popen], float | None] | None = None) -> int:
+        """One run; with ``kill_after`` it is SIGKILLed that many seconds after start, with ``kill_at`` at the
+        instant it returns for the started process (if still running then; None: not at all). ``started_at``
+        and ``killed_at`` keep the instants (``time.monotonic``, the clock of the phase logs)."""
         self.runs += 1
         self.killed_at = None
         self.started_at = time.monotonic()
         proc = subprocess.Popen(self.command(), env={**os.environ, **self.env, **(env or {})},
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
-            if kill_after is not None:
+            instant = kill_at(proc) if kill_at is not None else \
+                None if kill_after is None else self.started_at + kill_after
+            if instant is not None:
                 try:
-                    proc.wait(timeout=max(0.0, self.started_at + kill_after - time.monotonic()))
+                    proc.wait(timeout=max(0.0, instant - time.monotonic()))
                 except subprocess.TimeoutExpired:
                     self.killed_at = time.monotonic()
                     proc.send_signal(signal.SIGKILL)
@@ -141,38 +146,25 @@ class CrashJob:
         self.exit_codes.append(code)
         if code not in (0, -signal.SIGKILL):
             raise AssertionError(f"run exited {code}: {err.decode(errors='replace')[-3000:]}")
-        if code == -signal.SIGKILL and kill_after is None:
+        if code == -signal.SIGKILL and kill_after is None and kill_at is None:
             self.kills += 1
         return code
 
     def run_killed_after_lock(self, delay: float, log: Path, timeout: float = 300) -> float | None:
         """One run with a phase log, SIGKILLed ``delay`` seconds after it took its lock (the instant read from
         the log, on the clock it shares with this process); the kill's instant, or None if it ended first."""
-        self.runs += 1
-        self.killed_at = None
-        self.started_at = time.monotonic()
-        proc = subprocess.Popen(self.command(), env={**os.environ, **self.env, PHASE_LOG_ENV: str(log)},
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        try:
-            locked = None
-            while locked is None and proc.poll() is None and time.monotonic() - self.started_at < timeout:
-                time.sleep(0.0005)
+
+        def after_lock(proc: subprocess.Popen) -> float | None:
+            while proc.poll() is None and time.monotonic() - self.started_at < timeout:
                 text = log.read_text() if log.exists() else ""
                 locked = next((float(line.split()[3]) for line in text.splitlines()
                                if line.startswith("enter lock ")), None)
-            if locked is not None and proc.poll() is None:
-                time.sleep(max(0.0, locked + delay - time.monotonic()))
-                if proc.poll() is None:
-                    self.killed_at = time.monotonic()
-                    proc.send_signal(signal.SIGKILL)
-                    self.kills += 1
-            _, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise
-        self.exit_codes.append(proc.returncode)
-        if proc.returncode not in (0, -signal.SIGKILL):
-            raise AssertionError(f"run exited {proc.returncode}: {err.decode(errors='replace')[-3000:]}")
+                if locked is not None:
+                    return locked + delay
+                time.sleep(0.0005)
+            return None
+
+        self.run(env={PHASE_LOG_ENV: str(log)}, kill_at=after_lock, timeout=timeout)
         return self.killed_at
 
     def run_until_success(self, limit: int = 20) -> None:
