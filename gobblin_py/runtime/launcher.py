@@ -16,7 +16,6 @@ from contextlib import nullcontext
 from gobblin_py.io import fs_settings
 from gobblin_py.runtime.commit.boundary import plugin_boundary
 from gobblin_py.runtime.commit.commit_sequence import EXACTLY_ONCE, CommitSequenceStore, DeliverySettings
-from gobblin_py.runtime.commit.crash_points import phase
 from gobblin_py.runtime.commit.datasets import (
     DatasetResult,
     LoggedCommit,
@@ -41,6 +40,7 @@ from gobblin_py.runtime.plan.startpoint_checks import check_stored
 from gobblin_py.runtime.plan.validation import check_job
 from gobblin_py.sdk import interrupts
 from gobblin_py.sdk.contracts import Source
+from gobblin_py.sdk.crash_points import phase
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.job_settings import JobSettings
 from gobblin_py.sdk.logs import get_logger

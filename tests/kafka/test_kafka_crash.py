@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 
 from tests.crash.harness import boundary_campaign, check_boundaries, random_campaign
+from tests.crash.phases import PhaseRuns
 from tests.kafka.crash import KafkaCrashJob, KafkaToKafkaCrashJob
 
 KILLS = int(os.environ.get("GPY_KAFKA_CRASH_KILLS", "12"))
@@ -33,3 +35,29 @@ def test_kafka_to_kafka_exactly_once_through_transactions(tmp_path, broker):
     job = KafkaToKafkaCrashJob(tmp_path / "random", broker=broker, topics=[source],
                                target=broker.create_topic(partitions=2))
     random_campaign(job, kills=KILLS, seed=20261124).check_spread(share=0)  # a kill in tasks, one in commits
+
+
+def test_a_kill_inside_the_kafka_transaction_leaves_messages_only_read_uncommitted_sees(tmp_path, broker):
+    """Runs killed with their messages on the broker in the open transaction (the Kafka writer's
+    ``commit.kafka_sent`` phase, as it ends): a read_uncommitted consumer sees those messages; the next run's
+    producer takes the same transactional id and aborts it, and a read_committed consumer never sees them and
+    sees every record exactly once."""
+    source = broker.create_topic(partitions=2)
+    target = broker.create_topic(partitions=2)
+    job = KafkaToKafkaCrashJob(tmp_path, broker=broker, topics=[source], target=target)
+    runs = PhaseRuns(job)
+    job.add_files(4)
+    runs.run_until_success()
+    for _ in range(2):
+        before = len(broker.read_all(target, committed_only=False))
+        job.add_files(4)
+        assert runs.run("commit.kafka_sent:1:60") == "commit.kafka_sent"  # killed as its flush returned
+        sent = len(broker.read_all(target, committed_only=False)) - before
+        assert sent == 4 * 40, sent  # every message of the run in the log, uncommitted
+        runs.run_until_success()
+        job.check()  # read_committed: every record once, offsets stored to match
+    committed = Counter(m.value() for m in broker.read_all(target))
+    everything = Counter(m.value() for m in broker.read_all(target, committed_only=False))
+    aborted = everything - committed
+    assert sum(aborted.values()) == 2 * 4 * 40 and set(aborted) <= set(committed), aborted
+    assert set(committed.values()) == {1}

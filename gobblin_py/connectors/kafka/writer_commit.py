@@ -30,6 +30,7 @@ from gobblin_py.connectors.kafka.writer_settings import kafka_module, load_setti
 from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.commit import CommitStep
 from gobblin_py.sdk.contracts import DataPublisher
+from gobblin_py.sdk.crash_points import phase
 from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.states import State, TaskState, WorkingState
@@ -134,6 +135,8 @@ class KafkaTransactionStep(CommitStep):
                         produce_all(producer, self.topic, keys.to_pylist() if keys.null_count < len(keys) else None,
                                     batch.column(1).to_pylist())
                         count += batch.num_rows
+            with phase("commit.kafka_sent"):  # every message on the broker, in the open transaction
+                producer.flush(timeout)
             marker = kafka.TopicPartition(self.topic, 0, count, self.marker)
             producer.send_offsets_to_transaction([marker], consumer.consumer_group_metadata(), timeout)
             producer.commit_transaction(timeout)

@@ -24,7 +24,6 @@ from gobblin_py.io import fs as fsutil
 from gobblin_py.io.group_sync import GroupSync
 from gobblin_py.runtime.commit.boundary import plugin_boundary
 from gobblin_py.runtime.commit.commit_sequence import CommitSequence, CommitStep, DatasetStateStep
-from gobblin_py.runtime.commit.crash_points import boundary, phase
 from gobblin_py.runtime.commit.job_run import JobRun
 from gobblin_py.runtime.commit.startpoint_steps import StartpointsConsumedStep
 from gobblin_py.runtime.execute.dataset_outputs import (
@@ -38,6 +37,7 @@ from gobblin_py.runtime.execute.dataset_outputs import (
 )
 from gobblin_py.sdk import interrupts
 from gobblin_py.sdk.contracts import DataPublisher, ExactlyOncePublisher, Initializable
+from gobblin_py.sdk.crash_points import boundary, phase
 from gobblin_py.sdk.errors import GobblinPyError, RecordsLost
 from gobblin_py.sdk.job_settings import COMMIT_POLICIES, CommitSettings, ReplaySettings
 from gobblin_py.sdk.logs import get_logger
