@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from urllib.parse import quote
 
 from gobblin_py.io.contained_paths import PathEscapeError, contained_join, path_problem, relative_parts
 from gobblin_py.sdk.branches import branch_key, branch_name
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.sdk.states import State
+from gobblin_py.sdk.states import State, TaskState, WorkingState
 
 ATTEMPTS_DIR = "_attempts"
 MAX_FLAT_NAME = 240  # bytes; most filesystems allow 255 in a name
@@ -220,3 +220,13 @@ def path_key_problems(props: Mapping[str, str]) -> list[tuple[str, str]]:
         if problem:
             found.append((key, f"{value!r} {problem}"))
     return found
+
+
+def successful_branches(tasks: Iterable[TaskState]) -> Iterator[tuple[TaskState, BranchScope]]:
+    """Each fork branch of each successful task, in order (with its task): what a run publishes."""
+    for task in tasks:
+        if task.working_state is not WorkingState.SUCCESSFUL:
+            continue
+        branches = task.get_prop_as_int("fork.branches", 1) or 1
+        for branch in range(branches):
+            yield task, BranchScope(task, branches, branch)

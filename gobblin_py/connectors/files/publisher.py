@@ -24,7 +24,7 @@ from gobblin_py.formats.counting import count_records
 from gobblin_py.formats.publish_check import published_check
 from gobblin_py.formats.settings import WriterSettings
 from gobblin_py.io import fs as fsutil
-from gobblin_py.io.branch_paths import BranchScope
+from gobblin_py.io.branch_paths import BranchScope, successful_branches
 from gobblin_py.io.contained_paths import check_no_symlink_escape
 from gobblin_py.io.rename_step import FsRenameStep
 from gobblin_py.sdk.branches import branch_count, branch_key
@@ -34,7 +34,7 @@ from gobblin_py.sdk.contracts import DataPublisher
 from gobblin_py.sdk.errors import RecordsLost, UsageError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.settings import Scope, Settings, problem_at, setting
-from gobblin_py.sdk.states import TaskState, WorkingState
+from gobblin_py.sdk.states import TaskState
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
@@ -92,55 +92,51 @@ class BaseDataPublisher(DataPublisher):
         planned: dict[str, str] = {}  # destination -> source: two files may not land on one name
         self.final_dirs = []
         to_replace: list[tuple[AbstractFileSystem, str]] = []
-        for task in task_states:
-            if task.working_state is not WorkingState.SUCCESSFUL:
+        for task, scope in successful_branches(task_states):
+            branches, branch = scope.branches, scope.branch
+            _, output = scope.writer_dirs()
+            writer_fs_uri = scope.prop("writer.fs.uri")
+            src_fs, src_root = fsutil.open_fs(output, writer_fs_uri)
+            relative = scope.attempt_file_path()
+            source = posixpath.join(src_root, relative) if relative else src_root
+            publisher_fs_uri = scope.prop("data.publisher.fs.uri") or writer_fs_uri
+            dst_fs, target = fsutil.open_fs(scope.final_dir(), publisher_fs_uri)
+            if fsutil.is_local(dst_fs):  # a link inside the final folder may not lead the files out of it
+                check_no_symlink_escape(fsutil.open_fs(scope.final_root(), publisher_fs_uri)[1], target,
+                                        scope.key("data.publisher.final.dir"))
+            self._verify(task, scope, src_fs)
+            if source in seen_sources:
+                continue  # tasks of one extract may share an output directory: it is published once
+            seen_sources.add(source)
+            files = sorted(src_fs.find(source))  # none when the folder is missing
+            if not files:
+                log.info("branch_produced_no_data", task=task.task_id, branch=branch)
                 continue
-            branches = task.get_prop_as_int("fork.branches", 1) or 1
-            for branch in range(branches):
-                scope = BranchScope(task, branches, branch)
-                _, output = scope.writer_dirs()
-                writer_fs_uri = scope.prop("writer.fs.uri")
-                src_fs, src_root = fsutil.open_fs(output, writer_fs_uri)
-                relative = scope.attempt_file_path()
-                source = posixpath.join(src_root, relative) if relative else src_root
-                publisher_fs_uri = scope.prop("data.publisher.fs.uri") or writer_fs_uri
-                dst_fs, target = fsutil.open_fs(scope.final_dir(), publisher_fs_uri)
-                if fsutil.is_local(dst_fs):  # a link inside the final folder may not lead the files out of it
-                    check_no_symlink_escape(fsutil.open_fs(scope.final_root(), publisher_fs_uri)[1], target,
-                                            scope.key("data.publisher.final.dir"))
-                self._verify(task, scope, src_fs)
-                if source in seen_sources:
-                    continue  # tasks of one extract may share an output directory: it is published once
-                seen_sources.add(source)
-                files = sorted(src_fs.find(source))  # none when the folder is missing
-                if not files:
-                    log.info("branch_produced_no_data", task=task.task_id, branch=branch)
-                    continue
-                if self._replace(task, branches, branch):
-                    if not allow_replace:
-                        raise UsageError("data.publisher.replace.final.dir=true needs "
-                                         "gobblin.runtime.delivery.semantics=AT_LEAST_ONCE (a replaced directory "
-                                         "cannot be restored if the commit is interrupted)")
-                    to_replace.append((dst_fs, target))
-                src_display = source if fsutil.is_local(src_fs) else src_fs.unstrip_protocol(source)
-                dst_display = target if fsutil.is_local(dst_fs) else dst_fs.unstrip_protocol(target)
-                if dst_display not in self.final_dirs:
-                    self.final_dirs.append(dst_display)
-                for path in files:
-                    relative = posixpath.relpath(path, source)
-                    destination = posixpath.join(target, relative)
-                    if dst_fs.exists(destination) and (dst_fs, target) not in to_replace:
-                        raise PublishConflictError(
-                            f"cannot publish {path}: {destination} already exists (gpy never overwrites published data)"
-                        )
-                    final = posixpath.join(dst_display, relative)
-                    if final in planned:
-                        raise PublishConflictError(
-                            f"cannot publish {path}: {planned[final]} is published to the same {final} "
-                            "(give the files different names, e.g. drop writer.file.name)"
-                        )
-                    planned[final] = path
-                    steps.append(FsRenameStep(posixpath.join(src_display, relative), final, writer_fs_uri, publisher_fs_uri))
+            if self._replace(task, branches, branch):
+                if not allow_replace:
+                    raise UsageError("data.publisher.replace.final.dir=true needs "
+                                     "gobblin.runtime.delivery.semantics=AT_LEAST_ONCE (a replaced directory "
+                                     "cannot be restored if the commit is interrupted)")
+                to_replace.append((dst_fs, target))
+            src_display = source if fsutil.is_local(src_fs) else src_fs.unstrip_protocol(source)
+            dst_display = target if fsutil.is_local(dst_fs) else dst_fs.unstrip_protocol(target)
+            if dst_display not in self.final_dirs:
+                self.final_dirs.append(dst_display)
+            for path in files:
+                relative = posixpath.relpath(path, source)
+                destination = posixpath.join(target, relative)
+                if dst_fs.exists(destination) and (dst_fs, target) not in to_replace:
+                    raise PublishConflictError(
+                        f"cannot publish {path}: {destination} already exists (gpy never overwrites published data)"
+                    )
+                final = posixpath.join(dst_display, relative)
+                if final in planned:
+                    raise PublishConflictError(
+                        f"cannot publish {path}: {planned[final]} is published to the same {final} "
+                        "(give the files different names, e.g. drop writer.file.name)"
+                    )
+                planned[final] = path
+                steps.append(FsRenameStep(posixpath.join(src_display, relative), final, writer_fs_uri, publisher_fs_uri))
         self._to_replace = to_replace
         return steps
 

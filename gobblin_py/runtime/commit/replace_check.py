@@ -12,9 +12,9 @@ import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gobblin_py.io.branch_paths import BranchScope
+from gobblin_py.io.branch_paths import BranchScope, successful_branches
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.sdk.states import TaskState, WorkingState
+from gobblin_py.sdk.states import TaskState
 
 
 @dataclass(frozen=True)
@@ -34,14 +34,9 @@ def _targets(datasets: Sequence[tuple[str, Sequence[TaskState]]]) -> list[_Targe
     nothing to find, and working out ten thousand final folders costs a second and more)."""
     published: list[tuple[str, BranchScope, bool]] = []
     for urn, tasks in datasets:
-        for task in tasks:
-            if task.working_state is not WorkingState.SUCCESSFUL:
-                continue
-            branches = task.get_prop_as_int("fork.branches", 1) or 1
-            for branch in range(branches):
-                scope = BranchScope(task, branches, branch)
-                # the publisher's own key, read here by name: the runtime imports no connector
-                published.append((urn, scope, task.get_prop_as_bool(scope.key("data.publisher.replace.final.dir"))))
+        for task, scope in successful_branches(tasks):
+            # the publisher's own key, read here by name: the runtime imports no connector
+            published.append((urn, scope, task.get_prop_as_bool(scope.key("data.publisher.replace.final.dir"))))
     if not any(replace for _, _, replace in published):
         return []
     found: dict[tuple[str, str, str, str], _Target] = {}
