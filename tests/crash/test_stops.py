@@ -23,6 +23,7 @@ import pytest
 
 from gobblin_py.runtime.plan.locks import JobLock
 from tests.crash.harness import CrashJob
+from tests.runtime.test_task_processes import _in_session
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -104,20 +105,6 @@ class _Run:
         code = self.proc.wait(timeout=seconds)
         self.reader.join(timeout=10)
         return code
-
-
-def _in_session(sid: int) -> set[int]:
-    """Live (not zombie) processes of session ``sid``."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[3]) == sid and fields[0] != "Z":
-                found.add(int(entry.name))
-    return found
 
 
 def _start(engine: str, phase: str, signum: int, root: Path) -> tuple[_Run, Path, str]:
