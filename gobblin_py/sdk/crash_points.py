@@ -5,7 +5,9 @@ not yet committed), as the runtime marks its own.
 
 - :func:`boundary` marks a commit step boundary. With ``GPY_TEST_CRASH_AT_BOUNDARY=n`` the process kills itself
   (SIGKILL, or the signal number in ``GPY_TEST_SIGNAL``) at the n-th boundary, writing ``<n> <name>`` to
-  ``GPY_TEST_BOUNDARY_LOG`` first when that is set.
+  ``GPY_TEST_BOUNDARY_LOG`` first when that is set. With ``GPY_TEST_BOUNDARY_OF=<dataset>`` only that dataset's
+  boundaries count (their names start ``<dataset>:``), so the n-th is the same boundary however parallel commits
+  interleave.
 - :func:`phase` marks a phase of a run — taking the lock, finishing an earlier run's commit, removing leftover
   files, planning, the tasks, the datasets' commits (``commit.datasets``) and each commit step in them. With ``GPY_TEST_PHASE_LOG=<file>`` every entry and exit is
   appended to the file (``enter|leave <name> <n> <seconds>``: the n-th time, a monotonic clock). With
@@ -26,6 +28,7 @@ from typing import Any
 
 BOUNDARY_ENV = "GPY_TEST_CRASH_AT_BOUNDARY"
 BOUNDARY_LOG_ENV = "GPY_TEST_BOUNDARY_LOG"
+BOUNDARY_OF_ENV = "GPY_TEST_BOUNDARY_OF"
 PHASE_LOG_ENV = "GPY_TEST_PHASE_LOG"
 KILL_ENV = "GPY_TEST_KILL_IN_PHASE"
 SIGNAL_ENV = "GPY_TEST_SIGNAL"
@@ -49,6 +52,9 @@ def boundary(name: str) -> None:
     global _boundaries_seen
     target = os.environ.get(BOUNDARY_ENV)
     if not target:
+        return
+    scope = os.environ.get(BOUNDARY_OF_ENV)
+    if scope and not name.startswith(f"{scope}:"):
         return
     _boundaries_seen += 1
     if _boundaries_seen == int(target):

@@ -62,6 +62,7 @@ class CrashJob:
     started_at: float = 0.0
     lock_at: float = 0.0
     killed_at: float | None = None
+    boundary_scoped: bool = False  # the last boundary campaign counted each dataset's boundaries on their own
 
     def __post_init__(self) -> None:
         import fsspec
@@ -358,10 +359,13 @@ def killed_boundaries(job: CrashJob) -> dict[str, list[str]]:
     ``logged``, each commit step's kind (``fs_rename``, ``dataset_state``, …), ``synced_one``, ``done``."""
     log = job.root / LOGS / "boundaries.log"
     found: dict[str, list[str]] = {}
-    for n, line in enumerate(log.read_text().splitlines() if log.exists() else [], start=1):
+    previous: dict[str | None, int] = {}  # per dataset when the campaign counted each dataset's own
+    for line in log.read_text().splitlines() if log.exists() else []:
         number, name = line.split(" ", 1)
-        assert int(number) == n, f"boundary {n} was not the {n}-th kill: {line}"
         dataset, _, where = name.partition(":")
+        scope = dataset if job.boundary_scoped else None
+        assert int(number) == previous.get(scope, 0) + 1, f"a kill skipped a boundary before {line}"
+        previous[scope] = int(number)
         found.setdefault(dataset, []).append(where.split(":")[-1])
     return found
 
@@ -376,25 +380,33 @@ def check_boundaries(job: CrashJob, covered: int, steps: set[str], datasets: tup
     assert {"before_log", "logged", "done", *steps} <= {kind for kinds in killed.values() for kind in kinds}, killed
 
 
-def boundary_campaign(job: CrashJob, max_boundaries: int = 200, full_checks: bool = True) -> int:
+def boundary_campaign(job: CrashJob, max_boundaries: int = 200, full_checks: bool = True,
+                      each_dataset: bool = False) -> int:
     """Kill the run at its 1st, 2nd, … commit boundary in turn (each time rerunning to success with new data).
 
     After each recovery every check runs, or with ``full_checks=False`` the row and commit-log checks (a row
-    lost or doubled stays so, and the state checks run at the end).
+    lost or doubled stays so, and the state checks run at the end). With ``each_dataset`` the boundaries are
+    counted per dataset and the campaign runs through each dataset's in turn: with commits in parallel the n-th
+    boundary of the run is whichever dataset gets there first, the n-th of one dataset is always the same one.
     """
-    job.add_files(len(job.datasets))
     (job.root / LOGS).mkdir(exist_ok=True)
     log = job.root / LOGS / "boundaries.log"  # "<n> <dataset>:<boundary>" for each run killed at one
-    for n in range(1, max_boundaries + 1):
-        code = job.run(env={"GPY_TEST_CRASH_AT_BOUNDARY": str(n), "GPY_TEST_BOUNDARY_LOG": str(log)})
-        job.run_until_success()
-        job.check() if full_checks else job.check_rows()
-        if code == 0:  # the run had fewer than n boundaries: all were covered
-            job.check()
-            return n - 1
+    job.boundary_scoped = each_dataset
+    covered = 0
+    for scope in job.datasets if each_dataset else (None,):
         job.add_files(len(job.datasets))
+        for n in range(1, max_boundaries + 1):
+            env = {"GPY_TEST_CRASH_AT_BOUNDARY": str(n), "GPY_TEST_BOUNDARY_LOG": str(log)}
+            code = job.run(env={**env, "GPY_TEST_BOUNDARY_OF": scope} if scope else env)
+            job.run_until_success()
+            job.check() if full_checks else job.check_rows()
+            if code == 0:  # the run had fewer than n boundaries: all were covered
+                break
+            assert n < max_boundaries, f"still a boundary after {max_boundaries}"
+            covered += 1
+            job.add_files(len(job.datasets))
     job.check()
-    return max_boundaries
+    return covered
 
 
 if __name__ == "__main__":  # pragma: no cover
