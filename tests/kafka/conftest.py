@@ -197,3 +197,19 @@ def broker():
     except subprocess.TimeoutExpired:
         process.kill()
     shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def schema_registry():
+    """One stand-in for Confluent's Schema Registry for the whole test session: the documented REST subset its
+    clients call (``/schemas/ids/{id}``, ``/subjects/{s}/versions``, …), served on loopback from a thread, since no
+    real registry can be installed here (see tests/kafka/registry.py)."""
+    try:
+        from confluent_kafka.schema_registry.avro import AvroSerializer  # noqa: F401
+    except ImportError as exc:
+        pytest.skip(f"confluent-kafka's schema-registry extras are not installed ({exc}): pip install -e '.[dev,kafka]'")
+    from tests.kafka.registry import SchemaRegistry
+
+    registry = SchemaRegistry()
+    yield registry
+    registry.close()

@@ -9,9 +9,10 @@ never decodable, as in Gobblin's batch extractor.
 - ``JSON`` (and Gobblin's ``GSON``): a column per field, parsed by Arrow's JSON reader from the values joined by
   newlines (a newline inside a message is JSON whitespace: it becomes a space first). With ``source.schema`` the
   fields and types are given; without it they are inferred (see :func:`unify`);
-- ``AVRO``: Avro binary with the writer's schema in ``source.schema``; ``CONFLUENT_AVRO``: the same behind
-  Confluent's 5-byte header (magic byte 0 and a schema id, which is not looked up). fastavro decodes one
-  record at a time: the only per-record Python of the source, unavoidable without a vectorised Avro decoder.
+- ``AVRO``: Avro binary with the writer's schema in ``source.schema``; ``CONFLUENT_AVRO`` without a schema
+  registry: the same behind Confluent's 5-byte header (magic byte 0 and a schema id, which is not looked up).
+  fastavro decodes one record at a time: the only per-record Python of the source, unavoidable without a
+  vectorised Avro decoder. ``CONFLUENT_AVRO`` with ``kafka.schema.registry.url``: see :mod:`.registry`.
 
 A batch that fails as a whole is bisected, so finding the bad values costs a few parses per bad value, and
 good values are never decoded one by one.
@@ -30,7 +31,7 @@ import pyarrow.json as pa_json
 
 from gobblin_py.connectors.kafka.settings import SCHEMA_KEY
 from gobblin_py.formats.types import parse_type
-from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
 
 VALUE = "value"
 Bad = list[tuple[int, str]]
@@ -53,10 +54,27 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
 
 
+class UnreadableMessage(GobblinPyError):
+    """A message that must stop the task rather than be stepped over (its writer's schema cannot be read with
+    the reader's, or is unknown): ``index`` is its place in the decoded batch, which the extractor turns into
+    its topic, partition and offset."""
+
+    def __init__(self, index: int, message: str, retryable: bool | None = False) -> None:
+        self.index = index
+        self.retryable = retryable
+        super().__init__(message)
+
+
 class Deserializer:
     """Decodes a batch of message values; subclasses set :attr:`schema` (None: known only from the data)."""
 
     schema: pa.Schema | None = None
+
+    def load_schema(self, empty: bool) -> None:
+        """Set :attr:`schema` where it comes from elsewhere (a schema registry); ``empty``: no message to read."""
+
+    def close(self) -> None:
+        """Let go of what decoding held (a registry client's connections)."""
 
     def decode(self, values: pa.Array) -> tuple[pa.RecordBatch, Bad]:
         """The decoded rows (in order, bad ones left out) and the bad ones as ``(index, reason)``."""

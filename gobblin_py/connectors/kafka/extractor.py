@@ -32,7 +32,13 @@ import pyarrow.compute as pc
 
 from gobblin_py.connectors.kafka import keys as K
 from gobblin_py.connectors.kafka.client import consumer_config, kafka_module, translate
-from gobblin_py.connectors.kafka.deserializers import JsonDeserializer, deserializer_for, unify
+from gobblin_py.connectors.kafka.deserializers import (
+    Deserializer,
+    JsonDeserializer,
+    UnreadableMessage,
+    deserializer_for,
+    unify,
+)
 from gobblin_py.connectors.kafka.errfile import UndecodableLog
 from gobblin_py.connectors.kafka.raw import RawBatch
 from gobblin_py.connectors.kafka.settings import KafkaSourceSettings
@@ -84,7 +90,13 @@ class KafkaExtractor(Extractor):
         self.high = list(MultiLongWatermark.from_json(interval.expected_high_json).values)
         self.next = list(self.low)
         self.stats = [PartitionStats() for _ in self.partitions]
-        self.deserializer = deserializer_for(self.settings.deserializer, self.settings.schema)
+        self.deserializer: Deserializer
+        if self.settings.deserializer == "CONFLUENT_AVRO" and self.settings.registry_url:
+            from gobblin_py.connectors.kafka.registry import registry_deserializer
+
+            self.deserializer = registry_deserializer(self.settings, self.topic)
+        else:
+            self.deserializer = deserializer_for(self.settings.deserializer, self.settings.schema)
         self.columns = self.settings.columns()
         self.undecodable = UndecodableLog(state, self.topic)
         self._consumer = None
@@ -96,8 +108,10 @@ class KafkaExtractor(Extractor):
 
     def get_schema(self) -> pa.Schema:
         if self._schema is None:
-            if self.deserializer.schema is None:  # JSON without source.schema: infer over the whole work unit
-                self._spool_and_infer()
+            if isinstance(self.deserializer, JsonDeserializer) and self.deserializer.schema is None:
+                self._spool_and_infer()  # JSON without source.schema: infer over the whole work unit
+            else:
+                self.deserializer.load_schema(empty=self.get_expected_record_count() <= 0)
             fields = list(self.deserializer.schema or pa.schema([]))
             fields += [pa.field(f"kafka_{name}", METADATA_TYPES[name]) for name in self.columns]
             self._schema = pa.schema(fields)
@@ -139,7 +153,13 @@ class KafkaExtractor(Extractor):
                 for pid, low, nxt, stats in zip(self.partitions, self.low, self.next, self.stats, strict=True)}
 
     def _decode(self, raw: RawBatch, schema: pa.Schema) -> pa.RecordBatch:
-        decoded, bad = self.deserializer.decode(raw.values)  # the decodable messages' columns
+        try:
+            decoded, bad = self.deserializer.decode(raw.values)  # the decodable messages' columns
+        except UnreadableMessage as exc:
+            error = GobblinPyError(f"topic {self.topic} partition {self.partitions[raw.index]} at offset "
+                                   f"{raw.offsets[exc.index].as_py()}: {exc}")
+            error.retryable = exc.retryable
+            raise error from None
         columns = list(decoded.columns)
         keep = None  # over all the batch's messages
         if bad:
@@ -325,6 +345,7 @@ class KafkaExtractor(Extractor):
                     state.set_prop(f"{K.OFFSETS_LOST}.read.{index}", stats.lost)
         finally:
             self.undecodable.close()
+            self.deserializer.close()
             if self._spool is not None:
                 self._spool.close()
             if self._consumer is not None:

@@ -11,6 +11,7 @@ from gobblin_py.sdk.settings import Kind, Settings, setting
 BROKERS_KEY = "kafka.brokers"
 DESERIALIZER_KEY = "kafka.deserializer.type"
 SCHEMA_KEY = "source.schema"
+REGISTRY_URL_KEY = "kafka.schema.registry.url"
 METADATA_COLUMNS_KEY = "source.kafka.metadata.columns"
 METADATA_COLUMNS = ("key", "partition", "offset", "timestamp", "topic")
 DESERIALIZERS = ("BYTE_ARRAY", "STRING", "JSON", "GSON", "AVRO", "CONFLUENT_AVRO")
@@ -75,11 +76,22 @@ class KafkaSourceSettings(Settings):
                                   doc="passed to the consumer and the producer where not set more specifically")
     deserializer: str = setting(DESERIALIZER_KEY, default="BYTE_ARRAY", choices=DESERIALIZERS,
                                 doc="how message values become columns: BYTE_ARRAY (binary value), STRING (utf-8 "
-                                    "value), JSON/GSON (a column per field), AVRO / CONFLUENT_AVRO (a column per "
-                                    "field, with the schema in source.schema)")
+                                    "value), JSON/GSON (a column per field), AVRO (a column per field, with the "
+                                    "schema in source.schema), CONFLUENT_AVRO (Confluent's framing: the schemas "
+                                    "from kafka.schema.registry.url, or source.schema)")
     schema: str | None = setting(SCHEMA_KEY,
                                  doc="JSON: the fields (Gobblin's column list, an Avro record schema or "
-                                     "name:type,…); AVRO: the writer's Avro schema; unset JSON: inferred")
+                                     "name:type,…); AVRO: the writer's Avro schema; unset JSON: inferred; "
+                                     "CONFLUENT_AVRO with a registry: the reader's schema instead of the subject's "
+                                     "latest")
+    registry_url: str | None = setting(REGISTRY_URL_KEY, example="http://localhost:8081",
+                                       doc="CONFLUENT_AVRO: Confluent's schema registry (comma list of URLs); each "
+                                           "message's writer schema is looked up by its id, every record is read "
+                                           "with the subject's latest schema")
+    subject_suffix: str = setting("kafka.schema_registry.confluent.schema_name_suffix", default="-value",
+                                  doc="CONFLUENT_AVRO: a topic's subject in the registry is the topic name and this")
+    registry_cache: int = setting("kafka.schema.registry.max.cache.size", default=1000, minimum=1,
+                                  doc="CONFLUENT_AVRO: schemas a task keeps (the registry client's cache)")
     metadata_columns: tuple[str, ...] = setting(METADATA_COLUMNS_KEY, default=(),
                                                 doc="add columns kafka_key, kafka_partition, kafka_offset, "
                                                     "kafka_timestamp, kafka_topic (comma list of key, partition, "
@@ -107,10 +119,17 @@ class KafkaSourceSettings(Settings):
         if self.packer == "CUSTOM" and not self.packer_class:
             problems.append(ConfigError("CUSTOM needs a class", key="kafka.workunit.packer.type",
                                         hint="set kafka.workunit.packer.customizedType"))
-        if self.deserializer in ("AVRO", "CONFLUENT_AVRO") and not self.schema:
-            problems.append(ConfigError(f"{self.deserializer} needs the writer's Avro schema", key=SCHEMA_KEY,
-                                        hint="set source.schema to the Avro schema JSON (no schema registry is "
-                                             "consulted)"))
+        if self.deserializer == "AVRO" and not self.schema:
+            problems.append(ConfigError("AVRO needs the writer's Avro schema", key=SCHEMA_KEY,
+                                        hint="set source.schema to the Avro schema JSON"))
+        if self.deserializer == "CONFLUENT_AVRO" and not self.schema and not self.registry_url:
+            problems.append(ConfigError("CONFLUENT_AVRO needs a schema registry (or the writer's Avro schema)",
+                                        key=REGISTRY_URL_KEY, hint="set kafka.schema.registry.url to the registry's "
+                                        "URL, or source.schema to the one Avro schema every message was written with"))
+        if self.registry_url and not all(u.strip().startswith(("http://", "https://"))
+                                         for u in self.registry_url.split(",")):
+            problems.append(ConfigError(f"{self.registry_url!r} is not an http(s) URL", key=REGISTRY_URL_KEY,
+                                        hint="e.g. http://localhost:8081"))
         if self.fetch_timeout_ms >= self.socket_timeout_ms:
             problems.append(ConfigError("must be below source.kafka.socketTimeoutMillis",
                                         key="source.kafka.fetchTimeoutMillis", hint="lower it"))

@@ -80,10 +80,6 @@ class KafkaSimpleSource(Source):
         log.info("kafka_planned", topics=len(topics), topics_with_work=sum(1 for t in topics if planned[t]),
                  partitions=len(plans), offsets_to_read=sum(p.records for p in plans), work_units=len(units),
                  offsets_lost=lost, seconds=round(time.time() - started, 3))
-        if state.get_prop("kafka.schema.registry.url"):
-            log.warning("kafka_schema_registry_ignored", key="kafka.schema.registry.url",
-                        note=f"gpy consults no schema registry: {settings.deserializer} values are read with "
-                             "source.schema")
         if not topics:
             log.warning("kafka_no_topic", brokers=settings.bootstrap_servers, topics_listed=len(listed),
                         note="no topic passes topic.whitelist / topic.blacklist")

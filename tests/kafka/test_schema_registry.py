@@ -1,0 +1,126 @@
+"""Confluent Avro through a schema registry: records framed as Confluent's serializers frame them (magic byte 0,
+a 4-byte schema id, the Avro record) read with the subject's latest schema, and written the same way.
+
+The records are produced with confluent-kafka's own ``AvroSerializer`` and checked against its own
+``AvroDeserializer`` (the reference), through the tests' stand-in registry (tests/kafka/registry.py).
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import pyarrow as pa
+import pytest
+
+from tests.kafka.helpers import KafkaJob
+
+V1 = {"type": "record", "name": "Order", "namespace": "shop",
+      "fields": [{"name": "id", "type": "long"}, {"name": "note", "type": ["null", "string"], "default": None}]}
+V2 = {**V1, "fields": [*V1["fields"], {"name": "amount", "type": ["null", "double"], "default": None}]}
+# the same record with "note" now a long: V2's reader cannot read it
+CLASH = {**V1, "fields": [{"name": "id", "type": "long"}, {"name": "note", "type": "long"}]}
+
+
+def serializer(registry, schema: dict, subject_of=None):
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+
+    client = SchemaRegistryClient({"url": registry.url})
+    strategy = subject_of or (lambda ctx, name: f"{ctx.topic}-value")
+    return AvroSerializer(client, json.dumps(schema), conf={"auto.register.schemas": True,
+                                                            "subject.name.strategy": strategy})
+
+
+def produce(broker, registry, topic: str, schema: dict, records: list[dict], subject_of=None) -> None:
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    encode = serializer(registry, schema, subject_of)
+    broker.produce(topic, [encode(r, SerializationContext(topic, MessageField.VALUE)) for r in records], partition=0)
+
+
+def reference(registry, topic: str, values: list[bytes]) -> list[dict]:
+    """What confluent-kafka's own AvroDeserializer reads, with the subject's latest schema as the reader's."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroDeserializer
+
+    client = SchemaRegistryClient({"url": registry.url})
+    latest = client.get_latest_version(f"{topic}-value").schema.schema_str
+    decode = AvroDeserializer(client, latest)
+    return [decode(v, None) for v in values]
+
+
+def registry_job(tmp_path, broker, registry, topic: str) -> KafkaJob:
+    return KafkaJob(tmp_path, broker, topic__whitelist=topic, kafka__deserializer__type="CONFLUENT_AVRO",
+                    kafka__schema__registry__url=registry.url, source__kafka__metadata__columns="offset")
+
+
+def test_a_compatible_schema_change_mid_topic_adds_columns_null_for_older_records(tmp_path, broker, schema_registry):
+    topic = broker.create_topic(partitions=1)
+    produce(broker, schema_registry, topic, V1, [{"id": 1, "note": "a"}, {"id": 2, "note": None}])
+    produce(broker, schema_registry, topic, V2, [{"id": 3, "note": "c", "amount": 9.5}])
+    broker.produce(topic, [b"\x01not framed", None], partition=0)  # undecodable: counted, stepped over
+    produce(broker, schema_registry, topic, V1, [{"id": 4, "note": "d"}])
+    before = len(schema_registry.requests)
+    job = registry_job(tmp_path, broker, schema_registry, topic)
+    job.run()
+    table = job.table(topic).sort_by("kafka_offset")
+    assert table.schema.names == ["id", "note", "amount", "kafka_offset"]
+    assert table.drop(["kafka_offset"]).to_pylist() == [
+        {"id": 1, "note": "a", "amount": None}, {"id": 2, "note": None, "amount": None},
+        {"id": 3, "note": "c", "amount": 9.5}, {"id": 4, "note": "d", "amount": None}]
+    assert table.column("kafka_offset").to_pylist() == [0, 1, 2, 5]
+    asked = schema_registry.requests[before:]
+    # each schema id asked for once, the subject's latest version once: the rest is cached
+    by_id = [r for r in asked if r.startswith("GET /schemas/ids/")]
+    assert len(by_id) == len(set(by_id)) == 2
+    assert asked.count(f"GET /subjects/{topic}-value/versions/latest") == 1
+    values = [m.value() for m in broker.read_all(topic)]
+    framed = [v for v in values if v and v[:1] == b"\x00"]
+    assert reference(schema_registry, topic, framed) == table.drop(["kafka_offset"]).to_pylist()
+    assert job.offsets(topic) == {0: 6}
+
+
+def test_an_incompatible_schema_fails_the_task_naming_topic_partition_and_offset(tmp_path, broker, schema_registry):
+    topic = broker.create_topic(partitions=1)
+    produce(broker, schema_registry, topic, V1, [{"id": 1, "note": "a"}, {"id": 2, "note": "b"}])
+    # a producer writing under another subject: the topic's subject still says V1 is the latest
+    produce(broker, schema_registry, topic, CLASH, [{"id": 3, "note": 7}], subject_of=lambda ctx, name: "other-value")
+    job = registry_job(tmp_path, broker, schema_registry, topic)
+    result = job.run(expect=None)
+    assert result.returncode != 0
+    assert f"topic {topic} partition 0 at offset 2" in result.stderr + result.stdout
+    assert "cannot be read with" in result.stderr + result.stdout
+    assert job.offsets(topic) == {}  # nothing committed: the next run starts over
+    assert job.table(topic).num_rows == 0
+
+
+def test_the_registry_decoder_sets_apart_unframed_values_and_fails_on_unknown_ids(schema_registry):
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    from gobblin_py.connectors.kafka.deserializers import UnreadableMessage
+    from gobblin_py.connectors.kafka.registry import RegistryAvroDeserializer
+
+    topic = "orders_unit"
+    encode = serializer(schema_registry, V1)
+    good = encode({"id": 5, "note": "x"}, SerializationContext(topic, MessageField.VALUE))
+    decoder = RegistryAvroDeserializer(schema_registry.url, f"{topic}-value", None, 10)
+    decoder.load_schema(empty=False)
+    values = pa.array([good, None, b"\x00\x00\x00", b"\x05" + good[1:], good + b"\x00", good], pa.binary())
+    batch, bad = decoder.decode(values)
+    assert batch.to_pylist() == [{"id": 5, "note": "x"}] * 2
+    assert [i for i, _ in bad] == [1, 2, 3, 4]
+    assert "tombstone" in bad[0][1] and "magic byte" in bad[2][1] and "left after the record" in bad[3][1]
+    with pytest.raises(UnreadableMessage) as raised:
+        decoder.decode(pa.array([good, b"\x00" + struct.pack(">i", 999) + good[5:]], pa.binary()))
+    assert raised.value.index == 1 and "schema id 999" in str(raised.value)
+
+
+def test_an_empty_work_unit_needs_no_subject(schema_registry):
+    from gobblin_py.connectors.kafka.registry import RegistryAvroDeserializer
+
+    decoder = RegistryAvroDeserializer(schema_registry.url, "never-registered-value", None, 10)
+    decoder.load_schema(empty=True)
+    assert decoder.schema == pa.schema([])
+    with pytest.raises(Exception, match="never-registered-value"):
+        RegistryAvroDeserializer(schema_registry.url, "never-registered-value", None, 10).load_schema(empty=False)
