@@ -124,3 +124,38 @@ def test_an_empty_work_unit_needs_no_subject(schema_registry):
     assert decoder.schema == pa.schema([])
     with pytest.raises(Exception, match="never-registered-value"):
         RegistryAvroDeserializer(schema_registry.url, "never-registered-value", None, 10).load_schema(empty=False)
+
+
+@pytest.mark.parametrize("publisher", ["org.apache.gobblin.publisher.NoopPublisher", "KafkaTransactionPublisher"])
+def test_the_kafka_writer_produces_confluent_avro_read_back_by_both(tmp_path, broker, schema_registry, publisher):
+    source = broker.create_topic(partitions=1)
+    target = broker.create_topic(partitions=1)
+    rows = [{"id": i, "name": f"n{i}" if i % 3 else None} for i in range(20)]
+    broker.produce(source, [json.dumps(r) for r in rows], partition=0)
+    writer = KafkaJob(tmp_path / "write", broker, topic__whitelist=source, kafka__deserializer__type="JSON",
+                      source__schema="id:int64,name:string",
+                      writer__builder__class="org.apache.gobblin.kafka.writer.KafkaDataWriterBuilder",
+                      writer__kafka__topic=target, writer__kafka__producerConfig__bootstrap__servers=broker.bootstrap,
+                      writer__kafka__producerConfig__value__serializer="io.confluent.kafka.serializers.KafkaAvroSerializer",
+                      writer__kafka__producerConfig__schema__registry__url=schema_registry.url,
+                      data__publisher__type=publisher)
+    writer.run()
+    values = [m.value() for m in broker.read_all(target)]
+    assert all(v[:1] == b"\x00" for v in values) and len(values) == 20
+    assert sorted(reference(schema_registry, target, values), key=lambda r: r["id"]) == rows
+    if publisher != "KafkaTransactionPublisher":  # the values are the same either way: read back once
+        return
+    reader = registry_job(tmp_path / "read", broker, schema_registry, target)
+    reader.run()
+    assert reader.table(target).drop(["kafka_offset"]).sort_by("id").to_pylist() == rows
+
+
+def test_the_avro_serializer_needs_a_registry(tmp_path, broker, schema_registry):
+    source = broker.create_topic(partitions=1)
+    job = KafkaJob(tmp_path, broker, topic__whitelist=source,
+                   writer__builder__class="KafkaDataWriterBuilder", writer__kafka__topic="out",
+                   writer__kafka__producerConfig__bootstrap__servers=broker.bootstrap,
+                   writer__kafka__producerConfig__value__serializer="io.confluent.kafka.serializers.KafkaAvroSerializer",
+                   data__publisher__type="org.apache.gobblin.publisher.NoopPublisher")
+    result = job.run(expect=2)
+    assert "writer.kafka.producerConfig.schema.registry.url" in result.stderr

@@ -40,6 +40,7 @@ from gobblin_py.connectors.kafka.deserializers import Bad, Deserializer, Unreada
 from gobblin_py.connectors.kafka.settings import REGISTRY_URL_KEY, SCHEMA_KEY, KafkaSourceSettings
 from gobblin_py.sdk.errors import GobblinPyError, PermanentError, UsageError
 
+CONFLUENT_SERIALIZER = "io.confluent.kafka.serializers.KafkaAvroSerializer"
 _DECODE_ERRORS = (ValueError, EOFError, IndexError, KeyError, TypeError, OverflowError)
 
 
@@ -205,3 +206,46 @@ def frames(values: pa.Array) -> tuple[np.ndarray, np.ndarray, Bad]:
             bad.append((i, f"magic byte {int(data[starts[i]])}: not Confluent's "
                            "framing (magic byte 0, a 4-byte schema id, the record)"))
     return framed, ids, bad
+
+
+class ConfluentAvroEncoder:
+    """Batches into Confluent-framed Avro values for one topic, through confluent-kafka's AvroSerializer."""
+
+    def __init__(self, url: str, topic: str, auto_register: bool, cache_size: int = 1000) -> None:
+        self.url = url
+        self.topic = topic
+        self.auto_register = auto_register
+        self.client = registry_client(url, cache_size)
+        self._schema: pa.Schema | None = None
+        self._serializer: Any = None
+        self._rows: Any = None
+
+    def _prepare(self, schema: pa.Schema) -> None:
+        from confluent_kafka.schema_registry.avro import AvroSerializer
+
+        from gobblin_py.formats.avro import AvroRows, arrow_to_avro
+        from gobblin_py.sdk.schema_meta import avro_schema_of
+
+        avro = avro_schema_of(schema) or arrow_to_avro(schema, self.topic)
+        self._serializer = AvroSerializer(self.client, json.dumps(avro),
+                                          conf={"auto.register.schemas": self.auto_register,
+                                                "subject.name.strategy": lambda ctx, name: f"{ctx.topic}-value"})
+        self._rows = AvroRows(schema)
+        self._schema = schema
+
+    def encode(self, batch: pa.RecordBatch) -> pa.Array:
+        """The batch's records as Confluent-framed Avro values (one serializer call per record)."""
+        from confluent_kafka.serialization import MessageField, SerializationContext
+
+        if self._schema is None or not batch.schema.equals(self._schema):
+            self._prepare(batch.schema)
+        context = SerializationContext(self.topic, MessageField.VALUE)
+        serialize = self._serializer
+        try:
+            return pa.array([serialize(row, context) for row in self._rows.rows(batch)], pa.binary())
+        except Exception as exc:  # noqa: BLE001 - the registry's errors, the HTTP library's, the encoder's
+            raise GobblinPyError(f"writer.kafka.topic={self.topic}: Confluent Avro through {self.url} (subject "
+                                 f"{self.topic}-value): {_why(exc)}") from None
+
+    def close(self) -> None:
+        self.client.close()

@@ -60,6 +60,7 @@ class KafkaDataWriter(DataWriter):
             raise UsageError(f"{PRODUCER_PREFIX}*: {exc}") from None
         self.sent = self.acked = self.failed = 0
         self.first_error: str | None = None
+        self.encoder = settings.encoder()
 
     def _delivered(self, error: Any, message: Any) -> None:
         if error is None:
@@ -69,7 +70,7 @@ class KafkaDataWriter(DataWriter):
             self.first_error = self.first_error or str(error)
 
     def write(self, batch: pa.RecordBatch) -> None:
-        keys, values = messages(batch, self.settings)
+        keys, values = messages(batch, self.settings, self.encoder)
         produce_all(self.producer, self.settings.topic, keys.to_pylist() if keys is not None else None,
                     values.to_pylist())
         self.sent += batch.num_rows
@@ -94,6 +95,8 @@ class KafkaDataWriter(DataWriter):
 
     def cleanup(self) -> None:
         self.producer.flush(1)
+        if self.encoder is not None:
+            self.encoder.close()
 
     @property
     def records_written(self) -> int:
@@ -112,6 +115,7 @@ class KafkaStagedWriter(StagedFileWriter):
     def __init__(self, fs, staging_path: str, output_path: str, schema: pa.Schema,
                  settings: KafkaWriterSettings | None = None, **kwargs: Any) -> None:
         self.settings = settings
+        self.encoder = settings.encoder() if settings is not None else None
         super().__init__(fs, staging_path, output_path, schema, **kwargs)
 
     @classmethod
@@ -123,13 +127,15 @@ class KafkaStagedWriter(StagedFileWriter):
 
     def _write(self, batch: pa.RecordBatch) -> None:
         assert self.settings is not None
-        keys, values = messages(batch, self.settings)
+        keys, values = messages(batch, self.settings, self.encoder)
         if keys is None:
             keys = pa.nulls(len(values), pa.binary())
         self._writer.write_batch(pa.RecordBatch.from_arrays([keys, values], schema=STAGED))
 
     def _finish(self) -> None:
         self._writer.close()
+        if self.encoder is not None:
+            self.encoder.close()
 
 
 def transactional(state: State) -> bool:

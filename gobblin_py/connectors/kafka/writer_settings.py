@@ -15,8 +15,12 @@ from gobblin_py.sdk.settings import Context, Scope, Settings, setting
 TOPIC_KEY = "writer.kafka.topic"
 PRODUCER_PREFIX = "writer.kafka.producerConfig."
 # Java client settings that mean nothing to librdkafka
-JAVA_ONLY = ("key.serializer", "value.serializer", "kafka.schemaRegistry.switchName", "schema.registry.url")
+JAVA_ONLY = ("key.serializer", "value.serializer", "kafka.schemaRegistry.switchName", "schema.registry.url",
+             "auto.register.schemas")
 STAGED = pa.schema([("key", pa.binary()), ("value", pa.binary())])
+SERIALIZER_KEY = PRODUCER_PREFIX + "value.serializer"
+WRITER_REGISTRY_KEY = PRODUCER_PREFIX + "schema.registry.url"
+CONFLUENT_SERIALIZER = "io.confluent.kafka.serializers.KafkaAvroSerializer"
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,15 @@ class KafkaWriterSettings(Settings):
                                doc="the column holding the value; * the whole record")
     commit_timeout_ms: int = setting("writer.kafka.commitTimeoutMillis", default=60000, minimum=1, scope=Scope.BRANCH,
                                      doc="how long a commit waits for outstanding messages to be acknowledged")
+    value_serializer: str | None = setting(SERIALIZER_KEY, scope=Scope.BRANCH,
+                                           doc=f"{CONFLUENT_SERIALIZER}: each record as Confluent's Avro (framed "
+                                               "with its schema's id in writer.kafka.producerConfig.schema.registry."
+                                               "url); otherwise the value is sent as described above")
+    registry_url: str | None = setting(WRITER_REGISTRY_KEY, scope=Scope.BRANCH, example="http://localhost:8081",
+                                       doc="Confluent's schema registry, where KafkaAvroSerializer registers the "
+                                           "records' schema under <topic>-value")
+    auto_register: bool = setting(PRODUCER_PREFIX + "auto.register.schemas", default=True, scope=Scope.BRANCH,
+                                  doc="KafkaAvroSerializer registers the schema; false: it must be registered")
     failure_allowance: float = setting("writer.kafka.failureAllowancePercentage", default=0.0, minimum=0,
                                        maximum=100, scope=Scope.BRANCH,
                                        doc="percent of messages whose delivery may fail before the task fails")
@@ -46,10 +59,29 @@ class KafkaWriterSettings(Settings):
         if self.keyed and not self.key_field:
             problems.append(ConfigError("writer.kafka.keyed=true needs a key column", key="writer.kafka.keyField",
                                         hint="name the column holding the message key"))
+        if self.confluent_avro and not self.registry_url:
+            problems.append(ConfigError(f"is not set ({SERIALIZER_KEY}={CONFLUENT_SERIALIZER} needs it)",
+                                        key=WRITER_REGISTRY_KEY, hint="give the schema registry's URL"))
+        if self.confluent_avro and self.value_field != "*":
+            problems.append(ConfigError(f"{CONFLUENT_SERIALIZER} sends whole records", key="writer.kafka.valueField",
+                                        hint="leave writer.kafka.valueField unset (*)"))
         if "bootstrap.servers" not in {**(self.shared_config or {}), **(self.producer_config or {})}:
             problems.append(ConfigError("is not set", key=PRODUCER_PREFIX + "bootstrap.servers",
                                         hint="name the brokers to produce to (kafka.brokers is the source's)"))
         return problems
+
+    @property
+    def confluent_avro(self) -> bool:
+        return (self.value_serializer or "").strip() == CONFLUENT_SERIALIZER
+
+    def encoder(self) -> Any:
+        """The Confluent Avro encoder of the records when the value serializer is Confluent's, else None."""
+        if not self.confluent_avro:
+            return None
+        from gobblin_py.connectors.kafka.registry import ConfluentAvroEncoder
+
+        assert self.registry_url
+        return ConfluentAvroEncoder(self.registry_url, self.topic, self.auto_register)
 
     def producer_settings(self) -> dict[str, Any]:
         """librdkafka producer settings: idempotent, all replicas; the job's settings win."""
@@ -73,10 +105,13 @@ def _as_bytes(column: pa.Array) -> pa.Array:
     return pc.if_else(pc.is_valid(column), json_texts(column), pa.scalar(None, pa.large_string())).cast(pa.binary())
 
 
-def messages(batch: pa.RecordBatch, settings: KafkaWriterSettings) -> tuple[pa.Array | None, pa.Array]:
-    """``(keys or None, values)`` of a batch as binary arrays."""
+def messages(batch: pa.RecordBatch, settings: KafkaWriterSettings,
+             encoder: Any = None) -> tuple[pa.Array | None, pa.Array]:
+    """``(keys or None, values)`` of a batch as binary arrays (``encoder``: Confluent Avro values)."""
     names = batch.schema.names
-    if settings.value_field != "*":
+    if encoder is not None:
+        values = encoder.encode(batch)
+    elif settings.value_field != "*":
         if settings.value_field not in names:
             raise UsageError(f"writer.kafka.valueField={settings.value_field}: no such column ({', '.join(names)})")
         values = _as_bytes(batch.column(names.index(settings.value_field)))
