@@ -159,3 +159,21 @@ def test_the_avro_serializer_needs_a_registry(tmp_path, broker, schema_registry)
                    data__publisher__type="org.apache.gobblin.publisher.NoopPublisher")
     result = job.run(expect=2)
     assert "writer.kafka.producerConfig.schema.registry.url" in result.stderr
+
+
+def test_confluent_avro_needs_a_registry_or_the_writer_schema():
+    from gobblin_py.connectors.kafka.settings import KafkaSourceSettings
+    from gobblin_py.sdk.settings import SettingsError
+
+    def problems(**props: str) -> list[str]:
+        base = {"kafka.brokers": "localhost:9092", "kafka.deserializer.type": "CONFLUENT_AVRO"}
+        try:
+            KafkaSourceSettings.load({**base, **props})
+        except SettingsError as exc:
+            return [str(p) for p in exc.problems]
+        return []
+
+    assert any("kafka.schema.registry.url" in p for p in problems())
+    assert problems(**{"kafka.schema.registry.url": "http://localhost:8081"}) == []
+    assert problems(**{"source.schema": json.dumps(V1)}) == []
+    assert any("not an http(s) URL" in p for p in problems(**{"kafka.schema.registry.url": "localhost:8081"}))
