@@ -45,8 +45,17 @@ def test_gobblin_kafka_hdfs_quickstart_runs_as_written(tmp_path, broker):
     assert len(files) == 2  # one per partition, no delimiter: Gobblin's quick start concatenates the messages
     assert sorted(f.read_text() for f in files) == ["event-0;event-2;event-4;event-6;event-8;",
                                                      "event-1;event-3;event-5;event-7;event-9;"]
+    # its metrics file, where metrics.log.dir and metrics.reporting.file.suffix=txt put it in Gobblin
+    job_id = re.search(r"job_GobblinKafkaHDFSQuickStart_\d+", result.stdout).group(0)
+    metrics = tmp_path / "metrics" / f"gobblin.metrics.{job_id}" / f"gobblin.metrics.{job_id}.txt.metrics.log"
+    lines = [json.loads(line) for line in metrics.read_text().splitlines()]
+    written = {m["tags"].get("taskId", m["tags"].get("datasetUrn", "job")): m["value"] for m in lines
+               if m["name"] == "gobblin.writer.records.written"}
+    assert written[topic] == written["job"] == 10 and len(written) == 2 + 2  # job, topic, one task per partition
+    assert [e["name"] for e in lines if e["type"] == "event"][-2:] == ["FullJobExecutionTimer", "JobStateEvent"]
     again = run_gpy("run", str(job), "--engine", "local", "--sysconfig", str(sysconfig))
     assert again.returncode == 0 and "nothing new to pull" in again.stdout
+    assert len(list((tmp_path / "metrics").iterdir())) == 2  # one file per run
 
 
 def _wikipedia_schema() -> dict:
