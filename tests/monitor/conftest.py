@@ -26,7 +26,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def make_job(root: Path, *extra: str, rows: int = 20) -> Path:
+def make_job(root: Path, *extra: str, rows: int = 20, name: str = "Orders") -> Path:
     """A job pulling ``rows`` orders (one an hour from 2026-01-01T00:00Z) from a CSV file into Parquet."""
     data = root / "data"
     data.mkdir(parents=True, exist_ok=True)
@@ -34,7 +34,7 @@ def make_job(root: Path, *extra: str, rows: int = 20) -> Path:
         f"{i},{i * 0.5},2026-01-01T{i:02d}:00:00Z\n" for i in range(rows)))
     job = root / "orders.pull"
     job.write_text("\n".join([
-        "job.name=Orders",
+        f"job.name={name}",
         "source.class=FileBasedSource",
         f"source.filebased.data.directory={data}",
         f"writer.staging.dir={root}/staging",
