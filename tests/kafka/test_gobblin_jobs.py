@@ -38,7 +38,9 @@ def test_gobblin_kafka_hdfs_quickstart_runs_as_written(tmp_path, broker):
         "data.publisher.final.dir": f"{tmp_path}/job-output", "metrics.log.dir": f"{tmp_path}/metrics",
     }))
     sysconfig = tmp_path / "gobblin.properties"
-    sysconfig.write_text(f"topic.whitelist={topic}\n")
+    lineage = tmp_path / "lineage.jsonl"  # OpenLineage events, through the client's file transport
+    sysconfig.write_text(f"topic.whitelist={topic}\nopenlineage.transport.type=file\n"
+                         f"openlineage.transport.log_file_path={lineage}\nopenlineage.transport.append=true\n")
     result = run_gpy("run", str(job), "--engine", "local", "--sysconfig", str(sysconfig))
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     files = sorted((tmp_path / "job-output" / topic).glob("part.*.txt"))
@@ -53,6 +55,14 @@ def test_gobblin_kafka_hdfs_quickstart_runs_as_written(tmp_path, broker):
                if m["name"] == "gobblin.writer.records.written"}
     assert written[topic] == written["job"] == 10 and len(written) == 2 + 2  # job, topic, one task per partition
     assert [e["name"] for e in lines if e["type"] == "event"][-2:] == ["FullJobExecutionTimer", "JobStateEvent"]
+    start, end = [json.loads(line) for line in lineage.read_text().splitlines()]
+    assert (start["eventType"], end["eventType"]) == ("START", "COMPLETE")
+    [read] = end["inputs"]
+    assert (read["namespace"], read["name"]) == (f"kafka://{broker.bootstrap}", topic)
+    assert read["inputFacets"]["gpy_kafka_offsets"]["partitions"] == [{"partition": 0, "from": 0, "to": 5},
+                                                                       {"partition": 1, "from": 0, "to": 5}]
+    assert read["inputFacets"]["inputStatistics"]["rowCount"] == 10
+    assert [o["name"] for o in end["outputs"]] == [str(tmp_path / "job-output" / topic)]
     again = run_gpy("run", str(job), "--engine", "local", "--sysconfig", str(sysconfig))
     assert again.returncode == 0 and "nothing new to pull" in again.stdout
     assert len(list((tmp_path / "metrics").iterdir())) == 2  # one file per run
