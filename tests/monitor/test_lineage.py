@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from tests.conftest import run_gpy
-from tests.monitor.conftest import make_job
+from tests.monitor.conftest import make_job, scrape
 from tests.monitor.lineage_schema import validate_event
 
 
@@ -119,9 +119,11 @@ def test_no_lineage_is_sent_unless_configured_and_a_silent_receiver_costs_at_mos
     assert took < baseline + 2 * 1 + 3, (took, baseline)
 
 
-def test_a_stopped_run_sends_abort(tmp_path, receiver):
+def test_a_stopped_run_sends_abort_and_pushes_its_status(tmp_path, receiver, pushgateway):
     job = make_job(tmp_path, "openlineage.transport.type=http", f"openlineage.transport.url={receiver.url}",
-                   "source.numParallelism=1", "source.numRecordsPerExtract=30", "source.sleepTimePerRecordMillis=100")
+                   f"metrics.reporting.prometheus.pushgateway.url={pushgateway}",
+                   "source.numParallelism=1", "source.numRecordsPerExtract=30", "source.sleepTimePerRecordMillis=100",
+                   name="StoppedOrders")
     job.write_text(job.read_text().replace("source.class=FileBasedSource", "source.class=SequentialTestSource"))
     process = subprocess.Popen([sys.executable, "-m", "gobblin_py.cli", "run", str(job), "--engine", "local"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -134,3 +136,8 @@ def test_a_stopped_run_sends_abort(tmp_path, receiver):
     assert process.returncode == 143, err[-2000:]
     assert [e["eventType"] for e in receiver.events] == ["START", "ABORT"]
     validate_event(receiver.events[1])
+    pushed = scrape(pushgateway)
+    group = frozenset({"job": "StoppedOrders", "instance": "", "status": "STOPPED"}.items())
+    assert pushed[("gpy_job_last_run_status", group)] == 1
+    assert ("gpy_job_last_success_timestamp_seconds", frozenset({"job": "StoppedOrders", "instance": ""}.items())) \
+        not in pushed  # it never succeeded
