@@ -37,7 +37,7 @@ from gobblin_py.sdk.logs import get_logger
 
 log = get_logger(__name__)
 
-PRODUCER = "https://github.com/gobblin-py/gobblin_py"
+PRODUCER = "urn:gobblin_py:gpy"  # no public home to point at: a URN names gpy as the producer
 OFFSETS_FACET = "gpy_kafka_offsets"
 _END_TYPES = {"FAILED": "FAIL", "STOPPED": "ABORT"}  # any other status: COMPLETE
 
@@ -70,7 +70,7 @@ class LineageReporter:
         self._emit(self._event("START", run, [], []))
 
     def run_finished(self, report: RunReport) -> None:
-        inputs = [self._input(d) for d in report.results]
+        inputs = self._inputs(report.results)
         outputs = [o for d in report.results for o in self._outputs(d)]
         event_type = _END_TYPES.get(report.status, "COMPLETE")
         error = None
@@ -79,13 +79,25 @@ class LineageReporter:
                                               for d in report.results if d.error) or report.status
         self._emit(self._event(event_type, report.run, inputs, outputs, error))
 
-    def _input(self, result: Any) -> Any:
-        name = input_name(self.props, result)
-        facets: dict[str, Any] = {"inputStatistics": InputStatisticsInputDatasetFacet(
-            rowCount=result.records_extracted)}
-        if name.partitions:
-            facets[OFFSETS_FACET] = _offsets_facet(name)
-        return InputDataset(namespace=name.namespace, name=name.name, inputFacets=facets)
+    def _inputs(self, results: list[Any]) -> list[Any]:
+        """One input per dataset read (datasets of one folder or table are one input: their rows summed)."""
+        read: dict[tuple[str, str], tuple[DatasetName, int]] = {}
+        for result in results:
+            name = input_name(self.props, result)
+            key = (name.namespace, name.name)
+            if key in read:
+                known, rows = read[key]
+                known.partitions.extend(name.partitions)
+                read[key] = (known, rows + result.records_extracted)
+            else:
+                read[key] = (name, result.records_extracted)
+        inputs = []
+        for name, rows in read.values():
+            facets: dict[str, Any] = {"inputStatistics": InputStatisticsInputDatasetFacet(rowCount=rows)}
+            if name.partitions:
+                facets[OFFSETS_FACET] = _offsets_facet(name)
+            inputs.append(InputDataset(namespace=name.namespace, name=name.name, inputFacets=facets))
+        return inputs
 
     def _outputs(self, result: Any) -> list[Any]:
         fields = [SchemaDatasetFacetFields(name=f["name"], type=f["type"]) for f in _schema_fields(result.schema)]
@@ -133,7 +145,7 @@ class KafkaOffsetsInputDatasetFacet(InputDatasetFacet):
 
     @staticmethod
     def _get_schema() -> str:
-        return PRODUCER + "/blob/main/README.md#monitoring"
+        return "urn:gobblin_py:facets:KafkaOffsetsInputDatasetFacet"
 
 
 def _offsets_facet(name: DatasetName) -> KafkaOffsetsInputDatasetFacet:
