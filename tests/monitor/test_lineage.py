@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -141,3 +142,30 @@ def test_a_stopped_run_sends_abort_and_pushes_its_status(tmp_path, receiver, pus
     assert pushed[("gpy_job_last_run_status", group)] == 1
     assert ("gpy_job_last_success_timestamp_seconds", frozenset({"job": "StoppedOrders", "instance": ""}.items())) \
         not in pushed  # it never succeeded
+
+
+def test_a_table_read_is_named_by_its_database_and_table(tmp_path, receiver):
+    database = tmp_path / "shop.db"
+    with sqlite3.connect(database) as conn:
+        conn.execute("CREATE TABLE orders (order_id INTEGER PRIMARY KEY, amount REAL, updated_at TIMESTAMP)")
+        conn.executemany("INSERT INTO orders VALUES (?, ?, ?)",
+                         [(i, i * 0.5, f"2026-01-01 {i:02d}:00:00") for i in range(12)])
+    conn.close()
+    job = tmp_path / "shop.pull"
+    job.write_text("\n".join([
+        "job.name=Shop", "source.class=SqliteSource", f"source.conn.database={database}", "source.entities=orders",
+        "extract.namespace=shop", "extract.table.type=append_only", "extract.delta.fields=updated_at",
+        "extract.primary.key.fields=order_id", "source.querybased.watermark.type=timestamp",
+        f"writer.staging.dir={tmp_path}/staging", f"writer.output.dir={tmp_path}/output",
+        f"data.publisher.final.dir={tmp_path}/published", f"state.store.dir={tmp_path}/state",
+        "openlineage.transport.type=http", f"openlineage.transport.url={receiver.url}", ""]))
+    result = run_gpy("run", str(job), "--engine", "local")
+    assert result.returncode == 0, result.stderr[-3000:]
+    end = receiver.events[-1]
+    validate_event(end)
+    [table] = end["inputs"]
+    assert (table["namespace"], table["name"]) == (f"sqlite://{database}", "orders")
+    assert table["inputFacets"]["inputStatistics"]["rowCount"] == 12
+    [output] = end["outputs"]
+    assert output["outputFacets"]["outputStatistics"]["rowCount"] == 12
+    assert {f["name"] for f in output["facets"]["schema"]["fields"]} == {"order_id", "amount", "updated_at"}

@@ -14,6 +14,7 @@ Which kind a job's source and writer are comes from their classes' names and Gob
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,21 +43,29 @@ def path_name(path: str) -> tuple[str, str]:
         else parts.path
 
 
-def _sql_namespace(props: Mapping[str, str], prefix: str, url_key: str) -> tuple[str, str | None]:
-    """``(namespace, database)`` of an SQL connection given by a (JDBC) URL or host and port keys."""
+_SCHEMES = {"postgresql": "postgres", "postgres": "postgres", "mysql": "mysql", "mariadb": "mysql", "sqlite": "sqlite"}
+
+
+def _sql_namespace(props: Mapping[str, str], prefix: str, url_key: str, driver: str = "") -> tuple[str, str | None]:
+    """``(namespace, database)`` of an SQL connection given by a (JDBC) URL or by driver, host, port and
+    database keys: ``postgres://host:port``, ``mysql://host:port``, ``sqlite:///<file>``."""
     url = props.get(url_key, "")
     if url.startswith("jdbc:"):
         url = url[len("jdbc:"):]
     if url.startswith("sqlite:"):
         path = url[len("sqlite:"):].lstrip("/")
-        return (f"sqlite:///{path}" if path else "sqlite"), None
+        return f"sqlite:///{path}", None
     if "://" in url:
         parts = urlsplit(url)
-        scheme = {"postgresql": "postgres"}.get(parts.scheme, parts.scheme)
+        scheme = _SCHEMES.get(parts.scheme, parts.scheme)
         return f"{scheme}://{parts.hostname}:{parts.port}" if parts.port else f"{scheme}://{parts.hostname}", \
             parts.path.strip("/") or None
-    host, port = props.get(f"{prefix}.host"), props.get(f"{prefix}.port")
-    return f"{props.get(f'{prefix}.type', 'sql').lower()}://{host}" + (f":{port}" if port else ""), None
+    scheme = _SCHEMES.get((props.get(f"{prefix}.driver") or driver).lower(), "sql")
+    database = props.get(f"{prefix}.database")
+    if scheme == "sqlite":
+        return f"sqlite://{os.path.abspath(database or '')}", None
+    host, port = props.get(f"{prefix}.host", "localhost"), props.get(f"{prefix}.port")
+    return f"{scheme}://{host}" + (f":{port}" if port else ""), database
 
 
 def _kafka_partitions(result: Any) -> list[dict[str, Any]]:
@@ -76,7 +85,8 @@ def input_name(props: Mapping[str, str], result: Any) -> DatasetName:
         server = props.get("kafka.brokers", "").split(",")[0].strip()
         return DatasetName(f"kafka://{server}", result.urn or props.get("topic.name", ""), _kafka_partitions(result))
     if "Sql" in source or "QueryBased" in source or "Jdbc" in source or props.get("source.conn.url"):
-        namespace, database = _sql_namespace(props, "source.conn", "source.conn.url")
+        driver = next((d for d in ("sqlite", "postgresql", "mysql") if d in source.lower()), "")
+        namespace, database = _sql_namespace(props, "source.conn", "source.conn.url", driver)
         schema = props.get("source.querybased.schema")
         table = result.urn or props.get("source.entity", "")
         return DatasetName(namespace, ".".join(p for p in (database, schema, table) if p))
