@@ -1,5 +1,5 @@
 # Two commands for a fresh machine: `make run` and `make test` (`make bench` for the benchmarks). They create
-# .venv and install gobblin_py with its dev, kafka and sql-fast extras when the environment is missing or older
+# .venv and install gobblin_py with its dev, kafka, sql-fast and metrics extras when the environment is missing or older
 # than pyproject.toml.
 PYTHON ?= python3
 VENV := .venv
@@ -14,7 +14,7 @@ install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,kafka,sql-fast]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,kafka,sql-fast,metrics]'
 	@$(PY) -m compileall -q gobblin_py >/dev/null
 	@touch $(STAMP)
 

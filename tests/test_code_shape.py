@@ -102,6 +102,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("gobblin_py.runtime.execute",),
     ("gobblin_py.runtime.engines",),
     ("gobblin_py.runtime.commit",),
+    ("gobblin_py.runtime.monitor",),
     ("gobblin_py.runtime.plan",),
     ("gobblin_py.runtime",),
     ("gobblin_py.testing",),

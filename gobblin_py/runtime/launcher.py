@@ -33,6 +33,7 @@ from gobblin_py.runtime.commit.replace_check import check_replaced_folders
 from gobblin_py.runtime.engines import make_engine
 from gobblin_py.runtime.engines.base import TaskGroup, task_groups
 from gobblin_py.runtime.execute.run_progress import TASKS_PLANNED
+from gobblin_py.runtime.monitor import RunInfo, RunMonitor, monitor_for
 from gobblin_py.runtime.plan.empty_plan import empty_run, explain
 from gobblin_py.runtime.plan.locks import JobLock, LockSettings
 from gobblin_py.runtime.plan.run_folders import RunFolders
@@ -131,11 +132,14 @@ class JobLauncher:
                     self._lock.acquire()
             failure: BaseException | None = None
             recorder = None
+            monitor: RunMonitor | None = None
             try:
                 with interrupts.shielded():
                     recorder = RunRecorder.for_run(run, self.engine.name, lock_held=self._lock is not None)
                     if recorder is not None:
                         recorder.started()
+                    monitor = monitor_for(RunInfo(self.job_name, job_id, self.engine.name, millis, run.props))
+                    monitor.started()
                 interrupts.raise_if_interrupted()
                 log.info("job_started", job=self.job_name, job_id=job_id, engine=self.engine.name)
                 return self._run(run, folders, result)
@@ -146,10 +150,10 @@ class JobLauncher:
                     raise failure from None
                 raise
             finally:
-                self._finish(result, started, recorder, failure)
+                self._finish(result, started, recorder, failure, monitor)
 
     def _finish(self, result: JobResult, started: float, recorder: RunRecorder | None,
-                failure: BaseException | None) -> None:
+                failure: BaseException | None, monitor: RunMonitor | None = None) -> None:
         with interrupts.shielded():  # recording and releasing the lock are never cut short by a second signal
             if result.state is RunningState.RUNNING:  # an exception ended the run
                 result.state = RunningState.FAILED
@@ -158,6 +162,8 @@ class JobLauncher:
                 recorder.finished(result, failure)
             if self._lock is not None:
                 self._lock.release()
+            if monitor is not None:  # metrics and lineage: bounded by their timeouts, a warning when not sent
+                monitor.finished(result, failure)
             if isinstance(failure, interrupts.JobInterrupted):
                 self.engine.stop()  # a stopped run leaves no process behind (Spark's JVM)
             log.info("job_finished", job=self.job_name, job_id=result.job_id, state=result.state.value,

@@ -12,6 +12,9 @@
     2          fail at once, no retry: bad configuration or usage, or a corrupt state file (a person must fix it)
     4          retry: the source found nothing to pull and the job sets job.fail.on.empty (the data may still come)
 
+``gpy_run`` passes its own run to gpy as the OpenLineage parent run (``OPENLINEAGE_PARENT_ID``), so a job that
+sends OpenLineage events shows under this DAG's task in Marquez.
+
 A plain BashOperator retries every non-zero exit alike; ``GpyRunOperator`` is a BashOperator that reads gpy's
 exit code after the command ends, to tell "try again later" from "fix the job first". ``wait_for_state`` waits for the DAG run's data interval end (or its logical date, for a run
 without one), T, in one of two ways (``gpy_wait_for``):
@@ -41,6 +44,7 @@ import logging
 import os
 import shlex
 import subprocess
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +67,7 @@ DEFAULTS = {
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PARTIAL, EXIT_EMPTY, EXIT_LOCKED = 0, 1, 2, 3, 4, 75
 EXIT_SIGTERM, EXIT_SIGINT = 143, 130
+PARENT_ENV = "OPENLINEAGE_PARENT_ID"  # what gpy reads for its OpenLineage events' parent run
 
 
 def setting(name: str) -> str:
@@ -90,6 +95,9 @@ class GpyRunOperator(BashOperator):
         self.gpy_conf_args = list(conf_args or [])  # --conf-root / --sysconfig
 
     def execute(self, context: Any) -> int:
+        parent = lineage_parent_id(context)
+        if parent and PARENT_ENV not in (self.env or os.environ):  # gpy's OpenLineage events name this task's run
+            self.env = {**(self.env or os.environ), PARENT_ENV: parent}
         command = self.gpy_command or _gpy("--log-format", "json", "run", self.gpy_job_file or setting("gpy_job_file"),
                                            "--engine", self.gpy_engine or setting("gpy_engine"), *self.gpy_conf_args,
                                            gpy=self.gpy)
@@ -103,6 +111,22 @@ class GpyRunOperator(BashOperator):
                 raise
             return judge(process.returncode)
         return judge(EXIT_OK)
+
+
+def lineage_parent_id(context: Any) -> str | None:
+    """``<namespace>/<dag id>.<task id>/<run id>`` of this task's run, for gpy's OpenLineage parent run facet: the
+    OpenLineage provider's own when it is installed, else a UUID derived from the DAG run, task and try (None
+    outside a task run)."""
+    ti = (context.get("ti") or context.get("task_instance")) if hasattr(context, "get") else None
+    if ti is None:
+        return None
+    try:
+        from airflow.providers.openlineage.plugins.macros import lineage_parent_id as provider_parent_id
+    except ImportError:
+        namespace = os.environ.get("OPENLINEAGE_NAMESPACE", "default")
+        run = uuid.uuid5(uuid.NAMESPACE_URL, f"airflow:{ti.dag_id}.{ti.task_id}:{ti.run_id}:{ti.try_number}")
+        return f"{namespace}/{ti.dag_id}.{ti.task_id}/{run}"
+    return str(provider_parent_id(ti))
 
 
 def judge(code: int) -> int:

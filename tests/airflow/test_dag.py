@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -84,6 +85,10 @@ def state(job_file: Path) -> dict:
 
 def test_dags_test_runs_gpy_then_the_sensor_sees_the_state_move(tmp_path, airflow):
     job_file = make_job(tmp_path / "job")
+    lineage = tmp_path / "lineage.jsonl"  # gpy's OpenLineage events, through the client's file transport
+    with job_file.open("a") as job:
+        job.write(f"openlineage.transport.type=file\nopenlineage.transport.log_file_path={lineage}\n"
+                  "openlineage.transport.append=true\n")
     write_csv(tmp_path / "job" / "data" / "day1.csv", 1, day=1)
     assert run_gpy("state", "show", str(job_file), "--json").returncode == 0
     assert json.loads(run_gpy("state", "show", str(job_file), "--json").stdout)["datasets"] == []  # no state yet
@@ -96,6 +101,13 @@ def test_dags_test_runs_gpy_then_the_sensor_sees_the_state_move(tmp_path, airflo
     assert published(tmp_path / "job") == list(range(1, 21))
     before = state(job_file)
     assert before["state"] == "COMMITTED"
+    # the DAG passed its task's run as the parent of gpy's run
+    events = [json.loads(line) for line in lineage.read_text().splitlines()]
+    assert [e["eventType"] for e in events] == ["START", "COMPLETE"]
+    parents = [e["run"]["facets"]["parent"] for e in events]
+    assert parents[0] == parents[1]
+    assert (parents[0]["job"]["namespace"], parents[0]["job"]["name"]) == ("default", "gpy_ingest.gpy_run")
+    assert uuid.UUID(parents[0]["run"]["runId"]) and parents[0]["run"]["runId"] != events[0]["run"]["runId"]
 
     write_csv(tmp_path / "job" / "data" / "day2.csv", 101, day=2)
     second = airflow("dags", "test", "gpy_ingest", "2026-01-02T12:00:00+00:00")

@@ -36,15 +36,34 @@ def test_gobblin_kafka_hdfs_quickstart_runs_as_written(tmp_path, broker):
         "data.publisher.final.dir": f"{tmp_path}/job-output", "metrics.log.dir": f"{tmp_path}/metrics",
     }))
     sysconfig = tmp_path / "gobblin.properties"
-    sysconfig.write_text(f"topic.whitelist={topic}\n")
+    lineage = tmp_path / "lineage.jsonl"  # OpenLineage events, through the client's file transport
+    sysconfig.write_text(f"topic.whitelist={topic}\nopenlineage.transport.type=file\n"
+                         f"openlineage.transport.log_file_path={lineage}\nopenlineage.transport.append=true\n")
     result = run_gpy("run", str(job), "--engine", "local", "--sysconfig", str(sysconfig))
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     files = sorted((tmp_path / "job-output" / topic).glob("part.*.txt"))
     assert len(files) == 2  # one per partition, no delimiter: Gobblin's quick start concatenates the messages
     assert sorted(f.read_text() for f in files) == ["event-0;event-2;event-4;event-6;event-8;",
                                                      "event-1;event-3;event-5;event-7;event-9;"]
+    # its metrics file, where metrics.log.dir and metrics.reporting.file.suffix=txt put it in Gobblin
+    job_id = re.search(r"job_GobblinKafkaHDFSQuickStart_\d+", result.stdout).group(0)
+    metrics = tmp_path / "metrics" / f"gobblin.metrics.{job_id}" / f"gobblin.metrics.{job_id}.txt.metrics.log"
+    lines = [json.loads(line) for line in metrics.read_text().splitlines()]
+    written = {m["tags"].get("taskId", m["tags"].get("datasetUrn", "job")): m["value"] for m in lines
+               if m["name"] == "gobblin.writer.records.written"}
+    assert written[topic] == written["job"] == 10 and len(written) == 2 + 2  # job, topic, one task per partition
+    assert [e["name"] for e in lines if e["type"] == "event"][-2:] == ["FullJobExecutionTimer", "JobStateEvent"]
+    start, end = [json.loads(line) for line in lineage.read_text().splitlines()]
+    assert (start["eventType"], end["eventType"]) == ("START", "COMPLETE")
+    [read] = end["inputs"]
+    assert (read["namespace"], read["name"]) == (f"kafka://{broker.bootstrap}", topic)
+    assert read["inputFacets"]["gpy_kafka_offsets"]["partitions"] == [{"partition": 0, "from": 0, "to": 5},
+                                                                       {"partition": 1, "from": 0, "to": 5}]
+    assert read["inputFacets"]["inputStatistics"]["rowCount"] == 10
+    assert [o["name"] for o in end["outputs"]] == [str(tmp_path / "job-output" / topic)]
     again = run_gpy("run", str(job), "--engine", "local", "--sysconfig", str(sysconfig))
     assert again.returncode == 0 and "nothing new to pull" in again.stdout
+    assert len(list((tmp_path / "metrics").iterdir())) == 2  # one file per run
 
 
 def _wikipedia_schema() -> dict:

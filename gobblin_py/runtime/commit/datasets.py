@@ -32,6 +32,7 @@ from gobblin_py.runtime.execute.dataset_outputs import (
     branch_outputs,
     failure_line,
     first_start_ms,
+    task_counts,
     task_errors,
     usage_errors,
 )
@@ -110,6 +111,8 @@ class DatasetResult:
     ended_ms: int = 0  # the end of its commit
     saved: DatasetState | None = None  # the state this run saved as the dataset's latest
     startpoints: list[dict] = field(default_factory=list)  # the operators' startpoints its tasks were planned from
+    task_counts: list[dict] = field(default_factory=list)  # per task: records read and written, bytes, times
+    schema: str | None = None  # its first branch's schema as its tasks wrote it (extract.schema: JSON fields)
 
     @property
     def files(self) -> int:
@@ -168,6 +171,9 @@ def describe_outputs(result: DatasetResult, tasks: list[TaskState], run_started_
     result.usage_errors = usage_errors(tasks)
     result.started_ms = first_start_ms(tasks, run_started_ms)
     result.startpoints = used_startpoints(tasks)
+    result.task_counts = task_counts(tasks)
+    result.schema = next((s for t in tasks for s in [t.get_prop("extract.schema") or t.get_prop("extract.schema.0")]
+                          if s), None)
     result.ended_ms = int(time.time() * 1000)
     return result
 

@@ -73,6 +73,22 @@ def branch_outputs(tasks: list[TaskState]) -> list[BranchOutput]:
     return [outputs[i] for i in sorted(outputs)]
 
 
+def task_counts(tasks: list[TaskState]) -> list[dict]:
+    """Per task (committed or not): its state, records read and written, bytes written, start and end (epoch ms),
+    for the metric reporters' per-task numbers."""
+    counts = []
+    for task in tasks:
+        count = branch_count(task)
+        counts.append({
+            "task": task.task_id, "state": task.working_state.value,
+            "records_read": _int(task.get_prop("qualitychecker.rows.extracted")),
+            "records_written": sum(written_by_branch(task).values()),
+            "bytes": sum(_int(task.get_prop(branch_key("writer.bytes.written", count, i))) for i in range(count)),
+            "started_ms": task.start_time, "ended_ms": task.end_time,
+        })
+    return counts
+
+
 def failure_line(task: TaskState) -> str:
     """The one-line cause of a failed task: its id, the last line of its recorded exception, and whether it was
     retried (``permanent (ArrowInvalid): … — not retried``, ``… — failed 6 attempts``)."""

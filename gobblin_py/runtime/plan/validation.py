@@ -30,6 +30,13 @@ from gobblin_py.runtime.engines.base import EngineSettings
 from gobblin_py.runtime.execute.row_checker import RowQualitySettings
 from gobblin_py.runtime.execute.task_quality import QualitySettings
 from gobblin_py.runtime.execute.task_settings import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER, TaskSettings
+from gobblin_py.runtime.monitor.settings import (
+    LineageSettings,
+    MetricsSettings,
+    PrometheusSettings,
+    is_reporter_key,
+    unsupported_reporter_keys,
+)
 from gobblin_py.runtime.plan.folder_checks import folder_problems
 from gobblin_py.runtime.plan.locks import LockSettings
 from gobblin_py.sdk.branches import ForkSettings, branch_count
@@ -63,6 +70,7 @@ from gobblin_py.store.store import StateStoreSettings
 CORE_SETTINGS: tuple[type[Settings], ...] = (
     JobSettings, CommitSettings, ReplaySettings, DeliverySettings, TaskSettings, EngineSettings, LockSettings,
     StateStoreSettings, HistorySettings, FsSettings, RetrySettings, QualitySettings, RowQualitySettings, ForkSettings,
+    MetricsSettings, PrometheusSettings, LineageSettings,
 )
 DEFAULT_PUBLISHER = "gobblin_py.connectors.files.publisher.BaseDataPublisher"
 _BRANCH_SUFFIX = re.compile(r"^(?P<base>.+)\.(?P<branch>\d+)$")
@@ -223,8 +231,18 @@ def check_job(props: Mapping[str, str], *, strict: bool = False) -> JobCheck:
                 add(exc.problems)
             except UsageError as exc:
                 add([_located(props, exc, ref.key)])
+    reporters = unsupported_reporter_keys(props)
+    for key, what in reporters:
+        path, line = locate(key) if callable(locate) else (None, None)
+        problem = f"{what} is not part of gpy: nothing is reported there"
+        hint = "use metrics.reporting.file.*, metrics.reporting.prometheus.* or openlineage.* (README: Monitoring)"
+        if strict:
+            add([ConfigError(problem, path=path, line=line, key=key, hint=hint)])
+        else:
+            where = f"{path}:{line}: " if path and line else f"{path}: " if path else ""
+            check.warnings.append(f"{where}key '{key}': {problem}; {hint}")
     # every plugin module is imported to know all keys only when a key is not one the job's own plugins declare
-    doubtful = [key for key in props if not _known(_plain_key(key), declared)]
+    doubtful = [key for key in props if not is_reporter_key(key) and not _known(_plain_key(key), declared)]
     for key, suggestion in unknown_keys({k: props[k] for k in doubtful}, declared | all_declared_names()) \
             if doubtful else ():
         path, line = locate(key) if callable(locate) else (None, None)

@@ -1,0 +1,160 @@
+"""Prometheus for batch jobs, the two ways Prometheus documents: a Pushgateway push when a run ends and a
+node-exporter textfile, both with prometheus_client (the ``metrics`` extra).
+
+Every run ends with a push, whether it succeeded, failed or was stopped. The group is ``job=<job.name>``;
+per-dataset series carry a ``dataset`` label. A run that succeeded replaces the group (PUT); any other run only
+replaces the series it sends (POST), so ``gpy_job_last_success_timestamp_seconds`` keeps the last success's
+time — what an alert on stale jobs needs. The textfile (``<dir>/gpy_<job.name>.prom``, written to a temporary
+file and renamed) keeps it the same way, read back from the file the last run wrote.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from gobblin_py.io.contained_paths import contained_join
+from gobblin_py.runtime.monitor.report import STATUSES, RunInfo, RunReport, within
+from gobblin_py.runtime.monitor.settings import PrometheusSettings
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.store import progress
+
+log = get_logger(__name__)
+
+LAST_SUCCESS = "gpy_job_last_success_timestamp_seconds"
+# name → help, for the README's list (Grafana) and the registry
+JOB_METRICS = {
+    LAST_SUCCESS: "when the job's last successful run ended (SUCCEEDED, NOTHING_NEW or PARTIAL), epoch seconds",
+    "gpy_job_last_run_timestamp_seconds": "when the job's last run ended, epoch seconds",
+    "gpy_job_last_run_status": "1 for the last run's status (label status: SUCCEEDED, NOTHING_NEW, PARTIAL, "
+                               "FAILED, STOPPED), 0 for the others",
+    "gpy_job_last_run_exit_code": "the last run's exit code (0 ok, 1 failed, 2 configuration, 3 partial, ...)",
+    "gpy_job_duration_seconds": "how long the last run took",
+    "gpy_job_records_read": "records the last run read",
+    "gpy_job_records_written": "records the last run wrote (committed)",
+    "gpy_job_bytes_written": "bytes the last run published",
+}
+DATASET_METRICS = {
+    "gpy_dataset_committed": "1 when the last run committed the dataset, else 0",
+    "gpy_dataset_records_read": "records the last run read of the dataset",
+    "gpy_dataset_records_written": "records the last run wrote of the dataset",
+    "gpy_dataset_bytes_written": "bytes the last run published of the dataset",
+    "gpy_dataset_duration_seconds": "from the dataset's first task's start to the end of its commit",
+    "gpy_dataset_watermark_lag_seconds": "the run's end minus the dataset's committed event time (its "
+                                         "completeness watermark), for sources whose records carry a time",
+}
+
+
+def lag_seconds(ended_ms: int, dataset: Any) -> float | None:
+    """How far behind the run's end the dataset's committed event time is (None without event times)."""
+    watermark = progress.completeness(dataset.saved) if dataset.saved is not None else None
+    return max(0.0, (ended_ms - watermark) / 1000) if watermark is not None else None
+
+
+def registry_of(report: RunReport, job_label: bool, last_success: float | None) -> Any:
+    """The run's metrics in a registry of their own; ``job_label``: each series also carries ``job`` (the
+    textfile; a push gets it from its group)."""
+    from prometheus_client import CollectorRegistry, Gauge
+
+    registry = CollectorRegistry()
+    base = {"job": report.run.job} if job_label else {}
+
+    def gauge(name: str, value: float, **labels: str) -> None:
+        every = {**base, **labels}
+        metric = gauges.get(name)
+        if metric is None:
+            help_text = JOB_METRICS.get(name) or DATASET_METRICS[name]
+            metric = gauges[name] = Gauge(name, help_text, list(every), registry=registry)
+        (metric.labels(**every) if every else metric).set(value)
+
+    gauges: dict[str, Any] = {}
+    ended = report.ended_ms / 1000
+    success = ended if report.succeeded else last_success
+    if success is not None:
+        gauge(LAST_SUCCESS, success)
+    gauge("gpy_job_last_run_timestamp_seconds", ended)
+    for status in STATUSES:
+        gauge("gpy_job_last_run_status", 1 if status == report.status else 0, status=status)
+    gauge("gpy_job_last_run_exit_code", report.exit_code)
+    gauge("gpy_job_duration_seconds", report.seconds)
+    gauge("gpy_job_records_read", report.records_read)
+    gauge("gpy_job_records_written", report.records_written)
+    gauge("gpy_job_bytes_written", report.bytes_written)
+    for d in report.results:
+        gauge("gpy_dataset_committed", 1 if d.persisted else 0, dataset=d.urn)
+        gauge("gpy_dataset_records_read", d.records_extracted, dataset=d.urn)
+        gauge("gpy_dataset_records_written", d.records_written, dataset=d.urn)
+        gauge("gpy_dataset_bytes_written", d.bytes_written, dataset=d.urn)
+        gauge("gpy_dataset_duration_seconds", d.seconds, dataset=d.urn)
+        lag = lag_seconds(report.ended_ms, d)
+        if lag is not None:
+            gauge("gpy_dataset_watermark_lag_seconds", lag, dataset=d.urn)
+    return registry
+
+
+def previous_success(path: str, job: str) -> float | None:
+    """The last success time the textfile at ``path`` holds for ``job`` (None when there is none)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                if sample.name == LAST_SUCCESS and sample.labels.get("job") == job:
+                    return float(sample.value)
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def _gateway_url(url: str) -> str:
+    return url if "://" in url else f"http://{url}"
+
+
+class PrometheusReporter:
+    """Pushes the run's metrics to a Pushgateway and writes the node-exporter textfile when the run ends."""
+
+    name = "prometheus"
+
+    def __init__(self, settings: PrometheusSettings, props: Mapping[str, str]) -> None:
+        self.settings = settings
+
+    def run_started(self, run: RunInfo) -> None:
+        """Nothing: a batch job reports once, at its end."""
+
+    def run_finished(self, report: RunReport) -> None:
+        problems: list[str] = []
+        if self.settings.textfile_dir:
+            try:
+                self.write_textfile(report)
+            except (OSError, ValueError) as exc:
+                problems.append(f"textfile: {exc}")
+        if self.settings.pushgateway:
+            try:
+                self.push(report)
+            except (OSError, ValueError, TimeoutError) as exc:
+                problems.append(f"pushgateway {self.settings.pushgateway}: {exc}")
+        for problem in problems:
+            log.warning("metrics_not_sent", job=report.run.job, reporter=self.name, error=problem)
+
+    def textfile_path(self, job: str) -> str:
+        return contained_join(str(self.settings.textfile_dir), f"gpy_{job}.prom",
+                              what="metrics.reporting.prometheus.textfile.dir")
+
+    def write_textfile(self, report: RunReport) -> None:
+        from prometheus_client import write_to_textfile
+
+        path = self.textfile_path(report.run.job)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        last = None if report.succeeded else previous_success(path, report.run.job)
+        write_to_textfile(path, registry_of(report, True, last))
+
+    def push(self, report: RunReport) -> None:
+        from prometheus_client import push_to_gateway, pushadd_to_gateway
+
+        send = push_to_gateway if report.succeeded else pushadd_to_gateway
+        registry = registry_of(report, False, None)
+        url, timeout = _gateway_url(str(self.settings.pushgateway)), self.settings.timeout
+        within(timeout, "pushgateway", lambda: send(url, job=report.run.job, registry=registry, timeout=timeout))

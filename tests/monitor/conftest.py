@@ -1,0 +1,124 @@
+"""Fixtures of the reporter tests: a small CSV job, a real Prometheus Pushgateway, endpoints that never answer.
+
+The Pushgateway is Debian's ``prometheus-pushgateway`` binary (installed with apt-get when missing), started once
+per session on a loopback port of its own, without persistence; the system service is never used.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PUSHGATEWAY = "prometheus-pushgateway"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def make_job(root: Path, *extra: str, rows: int = 20, name: str = "Orders") -> Path:
+    """A job pulling ``rows`` orders (one an hour from 2026-01-01T00:00Z) from a CSV file into Parquet."""
+    data = root / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    (data / "orders.csv").write_text("order_id,amount,ordered_at\n" + "".join(
+        f"{i},{i * 0.5},2026-01-01T{i:02d}:00:00Z\n" for i in range(rows)))
+    job = root / "orders.pull"
+    job.write_text("\n".join([
+        f"job.name={name}",
+        "source.class=FileBasedSource",
+        f"source.filebased.data.directory={data}",
+        f"writer.staging.dir={root}/staging",
+        f"writer.output.dir={root}/output",
+        f"data.publisher.final.dir={root}/published",
+        f"state.store.dir={root}/state",
+        "writer.file.pathType=TABLENAME",
+        "extract.table.name=orders",
+        "task.maxretries=0",
+        "source.event.time.column=ordered_at",
+        *extra,
+        "",
+    ]))
+    return job
+
+
+def _binary() -> str | None:
+    found = shutil.which(PUSHGATEWAY)
+    if found is None and shutil.which("apt-get"):
+        subprocess.run(["apt-get", "install", "-y", PUSHGATEWAY], capture_output=True, timeout=600)
+        found = shutil.which(PUSHGATEWAY)
+    return found
+
+
+@pytest.fixture(scope="session")
+def pushgateway(tmp_path_factory) -> Iterator[str]:
+    """The URL of a Pushgateway of this session (``http://127.0.0.1:<port>``)."""
+    binary = _binary()
+    if binary is None:
+        pytest.skip(f"{PUSHGATEWAY} is not installed and apt-get could not install it")
+    port = free_port()
+    log = tmp_path_factory.mktemp("pushgateway") / "pushgateway.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen([binary, f"--web.listen-address=127.0.0.1:{port}", "--persistence.file="],
+                                   stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(url + "/-/ready", timeout=1).read()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"the Pushgateway did not start: {log.read_text()[-2000:]}")
+                time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def scrape(url: str) -> dict[tuple[str, frozenset], float]:
+    """The Pushgateway's /metrics: ``(name, labels) → value`` of the series gpy pushed."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = urllib.request.urlopen(url + "/metrics", timeout=5).read().decode()
+    return {(s.name, frozenset(s.labels.items())): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples if s.name.startswith("gpy_")}
+
+
+@pytest.fixture
+def black_hole() -> Iterator[str]:
+    """``http://127.0.0.1:<port>`` of a listener that accepts connections and never answers."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+                held.append(conn)
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    stop.set()
+    thread.join(timeout=2)
+    for conn in held:
+        conn.close()
+    server.close()
