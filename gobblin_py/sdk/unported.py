@@ -38,6 +38,12 @@ HINTS: dict[str, tuple[str | None, str]] = {
                                   "TarArchiveInputStreamDataWriterBuilder and CopyDataPublisher"),
     G + "data.management.retention.": (None, "retention jobs are not ported; gpy's state store has "
                                        "state.store.retention"),
+    G + "data.management.policy.": (None, "a selection policy of Gobblin's retention jobs, which are not ported"),
+    # Kafka producers and serializers of Gobblin's own
+    G + "kafka.FlakyKafkaProducer": ("KafkaDataWriterBuilder", "a Gobblin test producer that fails sends on purpose "
+                                     "(flaky.errorType)"),
+    G + "kafka.serialize.": ("KafkaDataWriterBuilder", "gpy's Kafka writer sends text, bytes or JSON records"),
+    G + "kafka.schemareg.": ("KafkaDataWriterBuilder", "a schema registry of Gobblin's Kafka serializers"),
     # vendor connectors and examples
     G + "example.wikipedia.": (None, "a vendor example (the Wikipedia API): write a Source plugin"),
     G + "ingestion.google.webmaster.GoogleWebmasterDayPartitioner": ("TimeBasedWriterPartitioner", "partition by "

@@ -23,13 +23,12 @@ from tests.corpus.harness import local_copy, run_job, system_config
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the Gobblin job corpus is not at {CORPUS}")
 
 EXAMPLES = "gobblin-example/src/main/resources/"
-# fill-in templates (placeholders such as <table name>, no source.class) and retention jobs: nothing to run
+# fill-in templates (placeholders such as <table name>, no source.class): nothing to run
 NO_SOURCE = [
     *(f"gobblin-core/src/main/resources/{db}/{kind}.pull" for db in ("mysql", "sqlserver")
       for kind in ("table_append", "table_full", "table_full_no_primary_keys_no_delta_columns", "table_inc")),
     *(f"gobblin-salesforce/src/main/resources/stand-alone/{kind}.pull" for kind in ("table_append", "table_full",
                                                                                   "table_inc")),
-    EXAMPLES + "mysql-state-store-retention.pull", EXAMPLES + "state-store-retention.pull",
 ]
 TEST_SOURCE_JOBS = {
     "gobblin-test/resource/job-conf/GobblinTest1.pull": "org.apache.gobblin.test1",

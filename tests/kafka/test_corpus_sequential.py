@@ -5,21 +5,53 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, run_gpy
 from tests.corpus.harness import local_copy, run_job, system_config
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the Gobblin job corpus is not at {CORPUS}")
 
 
+INGEST = "gobblin-modules/gobblin-kafka-08/resource/job-props/testKafkaIngest.pull"
+FLAKY = "writer.kafka.producerConfig.flaky."
+
+
 def test_test_kafka_ingest(broker, tmp_path):
     topic = broker.create_topic(partitions=1)
-    job = local_copy("gobblin-modules/gobblin-kafka-08/resource/job-props/testKafkaIngest.pull", tmp_path, {
+    job = local_copy(INGEST, tmp_path, {
         "writer.kafka.topic": topic, "writer.kafka.producerConfig.bootstrap.servers": broker.bootstrap})
-    system_config(tmp_path, **{"source.sleepTimePerRecordMillis": "0"})  # pace only; the job keeps Gobblin's 10 ms
+    # its FlakyKafkaProducer as Gobblin's test sets it for its second run: one send in 2000 fails
+    system_config(tmp_path, **{"source.sleepTimePerRecordMillis": "0",  # pace only; the job keeps Gobblin's 10 ms
+                               FLAKY + "errorType": "nth", FLAKY + "errorEvery": "2000"})
     run_job(job, tmp_path)
     values = sorted(m.value().decode() for m in broker.read_all(topic))
     # Gobblin's test: numRecordsPerExtract=5 POJO records, each sent as its toString
     assert values == [f"TestRecord(partition=0, sequence={s}, payload=I am a POJO message)" for s in range(1, 6)]
+
+
+def test_test_kafka_ingest_with_failing_sends_publishes_the_other_task(broker, tmp_path):
+    """Gobblin's Kafka08DataWriterIntegrationTest: FlakyKafkaProducer fails every send of partition 0's records;
+    under the partial commit policy the other work unit's five records arrive, the failed one's do not."""
+    topic = broker.create_topic(partitions=1)
+    job = local_copy(INGEST, tmp_path, {
+        "writer.kafka.topic": topic, "writer.kafka.producerConfig.bootstrap.servers": broker.bootstrap})
+    system_config(tmp_path, **{"source.sleepTimePerRecordMillis": "0", "source.numParallelism": "2",
+                               FLAKY + "errorType": "regex", FLAKY + "regexPattern": "partition=0",
+                               "job.commit.policy": "partial"})
+    result = run_job(job, tmp_path, expect=3)  # committed with a failed task
+    assert "5 of 5 messages were not delivered" in result.stdout + result.stderr
+    values = {m.value().decode() for m in broker.read_all(topic)}
+    assert values == {f"TestRecord(partition=1, sequence={s}, payload=I am a POJO message)" for s in range(6, 11)}
+
+
+@pytest.mark.parametrize("producer, said", [
+    ("com.example.MyProducer", "not a producer gpy has"),
+    ("org.apache.gobblin.kafka.writer.OtherKafkaProducer", "unsupported: writer.kafka.producerClass="),
+])
+def test_a_producer_class_gpy_lacks_is_refused_by_name(tmp_path, producer, said):
+    job = local_copy(INGEST, tmp_path, {"writer.kafka.producerClass": producer})
+    system_config(tmp_path)
+    result = run_gpy("validate", str(job), "--sysconfig", str(tmp_path / "gobblin.properties"))
+    assert result.returncode == 2 and "writer.kafka.producerClass" in result.stdout and said in result.stdout
 
 
 def test_streaming_test_kafka_prints_its_records(tmp_path):

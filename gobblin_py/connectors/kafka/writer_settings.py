@@ -16,6 +16,9 @@ TOPIC_KEY = "writer.kafka.topic"
 PRODUCER_PREFIX = "writer.kafka.producerConfig."
 # Java client settings that mean nothing to librdkafka
 JAVA_ONLY = ("key.serializer", "value.serializer", "kafka.schemaRegistry.switchName", "schema.registry.url")
+# producer settings read by Gobblin's own producer and serializer classes, not by the Kafka client
+GOBBLIN_ONLY = ("flaky.", "kafka.schemaRegistry.", "schemaRegistry.")
+JAVA_PRODUCERS = ("org.apache.kafka.clients.producer.KafkaProducer", "KafkaProducer")
 STAGED = pa.schema([("key", pa.binary()), ("value", pa.binary())])
 
 
@@ -35,6 +38,10 @@ class KafkaWriterSettings(Settings):
                                doc="the column holding the value; * the whole record")
     commit_timeout_ms: int = setting("writer.kafka.commitTimeoutMillis", default=60000, minimum=1, scope=Scope.BRANCH,
                                      doc="how long a commit waits for outstanding messages to be acknowledged")
+    producer_class: str | None = setting(
+        "writer.kafka.producerClass", scope=Scope.BRANCH,
+        doc="the producer: Kafka's own (KafkaProducer, the default) or Gobblin's FlakyKafkaProducer, which fails "
+            "sends on purpose (flaky.errorType under writer.kafka.producerConfig); another class is refused")
     failure_allowance: float = setting("writer.kafka.failureAllowancePercentage", default=0.0, minimum=0,
                                        maximum=100, scope=Scope.BRANCH,
                                        doc="percent of messages whose delivery may fail before the task fails")
@@ -46,6 +53,10 @@ class KafkaWriterSettings(Settings):
         if self.keyed and not self.key_field:
             problems.append(ConfigError("writer.kafka.keyed=true needs a key column", key="writer.kafka.keyField",
                                         hint="name the column holding the message key"))
+        if self.producer_class and self.producer_class not in JAVA_PRODUCERS and not self.producer_class.startswith(
+                ("org.apache.gobblin.", "gobblin.")):
+            problems.append(ConfigError(f"{self.producer_class}: not a producer gpy has", key="writer.kafka.producerClass",
+                                        hint="leave it out (Kafka's producer) or name Gobblin's FlakyKafkaProducer"))
         if "bootstrap.servers" not in {**(self.shared_config or {}), **(self.producer_config or {})}:
             problems.append(ConfigError("is not set", key=PRODUCER_PREFIX + "bootstrap.servers",
                                         hint="name the brokers to produce to (kafka.brokers is the source's)"))
@@ -56,7 +67,7 @@ class KafkaWriterSettings(Settings):
         config: dict[str, Any] = {"client.id": "gobblin", "enable.idempotence": True, "acks": "all",
                                   "linger.ms": 20}
         for extra in (self.shared_config or {}, self.producer_config or {}):
-            config.update({k: v for k, v in extra.items() if k not in JAVA_ONLY})
+            config.update({k: v for k, v in extra.items() if k not in JAVA_ONLY and not k.startswith(GOBBLIN_ONLY)})
         return config
 
 
