@@ -45,7 +45,6 @@ HINTS: dict[str, tuple[str | None, str]] = {
     G + "kafka.serialize.": ("KafkaDataWriterBuilder", "gpy's Kafka writer sends text, bytes or JSON records"),
     G + "kafka.schemareg.": ("KafkaDataWriterBuilder", "a schema registry of Gobblin's Kafka serializers"),
     # vendor connectors and examples
-    G + "example.wikipedia.": (None, "a vendor example (the Wikipedia API): write a Source plugin"),
     G + "ingestion.google.webmaster.GoogleWebmasterDayPartitioner": ("TimeBasedWriterPartitioner", "partition by "
                                                                      "the date column with writer.partition.*"),
     G + "ingestion.google.": (None, _VENDOR.format("Google APIs")),

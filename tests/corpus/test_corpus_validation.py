@@ -24,18 +24,15 @@ UNPORTED = {
     "gobblin-example/src/main/resources/google-web-master.pull": ["GoogleWebMasterSourceDaily",
                                                                   "GoogleWebmasterDayPartitioner"],
     "gobblin-modules/gobblin-zuora/src/main/resources/zuora_sample.pull": ["ZuoraSource"],
-    "gobblin-example/src/main/resources/wikipedia.pull": ["WikipediaConverter", "WikipediaSource", "WikipediaPartitioner"],
-    "gobblin-example/src/main/resources/wikipedia-console.pull": ["WikipediaConverter", "WikipediaSource"],
-    "gobblin-example/src/main/resources/wikipedia-kafka.pull": ["ConfigDrivenMd5SchemaRegistry", "LiAvroSerializer",
-                                                                "WikipediaConverter", "WikipediaSource"],
+    # Gobblin's LinkedIn-Avro Kafka serializer and its schema registry
+    "gobblin-example/src/main/resources/wikipedia-kafka.pull": ["ConfigDrivenMd5SchemaRegistry", "LiAvroSerializer"],
     # retention jobs: DatasetCleanerJob and its finder and policies
     "gobblin-example/src/main/resources/state-store-retention.pull": ["TimeBasedDatasetStoreDatasetFinder",
                                                                       "DatasetCleanerJob"],
     "gobblin-example/src/main/resources/mysql-state-store-retention.pull": [
         "TimeBasedDatasetStoreDatasetFinder", "SelectBeforeTimeBasedPolicy", "NewestKSelectionPolicy",
         "CombineSelectionPolicy"],
-    "gobblin-example/src/main/resources/wikipedia-orc.pull": ["WikipediaConverter", "HiveSerDeConverter",
-                                                              "WikipediaSource", "HiveWritableHdfsDataWriterBuilder"],
+    "gobblin-example/src/main/resources/wikipedia-orc.pull": ["HiveSerDeConverter", "HiveWritableHdfsDataWriterBuilder"],
 }
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the Gobblin job corpus is not at {CORPUS}")

@@ -1,0 +1,79 @@
+"""The generic HTTP/REST source against a local endpoint (tests/sources/web_api.py): cursor paging, the records'
+JSON path, a bearer token from the environment, the watermark field, retries."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import fastavro
+
+from tests.conftest import run_gpy
+from tests.corpus.harness import run_job, system_config
+from tests.sources.web_api import TOKEN
+
+SCHEMA = json.dumps({"type": "record", "name": "Item", "fields": [
+    {"name": "id", "type": "long"}, {"name": "name", "type": "string"}, {"name": "price", "type": ["null", "double"]}]})
+
+
+def write_job(root: Path, url: str, **extra: str) -> Path:
+    props = {"job.name": "Items", "source.class": "RestSource", "rest.url": url + "/items",
+             "rest.records.path": "data.items", "rest.paging.type": "cursor", "rest.paging.param": "cursor",
+             "rest.paging.size": "3", "rest.paging.cursor.path": "next", "rest.auth.token": "${env:ITEMS_TOKEN}",
+             "rest.watermark.field": "id", "rest.watermark.param": "since", "rest.schema": SCHEMA,
+             "extract.namespace": "shop", "extract.table.name": "items", "writer.output.format": "AVRO", **extra}
+    root.mkdir(parents=True, exist_ok=True)
+    job = root / "items.pull"
+    job.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+    system_config(root)
+    return job
+
+
+def published(root: Path) -> list[dict]:
+    rows = []
+    for path in sorted((root / "job-output" / "shop" / "items").rglob("*.avro")):
+        with open(path, "rb") as stream:
+            rows.extend(fastavro.reader(stream))
+    return rows
+
+
+def test_pages_of_records_are_pulled_once_and_a_second_run_asks_only_newer_ones(web_api, tmp_path):
+    web_api.items.extend({"id": i, "name": f"item {i}", "price": i * 1.5, "extra": "dropped"} for i in range(1, 8))
+    job = write_job(tmp_path, web_api.url)
+    env = {"ITEMS_TOKEN": TOKEN}
+    run_job(job, tmp_path, env=env)
+    assert published(tmp_path) == [{"id": i, "name": f"item {i}", "price": i * 1.5} for i in range(1, 8)]
+    first = web_api.requests("/items")
+    assert [r.params.get("cursor") for r in first] == [None, "3", "6"]  # three pages of at most 3
+    assert all(r.headers["Authorization"] == f"Bearer {TOKEN}" and "since" not in r.params for r in first)
+
+    web_api.items.extend({"id": i, "name": f"item {i}", "price": None} for i in (8, 9))
+    web_api.log.clear()
+    run_job(job, tmp_path, env=env)
+    assert [r["id"] for r in published(tmp_path)] == list(range(1, 10))
+    assert [r.params["since"] for r in web_api.requests("/items")] == ["7"]
+
+
+def test_a_server_asking_to_wait_is_retried_and_a_refused_token_fails_the_run(web_api, tmp_path):
+    web_api.items.extend({"id": i, "name": f"item {i}", "price": None} for i in range(1, 3))
+    web_api.fail_next(503, retry_after="1")
+    web_api.fail_next(502)
+    job = write_job(tmp_path, web_api.url, **{"rest.retry.backoff.ms": "50"})
+    run_job(job, tmp_path, env={"ITEMS_TOKEN": TOKEN})
+    assert [r["id"] for r in published(tmp_path)] == [1, 2]
+    log = web_api.requests("/items")
+    assert [r.status for r in log] == [503, 502, 200]
+    assert log[1].at - log[0].at >= 1.0 and log[2].at - log[1].at < 1.0
+
+    result = run_job(write_job(tmp_path / "bad", web_api.url), tmp_path / "bad", expect=1,
+                     env={"ITEMS_TOKEN": "wrong"})
+    out = result.stdout + result.stderr
+    assert "HTTP 401" in out and "wrong" not in out  # the credential is never printed
+
+
+def test_validate_masks_the_token_and_names_bad_keys(web_api, tmp_path):
+    job = write_job(tmp_path, web_api.url, **{"rest.auth.token": "plain-secret", "rest.paging.type": "pages"})
+    result = run_gpy("validate", str(job), "--json", "--sysconfig", str(tmp_path / "gobblin.properties"))
+    report = json.loads(result.stdout)[0]
+    assert report["properties"]["rest.auth.token"] == "******" and "plain-secret" not in result.stdout
+    assert any("rest.paging.type" in p for p in report["problems"])
