@@ -40,13 +40,14 @@ TEST_SOURCE_JOBS = {
 # run elsewhere, beside their servers: avro-to-mysql.pull in tests/sql/test_corpus_avro_to_mysql.py, kafka-hdfs.pull
 # in tests/kafka/test_gobblin_jobs.py, testKafkaIngest.pull and streaming-test-kafka.pull in
 # tests/kafka/test_corpus_sequential.py, streaming-kafka-console.pull and streaming-kafka-kafka.pull in
-# tests/kafka/test_gobblin_jobs.py; wikipedia.pull and wikipedia-console.pull in tests/sources/test_wikipedia.py
+# tests/kafka/test_gobblin_jobs.py; wikipedia.pull and wikipedia-console.pull in tests/sources/test_wikipedia.py,
+# wikipedia-kafka.pull in tests/kafka/test_wikipedia_kafka.py
 COPY = "gobblin-test-harness/resource/dataManagement/copy/job-props/copy.pull"
 RUN = [*TEST_SOURCE_JOBS, EXAMPLES + "example-parquet.pull", EXAMPLES + "simplejson.pull",
        EXAMPLES + "avro-to-mysql.pull", EXAMPLES + "hdfs-monthly-to-hdfs-daily.pull", EXAMPLES + "kafka-hdfs.pull",
        EXAMPLES + "streaming-test-kafka.pull", "gobblin-modules/gobblin-kafka-08/resource/job-props/testKafkaIngest.pull",
        EXAMPLES + "streaming-kafka-console.pull", EXAMPLES + "streaming-kafka-kafka.pull", COPY,
-       EXAMPLES + "wikipedia.pull", EXAMPLES + "wikipedia-console.pull"]
+       EXAMPLES + "wikipedia.pull", EXAMPLES + "wikipedia-console.pull", EXAMPLES + "wikipedia-kafka.pull"]
 REPO_CONF = Path(__file__).resolve().parents[2] / "conf" / "gobblin.properties"
 NOT_VALID_BUT_COVERED = [EXAMPLES + "kafka-console.pull"]  # run by tests/kafka/test_gobblin_jobs.py with source.schema
 

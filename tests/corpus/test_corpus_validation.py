@@ -24,8 +24,6 @@ UNPORTED = {
     "gobblin-example/src/main/resources/google-web-master.pull": ["GoogleWebMasterSourceDaily",
                                                                   "GoogleWebmasterDayPartitioner"],
     "gobblin-modules/gobblin-zuora/src/main/resources/zuora_sample.pull": ["ZuoraSource"],
-    # Gobblin's LinkedIn-Avro Kafka serializer and its schema registry
-    "gobblin-example/src/main/resources/wikipedia-kafka.pull": ["ConfigDrivenMd5SchemaRegistry", "LiAvroSerializer"],
     # retention jobs: DatasetCleanerJob and its finder and policies
     "gobblin-example/src/main/resources/state-store-retention.pull": ["TimeBasedDatasetStoreDatasetFinder",
                                                                       "DatasetCleanerJob"],

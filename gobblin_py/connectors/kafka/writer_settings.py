@@ -19,6 +19,10 @@ JAVA_ONLY = ("key.serializer", "value.serializer", "kafka.schemaRegistry.switchN
 # producer settings read by Gobblin's own producer and serializer classes, not by the Kafka client
 GOBBLIN_ONLY = ("flaky.", "kafka.schemaRegistry.", "schemaRegistry.")
 JAVA_PRODUCERS = ("org.apache.kafka.clients.producer.KafkaProducer", "KafkaProducer")
+# value serializers: Kafka's own send the records as they are (a text or binary column, or JSON objects)
+KAFKA_SERIALIZERS = tuple(f"org.apache.kafka.common.serialization.{kind}Serializer" for kind in ("String", "ByteArray"))
+LI_AVRO = "org.apache.gobblin.kafka.serialize.LiAvroSerializer"
+MD5_REGISTRY = "org.apache.gobblin.kafka.schemareg.ConfigDrivenMd5SchemaRegistry"
 STAGED = pa.schema([("key", pa.binary()), ("value", pa.binary())])
 
 
@@ -57,10 +61,32 @@ class KafkaWriterSettings(Settings):
                 ("org.apache.gobblin.", "gobblin.")):
             problems.append(ConfigError(f"{self.producer_class}: not a producer gpy has", key="writer.kafka.producerClass",
                                         hint="leave it out (Kafka's producer) or name Gobblin's FlakyKafkaProducer"))
+        serializer, registry = self.value_serializer, (self.producer_config or {}).get("kafka.schemaRegistry.class")
+        if serializer and serializer not in KAFKA_SERIALIZERS and not serializer.startswith(("org.apache.gobblin.",
+                                                                                              "gobblin.")):
+            problems.append(ConfigError(f"{serializer}: not a serializer gpy has", key=PRODUCER_PREFIX
+                                        + "value.serializer", hint="Kafka's StringSerializer or ByteArraySerializer, "
+                                        "or Gobblin's LiAvroSerializer"))
+        if self.li_avro and registry != MD5_REGISTRY:
+            problems.append(ConfigError(f"{registry or 'not set'}: LiAvroSerializer's schema ids come from "
+                                        "ConfigDrivenMd5SchemaRegistry, the only registry gpy has",
+                                        key=PRODUCER_PREFIX + "kafka.schemaRegistry.class", hint=f"set it to {MD5_REGISTRY}"))
         if "bootstrap.servers" not in {**(self.shared_config or {}), **(self.producer_config or {})}:
             problems.append(ConfigError("is not set", key=PRODUCER_PREFIX + "bootstrap.servers",
                                         hint="name the brokers to produce to (kafka.brokers is the source's)"))
         return problems
+
+    @property
+    def value_serializer(self) -> str | None:
+        """The value serializer the job names (Java's key), if any."""
+        return {**(self.shared_config or {}), **(self.producer_config or {})}.get("value.serializer")
+
+    @property
+    def li_avro(self) -> bool:
+        """Whether values are Gobblin's LinkedIn-Avro messages (LiAvroSerializer)."""
+        from gobblin_py.sdk.plugins import gobblin_name
+
+        return gobblin_name(self.value_serializer or "") == LI_AVRO
 
     def producer_settings(self) -> dict[str, Any]:
         """librdkafka producer settings: idempotent, all replicas; the job's settings win."""
@@ -87,7 +113,11 @@ def _as_bytes(column: pa.Array) -> pa.Array:
 def messages(batch: pa.RecordBatch, settings: KafkaWriterSettings) -> tuple[pa.Array | None, pa.Array]:
     """``(keys or None, values)`` of a batch as binary arrays."""
     names = batch.schema.names
-    if settings.value_field != "*":
+    if settings.li_avro:
+        from gobblin_py.connectors.kafka.li_avro import LiAvroSerializer
+
+        values = pa.array(LiAvroSerializer.values(batch, f"{TOPIC_KEY}={settings.topic}"), pa.binary())
+    elif settings.value_field != "*":
         if settings.value_field not in names:
             raise UsageError(f"writer.kafka.valueField={settings.value_field}: no such column ({', '.join(names)})")
         values = _as_bytes(batch.column(names.index(settings.value_field)))
