@@ -26,10 +26,6 @@ HINTS: dict[str, tuple[str | None, str]] = {
     G + "data.management.convertion.hive.": (None, "Hive-bound: gpy has no Hive metastore; write Parquet/ORC with "
                                              "the file writers and register the table in your catalog"),
     G + "data.management.copy.hive.": (None, "Hive-bound: gpy has no Hive metastore"),
-    G + "converter.serde.HiveSerDeConverter": ("OrcDataWriterBuilder", "Hive SerDe records are not needed: write ORC "
-                                               "straight from Arrow batches"),
-    G + "writer.HiveWritableHdfsDataWriterBuilder": ("OrcDataWriterBuilder", "writes Hive writables; gpy writes ORC "
-                                                     "straight from Arrow batches (writer.output.format=ORC)"),
     G + "publisher.HiveRegistrationPublisher": ("BaseDataPublisher", "Hive-bound: publish files, then register "
                                                 "them in your catalog"),
     # copying: gpy ports the file copy (CopySource, UnGzipConverter, the copy writers, CopyDataPublisher)

@@ -41,13 +41,14 @@ TEST_SOURCE_JOBS = {
 # in tests/kafka/test_gobblin_jobs.py, testKafkaIngest.pull and streaming-test-kafka.pull in
 # tests/kafka/test_corpus_sequential.py, streaming-kafka-console.pull and streaming-kafka-kafka.pull in
 # tests/kafka/test_gobblin_jobs.py; wikipedia.pull and wikipedia-console.pull in tests/sources/test_wikipedia.py,
-# wikipedia-kafka.pull in tests/kafka/test_wikipedia_kafka.py
+# wikipedia-orc.pull there too, wikipedia-kafka.pull in tests/kafka/test_wikipedia_kafka.py
 COPY = "gobblin-test-harness/resource/dataManagement/copy/job-props/copy.pull"
 RUN = [*TEST_SOURCE_JOBS, EXAMPLES + "example-parquet.pull", EXAMPLES + "simplejson.pull",
        EXAMPLES + "avro-to-mysql.pull", EXAMPLES + "hdfs-monthly-to-hdfs-daily.pull", EXAMPLES + "kafka-hdfs.pull",
        EXAMPLES + "streaming-test-kafka.pull", "gobblin-modules/gobblin-kafka-08/resource/job-props/testKafkaIngest.pull",
        EXAMPLES + "streaming-kafka-console.pull", EXAMPLES + "streaming-kafka-kafka.pull", COPY,
-       EXAMPLES + "wikipedia.pull", EXAMPLES + "wikipedia-console.pull", EXAMPLES + "wikipedia-kafka.pull"]
+       EXAMPLES + "wikipedia.pull", EXAMPLES + "wikipedia-console.pull", EXAMPLES + "wikipedia-kafka.pull",
+       EXAMPLES + "wikipedia-orc.pull"]
 REPO_CONF = Path(__file__).resolve().parents[2] / "conf" / "gobblin.properties"
 NOT_VALID_BUT_COVERED = [EXAMPLES + "kafka-console.pull"]  # run by tests/kafka/test_gobblin_jobs.py with source.schema
 

@@ -30,7 +30,6 @@ UNPORTED = {
     "gobblin-example/src/main/resources/mysql-state-store-retention.pull": [
         "TimeBasedDatasetStoreDatasetFinder", "SelectBeforeTimeBasedPolicy", "NewestKSelectionPolicy",
         "CombineSelectionPolicy"],
-    "gobblin-example/src/main/resources/wikipedia-orc.pull": ["HiveSerDeConverter", "HiveWritableHdfsDataWriterBuilder"],
 }
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the Gobblin job corpus is not at {CORPUS}")

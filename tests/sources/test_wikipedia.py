@@ -8,9 +8,11 @@ import json
 from pathlib import Path
 
 import fastavro
+import pyarrow as pa
+import pyarrow.orc as orc
 import pytest
 
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, run_gpy
 from tests.corpus.harness import local_copy, run_job, system_config
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the Gobblin job corpus is not at {CORPUS}")
@@ -97,3 +99,29 @@ def test_a_page_the_api_refuses_fails_the_task_naming_the_request(web_api, tmp_p
     system_config(tmp_path)
     result = run_job(job, tmp_path, expect=1)
     assert "HTTP 400" in result.stdout + result.stderr and "/nowhere" in result.stdout + result.stderr
+
+
+def test_wikipedia_orc_writes_the_columns_of_its_avro_schema_literal_as_orc(web_api, tmp_path):
+    """HiveSerDeConverter (AvroSerDe → OrcSerde) and HiveWritableHdfsDataWriterBuilder: the revisions read as
+    avro.schema.literal says (no revid column there) and written as ORC."""
+    web_api.add_revisions("NASA", 70, 3, age=HOURS)
+    web_api.add_revisions("LinkedIn", 80, 2, age=HOURS)
+    job = local_copy(EXAMPLES + "wikipedia-orc.pull", tmp_path, {"wikipedia.api.rooturl": web_api.api})
+    system_config(tmp_path)
+    run_job(job, tmp_path)
+    files = sorted((tmp_path / "job-output").rglob("*.orc"))
+    table = pa.concat_tables([orc.read_table(path) for path in files])
+    assert table.schema.names == ["pageid", "title", "user", "anon", "userid", "timestamp", "size", "contentformat",
+                                  "contentmodel", "content"]
+    assert table.schema.field("size").type == pa.float64() and table.schema.field("title").type == pa.string()
+    assert sorted(zip(table.column("title").to_pylist(), table.column("size").to_pylist())) == \
+        [("LinkedIn", 2081.0), ("NASA", 2071.0), ("NASA", 2072.0)]
+
+
+@pytest.mark.parametrize("key, value", [("serde.serializer.type", "PARQUET"), ("serde.deserializer.type", "ORC"),
+                                        ("writer.output.format", "AVRO")])
+def test_a_hive_serde_pair_gpy_does_not_map_is_refused_naming_the_key(tmp_path, key, value):
+    job = local_copy(EXAMPLES + "wikipedia-orc.pull", tmp_path, {key: value})
+    system_config(tmp_path)
+    result = run_gpy("validate", str(job), "--sysconfig", str(tmp_path / "gobblin.properties"))
+    assert result.returncode == 2 and f"key '{key}': {value}" in result.stdout, result.stdout
