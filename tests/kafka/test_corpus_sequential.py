@@ -54,6 +54,16 @@ def test_a_producer_class_gpy_lacks_is_refused_by_name(tmp_path, producer, said)
     assert result.returncode == 2 and "writer.kafka.producerClass" in result.stdout and said in result.stdout
 
 
+def test_a_gobblin_key_serializer_is_refused_by_name(tmp_path):
+    # a Gobblin serializer gpy has for values is not one for keys: keys are sent as text or bytes
+    job = local_copy(INGEST, tmp_path, {"writer.kafka.producerConfig.key.serializer":
+                                        "org.apache.gobblin.kafka.serialize.LiAvroSerializer"})
+    system_config(tmp_path)
+    result = run_gpy("validate", str(job), "--sysconfig", str(tmp_path / "gobblin.properties"))
+    assert result.returncode == 2 and "key.serializer': org.apache.gobblin.kafka.serialize.LiAvroSerializer: not a " \
+        "key serializer gpy has" in result.stdout, result.stdout
+
+
 def test_streaming_test_kafka_prints_its_records(tmp_path):
     # STREAMING runs as bounded batches in gpy: each run prints numRecordsPerExtract (100) records per work unit;
     # the test overrides the job's pace of 1 s per record, which would make it a 100-second run

@@ -45,6 +45,8 @@ def test_another_serializer_or_registry_is_refused_by_name(tmp_path):
     system_config(tmp_path)
     for key, value, said in (
             ("writer.kafka.producerConfig.value.serializer", "com.example.MySerializer", "not a serializer gpy has"),
+            ("writer.kafka.producerConfig.value.serializer", "org.apache.gobblin.kafka.serialize.OtherSerializer",
+             "unsupported: writer.kafka.producerConfig.value.serializer="),
             ("writer.kafka.producerConfig.kafka.schemaRegistry.class",
              "org.apache.gobblin.kafka.schemareg.HttpClientSchemaRegistry",
              "unsupported: writer.kafka.producerConfig.kafka.schemaRegistry.class=")):

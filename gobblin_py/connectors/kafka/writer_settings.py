@@ -67,6 +67,11 @@ class KafkaWriterSettings(Settings):
             problems.append(ConfigError(f"{serializer}: not a serializer gpy has", key=PRODUCER_PREFIX
                                         + "value.serializer", hint="Kafka's StringSerializer or ByteArraySerializer, "
                                         "or Gobblin's LiAvroSerializer"))
+        key_serializer = {**(self.shared_config or {}), **(self.producer_config or {})}.get("key.serializer")
+        if key_serializer and key_serializer not in KAFKA_SERIALIZERS:
+            problems.append(ConfigError(f"{key_serializer}: not a key serializer gpy has", key=PRODUCER_PREFIX
+                                        + "key.serializer", hint="Kafka's StringSerializer or ByteArraySerializer "
+                                        "(keys are sent as text or bytes)"))
         if self.li_avro and registry != MD5_REGISTRY:
             problems.append(ConfigError(f"{registry or 'not set'}: LiAvroSerializer's schema ids come from "
                                         "ConfigDrivenMd5SchemaRegistry, the only registry gpy has",
