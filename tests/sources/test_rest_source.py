@@ -7,6 +7,10 @@ import json
 from pathlib import Path
 
 import fastavro
+import pytest
+
+from gobblin_py.connectors.rest.http import RetryPolicy, retry_after
+from gobblin_py.connectors.rest.jsonpath import select
 
 from tests.conftest import run_gpy
 from tests.corpus.harness import run_job, system_config
@@ -77,3 +81,31 @@ def test_validate_masks_the_token_and_names_bad_keys(web_api, tmp_path):
     report = json.loads(result.stdout)[0]
     assert report["properties"]["rest.auth.token"] == "******" and "plain-secret" not in result.stdout
     assert any("rest.paging.type" in p for p in report["problems"])
+
+
+@pytest.mark.parametrize("paging, param, start, asked", [
+    ("page", "page", "1", ["1", "2", "3"]),  # the third page is short: the last
+    ("offset", "offset", "0", ["0", "3", "6"]),
+])
+def test_page_numbers_and_offsets_end_at_a_short_page(web_api, tmp_path, paging, param, start, asked):
+    web_api.items.extend({"id": i, "name": f"item {i}", "price": None} for i in range(1, 8))
+    job = write_job(tmp_path, web_api.url, **{"rest.paging.type": paging, "rest.paging.param": param,
+                                              "rest.paging.start": start})
+    run_job(job, tmp_path, env={"ITEMS_TOKEN": TOKEN})
+    assert [r["id"] for r in published(tmp_path)] == list(range(1, 8))
+    assert [r.params[param] for r in web_api.requests("/items")] == asked
+
+
+def test_retry_after_is_read_as_seconds_or_as_an_http_date():
+    assert retry_after("3") == 3.0 and retry_after(None) is None and retry_after("soon") is None
+    assert retry_after("Wed, 21 Oct 2015 07:28:30 GMT", now=1445412500.0) == 10.0
+    assert retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412500.0) == 0.0  # a date past: at once
+    policy = RetryPolicy(retries=3, backoff_s=0.5, max_wait_s=2.0)
+    assert [policy.wait(n, None) for n in (1, 2, 3)] == [0.5, 1.0, 2.0] and policy.wait(1, 60.0) == 2.0
+
+
+def test_records_are_found_by_a_dotted_path_with_stars():
+    answer = {"query": {"pages": {"7": {"revisions": [{"revid": 1}, {"revid": 2}]}, "9": {"revisions": []}}}}
+    assert select(answer, "query.pages.*.revisions") == [{"revid": 1}, {"revid": 2}]
+    assert select(answer, "query.pages.7.revisions.1.revid") == [2] and select(answer, "query.none") == []
+    assert select([{"a": 1}], "") == [{"a": 1}]

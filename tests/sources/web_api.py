@@ -4,7 +4,7 @@
 ``formatversion=1``: ``query.pages`` keyed by page id, a missing page under ``-1`` with ``missing``; revisions with
 ``revid``, ``parentid``, ``user``, ``userid``, ``timestamp``, ``size``, ``anon`` for anonymous edits; ``rvlimit``,
 ``rvstartid``, ``rvendid``, ``rvstart``, ``rvdir`` older by default; ``continue`` when more are left).
-``/items`` serves records under ``data.items`` with cursor paging (``cursor``, ``limit``, ``next``), ``since`` to
+``/items`` serves records under ``data.items`` by cursor (``cursor``, ``limit``, ``next``), ``offset`` or ``page``, ``since`` to
 leave out records with ``id`` at or below it, and a bearer token. Faults queued with :meth:`WebApi.fail_next`
 answer the next requests instead (a status, with ``Retry-After`` if given); every request is logged.
 """
@@ -112,8 +112,10 @@ class WebApi:
     def paged_items(self, params: dict[str, str]) -> dict:
         since = int(params.get("since", "-1"))
         chosen = [i for i in self.items if i["id"] > since]
-        offset = int(params.get("cursor", "0"))
         limit = int(params.get("limit", "3"))
+        offset = int(params.get("cursor") or params.get("offset") or 0)
+        if "page" in params:  # page numbers from 1
+            offset = (int(params["page"]) - 1) * limit
         page = chosen[offset:offset + limit]
         answer: dict = {"data": {"items": page}}
         if offset + limit < len(chosen):
