@@ -83,14 +83,13 @@ def test_validate_masks_the_token_and_names_bad_keys(web_api, tmp_path):
     assert any("rest.paging.type" in p for p in report["problems"])
 
 
-@pytest.mark.parametrize("paging, param, start, asked", [
-    ("page", "page", "1", ["1", "2", "3"]),  # the third page is short: the last
-    ("offset", "offset", "0", ["0", "3", "6"]),
+@pytest.mark.parametrize("paging, param, asked", [
+    ("page", "page", ["1", "2", "3"]),  # the third page is short: the last
+    ("offset", "offset", ["0", "3", "6"]),
 ])
-def test_page_numbers_and_offsets_end_at_a_short_page(web_api, tmp_path, paging, param, start, asked):
+def test_page_numbers_and_offsets_end_at_a_short_page(web_api, tmp_path, paging, param, asked):
     web_api.items.extend({"id": i, "name": f"item {i}", "price": None} for i in range(1, 8))
-    job = write_job(tmp_path, web_api.url, **{"rest.paging.type": paging, "rest.paging.param": param,
-                                              "rest.paging.start": start})
+    job = write_job(tmp_path, web_api.url, **{"rest.paging.type": paging, "rest.paging.param": param})
     run_job(job, tmp_path, env={"ITEMS_TOKEN": TOKEN})
     assert [r["id"] for r in published(tmp_path)] == list(range(1, 8))
     assert [r.params[param] for r in web_api.requests("/items")] == asked
@@ -109,3 +108,17 @@ def test_records_are_found_by_a_dotted_path_with_stars():
     assert select(answer, "query.pages.*.revisions") == [{"revid": 1}, {"revid": 2}]
     assert select(answer, "query.pages.7.revisions.1.revid") == [2] and select(answer, "query.none") == []
     assert select([{"a": 1}], "") == [{"a": 1}]
+
+
+def test_the_credential_follows_a_redirect_on_its_host_only(web_api, tmp_path):
+    web_api.items.extend({"id": i, "name": f"item {i}", "price": None} for i in range(1, 3))
+    port = web_api.url.rsplit(":", 1)[1]
+    env = {"ITEMS_TOKEN": TOKEN}
+    run_job(write_job(tmp_path, web_api.url, **{"rest.url": f"{web_api.url}/moved?to=/items"}), tmp_path, env=env)
+    assert [r["id"] for r in published(tmp_path)] == [1, 2]
+    web_api.log.clear()
+    other = tmp_path / "other"  # another host name for the same server: the token is not sent there
+    result = run_job(write_job(other, web_api.url, **{"rest.url": f"{web_api.url}/moved?to=http://localhost:{port}/items"}),
+                     other, expect=1, env=env)
+    assert "HTTP 401" in result.stdout + result.stderr
+    assert "Authorization" not in web_api.requests("/items")[0].headers

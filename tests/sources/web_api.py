@@ -140,6 +140,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif parts.path == "/w/api.php" and params.get("action") == "query" and params.get("prop") == "revisions":
             with api.lock:
                 body = json.dumps(api.revisions(params)).encode()
+        elif parts.path == "/moved":  # a redirect to ?to=
+            status, headers = 302, {"Location": params["to"]}
         elif parts.path == "/items":
             if self.headers.get("Authorization") != f"Bearer {TOKEN}":
                 status, body = 401, b'{"error": "unauthorized"}'

@@ -3,7 +3,8 @@
 A retried request waits as the server asks (``Retry-After``, in seconds or as an HTTP date), else an exponential
 back-off from ``rest.retry.backoff.ms``, never longer than ``rest.retry.wait.max.ms``; after ``rest.retry.max``
 retries the task fails (a transient error: the task's own retries may still help). Any other 4xx answer fails at
-once. Headers (the authorisation one among them) are sent and never logged. The standard library's client: no
+once. Headers (the authorisation one among them) are sent and never logged, and not sent on when a redirect
+leaves the request's host. The standard library's client: no
 dependency to install.
 """
 
@@ -62,6 +63,18 @@ def with_query(url: str, params: Mapping[str, str]) -> str:
     return url + ("&" if urllib.parse.urlsplit(url).query else "?") + urllib.parse.urlencode(list(params.items()))
 
 
+class _CredentialsStayOnTheirHost(urllib.request.HTTPRedirectHandler):
+    """Follows redirects, without the request's headers other than Accept and User-Agent when one leaves its host."""
+
+    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any,
+                         newurl: str) -> urllib.request.Request | None:
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and urllib.parse.urlsplit(newurl).netloc != urllib.parse.urlsplit(req.full_url).netloc:
+            for name in [n for n in new.headers if n not in ("Accept", "User-agent")]:
+                new.remove_header(name)
+        return new
+
+
 class JsonHttpClient:
     """GETs JSON documents with fixed headers, retrying as its :class:`RetryPolicy` says."""
 
@@ -70,6 +83,7 @@ class JsonHttpClient:
         self.headers = {"Accept": "application/json", "User-Agent": "gobblin_py", **(headers or {})}
         self.timeout_s, self.retry, self.sleep = timeout_s, retry or RetryPolicy(), sleep
         self.retries = 0  # retries made by this client, over all its requests
+        self.opener = urllib.request.build_opener(_CredentialsStayOnTheirHost())
 
     def get(self, url: str, params: Mapping[str, str] | None = None) -> tuple[Any, Mapping[str, str]]:
         """The decoded JSON document at ``url`` with ``params``, and the answer's headers."""
@@ -77,8 +91,8 @@ class JsonHttpClient:
         attempt = 0
         while True:
             try:
-                with urllib.request.urlopen(urllib.request.Request(target, headers=self.headers),
-                                            timeout=self.timeout_s) as answer:
+                with self.opener.open(urllib.request.Request(target, headers=self.headers),
+                                      timeout=self.timeout_s) as answer:
                     body, headers = answer.read(), dict(answer.headers.items())
                 break
             except urllib.error.HTTPError as exc:

@@ -54,7 +54,8 @@ class RestSettings(HttpSettings):
                                         "is the last")
     page_size_param: str = setting("rest.paging.size.param", default="limit",
                                    doc="the query parameter carrying rest.paging.size")
-    first_page: int = setting("rest.paging.start", default=1, doc="the first page number (page) or offset (offset)")
+    first_page: int | None = setting("rest.paging.start", default_doc="1 for page numbers, 0 for offsets",
+                                     doc="the first page number (page) or offset (offset)")
     cursor_path: str = setting("rest.paging.cursor.path", default="next",
                                doc="with cursor paging: where the answer gives the next cursor; none ends the pulls")
     max_pages: int = setting("rest.paging.max", default=10000, minimum=1, doc="the most pages one run requests")

@@ -78,7 +78,7 @@ class RestExtractor(Extractor):
             params[s.watermark_param] = str(self.low)
         if s.page_size and s.paging != "none":
             params[s.page_size_param] = str(s.page_size)
-        position: Any = s.first_page
+        position: Any = s.first_page if s.first_page is not None else 0 if s.paging == "offset" else 1
         for number in range(s.max_pages):
             if s.paging in ("page", "offset") or (s.paging == "cursor" and number):
                 params[s.paging_param] = str(position)
