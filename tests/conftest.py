@@ -70,3 +70,23 @@ def run_gpy(*args: str, cwd: str | os.PathLike | None = None, env: dict | None =
         text=True,
         timeout=600,
     )
+
+
+@pytest.fixture(scope="session")
+def web_api_server():
+    """One local web server for the session: MediaWiki's API and a paged REST endpoint (tests/sources/web_api.py)."""
+    from tests.sources.web_api import serve
+
+    api, server = serve()
+    yield api
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def web_api(web_api_server):
+    """The session's web server, emptied of pages, records, faults and logged requests for this test."""
+    api = web_api_server
+    with api.lock:
+        api.pages.clear(), api.items.clear(), api.faults.clear(), api.log.clear()
+    return api

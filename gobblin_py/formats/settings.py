@@ -69,3 +69,36 @@ class WriterSettings(FileWriterSettings):
     @property
     def delimiter(self) -> str:
         return CSV_DELIMITER_NAMES.get(self.csv_delimiter.lower(), self.csv_delimiter)
+
+
+# Gobblin's Hive SerDe types (HiveSerDeWrapper.BuiltInHiveSerDe); gpy maps only Avro records written as ORC
+SERDE_TYPES = ("AVRO", "ORC", "PARQUET", "TEXTFILE")
+
+
+@dataclass(frozen=True)
+class HiveSerdeSettings(Settings):
+    """The keys of Gobblin's Hive SerDe converter and writer: gpy maps Avro records written as ORC onto its ORC writer."""
+
+    deserializer: str | None = setting("serde.deserializer.type", kind=Kind.STR,
+                                       doc="the SerDe the records are read with: AVRO (by avro.schema.literal)")
+    serializer: str | None = setting("serde.serializer.type", kind=Kind.STR,
+                                     doc="the SerDe the records are written with: ORC (gpy's ORC writer)")
+    avro_literal: str | None = setting("avro.schema.literal",
+                                       doc="the Avro schema (JSON) Hive's AvroSerDe reads the records as: its fields, "
+                                           "by name, are the columns written")
+
+    def check(self) -> list:
+        from gobblin_py.sdk.config_errors import ConfigError
+
+        problems = []
+        why = ("gpy maps Gobblin's Hive SerDe classes only from Avro records (serde.deserializer.type=AVRO) to ORC "
+               "files (serde.serializer.type=ORC)")
+        for key, value, wanted in (("serde.deserializer.type", self.deserializer, "AVRO"),
+                                   ("serde.serializer.type", self.serializer, "ORC")):
+            if (value or "").upper() != wanted:
+                problems.append(ConfigError(f"{value or 'not set'}: {why}", key=key, hint=f"set it to {wanted}, or "
+                                            "drop the Hive SerDe classes and write with writer.output.format"))
+        if not self.avro_literal:
+            problems.append(ConfigError("is not set", key="avro.schema.literal",
+                                        hint="the Avro schema Hive's AvroSerDe reads the records as"))
+        return problems

@@ -38,6 +38,11 @@ SINGLE_CLASS_KEYS = (
     "gobblin.dataset.profile.class",
 )
 LIST_CLASS_KEYS = ("converter.classes", "qualitychecker.row.policies", "qualitychecker.task.policies")
+# Other keys whose values name classes: Gobblin's ``job.class``, its convention of a name ending in "class" or
+# "classes" (``gobblin.retention.dataset.finder.class``, ``writer.kafka.producerClass``), and a Kafka client's
+# serializers. A Gobblin class named there is a reference as a plugin's is: registered, or reported as one gpy lacks.
+_CLASS_NAMING_KEY = re.compile(r"(^|\.)job\.class$|\.classe?s?$|[a-z]Classe?s?$|\.(key|value)\.(de)?serializer$")
+_GOBBLIN_CLASS = re.compile(r"^(org\.apache\.)?gobblin\.([a-z0-9_]+\.)+[A-Z][A-Za-z0-9_$]*$")
 _BRANCH_SUFFIX = re.compile(r"^(?P<base>.+?)(?:\.(?P<branch>\d+))?$")
 
 
@@ -235,6 +240,23 @@ def plugin_refs(props: Mapping[str, str]) -> list[PluginRef]:
             refs.append(PluginRef(key, value))
         elif base in LIST_CLASS_KEYS or key in LIST_CLASS_KEYS:
             refs.extend(PluginRef(key, item.strip()) for item in value.split(",") if item.strip())
+    return refs
+
+
+def class_refs(props: Mapping[str, str]) -> list[PluginRef]:
+    """Every Gobblin class named by a key other than the plugin keys (``job.class``, ``writer.kafka.producerClass``,
+    a producer's ``value.serializer``, …), in key order: each must be registered for gpy to honour it."""
+    refs = []
+    for key in sorted(props):
+        match = _BRANCH_SUFFIX.match(key)
+        base = match.group("base") if match else key
+        if base in SINGLE_CLASS_KEYS or base in LIST_CLASS_KEYS or key in SINGLE_CLASS_KEYS or key in LIST_CLASS_KEYS \
+                or not _CLASS_NAMING_KEY.search(base):
+            continue
+        for item in props[key].split(","):
+            name = item.strip().strip('"').strip()
+            if _GOBBLIN_CLASS.match(name):
+                refs.append(PluginRef(key, name))
     return refs
 
 

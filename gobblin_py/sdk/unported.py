@@ -26,10 +26,6 @@ HINTS: dict[str, tuple[str | None, str]] = {
     G + "data.management.convertion.hive.": (None, "Hive-bound: gpy has no Hive metastore; write Parquet/ORC with "
                                              "the file writers and register the table in your catalog"),
     G + "data.management.copy.hive.": (None, "Hive-bound: gpy has no Hive metastore"),
-    G + "converter.serde.HiveSerDeConverter": ("OrcDataWriterBuilder", "Hive SerDe records are not needed: write ORC "
-                                               "straight from Arrow batches"),
-    G + "writer.HiveWritableHdfsDataWriterBuilder": ("OrcDataWriterBuilder", "writes Hive writables; gpy writes ORC "
-                                                     "straight from Arrow batches (writer.output.format=ORC)"),
     G + "publisher.HiveRegistrationPublisher": ("BaseDataPublisher", "Hive-bound: publish files, then register "
                                                 "them in your catalog"),
     # copying: gpy ports the file copy (CopySource, UnGzipConverter, the copy writers, CopyDataPublisher)
@@ -38,8 +34,13 @@ HINTS: dict[str, tuple[str | None, str]] = {
                                   "TarArchiveInputStreamDataWriterBuilder and CopyDataPublisher"),
     G + "data.management.retention.": (None, "retention jobs are not ported; gpy's state store has "
                                        "state.store.retention"),
+    G + "data.management.policy.": (None, "a selection policy of Gobblin's retention jobs, which are not ported"),
+    # Kafka producers and serializers of Gobblin's own
+    G + "kafka.FlakyKafkaProducer": ("KafkaDataWriterBuilder", "a Gobblin test producer that fails sends on purpose "
+                                     "(flaky.errorType)"),
+    G + "kafka.serialize.": ("KafkaDataWriterBuilder", "gpy's Kafka writer sends text, bytes or JSON records"),
+    G + "kafka.schemareg.": ("KafkaDataWriterBuilder", "a schema registry of Gobblin's Kafka serializers"),
     # vendor connectors and examples
-    G + "example.wikipedia.": (None, "a vendor example (the Wikipedia API): write a Source plugin"),
     G + "ingestion.google.webmaster.GoogleWebmasterDayPartitioner": ("TimeBasedWriterPartitioner", "partition by "
                                                                      "the date column with writer.partition.*"),
     G + "ingestion.google.": (None, _VENDOR.format("Google APIs")),

@@ -39,14 +39,12 @@ def test_copy_pull_warns_of_its_line_without_separator(corpus_reports):
 
 
 def test_unported_classes_are_listed_per_key(corpus_reports):
-    report = corpus_reports["gobblin-example/src/main/resources/wikipedia-orc.pull"]
+    report = corpus_reports["gobblin-example/src/main/resources/google-web-master.pull"]
     assert report["unsupported"] == [
-        "converter.classes=org.apache.gobblin.example.wikipedia.WikipediaConverter",
-        "converter.classes=org.apache.gobblin.converter.serde.HiveSerDeConverter",
-        "source.class=org.apache.gobblin.example.wikipedia.WikipediaSource",
-        "writer.builder.class=org.apache.gobblin.writer.HiveWritableHdfsDataWriterBuilder",
-    ]  # AvroRecordToAvroWritableConverter, between them, has a built-in
-    assert [u["nearest"] for u in report["unported"]] == [None, "OrcDataWriterBuilder", None, "OrcDataWriterBuilder"]
+        "source.class=org.apache.gobblin.ingestion.google.webmaster.GoogleWebMasterSourceDaily",
+        "writer.partitioner.class=org.apache.gobblin.ingestion.google.webmaster.GoogleWebmasterDayPartitioner",
+    ]  # its converters and writer have built-ins
+    assert [u["nearest"] for u in report["unported"]] == [None, "TimeBasedWriterPartitioner"]
 
 
 def test_a_job_file_without_a_source_is_not_valid(corpus_reports):
@@ -98,16 +96,17 @@ def test_json_masks_secrets(tmp_path):
 def test_unported_classes_come_with_the_nearest_built_in_and_a_hint(tmp_path):
     (tmp_path / "a.pull").write_text(
         "job.name=A\nsource.class=org.apache.gobblin.source.extractor.filebased.TextFileBasedSource\n"
-        "converter.classes=gobblin.converter.serde.HiveSerDeConverter\n"
+        "converter.classes=gobblin.converter.avro.AvroFieldRetrieverConverter\n"
         "writer.builder.class=org.apache.gobblin.writer.NoSuchBuilder\n")
     result = run_gpy("validate", str(tmp_path / "a.pull"))
     assert result.returncode == 2
     lines = result.stdout.splitlines()
     text_source = lines.index("     unsupported: source.class=org.apache.gobblin.source.extractor.filebased.TextFileBasedSource")
     assert lines[text_source + 1].strip().startswith("nearest gpy built-in: FileBasedSource; the file source reads CSV")
-    assert "nearest gpy built-in: OrcDataWriterBuilder; Hive SerDe records are not needed" in result.stdout
+    assert "nearest gpy built-in: FieldProjectionConverter; keep fields with converter.projection.fields" in result.stdout
     assert "nearest gpy built-in: none; no gpy equivalent yet" in result.stdout
     report = json.loads(run_gpy("validate", str(tmp_path / "a.pull"), "--json").stdout)[0]
-    assert report["unported"][0] == {"key": "converter.classes", "class": "gobblin.converter.serde.HiveSerDeConverter",
-                                     "nearest": "OrcDataWriterBuilder",
-                                     "hint": "Hive SerDe records are not needed: write ORC straight from Arrow batches"}
+    assert report["unported"][0] == {"key": "converter.classes",
+                                     "class": "gobblin.converter.avro.AvroFieldRetrieverConverter",
+                                     "nearest": "FieldProjectionConverter",
+                                     "hint": "keep fields with converter.projection.fields"}

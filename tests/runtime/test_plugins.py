@@ -22,9 +22,9 @@ def test_gobblin_names_and_dotted_paths_resolve(name):
 
 def test_unported_gobblin_class_is_named_as_such():
     with pytest.raises(PluginError) as err:
-        resolve_class("org.apache.gobblin.example.wikipedia.WikipediaSource", "source.class")
+        resolve_class("org.apache.gobblin.zuora.ZuoraSource", "source.class")
     assert err.value.unsupported
-    assert "source.class=org.apache.gobblin.example.wikipedia.WikipediaSource: Gobblin class with no gobblin_py equivalent" in str(err.value)
+    assert "source.class=org.apache.gobblin.zuora.ZuoraSource: Gobblin class with no gobblin_py equivalent" in str(err.value)
 
 
 def test_unknown_name_lists_what_was_tried_and_closest_matches():

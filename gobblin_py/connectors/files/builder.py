@@ -24,7 +24,7 @@ from gobblin_py.connectors.files.rolling import RollingDataWriter, WriterIds
 from gobblin_py.formats import EXTENSIONS as FORMAT_EXTENSIONS
 from gobblin_py.formats import WRITERS
 from gobblin_py.formats.base import StagedFileWriter
-from gobblin_py.formats.settings import FileWriterSettings, WriterSettings
+from gobblin_py.formats.settings import FileWriterSettings, HiveSerdeSettings, WriterSettings
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io.branch_paths import BranchScope
 from gobblin_py.io.contained_paths import contained_join
@@ -168,6 +168,23 @@ class OrcDataWriterBuilder(FsDataWriterBuilder):
     """Gobblin's GobblinOrcWriterBuilder: ORC unless ``writer.output.format`` says otherwise."""
 
     default_format = "ORC"
+
+
+class HiveWritableHdfsDataWriterBuilder(OrcDataWriterBuilder):
+    """Gobblin's Hive writables writer with an ORC SerDe: ORC files written straight from the rows (the rows of
+    ``HiveSerDeConverter``); another SerDe or output format is refused naming the key."""
+
+    @classmethod
+    def validate(cls, props) -> list[ConfigError]:
+        problems = list(HiveSerdeSettings.problems(props)) + super().validate(props)
+        branches = branch_count(props)
+        for branch in range(branches):
+            fmt = props.get(branch_key("writer.output.format", branches, branch)) or props.get("writer.output.format")
+            if fmt and fmt.upper() != "ORC":
+                problems.append(problem_at(props, branch_key("writer.output.format", branches, branch),
+                                           f"{fmt}: HiveWritableHdfsDataWriterBuilder writes ORC (its ORC SerDe)",
+                                           "set ORC, or name the format's own writer builder"))
+        return problems
 
 
 class JsonDataWriterBuilder(FsDataWriterBuilder):

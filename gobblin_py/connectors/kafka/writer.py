@@ -21,14 +21,17 @@ Two ways to deliver, chosen by the publisher:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from gobblin_py.connectors.files.builder import FsDataWriterBuilder
+from gobblin_py.connectors.kafka.flaky import FailingSends, FlakyKafkaProducer
 from gobblin_py.connectors.kafka.writer_commit import KafkaTransactionPublisher
 from gobblin_py.connectors.kafka.writer_settings import (
+    JAVA_PRODUCERS,
     PRODUCER_PREFIX,
     STAGED,
     TOPIC_KEY,
@@ -49,7 +52,7 @@ log = get_logger(__name__)
 class KafkaDataWriter(DataWriter):
     """Produces during the task; commit flushes and fails on failed deliveries (at least once)."""
 
-    def __init__(self, settings: KafkaWriterSettings) -> None:
+    def __init__(self, settings: KafkaWriterSettings, fails: Callable[[bytes | None], bool] | None = None) -> None:
         kafka = kafka_module()
         self.settings = settings
         config = settings.producer_settings()
@@ -58,6 +61,8 @@ class KafkaDataWriter(DataWriter):
             self.producer = kafka.Producer(config)
         except (kafka.KafkaException, ValueError, TypeError) as exc:
             raise UsageError(f"{PRODUCER_PREFIX}*: {exc}") from None
+        if fails is not None:  # Gobblin's FlakyKafkaProducer: some sends fail on purpose
+            self.producer = FailingSends(self.producer, fails, self._delivered)
         self.sent = self.acked = self.failed = 0
         self.first_error: str | None = None
         self.encoder = settings.encoder()
@@ -161,6 +166,23 @@ class KafkaDataWriterBuilder(FsDataWriterBuilder):
 
     def build(self, state, schema: pa.Schema, branches: int, branch: int, writer_id: str) -> DataWriter:
         settings = load_settings(state, branches, branch)
+        flaky = _flaky(settings)
         if transactional(state):
+            if flaky:
+                raise UsageError("writer.kafka.producerClass: FlakyKafkaProducer fails sends of a task's producer; "
+                                 "KafkaTransactionPublisher produces in the publisher: name one or the other")
             return super().build(state, schema, branches, branch, writer_id)
-        return KafkaDataWriter(settings)
+        return KafkaDataWriter(settings, FlakyKafkaProducer.rule(state, branches, branch) if flaky else None)
+
+
+def _flaky(settings: KafkaWriterSettings) -> bool:
+    """Whether the producer class named is Gobblin's FlakyKafkaProducer (Kafka's own producer otherwise)."""
+    from gobblin_py.sdk.plugins import resolve_class
+
+    if not settings.producer_class or settings.producer_class in JAVA_PRODUCERS:
+        return False
+    cls = resolve_class(settings.producer_class, "writer.kafka.producerClass")
+    if not (isinstance(cls, type) and issubclass(cls, FlakyKafkaProducer)):
+        raise UsageError(f"writer.kafka.producerClass={settings.producer_class}: not a producer gpy has (Kafka's own "
+                         "or Gobblin's FlakyKafkaProducer)")
+    return True

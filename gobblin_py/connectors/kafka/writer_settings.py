@@ -17,6 +17,13 @@ PRODUCER_PREFIX = "writer.kafka.producerConfig."
 # Java client settings that mean nothing to librdkafka
 JAVA_ONLY = ("key.serializer", "value.serializer", "kafka.schemaRegistry.switchName", "schema.registry.url",
              "auto.register.schemas")
+# producer settings read by Gobblin's own producer and serializer classes, not by the Kafka client
+GOBBLIN_ONLY = ("flaky.", "kafka.schemaRegistry.", "schemaRegistry.")
+JAVA_PRODUCERS = ("org.apache.kafka.clients.producer.KafkaProducer", "KafkaProducer")
+# value serializers: Kafka's own send the records as they are (a text or binary column, or JSON objects)
+KAFKA_SERIALIZERS = tuple(f"org.apache.kafka.common.serialization.{kind}Serializer" for kind in ("String", "ByteArray"))
+LI_AVRO = "org.apache.gobblin.kafka.serialize.LiAvroSerializer"
+MD5_REGISTRY = "org.apache.gobblin.kafka.schemareg.ConfigDrivenMd5SchemaRegistry"
 STAGED = pa.schema([("key", pa.binary()), ("value", pa.binary())])
 SERIALIZER_KEY = PRODUCER_PREFIX + "value.serializer"
 WRITER_REGISTRY_KEY = PRODUCER_PREFIX + "schema.registry.url"
@@ -39,10 +46,16 @@ class KafkaWriterSettings(Settings):
                                doc="the column holding the value; * the whole record")
     commit_timeout_ms: int = setting("writer.kafka.commitTimeoutMillis", default=60000, minimum=1, scope=Scope.BRANCH,
                                      doc="how long a commit waits for outstanding messages to be acknowledged")
-    value_serializer: str | None = setting(SERIALIZER_KEY, scope=Scope.BRANCH,
-                                           doc=f"{CONFLUENT_SERIALIZER}: each record as Confluent's Avro (framed "
-                                               "with its schema's id in writer.kafka.producerConfig.schema.registry."
-                                               "url); otherwise the value is sent as described above")
+    producer_class: str | None = setting(
+        "writer.kafka.producerClass", scope=Scope.BRANCH,
+        doc="the producer: Kafka's own (KafkaProducer, the default) or Gobblin's FlakyKafkaProducer, which fails "
+            "sends on purpose (flaky.errorType under writer.kafka.producerConfig); another class is refused")
+    value_serializer: str | None = setting(
+        SERIALIZER_KEY, scope=Scope.BRANCH,
+        doc=f"Kafka's StringSerializer or ByteArraySerializer (the records as described above), Gobblin's "
+            f"LiAvroSerializer (LinkedIn's Avro framing, with kafka.schemaRegistry.class={MD5_REGISTRY}) or "
+            f"{CONFLUENT_SERIALIZER} (Confluent's Avro, framed with its schema's id in "
+            "writer.kafka.producerConfig.schema.registry.url); another is refused")
     registry_url: str | None = setting(WRITER_REGISTRY_KEY, scope=Scope.BRANCH, example="http://localhost:8081",
                                        doc="Confluent's schema registry, where KafkaAvroSerializer registers the "
                                            "records' schema under <topic>-value")
@@ -59,20 +72,53 @@ class KafkaWriterSettings(Settings):
         if self.keyed and not self.key_field:
             problems.append(ConfigError("writer.kafka.keyed=true needs a key column", key="writer.kafka.keyField",
                                         hint="name the column holding the message key"))
+        if self.producer_class and self.producer_class not in JAVA_PRODUCERS and not self.producer_class.startswith(
+                ("org.apache.gobblin.", "gobblin.")):
+            problems.append(ConfigError(f"{self.producer_class}: not a producer gpy has", key="writer.kafka.producerClass",
+                                        hint="leave it out (Kafka's producer) or name Gobblin's FlakyKafkaProducer"))
+        serializer, registry = self.serializer, (self.producer_config or {}).get("kafka.schemaRegistry.class")
+        if serializer and serializer not in (*KAFKA_SERIALIZERS, CONFLUENT_SERIALIZER) and not serializer.startswith(
+                ("org.apache.gobblin.", "gobblin.")):
+            problems.append(ConfigError(f"{serializer}: not a serializer gpy has", key=SERIALIZER_KEY,
+                                        hint="Kafka's StringSerializer or ByteArraySerializer, Gobblin's "
+                                             f"LiAvroSerializer or {CONFLUENT_SERIALIZER}"))
         if self.confluent_avro and not self.registry_url:
             problems.append(ConfigError(f"is not set ({SERIALIZER_KEY}={CONFLUENT_SERIALIZER} needs it)",
                                         key=WRITER_REGISTRY_KEY, hint="give the schema registry's URL"))
         if self.confluent_avro and self.value_field != "*":
             problems.append(ConfigError(f"{CONFLUENT_SERIALIZER} sends whole records", key="writer.kafka.valueField",
                                         hint="leave writer.kafka.valueField unset (*)"))
+        key_serializer = {**(self.shared_config or {}), **(self.producer_config or {})}.get("key.serializer")
+        if key_serializer and key_serializer not in KAFKA_SERIALIZERS:
+            problems.append(ConfigError(f"{key_serializer}: not a key serializer gpy has", key=PRODUCER_PREFIX
+                                        + "key.serializer", hint="Kafka's StringSerializer or ByteArraySerializer "
+                                        "(keys are sent as text or bytes)"))
+        if self.li_avro and registry != MD5_REGISTRY:
+            problems.append(ConfigError(f"{registry or 'not set'}: LiAvroSerializer's schema ids come from "
+                                        "ConfigDrivenMd5SchemaRegistry, the only registry gpy has",
+                                        key=PRODUCER_PREFIX + "kafka.schemaRegistry.class", hint=f"set it to {MD5_REGISTRY}"))
         if "bootstrap.servers" not in {**(self.shared_config or {}), **(self.producer_config or {})}:
             problems.append(ConfigError("is not set", key=PRODUCER_PREFIX + "bootstrap.servers",
                                         hint="name the brokers to produce to (kafka.brokers is the source's)"))
         return problems
 
     @property
+    def serializer(self) -> str | None:
+        """The value serializer the job names (Java's key, per branch or shared), if any."""
+        named = self.value_serializer or (self.shared_config or {}).get("value.serializer")
+        return named.strip() if named else None
+
+    @property
+    def li_avro(self) -> bool:
+        """Whether values are Gobblin's LinkedIn-Avro messages (LiAvroSerializer)."""
+        from gobblin_py.sdk.plugins import gobblin_name
+
+        return gobblin_name(self.serializer or "") == LI_AVRO
+
+    @property
     def confluent_avro(self) -> bool:
-        return (self.value_serializer or "").strip() == CONFLUENT_SERIALIZER
+        """Whether values are Confluent's Avro messages (KafkaAvroSerializer and a schema registry)."""
+        return self.serializer == CONFLUENT_SERIALIZER
 
     def encoder(self) -> Any:
         """The Confluent Avro encoder of the records when the value serializer is Confluent's, else None."""
@@ -88,7 +134,7 @@ class KafkaWriterSettings(Settings):
         config: dict[str, Any] = {"client.id": "gobblin", "enable.idempotence": True, "acks": "all",
                                   "linger.ms": 20}
         for extra in (self.shared_config or {}, self.producer_config or {}):
-            config.update({k: v for k, v in extra.items() if k not in JAVA_ONLY})
+            config.update({k: v for k, v in extra.items() if k not in JAVA_ONLY and not k.startswith(GOBBLIN_ONLY)})
         return config
 
 
@@ -111,6 +157,10 @@ def messages(batch: pa.RecordBatch, settings: KafkaWriterSettings,
     names = batch.schema.names
     if encoder is not None:
         values = encoder.encode(batch)
+    elif settings.li_avro:
+        from gobblin_py.connectors.kafka.li_avro import LiAvroSerializer
+
+        values = pa.array(LiAvroSerializer.values(batch, f"{TOPIC_KEY}={settings.topic}"), pa.binary())
     elif settings.value_field != "*":
         if settings.value_field not in names:
             raise UsageError(f"writer.kafka.valueField={settings.value_field}: no such column ({', '.join(names)})")

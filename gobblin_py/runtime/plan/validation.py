@@ -18,7 +18,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -61,7 +61,7 @@ from gobblin_py.sdk.contracts import (
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.job_settings import CommitSettings, JobSettings, ReplaySettings
 from gobblin_py.sdk.partitioner import WriterPartitioner
-from gobblin_py.sdk.plugins import PluginError, PluginRef, plugin_refs, registered_plugins, resolve_class
+from gobblin_py.sdk.plugins import PluginError, PluginRef, class_refs, plugin_refs, registered_plugins, resolve_class
 from gobblin_py.sdk.retry import RetrySettings
 from gobblin_py.sdk.settings import Context, Key, Scope, Settings, SettingsError, problem_at, unresolved_substitutions
 from gobblin_py.store.run_history import HistorySettings
@@ -205,17 +205,14 @@ def check_job(props: Mapping[str, str], *, strict: bool = False) -> JobCheck:
         for key, problem in path_key_problems(props))
     add(folder_problems(props))
     declared = set(_declared_names(CORE_SETTINGS))
+    for ref in class_refs(props):  # a Gobblin class named outside the plugin keys: honoured only when registered
+        named = _resolve(props, ref, check, seen, add)
+        if isinstance(named, Configurable):
+            add(named.settings_class.problems(props, Context(branches, None)))
+            declared.update(_declared_names([named.settings_class]))
     for ref, context in _plugin_uses(props, branches):
-        try:
-            cls = resolve_class(ref.name, ref.key)
-        except UsageError as exc:
-            error = _located(props, exc, ref.key)
-            if str(error) not in seen:
-                if isinstance(exc, PluginError) and exc.unsupported:
-                    check.unsupported.append(f"{ref.key}={ref.name}")
-                else:
-                    check.unresolved.append(str(exc))
-            add([error])
+        cls = _resolve(props, ref, check, seen, add)
+        if cls is None:
             continue
         mismatch = _role_mismatch(ref, cls)
         if mismatch:
@@ -257,6 +254,22 @@ def check_job(props: Mapping[str, str], *, strict: bool = False) -> JobCheck:
         check.warnings.append(f"{path}:{line}: {warning}" if path and line else warning)
     check.errors.sort(key=lambda e: (e.path or "", e.line if e.line is not None else 1 << 30))
     return check
+
+
+def _resolve(props: Mapping[str, str], ref: PluginRef, check: JobCheck, seen: set[str],
+             add: Callable[[Iterable[ConfigError]], None]) -> type | None:
+    """The class ``ref`` names, or None with its problem added (a Gobblin class gpy lacks listed as unsupported)."""
+    try:
+        return resolve_class(ref.name, ref.key)
+    except UsageError as exc:
+        error = _located(props, exc, ref.key)
+        if str(error) not in seen:
+            if isinstance(exc, PluginError) and exc.unsupported:
+                check.unsupported.append(f"{ref.key}={ref.name}")
+            else:
+                check.unresolved.append(str(exc))
+        add([error])
+        return None
 
 
 def _declared_names(classes: Iterable[type[Settings]]) -> list[str]:

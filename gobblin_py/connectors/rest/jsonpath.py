@@ -1,0 +1,31 @@
+"""Where the records are in a JSON answer: a dotted path (``data.items``; ``*`` for every member of an object or
+element of a list; a number for one element of a list)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def select(document: Any, path: str) -> list[Any]:
+    """Every value ``path`` leads to in ``document``; a list at the end is its elements. Missing parts give none."""
+    found = [document]
+    for part in [p for p in path.split(".") if p] if path else []:
+        step: list[Any] = []
+        for value in found:
+            if part == "*":
+                step.extend(value.values() if isinstance(value, dict) else value if isinstance(value, list) else [])
+            elif isinstance(value, dict):
+                step.extend([value[part]] if part in value else [])
+            elif isinstance(value, list) and part.lstrip("-").isdigit() and -len(value) <= int(part) < len(value):
+                step.append(value[int(part)])
+        found = step
+    out: list[Any] = []
+    for value in found:
+        out.extend(value if isinstance(value, list) else [value])
+    return out
+
+
+def first(document: Any, path: str) -> Any:
+    """The first value ``path`` leads to, or None."""
+    values = select(document, path)
+    return values[0] if values else None

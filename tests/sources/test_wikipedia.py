@@ -1,0 +1,130 @@
+"""Gobblin's getting-started example, its job files as they are (only the API's root URL and the folders pointed
+elsewhere): wikipedia.pull and wikipedia-console.pull against a local MediaWiki API (tests/sources/web_api.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import fastavro
+import pyarrow as pa
+import pyarrow.orc as orc
+import pytest
+
+from tests.conftest import CORPUS, run_gpy
+from tests.corpus.harness import local_copy, run_job, system_config
+
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the Gobblin job corpus is not at {CORPUS}")
+
+EXAMPLES = "gobblin-example/src/main/resources/"
+HOURS = dt.timedelta(hours=1)
+
+
+def published(root: Path) -> dict[str, list[dict]]:
+    """The Avro rows published, by their partition folder (below the extract's ``<id>_append`` folder, as in
+    Gobblin's output paths), oldest run first."""
+    table = root / "job-output" / "org" / "apache" / "gobblin" / "example" / "wikipedia" / "WikipediaOutput"
+    rows: dict[str, list[dict]] = {}
+    for path in sorted(table.rglob("*.avro")):
+        with open(path, "rb") as stream:
+            rows.setdefault(path.parent.name, []).extend(fastavro.reader(stream))
+    return rows
+
+
+def test_wikipedia_pull_publishes_new_revisions_per_page_and_a_second_run_only_newer_ones(web_api, tmp_path):
+    # LinkedIn: two revisions older than the 2-day bootstrap window, then six inside it; the Sandbox: fifteen
+    web_api.add_revisions("LinkedIn", 100, 2, age=80 * HOURS)
+    web_api.add_revisions("LinkedIn", 102, 6, age=20 * HOURS, anon_every=5)
+    web_api.add_revisions("Wikipedia:Sandbox", 200, 15, age=10 * HOURS)
+    job = local_copy(EXAMPLES + "wikipedia.pull", tmp_path, {"wikipedia.api.rooturl": web_api.api})
+    system_config(tmp_path)
+    run_job(job, tmp_path)
+    rows = published(tmp_path)
+    # Gobblin's rules: the window's first revision is the starting point (not pulled); at most
+    # maxRevisionsPerPage=10 per page and run; the partitioner's folder is the title, ':' made '_'
+    assert sorted(rows) == ["LinkedIn", "Wikipedia_Sandbox"]
+    assert [r["revid"] for r in rows["LinkedIn"]] == [103.0, 104.0, 105.0, 106.0, 107.0]
+    assert [r["revid"] for r in rows["Wikipedia_Sandbox"]] == [float(i) for i in range(201, 211)]
+    first = rows["LinkedIn"][0]
+    assert first["title"] == "LinkedIn" and first["pageid"] == 1000.0 and first["user"] == "Editor5"
+    assert first["size"] == 2103.0 and first["timestamp"].endswith("Z") and first["content"] is None
+    assert rows["LinkedIn"][2]["anon"] == "" and rows["LinkedIn"][2]["userid"] == 0.0  # revision 105, anonymous
+    assert rows["LinkedIn"][0]["anon"] is None
+
+    web_api.add_revisions("LinkedIn", 108, 2, age=HOURS)
+    web_api.log.clear()
+    run_job(job, tmp_path)
+    rows = published(tmp_path)
+    assert [r["revid"] for r in rows["LinkedIn"]] == [float(i) for i in range(103, 110)]  # 108, 109 added
+    # the Sandbox goes on after the tenth revision it stopped at
+    assert [r["revid"] for r in rows["Wikipedia_Sandbox"]] == [float(i) for i in range(201, 215)]
+    pulls = [r.params for r in web_api.requests("/w/api.php") if r.params.get("rvdir") == "newer"]
+    assert {(p["titles"], p["rvstartid"]) for p in pulls} == {("LinkedIn", "107"), ("Wikipedia:Sandbox", "210")}
+    assert not any("rvstart" in p for p in pulls)  # no bootstrap on a second run
+
+    web_api.log.clear()
+    run_job(job, tmp_path)  # nothing new: each page's newest revision is asked, none pulled
+    assert {page: len(revisions) for page, revisions in published(tmp_path).items()} == \
+        {"LinkedIn": 7, "Wikipedia_Sandbox": 14}
+    assert {r.params["rvprop"] for r in web_api.requests("/w/api.php")} == {"ids"}
+
+
+def test_wikipedia_console_retries_a_429_after_its_retry_after_and_a_500(web_api, tmp_path):
+    for number, title in enumerate(("NASA", "LinkedIn", "Parris_Cues", "Barbara_Corcoran")):
+        web_api.add_revisions(title, 1000 * (number + 1), 4, age=HOURS)
+    web_api.fail_next(429, retry_after="1")
+    web_api.fail_next(500)
+    job = local_copy(EXAMPLES + "wikipedia-console.pull", tmp_path, {"wikipedia.api.rooturl": web_api.api})
+    system_config(tmp_path, **{"task.maxretries": "0"})  # no task retry: the requests' own retries carry the run
+    result = run_job(job, tmp_path)
+    printed = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")
+               and '"revid"' in line]
+    # each page: the window's first revision is the starting point, the three after it are pulled
+    assert sorted(int(r["revid"]) for r in printed) == sorted(1000 * n + i for n in range(1, 5) for i in (1, 2, 3))
+    requests = web_api.requests("/w/api.php")  # the pages' tasks run at once: their requests interleave
+    assert [r.status for r in requests[:2]] == [429, 500]
+    retried = [next(later for later in requests[n + 1:] if later.params == failed.params)
+               for n, failed in enumerate(requests[:2])]
+    assert retried[0].at - requests[0].at >= 1.0  # Retry-After: 1 honoured
+    assert 0.5 <= retried[1].at - requests[1].at < 5  # the 500 retried after the first back-off (0.5 s)
+    assert all(r.status == 200 for r in requests[2:])
+    assert '"http_retry"' in result.stdout + result.stderr
+
+
+def test_a_page_the_api_refuses_fails_the_task_naming_the_request(web_api, tmp_path):
+    web_api.add_revisions("NASA", 10, 3, age=HOURS)
+    job = local_copy(EXAMPLES + "wikipedia-console.pull", tmp_path, {"wikipedia.api.rooturl": web_api.url + "/nowhere",
+                                                                    "source.page.titles": "NASA"})
+    system_config(tmp_path)
+    result = run_job(job, tmp_path, expect=1)
+    assert "HTTP 400" in result.stdout + result.stderr and "/nowhere" in result.stdout + result.stderr
+
+
+def test_wikipedia_orc_writes_the_columns_of_its_avro_schema_literal_as_orc(web_api, tmp_path):
+    """HiveSerDeConverter (AvroSerDe → OrcSerde) and HiveWritableHdfsDataWriterBuilder: the revisions read as
+    avro.schema.literal says (no revid column there) and written as ORC."""
+    web_api.add_revisions("NASA", 70, 3, age=HOURS)
+    web_api.add_revisions("LinkedIn", 80, 2, age=HOURS)
+    job = local_copy(EXAMPLES + "wikipedia-orc.pull", tmp_path, {"wikipedia.api.rooturl": web_api.api})
+    system_config(tmp_path)
+    run_job(job, tmp_path)
+    files = sorted((tmp_path / "job-output").rglob("*.orc"))
+    table = pa.concat_tables([orc.read_table(path) for path in files])
+    assert table.schema.names == ["pageid", "title", "user", "anon", "userid", "timestamp", "size", "contentformat",
+                                  "contentmodel", "content"]
+    assert table.schema.field("size").type == pa.float64() and table.schema.field("title").type == pa.string()
+    assert sorted(zip(table.column("title").to_pylist(), table.column("size").to_pylist())) == \
+        [("LinkedIn", 2081.0), ("NASA", 2071.0), ("NASA", 2072.0)]
+
+
+def test_a_hive_serde_pair_gpy_does_not_map_is_refused_naming_the_key(tmp_path):
+    cases = {"serde.serializer.type": "PARQUET", "serde.deserializer.type": "ORC", "writer.output.format": "AVRO"}
+    for n, (key, value) in enumerate(cases.items()):
+        (tmp_path / str(n)).mkdir()
+        local_copy(EXAMPLES + "wikipedia-orc.pull", tmp_path / str(n), {key: value})
+    system_config(tmp_path)
+    result = run_gpy("validate", str(tmp_path), "--json", "--sysconfig", str(tmp_path / "gobblin.properties"))
+    reports = {Path(r["path"]).parent.name: r for r in json.loads(result.stdout)}
+    for n, (key, value) in enumerate(cases.items()):
+        assert any(f"key '{key}': {value}" in p for p in reports[str(n)]["problems"]), reports[str(n)]["problems"]
