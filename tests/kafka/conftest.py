@@ -73,6 +73,13 @@ class Broker:
         _wait(lambda: len(self.partitions(name)) == partitions, f"topic {name} to appear")
         return name
 
+    def fresh_topic(self, name: str, partitions: int = 1) -> str:
+        """Topic ``name`` empty and new: deleted first if an earlier test made it (the corpus jobs name theirs)."""
+        if name in self.admin().list_topics(timeout=10).topics:
+            self.admin().delete_topics([name])[name].result(10)
+            _wait(lambda: name not in self.admin().list_topics(timeout=10).topics, f"topic {name} to go")
+        return self.create_topic(name, partitions)
+
     def partitions(self, topic: str) -> list[int]:
         metadata = self.admin().list_topics(timeout=10).topics.get(topic)
         return sorted(metadata.partitions) if metadata is not None and not metadata.error else []

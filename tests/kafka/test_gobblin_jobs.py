@@ -78,9 +78,7 @@ def test_gobblin_kafka_console_reads_confluent_avro_through_the_schema_registry(
     from confluent_kafka.schema_registry.avro import AvroSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
 
-    topic = "WikipediaExample"
-    if topic not in broker.admin().list_topics(timeout=10).topics:
-        broker.create_topic(topic, partitions=1)
+    topic = broker.fresh_topic("WikipediaExample")  # the job's topic.whitelist
     articles = [{"pageid": float(i), "title": f"Page {i}", "user": "ann", "anon": None, "userid": 7.0,
                  "timestamp": "2024-01-01T00:00:00Z", "size": 100.0 + i, "contentformat": "text/x-wiki",
                  "contentmodel": "wikitext", "content": f"text {i}"} for i in range(3)]

@@ -29,7 +29,7 @@ JAVA_SCHEMA = ('{"type":"record","name":"WikipediaArticle","namespace":"example.
 
 def test_wikipedia_kafka_produces_li_avro_messages(broker, web_api, tmp_path):
     web_api.add_revisions("Wikipedia:Sandbox", 500, 4, age=dt.timedelta(hours=3))
-    topic = broker.create_topic("WikipediaExample", partitions=1)
+    topic = broker.fresh_topic("WikipediaExample")  # the job's writer.kafka.topic
     job = local_copy(JOB, tmp_path, {"wikipedia.api.rooturl": web_api.api,
                                      "writer.kafka.producerConfig.bootstrap.servers": broker.bootstrap})
     system_config(tmp_path)
