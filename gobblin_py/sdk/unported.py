@@ -36,8 +36,14 @@ HINTS: dict[str, tuple[str | None, str]] = {
     G + "data.management.copy.": (None, "of Gobblin's copy classes gpy has CopySource with "
                                   "CopyableGlobDatasetFinder, UnGzipConverter, FileAwareInputStreamDataWriterBuilder, "
                                   "TarArchiveInputStreamDataWriterBuilder and CopyDataPublisher"),
-    G + "data.management.retention.": (None, "retention jobs are not ported; gpy's state store has "
-                                       "state.store.retention"),
+    G + "data.management.retention.": ("DatasetCleanerJob", "of Gobblin's retention classes gpy has "
+                                       "DatasetCleanerJob with TimeBasedDatasetStoreDatasetFinder (state) or "
+                                       "GlobCleanableDatasetFinder with DateTimeDatasetVersionFinder (published "
+                                       "versions)"),
+    G + "data.management.policy.": ("SelectBeforeTimeBasedPolicy", "of Gobblin's selection policies gpy has the "
+                                    "time-based (before, between), newest-K, combine, all and nothing ones"),
+    G + "data.management.version.": ("DateTimeDatasetVersionFinder", "gpy finds published versions by the date "
+                                     "in their folder names"),
     # vendor connectors and examples
     G + "example.wikipedia.": (None, "a vendor example (the Wikipedia API): write a Source plugin"),
     G + "ingestion.google.webmaster.GoogleWebmasterDayPartitioner": ("TimeBasedWriterPartitioner", "partition by "

@@ -23,13 +23,12 @@ from tests.corpus.harness import local_copy, run_job, system_config
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the Gobblin job corpus is not at {CORPUS}")
 
 EXAMPLES = "gobblin-example/src/main/resources/"
-# fill-in templates (placeholders such as <table name>, no source.class) and retention jobs: nothing to run
+# fill-in templates (placeholders such as <table name>, no source.class): nothing to run
 NO_SOURCE = [
     *(f"gobblin-core/src/main/resources/{db}/{kind}.pull" for db in ("mysql", "sqlserver")
       for kind in ("table_append", "table_full", "table_full_no_primary_keys_no_delta_columns", "table_inc")),
     *(f"gobblin-salesforce/src/main/resources/stand-alone/{kind}.pull" for kind in ("table_append", "table_full",
                                                                                   "table_inc")),
-    EXAMPLES + "mysql-state-store-retention.pull", EXAMPLES + "state-store-retention.pull",
 ]
 TEST_SOURCE_JOBS = {
     "gobblin-test/resource/job-conf/GobblinTest1.pull": "org.apache.gobblin.test1",
@@ -41,14 +40,16 @@ TEST_SOURCE_JOBS = {
 # run elsewhere, beside their servers: avro-to-mysql.pull in tests/sql/test_corpus_avro_to_mysql.py, kafka-hdfs.pull
 # in tests/kafka/test_gobblin_jobs.py, testKafkaIngest.pull and streaming-test-kafka.pull in
 # tests/kafka/test_corpus_sequential.py, streaming-kafka-console.pull and streaming-kafka-kafka.pull in
-# tests/kafka/test_gobblin_jobs.py
+# tests/kafka/test_gobblin_jobs.py, state-store-retention.pull in tests/state/test_retention_job.py
 COPY = "gobblin-test-harness/resource/dataManagement/copy/job-props/copy.pull"
 RUN = [*TEST_SOURCE_JOBS, EXAMPLES + "example-parquet.pull", EXAMPLES + "simplejson.pull",
        EXAMPLES + "avro-to-mysql.pull", EXAMPLES + "hdfs-monthly-to-hdfs-daily.pull", EXAMPLES + "kafka-hdfs.pull",
        EXAMPLES + "streaming-test-kafka.pull", "gobblin-modules/gobblin-kafka-08/resource/job-props/testKafkaIngest.pull",
-       EXAMPLES + "streaming-kafka-console.pull", EXAMPLES + "streaming-kafka-kafka.pull", COPY]
+       EXAMPLES + "streaming-kafka-console.pull", EXAMPLES + "streaming-kafka-kafka.pull", COPY,
+       EXAMPLES + "state-store-retention.pull"]
 REPO_CONF = Path(__file__).resolve().parents[2] / "conf" / "gobblin.properties"
-NOT_VALID_BUT_COVERED = [EXAMPLES + "kafka-console.pull"]  # run by tests/kafka/test_gobblin_jobs.py with source.schema
+NOT_VALID_BUT_COVERED = [EXAMPLES + "kafka-console.pull",  # run by tests/kafka/test_gobblin_jobs.py with source.schema
+                         EXAMPLES + "mysql-state-store-retention.pull"]  # state.store.type=mysql is refused by name
 
 
 def test_every_valid_corpus_job_is_run_here():

@@ -51,7 +51,7 @@ def job(tmp_path):
     return job_file
 
 
-def _add_old_runs(store_dir: Path, count: int, oldest_days: int = 40) -> list[Path]:
+def _add_old_runs(store_dir: Path, count: int, oldest_days: float = 40, first: int = 1_700_000_000_000) -> list[Path]:
     """``count`` earlier runs of the job's dataset, written with the store's own encoder as Gobblin's layout
     names them, aged ``oldest_days`` … ``oldest_days - count/100`` days (none within 30 days)."""
     store = FsDatasetStateStore(str(store_dir))
@@ -60,7 +60,7 @@ def _add_old_runs(store_dir: Path, count: int, oldest_days: int = 40) -> list[Pa
     written = []
     now = time.time()
     for index in range(count):
-        job_id = f"job_Orders_{1_700_000_000_000 + index}"
+        job_id = f"job_Orders_{first + index}"
         state.job_id = state.id = job_id
         path = store_dir / "Orders" / store.table_name("", job_id)
         path.write_bytes(encode_dataset_state_file("", state))
