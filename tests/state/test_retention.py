@@ -160,3 +160,18 @@ def test_months_are_counted_by_the_calendar():
 def test_the_plan_lists_nothing_in_a_store_without_old_runs(job, tmp_path):
     store = FsDatasetStateStore(str(tmp_path / "state"))
     assert plan_state_clean(store, select_before(Lookback(days=30))) == []
+
+
+def test_gobblins_selection_policies_pick_what_gobblin_picks():
+    from gobblin_py.store.retention import Version, combine, newest_k, select_between
+
+    now = 100 * DAY
+    versions = [Version(f"v{age}", now - age * DAY) for age in (1, 3, 10, 40)]  # newest first
+    before_5d = select_before(Lookback(days=5))
+    assert [v.path for v in before_5d(versions, now)] == ["v10", "v40"]
+    assert [v.path for v in select_between(Lookback(days=2), Lookback(days=20))(versions, now)] == ["v3", "v10"]
+    assert [v.path for v in newest_k(2, exclude=False)(versions, now)] == ["v1", "v3"]
+    assert [v.path for v in newest_k(3, exclude=True)(versions, now)] == ["v40"]
+    keep_three = newest_k(3, exclude=True)
+    assert [v.path for v in combine([before_5d, keep_three], "intersect")(versions, now)] == ["v40"]
+    assert [v.path for v in combine([before_5d, keep_three], "union")(versions, now)] == ["v10", "v40"]
