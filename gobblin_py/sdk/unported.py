@@ -36,7 +36,11 @@ HINTS: dict[str, tuple[str | None, str]] = {
     G + "data.management.copy.": (None, "of Gobblin's copy classes gpy has CopySource with "
                                   "CopyableGlobDatasetFinder, UnGzipConverter, FileAwareInputStreamDataWriterBuilder, "
                                   "TarArchiveInputStreamDataWriterBuilder and CopyDataPublisher"),
-    G + "data.management.retention.": ("DatasetCleanerJob", "of Gobblin's retention classes gpy has "
+    G + "data.management.retention.profile.": ("GlobCleanableDatasetFinder", "published versions are found by a "
+                                               "glob of dataset folders (gobblin.retention.dataset.pattern)"),
+    G + "data.management.retention.dataset.finder.": ("TimeBasedDatasetStoreDatasetFinder", "the state store is "
+                                                      "cleaned by its run files' age"),
+    G + "data.management.retention.": (None, "of Gobblin's retention classes gpy has "
                                        "DatasetCleanerJob with TimeBasedDatasetStoreDatasetFinder (state) or "
                                        "GlobCleanableDatasetFinder with DateTimeDatasetVersionFinder (published "
                                        "versions)"),

@@ -112,9 +112,10 @@ class StateDeletion:
         return f"{self.job}  {self.path}  written {when}"
 
 
-def _stem(table: str) -> str | None:
+def _parse(table: str) -> tuple[str, bool] | None:
+    """``(stem, is the current file)`` of a state file's name; None for a name not in Gobblin's layout."""
     match = TABLE_NAME_RE.match(table)
-    return None if match is None else (match.group(1) or "")
+    return None if match is None else (match.group(1) or "", match.group(2) == CURRENT)
 
 
 def _entries(store: FsDatasetStateStore, job_dir: str) -> list[tuple[str, float]]:
@@ -157,14 +158,15 @@ def plan_state_clean(store: FsDatasetStateStore, policy: Policy, jobs: Iterable[
         job_dir = store.job_dir(job)
         entries = _entries(store, job_dir)
         names = {name for name, _ in entries}
-        by_stem: dict[str, list[tuple[str, float]]] = {}
+        by_stem: dict[str, list[tuple[str, float, bool]]] = {}
         for name, mtime in entries:
-            stem = _stem(name)
-            if stem is not None:
-                by_stem.setdefault(stem, []).append((name, mtime))
-        for stem, files in by_stem.items():
-            runs = [(n, t) for n, t in files if TABLE_NAME_RE.match(n).group(2) != CURRENT]  # type: ignore[union-attr]
-            protected = {n for n, _ in files if n not in {r for r, _ in runs}}
+            parsed = _parse(name)
+            if parsed is not None:
+                by_stem.setdefault(parsed[0], []).append((name, mtime, parsed[1]))
+        for stem, tables in by_stem.items():
+            files = [(n, t) for n, t, _ in tables]
+            runs = [(n, t) for n, t, current in tables if not current]
+            protected = {n for n, _, current in tables if current}
             kept = _kept_run(store, job, stem, runs, names)
             if kept is not None:
                 protected.add(kept)

@@ -166,3 +166,17 @@ def test_a_bad_lookback_is_refused_before_anything_is_deleted(tmp_path):
     assert result.returncode != 0 and "gobblin.retention.selection.timeBased.lookbackTime" in result.stdout
     run = run_gpy("run", str(job_file))
     assert run.returncode == 2 and orders.exists()
+
+
+def test_a_retention_finder_gpy_lacks_is_named_with_the_nearest_one(tmp_path):
+    job_file = tmp_path / "managed.pull"
+    job_file.write_text("\n".join([
+        "job.class=org.apache.gobblin.data.management.retention.DatasetCleanerJob",
+        "gobblin.retention.dataset.finder.class=org.apache.gobblin.data.management.retention.profile."
+        "ManagedCleanableDatasetFinder",
+        f"state.store.dir={tmp_path / 'state'}",
+    ]) + "\n")
+    result = run_gpy("validate", str(job_file))
+    assert result.returncode == 2
+    assert "unsupported: gobblin.retention.dataset.finder.class=" in result.stdout
+    assert "nearest gpy built-in: GlobCleanableDatasetFinder" in result.stdout
