@@ -92,9 +92,9 @@ class StateStoreSettings(Settings):
                                         hint="name the directory that keeps job state, or set state.store.enabled=false"))
         if self.store_type and self.store_type.strip().lower() != "fs":
             problems.append(ConfigError(
-                f"{self.store_type!r}: gpy has no {self.store_type.strip()} state store (Gobblin's "
-                "MysqlDatasetStateStore and its state.store.db.* connection are not ported); it keeps state in "
-                "files, in Gobblin's FsDatasetStateStore layout", key=STORE_TYPE_KEY,
+                f"{self.store_type!r}: a gpy job keeps its state in files only, in Gobblin's "
+                "FsDatasetStateStore layout (a Gobblin MySQL store is only cleaned, by the retention job)",
+                key=STORE_TYPE_KEY,
                 hint="remove it and set state.store.dir (gpy state import reads a Gobblin file store)"))
         if self.name_parser and self.name_parser.rsplit(".", 1)[-1] not in _NAME_PARSERS:
             problems.append(ConfigError(f"{self.name_parser!r} is not a name parser", key=NAME_PARSER_KEY,

@@ -49,7 +49,8 @@ RUN = [*TEST_SOURCE_JOBS, EXAMPLES + "example-parquet.pull", EXAMPLES + "simplej
        EXAMPLES + "state-store-retention.pull"]
 REPO_CONF = Path(__file__).resolve().parents[2] / "conf" / "gobblin.properties"
 NOT_VALID_BUT_COVERED = [EXAMPLES + "kafka-console.pull",  # run by tests/kafka/test_gobblin_jobs.py with source.schema
-                         EXAMPLES + "mysql-state-store-retention.pull"]  # state.store.type=mysql is refused by name
+                         EXAMPLES + "mysql-state-store-retention.pull"]  # its ENC(…) password: run by
+# tests/sql/test_mysql_state_retention.py with the password given plain
 
 
 def test_every_valid_corpus_job_is_run_here():

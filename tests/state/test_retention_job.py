@@ -54,14 +54,14 @@ def test_gobblins_state_store_retention_job_runs_as_it_is(job, tmp_path):  # noq
 
 
 @needs_corpus
-def test_the_mysql_retention_job_names_the_state_store_gpy_lacks(tmp_path):
+def test_the_mysql_retention_job_names_the_encrypted_password_gpy_cannot_read(tmp_path):
     source = EXAMPLES / "mysql-state-store-retention.pull"
     result = run_gpy("validate", str(source))
     assert result.returncode != 0
-    assert "key 'state.store.type': 'mysql': gpy has no mysql state store" in result.stdout
+    assert "key 'state.store.db.password': ENC(…) needs Gobblin's master key (encrypt.key.loc)" in result.stdout
     assert "source.class" not in result.stdout  # a retention job: no pipeline is asked for
     run = run_gpy("run", str(source))
-    assert run.returncode == 2 and "state.store.type" in run.stderr and "Traceback" not in run.stderr
+    assert run.returncode == 2 and "state.store.db.password" in run.stderr and "Traceback" not in run.stderr
 
 
 def _folder(day: datetime, pattern: str) -> str:

@@ -3,7 +3,8 @@ ingestion pipeline.
 
 Its ``gobblin.retention.dataset.finder.class`` says what is cleaned:
 
-- ``TimeBasedDatasetStoreDatasetFinder``: the state store (``state.store.dir``): each job's run files written
+- ``TimeBasedDatasetStoreDatasetFinder``: the state store (``state.store.dir``, or with ``state.store.type=mysql``
+  the rows of a Gobblin MySQL store, :mod:`.mysql_store`): each job's run files written
   before ``selection.timeBased.lookbackTime`` (Gobblin's ``TimeBasedDatasetStoreDataset``), or as a
   ``gobblin.retention.selection.policy.class`` selects; a dataset's ``current`` state and the run it copies are
   never deleted (:mod:`gobblin_py.store.retention`);
@@ -17,6 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
+from gobblin_py.connectors.retention.mysql_store import check_connection, delete_rows, plan_rows
 from gobblin_py.connectors.retention.policies import policy_class
 from gobblin_py.connectors.retention.settings import (
     FINDER_KEY,
@@ -82,7 +84,10 @@ class DatasetCleanerJob(StandaloneJob):
         problems: list[ConfigError] = []
         try:
             if finder is TimeBasedDatasetStoreDatasetFinder:
-                problems = StateStoreSettings.problems(props)
+                if settings.store_type == "mysql":
+                    check_connection(settings)
+                else:
+                    problems = StateStoreSettings.problems(props)
                 _state_policy(settings)
                 return problems
             if finder is GlobCleanableDatasetFinder:
@@ -91,7 +96,7 @@ class DatasetCleanerJob(StandaloneJob):
         except SettingsError as exc:
             return problems + list(exc.problems)
         except UsageError as exc:
-            return problems + [ConfigError(str(exc))]
+            return problems + [exc if isinstance(exc, ConfigError) else ConfigError(str(exc))]
         return [ConfigError(f"{settings.finder} is not a retention dataset finder", key=FINDER_KEY,
                             hint="use TimeBasedDatasetStoreDatasetFinder or GlobCleanableDatasetFinder")]
 
@@ -105,6 +110,12 @@ class DatasetCleanerJob(StandaloneJob):
             count = len(versions) if dry_run else delete_versions(fs, root, versions)
             lines = [f"{verb}  {v.path}" for v in versions]
             return lines + [f"{count} dataset version(s) under {root} {verb}" + (" (dry run)" if dry_run else "")]
+        if settings.store_type == "mysql":
+            rows = plan_rows(settings, _state_policy(settings), settings.store_name, now)
+            count = len(rows) if dry_run else delete_rows(settings, rows)
+            lines = [f"{verb}  {row.store}/{row.table}" for row in rows]
+            return lines + [f"{count} state row(s) of {settings.db_url} table {settings.db_table} {verb}"
+                            + (" (dry run)" if dry_run else "")]
         store = FsDatasetStateStore.from_properties(props)
         plan = plan_state_clean(store, _state_policy(settings), [settings.store_name] if settings.store_name else None,
                                 now)

@@ -22,6 +22,10 @@ NEWEST_NOT_KEY = "gobblin.retention.selection.newestK.versionsNotSelected"
 OPERATION_KEY = "gobblin.retention.selection.combine.operation"
 PATTERN_KEY = "gobblin.retention.dataset.pattern"
 DATETIME_PATTERN_KEY = "gobblin.retention.version.datetime.pattern"
+STORE_TYPE_KEY = "state.store.type"
+DB_URL_KEY = "state.store.db.url"
+DB_PASSWORD_KEY = "state.store.db.password"
+DB_TABLE_KEY = "state.store.db.table"
 _PERIOD_DOC = "a period as 30d, 18h, 1d12h, 30m (y years, M months, d days, h hours, m minutes)"
 
 
@@ -40,6 +44,15 @@ class CleanerSettings(Settings):
                                          f"are deleted: {_PERIOD_DOC}")
     store_name: str | None = setting("datasetStoreDatasetFinder.filter.storeName",
                                      doc="only this job's state (its job.name); default: every job in the store")
+    store_type: str = setting(STORE_TYPE_KEY, default="fs", choices=("fs", "mysql"),
+                              doc="the state store cleaned: fs (state.store.dir) or mysql (a Gobblin "
+                                  "MysqlDatasetStateStore, state.store.db.*)")
+    db_url: str | None = setting(DB_URL_KEY, example="jdbc:mysql://localhost:3306/gobblin",
+                                 doc="mysql: the database of the state store")
+    db_user: str | None = setting("state.store.db.user", doc="mysql: the user")
+    db_password: str | None = setting(DB_PASSWORD_KEY, secret=True, doc="mysql: the password, plain (ENC(…) is "
+                                      "refused: gpy has no Gobblin master key decryption)")
+    db_table: str = setting(DB_TABLE_KEY, default="gobblin_job_state", doc="mysql: the table of the state rows")
     policy: str | None = setting(POLICY_KEY, doc="the selection policy: SelectBeforeTimeBasedPolicy, "
                                  "SelectBetweenTimeBasedPolicy, NewestKSelectionPolicy, CombineSelectionPolicy, "
                                  "SelectAllPolicy, SelectNothingPolicy")
