@@ -71,7 +71,7 @@ def test_gobblins_mysql_state_store_retention_job_runs_against_a_real_mariadb(my
 
     result = run_gpy("run", str(job))
     assert result.returncode == 0, result.stderr
-    assert "7 state row(s)" in result.stdout
+    assert f"7 state row(s) of {db.host}:{db.port}/{db.database} table gobblin_job_state deleted" in result.stdout
     after = _rows(db)
     assert before - after == listed
     assert ("Orders", "eu-current.jst") in after and ("Orders", "eu-job_Orders_1795400000008.jst") in after

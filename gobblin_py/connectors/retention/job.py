@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
-from gobblin_py.connectors.retention.mysql_store import check_connection, delete_rows, plan_rows
+from gobblin_py.connectors.retention.mysql_store import check_connection, delete_rows, plan_rows, where
 from gobblin_py.connectors.retention.policies import policy_class
 from gobblin_py.connectors.retention.settings import (
     FINDER_KEY,
@@ -114,7 +114,7 @@ class DatasetCleanerJob(StandaloneJob):
             rows = plan_rows(settings, _state_policy(settings), settings.store_name, now)
             count = len(rows) if dry_run else delete_rows(settings, rows)
             lines = [f"{verb}  {row.store}/{row.table}" for row in rows]
-            return lines + [f"{count} state row(s) of {settings.db_url} table {settings.db_table} {verb}"
+            return lines + [f"{count} state row(s) of {where(settings)} {verb}"
                             + (" (dry run)" if dry_run else "")]
         store = FsDatasetStateStore.from_properties(props)
         plan = plan_state_clean(store, _state_policy(settings), [settings.store_name] if settings.store_name else None,

@@ -44,7 +44,8 @@ def check_connection(settings: CleanerSettings) -> None:
 def _connection_args(settings: CleanerSettings) -> dict[str, Any]:
     match = _URL.match((settings.db_url or "").strip())
     if not match:
-        raise ConfigError(f"{settings.db_url!r} is not a jdbc:mysql://host[:port]/database URL", key=DB_URL_KEY)
+        # the value is not echoed: a URL's parameters may hold a password
+        raise ConfigError("is not a jdbc:mysql://host[:port]/database URL", key=DB_URL_KEY)
     if not _IDENTIFIER.match(settings.db_table):
         raise ConfigError(f"{settings.db_table!r} is not a table name (letters, digits, _ and $)", key=DB_TABLE_KEY)
     password = settings.db_password or ""
@@ -53,6 +54,13 @@ def _connection_args(settings: CleanerSettings) -> dict[str, Any]:
                           "passwords only", key=DB_PASSWORD_KEY, hint="give the password itself")
     return {"host": match.group("host"), "port": int(match.group("port") or 3306), "database": match.group("db"),
             "user": settings.db_user or "", "password": password, "autocommit": True}
+
+
+def where(settings: CleanerSettings) -> str:
+    """``host:port/database table`` of the store, for messages (never the URL's parameters: they may hold a
+    password)."""
+    args = _connection_args(settings)
+    return f"{args['host']}:{args['port']}/{args['database']} table {settings.db_table}"
 
 
 def _connect(settings: CleanerSettings) -> Any:
@@ -66,7 +74,7 @@ def _connect(settings: CleanerSettings) -> Any:
     try:
         return pymysql.connect(**args)
     except pymysql.err.Error as exc:
-        raise StateStoreError(f"{DB_URL_KEY}={settings.db_url}: cannot connect: {exc}") from None
+        raise StateStoreError(f"{where(settings)}: cannot connect: {exc}") from None
 
 
 def _sequence(table: str) -> int:
@@ -85,7 +93,7 @@ def plan_rows(settings: CleanerSettings, policy: Policy, store_name: str | None,
             cursor.execute(sql + (" WHERE store_name = %s" if store_name else ""), (store_name,) if store_name else None)
             rows = cursor.fetchall()
     except Exception as exc:  # noqa: BLE001 - pymysql's errors, named with the table
-        raise StateStoreError(f"{DB_TABLE_KEY}={settings.db_table}: cannot read the state rows: {exc}") from None
+        raise StateStoreError(f"{where(settings)}: cannot read the state rows: {exc}") from None
     finally:
         connection.close()
     datasets: dict[tuple[str, str], list[tuple[str, float, bool]]] = {}
