@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -40,7 +40,9 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
     from gobblin_py.sdk import interrupts
 
     with interrupts.handle_signals():  # a signal at any time stops the run, from loading the job file on
-        launcher = _load(job_file, conf_root, sysconfig, engine, master, strict)
+        launcher = _load(job_file, conf_root, sysconfig, engine, master, strict, dry_run)
+        if launcher is None:
+            return  # a standalone job (job.class): done
         if dry_run:
             from gobblin_py.runtime.dry_run import dry_run as plan
 
@@ -65,10 +67,28 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
     sys.exit(result.exit_code)
 
 
+def _run_standalone(props: Any, dry_run: bool) -> bool:
+    """Run a job whose ``job.class`` is no ingestion pipeline (Gobblin's ``DatasetCleanerJob``); False for any
+    other job. Its keys are checked first; its report goes to stdout."""
+    from gobblin_py.cli.base import job_filesystems
+    from gobblin_py.runtime.plan.validation import check_job, standalone_job_class
+
+    job_class = standalone_job_class(props)
+    if job_class is None:
+        return False
+    check_job(props).raise_for_errors()
+    job_filesystems(props)
+    for line in job_class().run(props, dry_run):
+        click.echo(line)
+    return True
+
+
 def _load(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str, master: str | None,
-          strict: bool) -> JobLauncher:
-    """The job's launcher: its file loaded and checked (a signal meanwhile stops ``gpy`` before the run starts)."""
+          strict: bool, dry_run: bool) -> JobLauncher | None:
+    """The job's launcher: its file loaded and checked (a signal meanwhile stops ``gpy`` before the run starts).
+    None when ``job.class`` names a standalone job: it has run."""
     from gobblin_py.runtime.launcher import JobLauncher
+    from gobblin_py.runtime.plan.validation import standalone_job_class
     from gobblin_py.sdk import interrupts
     from gobblin_py.sdk.logs import get_logger
 
@@ -76,13 +96,16 @@ def _load(job_file: str, conf_root: str | None, sysconfig: str | None, engine: s
         get_logger(__name__).debug("job_loading", file=job_file)
         require_job_file(job_file)
         props = load_job_properties(job_file, conf_root, sysconfig)
-        return JobLauncher(props, engine=engine, master=master, strict=strict)
+        if standalone_job_class(props) is None:
+            return JobLauncher(props, engine=engine, master=master, strict=strict)
     except BaseException as exc:
         stop = interrupts.as_stop(exc)
         if stop is None:
             raise
         raise interrupts.JobInterrupted(stop.signum, "the run had not started, nothing was committed",
                                         locked=False) from None
+    _run_standalone(props, dry_run)
+    return None
 
 
 def _run_shown(launcher: JobLauncher) -> JobResult:

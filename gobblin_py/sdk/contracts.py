@@ -235,6 +235,23 @@ class TaskPolicy(ABC):
 # (the protocols are runtime-checkable), so a plugin need not subclass them.
 
 
+class StandaloneJob(ABC):
+    """A job that is no ingestion pipeline, named by ``job.class`` (Gobblin's ``DatasetCleanerJob``): no source,
+    writers or publisher; ``run`` does all its work. It declares its keys (``settings_class``) and checks them
+    with ``validate`` like any plugin; ``plugin_keys`` are the keys of its own that name classes."""
+
+    settings_class: ClassVar[type[Settings]]
+    plugin_keys: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def validate(cls, props: Mapping[str, str]) -> list[ConfigError]:
+        return []
+
+    @abstractmethod
+    def run(self, props: Mapping[str, str], dry_run: bool) -> list[str]:
+        """Do the job (``dry_run``: say what it would do, change nothing); the lines of its report."""
+
+
 @runtime_checkable
 class Configurable(Protocol):
     """Declares its keys: ``settings_class`` is a :class:`gobblin_py.sdk.settings.Settings` dataclass.

@@ -32,9 +32,18 @@ HINTS: dict[str, tuple[str | None, str]] = {
     G + "data.management.copy.": (None, "of Gobblin's copy classes gpy has CopySource with "
                                   "CopyableGlobDatasetFinder, UnGzipConverter, FileAwareInputStreamDataWriterBuilder, "
                                   "TarArchiveInputStreamDataWriterBuilder and CopyDataPublisher"),
-    G + "data.management.retention.": (None, "retention jobs are not ported; gpy's state store has "
-                                       "state.store.retention"),
-    G + "data.management.policy.": (None, "a selection policy of Gobblin's retention jobs, which are not ported"),
+    G + "data.management.retention.profile.": ("GlobCleanableDatasetFinder", "published versions are found by a "
+                                               "glob of dataset folders (gobblin.retention.dataset.pattern)"),
+    G + "data.management.retention.dataset.finder.": ("TimeBasedDatasetStoreDatasetFinder", "the state store is "
+                                                      "cleaned by its run files' age"),
+    G + "data.management.retention.": (None, "of Gobblin's retention classes gpy has "
+                                       "DatasetCleanerJob with TimeBasedDatasetStoreDatasetFinder (state) or "
+                                       "GlobCleanableDatasetFinder with DateTimeDatasetVersionFinder (published "
+                                       "versions)"),
+    G + "data.management.policy.": ("SelectBeforeTimeBasedPolicy", "of Gobblin's selection policies gpy has the "
+                                    "time-based (before, between), newest-K, combine, all and nothing ones"),
+    G + "data.management.version.": ("DateTimeDatasetVersionFinder", "gpy finds published versions by the date "
+                                     "in their folder names"),
     # Kafka producers and serializers of Gobblin's own
     G + "kafka.FlakyKafkaProducer": ("KafkaDataWriterBuilder", "a Gobblin test producer that fails sends on purpose "
                                      "(flaky.errorType)"),

@@ -50,6 +50,7 @@ STATE_STORE_ENABLED_KEY = "state.store.enabled"
 NAME_PARSER_KEY = "state.store.datasetUrnStateStoreNameParser"
 RETENTION_KEY = "state.store.retention"
 RETENTION_UNIT_KEY = "state.store.retention.timeunit"
+STORE_TYPE_KEY = "state.store.type"
 
 _TIME_UNITS = {
     "NANOSECONDS": 1e-9,
@@ -76,6 +77,8 @@ class StateStoreSettings(Settings):
                                       "are stored (a dataset's latest state is kept)")
     retention_unit: str = setting(RETENTION_UNIT_KEY, default="DAYS", choices=tuple(_TIME_UNITS),
                                   doc="unit of state.store.retention")
+    store_type: str | None = setting(STORE_TYPE_KEY, default_doc="fs", doc="fs: gpy keeps state in files only "
+                                     "(Gobblin's mysql and other database stores are refused by name)")
     max_state_bytes: int = setting(MAX_STATE_BYTES_KEY, default=MAX_STATE_BYTES, minimum=1024,
                                    doc="the most bytes a state file may inflate to: a larger one is refused as "
                                        "corrupt (a decompression bomb); real states stay far below")
@@ -87,6 +90,12 @@ class StateStoreSettings(Settings):
         if self.enabled and not self.root:
             problems.append(ConfigError("is not set", key=STATE_STORE_DIR_KEY,
                                         hint="name the directory that keeps job state, or set state.store.enabled=false"))
+        if self.store_type and self.store_type.strip().lower() != "fs":
+            problems.append(ConfigError(
+                f"{self.store_type!r}: a gpy job keeps its state in files only, in Gobblin's "
+                "FsDatasetStateStore layout (a Gobblin MySQL store is only cleaned, by the retention job)",
+                key=STORE_TYPE_KEY,
+                hint="remove it and set state.store.dir (gpy state import reads a Gobblin file store)"))
         if self.name_parser and self.name_parser.rsplit(".", 1)[-1] not in _NAME_PARSERS:
             problems.append(ConfigError(f"{self.name_parser!r} is not a name parser", key=NAME_PARSER_KEY,
                                         hint=f"use one of {', '.join(sorted(_NAME_PARSERS))}"))

@@ -119,6 +119,8 @@ CASES = [
     Case("retention-negative", {"state.store.retention": "-5"}, key("state.store.retention", "at least 0")),
     Case("retention-unit", {"state.store.retention": "2", "state.store.retention.timeunit": "FORTNIGHTS"},
          key("state.store.retention.timeunit", "'FORTNIGHTS'")),
+    Case("state-store-type", {"state.store.type": "mysql", "state.store.db.url": "jdbc:mysql://localhost:3306/gobblin"},
+         key("state.store.type", "a gpy job keeps its state in files only")),
     Case("name-parser", {"state.store.datasetUrnStateStoreNameParser": "x.Y"},
          key("state.store.datasetUrnStateStoreNameParser", "not a name parser")),
     Case("lock-flag", {"job.lock.enabled": "off"}, key("job.lock.enabled", "not a boolean")),

@@ -55,6 +55,7 @@ from gobblin_py.sdk.contracts import (
     RecordRowPolicy,
     RowPolicy,
     Source,
+    StandaloneJob,
     TaskPolicy,
     Validating,
 )
@@ -177,9 +178,54 @@ def _is_protocol(cls: type) -> bool:
     return bool(getattr(cls, "_is_protocol", False))
 
 
+JOB_CLASS_KEY = "job.class"
+# a job file with a retention dataset finder and nothing else to run is Gobblin's retention job
+RETENTION_FINDER_KEY = "gobblin.retention.dataset.finder.class"
+RETENTION_JOB = "org.apache.gobblin.data.management.retention.DatasetCleanerJob"
+
+
+def standalone_job_class(props: Mapping[str, str]) -> type[StandaloneJob] | None:
+    """The :class:`StandaloneJob` ``job.class`` names (Gobblin's ``DatasetCleanerJob``), or None: the job is an
+    ingestion pipeline (``job.class`` unset, or naming a Gobblin launcher such as ``AzkabanJobLauncher``). A job
+    with a ``gobblin.retention.dataset.finder.class`` and neither ``job.class`` nor ``source.class`` is a
+    ``DatasetCleanerJob``."""
+    name = (props.get(JOB_CLASS_KEY) or "").strip()
+    if not name and (props.get(RETENTION_FINDER_KEY) or "").strip() and not (props.get("source.class") or "").strip():
+        name = RETENTION_JOB
+    if not name:
+        return None
+    try:
+        cls = resolve_class(name, JOB_CLASS_KEY)
+    except UsageError:
+        return None
+    return cls if issubclass(cls, StandaloneJob) else None
+
+
+def _check_standalone(props: Mapping[str, str], job_class: type[StandaloneJob], check: JobCheck) -> JobCheck:
+    """A standalone job's keys, the classes its keys name and its own checks; no pipeline is checked."""
+    problems = list(job_class.settings_class.problems(props))
+    for key in job_class.plugin_keys:
+        for name in (n.strip() for n in (props.get(key) or "").split(",") if n.strip()):
+            try:
+                resolve_class(name, key)
+            except PluginError as exc:
+                if exc.unsupported:
+                    check.unsupported.append(f"{key}={name}")
+                else:
+                    check.unresolved.append(str(exc))
+                problems.append(_located(props, exc, key))
+    if not problems:
+        problems.extend(job_class.validate(props))
+    check.errors.extend(problems)
+    return check
+
+
 def check_job(props: Mapping[str, str], *, strict: bool = False) -> JobCheck:
     """Check a job's properties (a :class:`~gobblin_py.jobconf.JobConfig` gives file and line)."""
     check = JobCheck()
+    standalone = standalone_job_class(props)
+    if standalone is not None:
+        return _check_standalone(props, standalone, check)
     seen: set[str] = set()
     unresolved = unresolved_substitutions(props)
     unresolved_keys = {key for key, _ in unresolved}

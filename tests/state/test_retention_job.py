@@ -1,0 +1,181 @@
+"""Gobblin's retention job files run as they are (``job.class=…DatasetCleanerJob``): the state store's old run
+files, or a dataset's old published versions, deleted by Gobblin's time-based selection policies."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CORPUS, run_gpy
+from tests.state.test_retention import _add_old_runs, _tree_digest, job  # noqa: F401 - job is a fixture
+
+EXAMPLES = CORPUS / "gobblin-example" / "src" / "main" / "resources"
+needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the Gobblin job corpus is not at {CORPUS}")
+
+
+def _pointed_at(source: Path, target: Path, **values: str) -> Path:
+    """The job file ``source`` with only the keys in ``values`` given other values (folders pointed elsewhere)."""
+    lines = []
+    for line in source.read_text().splitlines():
+        key = line.split("=", 1)[0].strip()
+        lines.append(f"{key}={values[key]}" if key in values and "=" in line else line)
+    target.write_text("\n".join(lines) + "\n")
+    return target
+
+
+@needs_corpus
+def test_gobblins_state_store_retention_job_runs_as_it_is(job, tmp_path):  # noqa: F811
+    state_dir, published = tmp_path / "state", tmp_path / "published"
+    old = _add_old_runs(state_dir, 50, oldest_days=1)  # all older than the file's 30 minutes
+    recent = _add_old_runs(state_dir, 1, oldest_days=0.01, first=1_800_000_000_000)[0]  # 14 minutes old: kept
+    before = _tree_digest(published)
+    cleaner = _pointed_at(EXAMPLES / "state-store-retention.pull", tmp_path / "state-store-retention.pull",
+                          **{"state.store.fs.uri": "file:///", "state.store.dir": str(state_dir)})
+
+    valid = run_gpy("validate", str(cleaner))
+    assert valid.returncode == 0, valid.stdout + valid.stderr
+
+    dry = run_gpy("run", str(cleaner), "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert sorted(line.split(None, 2)[-1] for line in dry.stdout.splitlines() if line.startswith("would delete")) \
+        == sorted(str(p) for p in old)
+    assert "50 state file(s)" in dry.stdout and all(p.exists() for p in old)
+
+    result = run_gpy("run", str(cleaner))
+    assert result.returncode == 0, result.stderr
+    assert f"50 state file(s) under {state_dir} deleted" in result.stdout
+    assert not any(p.exists() for p in old) and recent.exists()
+    assert len(list((state_dir / "Orders").glob("*.jst"))) == 3  # the job's run, its current, the recent one
+    assert _tree_digest(published) == before
+    shown = run_gpy("state", "show", str(job))
+    assert shown.returncode == 0, shown.stderr
+
+
+@needs_corpus
+def test_the_mysql_retention_job_names_the_encrypted_password_gpy_cannot_read(tmp_path):
+    source = EXAMPLES / "mysql-state-store-retention.pull"
+    result = run_gpy("validate", str(source))
+    assert result.returncode != 0
+    assert "key 'state.store.db.password': ENC(…) needs Gobblin's master key (encrypt.key.loc)" in result.stdout
+    assert "source.class" not in result.stdout  # a retention job: no pipeline is asked for
+    run = run_gpy("run", str(source))
+    assert run.returncode == 2 and "state.store.db.password" in run.stderr and "Traceback" not in run.stderr
+
+
+def _folder(day: datetime, pattern: str) -> str:
+    return day.strftime(pattern)
+
+
+def _versions_job(tmp_path: Path, lookback: str, extra: str = "", policy: str = "SelectBeforeTimeBasedPolicy") -> Path:
+    job_file = tmp_path / "published-retention.pull"
+    job_file.write_text("\n".join([
+        "job.name=PublishedRetention",
+        "job.class=org.apache.gobblin.data.management.retention.DatasetCleanerJob",
+        "gobblin.retention.dataset.finder.class=org.apache.gobblin.data.management.retention.profile."
+        "GlobCleanableDatasetFinder",
+        f"gobblin.retention.dataset.pattern={tmp_path / 'published'}/shop/*",
+        "gobblin.retention.version.finder.class=org.apache.gobblin.data.management.version.finder."
+        "DateTimeDatasetVersionFinder",
+        "gobblin.retention.version.datetime.timezone=UTC",
+        f"gobblin.retention.selection.policy.class=org.apache.gobblin.data.management.policy.{policy}",
+        f"gobblin.retention.selection.timeBased.lookbackTime={lookback}",
+        extra,
+    ]) + "\n")
+    return job_file
+
+
+def test_published_date_partitioned_versions_older_than_the_lookback_are_deleted(tmp_path):
+    today = datetime.now(timezone.utc)
+    orders = tmp_path / "published" / "shop" / "orders"
+    days = {age: orders / _folder(today - timedelta(days=age), "%Y/%m/%d") for age in (1, 5, 12, 40)}
+    for folder in days.values():
+        folder.mkdir(parents=True)
+        (folder / "part-0.parquet").write_bytes(b"data")
+    (orders / "latest").mkdir()  # not a date: never a version
+    outside = tmp_path / "elsewhere" / "2001" / "01" / "01"
+    outside.mkdir(parents=True)
+    job_file = _versions_job(tmp_path, "10d", "gobblin.retention.version.datetime.pattern=yyyy/MM/dd")
+
+    dry = run_gpy("run", str(job_file), "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert sorted(line.split(None, 2)[-1] for line in dry.stdout.splitlines() if line.startswith("would delete")) \
+        == sorted([str(days[12]), str(days[40])])
+    assert all(folder.exists() for folder in days.values())
+
+    result = run_gpy("run", str(job_file))
+    assert result.returncode == 0, result.stderr
+    assert not days[12].exists() and not days[40].exists() and days[1].exists() and days[5].exists()
+    assert (orders / "latest").is_dir() and outside.is_dir()
+    # the folders a deletion left empty go too, up to the dataset's folder
+    assert not days[40].parent.exists() or any(days[40].parent.iterdir())
+
+
+def test_append_folders_are_versions_and_the_newest_is_kept_by_a_combined_policy(tmp_path):
+    now = datetime.now(timezone.utc)
+    events = tmp_path / "published" / "shop" / "events"
+    folders = [events / f"{_folder(now - timedelta(days=age), '%Y%m%d%H%M%S')}_append" for age in (20, 30, 45)]
+    for folder in folders:
+        folder.mkdir(parents=True)
+        (folder / "part.json").write_text("{}\n")
+    policy = "org.apache.gobblin.data.management.policy."
+    job_file = _versions_job(tmp_path, "10d", "\n".join([
+        "gobblin.retention.version.datetime.pattern=yyyyMMddHHmmss",
+        "gobblin.retention.selection.combine.operation=intersect",
+        f"gobblin.retention.selection.combine.policy.classes={policy}SelectBeforeTimeBasedPolicy,"
+        f"{policy}NewestKSelectionPolicy",
+        "gobblin.retention.selection.newestK.versionsNotSelected=1",
+    ]), policy="CombineSelectionPolicy")
+    result = run_gpy("run", str(job_file))
+    assert result.returncode == 0, result.stderr
+    assert [f.exists() for f in folders] == [True, False, False]  # all older than 10 days; the newest kept
+
+
+def test_a_version_that_leads_outside_its_dataset_is_refused(tmp_path):
+    outside = tmp_path / "precious" / "2001"
+    (outside / "01" / "01").mkdir(parents=True)
+    (outside / "01" / "01" / "keep.txt").write_text("x")
+    orders = tmp_path / "published" / "shop" / "orders"
+    orders.mkdir(parents=True)
+    (orders / "2001").symlink_to(outside, target_is_directory=True)  # the year's folder leads elsewhere
+    job_file = _versions_job(tmp_path, "10d", "gobblin.retention.version.datetime.pattern=yyyy/MM/dd\n"
+                             "gobblin.retention.version.globPattern=2001/*/*")  # a glob that goes through it
+    result = run_gpy("run", str(job_file))
+    assert result.returncode == 2 and "symbolic link" in result.stderr, result.stdout + result.stderr
+    assert (outside / "01" / "01" / "keep.txt").exists()
+
+
+def test_a_version_folder_that_is_a_link_is_not_followed(tmp_path):
+    outside = tmp_path / "precious"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("x")
+    orders = tmp_path / "published" / "shop" / "orders"
+    (orders / "2001" / "01").mkdir(parents=True)
+    (orders / "2001" / "01" / "01").symlink_to(outside, target_is_directory=True)
+    job_file = _versions_job(tmp_path, "10d", "gobblin.retention.version.datetime.pattern=yyyy/MM/dd")
+    run_gpy("run", str(job_file))
+    assert (outside / "keep.txt").exists()
+
+
+def test_a_bad_lookback_is_refused_before_anything_is_deleted(tmp_path):
+    orders = tmp_path / "published" / "shop" / "orders" / "2001" / "01" / "01"
+    orders.mkdir(parents=True)
+    job_file = _versions_job(tmp_path, "ten days", "gobblin.retention.version.datetime.pattern=yyyy/MM/dd")
+    run = run_gpy("run", str(job_file))
+    assert run.returncode == 2 and "gobblin.retention.selection.timeBased.lookbackTime='ten days'" in run.stderr
+    assert orders.exists()
+
+
+def test_a_retention_finder_gpy_lacks_is_named_with_the_nearest_one(tmp_path):
+    job_file = tmp_path / "managed.pull"
+    job_file.write_text("\n".join([
+        "job.class=org.apache.gobblin.data.management.retention.DatasetCleanerJob",
+        "gobblin.retention.dataset.finder.class=org.apache.gobblin.data.management.retention.profile."
+        "ManagedCleanableDatasetFinder",
+        f"state.store.dir={tmp_path / 'state'}",
+    ]) + "\n")
+    result = run_gpy("validate", str(job_file))
+    assert result.returncode == 2
+    assert "unsupported: gobblin.retention.dataset.finder.class=" in result.stdout
+    assert "nearest gpy built-in: GlobCleanableDatasetFinder" in result.stdout
