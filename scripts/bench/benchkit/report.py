@@ -14,8 +14,8 @@ EXPLANATION = (
     "memory is the resident memory of the process and all its children summed (a Spark driver's JVM "
     "included). \"× gpy\" is the contender's median time ÷ gpy --engine local's on the same benchmark "
     "(below 1: faster than gpy). Every run's output was counted: a wrong count or a failed process shows as "
-    "FAILED. gpy is the project; *peers* are the alternatives a team would pick instead (dlt, a plain PySpark "
-    "script); the *limit* is a bare script calling the same libraries with nothing around them."
+    "FAILED. gpy is the project; *peers* are the alternatives a team would pick instead (Polars, DuckDB, "
+    "pyarrow's write_dataset, dlt, a plain PySpark script); the *limit* is a bare script calling the same libraries with nothing around them."
 )
 
 
