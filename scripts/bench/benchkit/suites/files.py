@@ -32,6 +32,17 @@ KEYS = (*(f"files-{label}" for label in SIZES), *(f"jsonl-{label}" for label in 
 DLT_AT = ("1M", "5M")
 PEERS_AT_MOST = ("5M", "20M")  # where gpy local must be at least as fast as the fastest single-machine peer
 MEMORY_GROWTH = 1.1  # gpy's peak memory at 20 M at most this × its own at 5 M
+NOTES = [
+    "Files (profiled with py-spy, CPU time under load): a gpy run spends its time in pyarrow's CSV parse and "
+    "Parquet write, as the pyarrow script does, plus a fixed ~0.3 s of CPU for start-up, planning, staging, "
+    "commit and state; Polars and DuckDB parse and encode with their own, faster native code and keep no state "
+    "(README, Performance: what the peers skip).",
+    "Files, memory: each task holds up to one Parquet row group (parquet.block.size, 64 MB of Arrow data or "
+    "1,048,576 rows) before writing it, and Arrow's streaming CSV reader parses ahead of it; at 5 M rows a "
+    "file (625,000 rows) is smaller than a row group, at 20 M (2,500,000) it is not, so peak memory grows from "
+    "5 M to 20 M. Reading each file two blocks at a time was tried: it lowered a read-only pass's peak but "
+    "not a task's, and was not kept.",
+]
 
 PYARROW_SCRIPT = csv_to_parquet.CONTENDERS["pyarrow (ceiling)"]
 PYARROW_JSON_SCRIPT = """
@@ -117,7 +128,8 @@ def benchmarks(ctx: Context) -> Iterator[Benchmark]:
         case = Case(key, f"CSV → Parquet, {rows:,} rows ({FILES} files, {megabytes:,.0f} MB)", rows,
                     targets=targets)
         # the 1 M-row files take each contender a fraction of a second: three times the rounds for a steady median
-        yield Benchmark(key, [case], contenders, rounds_factor=3 if label == "1M" else 1)
+        yield Benchmark(key, [case], contenders, rounds_factor=3 if label == "1M" else 1,
+                        notes=NOTES if label == "20M" else [])
     yield from _json_benchmarks(ctx)
 
 
