@@ -35,14 +35,25 @@ duckdb.connect().execute(f"COPY (SELECT * FROM {read}('{data}/*.{ext}')) TO '{ou
                          "(FORMAT parquet, COMPRESSION snappy)")
 """
 
-# JSON with 16 MiB blocks, as gpy reads it: with pyarrow 26's default 1 MiB a threaded JSON scan never returns
+# JSON lines through pyarrow's streaming JSON reader, file after file, into write_dataset: pyarrow 26's threaded
+# JSON dataset scan (ds.dataset(format="json")) stops making progress on these files and never returns
 WRITE_DATASET = """
-import sys, pyarrow.dataset as ds, pyarrow.json as json
-data, out, ext = sys.argv[1], sys.argv[2], sys.argv[3]
-source = ds.dataset(data, format="csv" if ext == "csv" else
-                    ds.JsonFileFormat(read_options=json.ReadOptions(block_size=16 << 20)))
+import sys, pathlib, pyarrow as pa, pyarrow.dataset as ds, pyarrow.json as json
+data, out, ext = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 parquet = ds.ParquetFileFormat()
-ds.write_dataset(source, out, format=parquet, file_options=parquet.make_write_options(compression="snappy"))
+options = parquet.make_write_options(compression="snappy")
+if ext == "csv":
+    source = ds.dataset(data, format="csv")
+else:
+    files = sorted(data.glob("*.jsonl"))
+    first = json.open_json(files[0], read_options=json.ReadOptions(block_size=16 << 20))
+    def batches():
+        yield from first
+        for f in files[1:]:
+            yield from json.open_json(f, read_options=json.ReadOptions(block_size=16 << 20),
+                                      parse_options=json.ParseOptions(explicit_schema=first.schema))
+    source = pa.RecordBatchReader.from_batches(first.schema, batches())
+ds.write_dataset(source, out, format=parquet, file_options=options)
 """
 
 DUCKDB_SQL = """

@@ -16,7 +16,7 @@ from benchkit.context import Context
 from benchkit.model import Benchmark, Case, Contender, Step, Target
 from benchkit.process import Sample, measure
 
-STEP_TIMEOUT = 1800.0  # seconds: a hung contender must not hang the harness
+STEP_TIMEOUT = 600.0  # seconds: a hung contender (a peer library that deadlocks) must not hang the harness
 
 
 @dataclass
