@@ -6,7 +6,8 @@ settings, snappy as gpy writes):
 
 - files (CSV or JSON lines, ``argv[3]`` the extension): Polars ``scan_csv``/``scan_ndjson`` →
   ``sink_parquet`` (streaming, one file); DuckDB ``COPY (SELECT * FROM read_csv/read_json(glob)) TO`` one
-  Parquet file; pyarrow ``dataset(format=…)`` → ``write_dataset``;
+  Parquet file; pyarrow ``write_dataset`` from ``dataset(format="csv")``, or for JSON lines from the streaming
+  JSON reader, file after file;
 - a table's first load: DuckDB's ``sqlite_scanner``/``postgres_scanner`` extensions (``sqlite_scan`` /
   ``postgres_scan``) straight into ``COPY … TO``, the extensions loaded from the ``duckdb-ext-*`` packages
   (this machine reaches no extension repository); Polars ``read_database_uri`` with connectorx →
