@@ -136,3 +136,38 @@ def test_a_fast_benchmark_runs_more_rounds_and_a_slow_one_fewer(tmp_path):
         trials: list[int] = []
         [row] = run_benchmark(Benchmark("b", [case], [counting(trials)], max_rounds=cap, rounds_factor=factor), ctx)
         assert len(trials) == expected and len(row.samples) == expected
+
+
+def test_a_target_against_the_fastest_of_several_peers_names_the_one_it_met():
+    peers = ("Polars", "DuckDB", "pyarrow write_dataset")
+    case = Case("c", "CSV", 1000, targets=[Target("c", GPY_LOCAL, peers, "<=", 1.0)])
+    rows = [_row(case, GPY_LOCAL, "gpy", [2.0]), _row(case, "Polars", "peer", [1.6]),
+            _row(case, "DuckDB", "peer", [2.5]), _row(case, "pyarrow write_dataset", "peer", [3.0])]
+    (result,) = evaluate(rows)
+    assert result.ratio == 1.25 and result.status == "MISSED" and result.against == "Polars"
+    assert result.target.describe() == ("gpy --engine local time ÷ the fastest of Polars, DuckDB, pyarrow write_dataset"
+                                        " time <= 1")
+    assert "| 1.25 (Polars) | MISSED |" in report.targets_table([result])
+    failed = _row(case, "Polars", "peer", [])
+    failed.failure = "exit code 1"
+    (result,) = evaluate([rows[0], failed, *rows[2:]])
+    assert result.ratio == 0.8 and result.against == "DuckDB"  # measured against the peers that ran
+    sql = Case("s", "SQL", 1000, targets=[Target("s", GPY_LOCAL, ("DuckDB", "Polars"), ">=", 0.9, "rate")])
+    (rate,) = evaluate([_row(sql, GPY_LOCAL, "gpy", [2.0]), _row(sql, "DuckDB", "peer", [1.0]),
+                        _row(sql, "Polars", "peer", [4.0])])
+    assert rate.ratio == 0.5 and rate.against == "DuckDB" and rate.status == "MISSED"
+
+
+def test_memory_targets_compare_peaks_in_one_case_or_across_two():
+    small, large = Case("files-5M", "5M", 5), Case("files-20M", "20M", 20)
+    targets = [Target("files-20M", GPY_LOCAL, "pyarrow script", "<=", 1.5, "memory"),
+               Target("files-20M", GPY_LOCAL, GPY_LOCAL, "<=", 1.1, "memory", baseline_case="files-5M")]
+    large.targets = targets
+    rows = [_row(small, GPY_LOCAL, "gpy", [1.0], [400]), _row(large, "pyarrow script", "limit", [1.0], [300]),
+            _row(large, GPY_LOCAL, "gpy", [4.0, 4.0], [500, 480])]
+    over, growth = evaluate(rows)
+    assert round(over.ratio, 3) == 1.667 and over.status == "MISSED"
+    assert growth.ratio == 1.25 and growth.status == "MISSED"
+    assert over.target.describe() == "gpy --engine local peak memory ÷ pyarrow script peak memory <= 1.5"
+    assert growth.target.describe() == "gpy --engine local peak memory ÷ its own at files-5M <= 1.1"
+    assert evaluate(rows[1:])[1].status == "FAILED"  # the 5M case did not run

@@ -3,10 +3,10 @@
     python scripts/bench/run.py [--quick | --scale F] [--only PATTERNS] [--repeats N] [--list]
 
 Runs the suites of ``benchkit/suites`` (CSV files at 1 M, 5 M and 20 M rows on the local and Spark engines,
-SQLite and PostgreSQL first, incremental and no-op loads, a Kafka topic, a state store of 10,000 datasets),
-checks every contender's output row count, prints the table and writes ``bench/results.md`` (and
-``results.json``). Peers (dlt, plain PySpark) and the limit scripts run from their own virtual environments
-under ``~/.cache/gobblin_py/bench-<name>-<hash>``; generated data is kept under ``.bench/data``. Exit code 1
+JSON lines at 5 M, SQLite and PostgreSQL first, incremental and no-op loads, a Kafka topic, a state store of
+10,000 datasets), checks every contender's output row count, prints the table and writes ``bench/results.md``
+(and ``results.json``). Peers (Polars, DuckDB, pyarrow write_dataset, dlt, plain PySpark) and the limit scripts
+run from their own virtual environments under ``~/.cache/gobblin_py/bench-<name>-<hash>``; generated data is kept under ``.bench/data``. Exit code 1
 when any run failed or left the wrong number of rows; missed targets are reported and, with ``--strict``, exit
 with 3.
 
@@ -33,7 +33,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchkit import report  # noqa: E402
 from benchkit.context import DEFAULT_VENV_ROOT, Context  # noqa: E402
-from benchkit.peers import CONNECTORX_VERSION, DLT_VERSION  # noqa: E402
+from benchkit.peers import (  # noqa: E402
+    CONNECTORX_VERSION,
+    DLT_VERSION,
+    DUCKDB_SCANNERS_VERSION,
+    DUCKDB_VERSION,
+    POLARS_VERSION,
+)
 from benchkit.runner import Row, evaluate, run_benchmark  # noqa: E402
 from benchkit.suites import SUITES, load  # noqa: E402
 
@@ -88,7 +94,8 @@ def header(argv: list[str], started: float, loads: list[float], scale: float) ->
     lines = [
         f"`{command}` on {when}: commit {commit}{dirty}; {os.cpu_count()} cores, {memory:.0f} GiB, "
         f"Python {platform.python_version()}, gpy {_version('gobblin_py')}, pyarrow {_version('pyarrow')}, "
-        f"PySpark {_version('pyspark')}, dlt {DLT_VERSION} (connectorx {CONNECTORX_VERSION}).",
+        f"PySpark {_version('pyspark')}, dlt {DLT_VERSION} (connectorx {CONNECTORX_VERSION}), Polars {POLARS_VERSION}, "
+        f"DuckDB {DUCKDB_VERSION} (its SQL scanners on {DUCKDB_SCANNERS_VERSION}).",
         "",
         f"Load average (1 minute) {loads[0]:.1f} at the start, {max(loads):.1f} at the busiest benchmark start, "
         f"{loads[-1]:.1f} at the end: the machine is shared, so compare ratios rather than seconds. "

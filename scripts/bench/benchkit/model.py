@@ -66,15 +66,22 @@ class Target:
 
     ``measure`` "time" compares wall times (subject ÷ baseline), "rate" compares rows per second
     (subject ÷ baseline); the ratio must satisfy ``op`` ``bound``. "seconds" is a goal for the subject's own
-    median time (no baseline), for work no other contender does.
+    median time (no baseline), for work no other contender does. "memory" compares peak resident memory
+    (subject ÷ baseline), the baseline's taken in ``baseline_case`` when given (gpy's own at a smaller size: the
+    growth from one size to the next). A tuple of baselines is compared with the fastest of them that ran.
     """
 
     case: str
     subject: str
-    baseline: str
+    baseline: str | tuple[str, ...]
     op: Literal["<=", "<", ">=", ">"]
     bound: float
-    measure: Literal["time", "rate", "seconds"] = "time"
+    measure: Literal["time", "rate", "seconds", "memory"] = "time"
+    baseline_case: str | None = None
+
+    @property
+    def baselines(self) -> tuple[str, ...]:
+        return self.baseline if isinstance(self.baseline, tuple) else (self.baseline,)
 
     def holds(self, ratio: float) -> bool:
         return {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}[self.op](ratio, self.bound)
@@ -82,8 +89,14 @@ class Target:
     def describe(self) -> str:
         if self.measure == "seconds":
             return f"{self.subject} seconds {self.op} {self.bound:g}"
-        what = "time" if self.measure == "time" else "rows/s"
-        return f"{self.subject} {what} ÷ {self.baseline} {what} {self.op} {self.bound:g}"
+        what = {"time": "time", "rate": "rows/s", "memory": "peak memory"}[self.measure]
+        if self.baseline_case is not None and self.baseline == self.subject:
+            return f"{self.subject} {what} ÷ its own at {self.baseline_case} {self.op} {self.bound:g}"
+        baseline = (f"the fastest of {', '.join(self.baseline)}" if isinstance(self.baseline, tuple)
+                    else self.baseline)
+        if self.baseline_case is not None:
+            baseline += f" at {self.baseline_case}"
+        return f"{self.subject} {what} ÷ {baseline} {what} {self.op} {self.bound:g}"
 
 
 @dataclass
@@ -119,3 +132,11 @@ class Benchmark:
 def peers_slower(case: str, peers: Sequence[str], gpy: str = GPY_LOCAL) -> list[Target]:
     """The standing promise: each peer takes longer than gpy on this case."""
     return [Target(case, peer, gpy, ">", 1.0) for peer in peers]
+
+
+MEMORY_RATIO = 1.5  # gpy's peak resident memory at most this × the bare script's, on every row that has one
+
+
+def memory_within(case: str, limit: str, gpy: str = GPY_LOCAL) -> Target:
+    """gpy's peak memory on ``case`` at most ``MEMORY_RATIO`` × the limit script's."""
+    return Target(case, gpy, limit, "<=", MEMORY_RATIO, "memory")

@@ -5,7 +5,12 @@
 - ``dlt``: dlt with its Parquet, filesystem and SQL extras, connectorx (its fastest SQL backend on PostgreSQL) and
   psycopg (SQLAlchemy's PostgreSQL driver, for dlt's table reflection);
 - ``pyspark``: PySpark alone, at gpy's version (it finds the same Java runtime gpy does, through
-  ``JAVA_HOME``).
+  ``JAVA_HOME``);
+- ``polars``: Polars, with connectorx (its ``read_database_uri`` engine, the version dlt gets) and pyarrow at
+  gpy's version;
+- ``duckdb``: DuckDB, the newest release, for files; ``duckdb-scanners``: the DuckDB release whose
+  ``sqlite_scanner`` and ``postgres_scanner`` extensions the package index ships (``duckdb-ext-sqlite``,
+  ``duckdb-ext-postgres``), since DuckDB's own extension repository is not reachable from every machine.
 """
 
 from __future__ import annotations
@@ -24,6 +29,14 @@ BARE = VenvSpec("bare", (pinned("pyarrow"), pinned("adbc-driver-manager"), pinne
 DLT = VenvSpec("dlt", (f"dlt[parquet,filesystem,sql-database]=={DLT_VERSION}", f"connectorx=={CONNECTORX_VERSION}",
                        pinned("pyarrow"), pinned("psycopg", "[binary]")))
 PYSPARK = VenvSpec("pyspark", (pinned("pyspark"),))
+POLARS_VERSION = "2.1.0"
+DUCKDB_VERSION = "2.0.1"
+DUCKDB_SCANNERS_VERSION = "1.4.4"
+POLARS = VenvSpec("polars", (f"polars=={POLARS_VERSION}", f"connectorx=={CONNECTORX_VERSION}", pinned("pyarrow")))
+DUCKDB = VenvSpec("duckdb", (f"duckdb=={DUCKDB_VERSION}",))
+DUCKDB_SCANNERS = VenvSpec("duckdb-scanners", (f"duckdb=={DUCKDB_SCANNERS_VERSION}",
+                                               f"duckdb-ext-sqlite=={DUCKDB_SCANNERS_VERSION}.20260205",
+                                               f"duckdb-ext-postgres=={DUCKDB_SCANNERS_VERSION}.20260205"))
 
 
 def parquet_rows(path: Path) -> int:

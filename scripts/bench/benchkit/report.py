@@ -14,8 +14,8 @@ EXPLANATION = (
     "memory is the resident memory of the process and all its children summed (a Spark driver's JVM "
     "included). \"× gpy\" is the contender's median time ÷ gpy --engine local's on the same benchmark "
     "(below 1: faster than gpy). Every run's output was counted: a wrong count or a failed process shows as "
-    "FAILED. gpy is the project; *peers* are the alternatives a team would pick instead (dlt, a plain PySpark "
-    "script); the *limit* is a bare script calling the same libraries with nothing around them."
+    "FAILED. gpy is the project; *peers* are the alternatives a team would pick instead (Polars, DuckDB, "
+    "pyarrow's write_dataset, dlt, a plain PySpark script); the *limit* is a bare script calling the same libraries with nothing around them."
 )
 
 
@@ -60,6 +60,8 @@ def targets_table(results: Sequence[TargetResult]) -> str:
     lines = ["| case | target | measured | result |", "|---|---|---|---|"]
     for result in results:
         measured = "" if result.ratio is None else f"{result.ratio:.2f}"
+        if result.against and measured:
+            measured += f" ({result.against})"
         lines.append(f"| {result.target.case} | {result.target.describe()} | {measured} | {result.status} |")
     return "\n".join(lines)
 
@@ -83,7 +85,8 @@ def as_json(rows: Sequence[Row], targets: Sequence[TargetResult], facts: Mapping
                   "role": r.contender.role, "work": r.case.work, "unit": r.case.unit, "failure": r.failure,
                   "seconds": [round(s.seconds, 4) for s in r.samples],
                   "peak_bytes": [s.peak_bytes for s in r.samples]} for r in rows],
-        "targets": [{"case": t.target.case, "target": t.target.describe(), "ratio": t.ratio, "status": t.status}
+        "targets": [{"case": t.target.case, "target": t.target.describe(), "ratio": t.ratio, "against": t.against,
+                     "status": t.status}
                     for t in targets],
     }, indent=1) + "\n"
 

@@ -16,7 +16,7 @@ from benchkit.context import Context
 from benchkit.model import Benchmark, Case, Contender, Step, Target
 from benchkit.process import Sample, measure
 
-STEP_TIMEOUT = 1800.0  # seconds: a hung contender must not hang the harness
+STEP_TIMEOUT = 600.0  # seconds: a hung contender (a peer library that deadlocks) must not hang the harness
 
 
 @dataclass
@@ -48,10 +48,11 @@ class Row:
 @dataclass
 class TargetResult:
     """A target and what was measured: ``ratio`` (seconds for a "seconds" goal) is None when one side failed or
-    did not run."""
+    did not run; ``against`` names the baseline it was measured against when there were several."""
 
     target: Target
     ratio: float | None
+    against: str | None = None
 
     @property
     def status(self) -> str:
@@ -121,21 +122,33 @@ def run_benchmark(bench: Benchmark, ctx: Context) -> list[Row]:
     return [table[c.name][case.key] for case in cases for c in bench.contenders if case.key in table[c.name]]
 
 
+def _measured(target: Target, by_key: dict[tuple[str, str], Row]) -> TargetResult:
+    subject = by_key.get((target.case, target.subject))
+    if subject is None or not subject.ok:
+        return TargetResult(target, None)
+    if target.measure == "seconds":
+        return TargetResult(target, subject.seconds)
+    where = target.baseline_case or target.case
+    ran = [row for name in target.baselines if (row := by_key.get((where, name))) is not None and row.ok]
+    if not ran:
+        return TargetResult(target, None)
+    if target.measure == "memory":
+        baseline = min(ran, key=lambda row: row.peak_bytes)
+        ratio = subject.peak_bytes / baseline.peak_bytes
+    else:
+        baseline = min(ran, key=lambda row: row.seconds)
+        ratio = (subject.seconds / baseline.seconds if target.measure == "time"
+                 else baseline.seconds / subject.seconds)
+    return TargetResult(target, ratio, baseline.contender.name if len(target.baselines) > 1 else None)
+
+
 def evaluate(rows: list[Row]) -> list[TargetResult]:
-    """Each selected case's targets, checked against the medians."""
+    """Each selected case's targets, checked against the medians (and peaks)."""
     by_key = {(row.case.key, row.contender.name): row for row in rows}
     results, seen = [], set()
     for row in rows:
         if row.case.key in seen:
             continue
         seen.add(row.case.key)
-        for target in row.case.targets:
-            subject, baseline = by_key.get((target.case, target.subject)), by_key.get((target.case, target.baseline))
-            ratio = None
-            if target.measure == "seconds":
-                ratio = subject.seconds if subject is not None and subject.ok else None
-            elif subject is not None and baseline is not None and subject.ok and baseline.ok:
-                ratio = (subject.seconds / baseline.seconds if target.measure == "time"
-                         else baseline.seconds / subject.seconds)
-            results.append(TargetResult(target, ratio))
+        results += [_measured(target, by_key) for target in row.case.targets]
     return results

@@ -8,7 +8,13 @@ new. Contenders: the limit is ``sql_first_load.py``'s bare script (ADBC's ``fetc
 into a ``ParquetWriter``, given the id range; it keeps no state, so it has no no-op row); gpy ``--engine
 local`` (``QueryBasedSource``, ADBC readers); dlt's ``sql_table`` with ``dlt.sources.incremental("id")`` and
 its fastest backend that loads the table: connectorx on PostgreSQL, pyarrow on SQLite (connectorx refuses the
-``NUMERIC`` column once SQLite stores REAL values in it, as the incremental rows do).
+``NUMERIC`` column once SQLite stores REAL values in it, as the incremental rows do). For the first load only,
+the single-machine peers of :mod:`benchkit.fast_peers`: DuckDB's ``sqlite_scanner``/``postgres_scanner`` into
+``COPY … TO`` Parquet, and Polars ``read_database_uri`` (connectorx) → ``write_parquet``; neither keeps a
+watermark, so they have no incremental or no-op row.
+
+Targets: gpy's first-load rate at least 0.8 × the bare script's and 0.9 × the fastest peer's; dlt slower on
+every load; gpy's peak memory within 1.5 × the bare script's on both loads it has.
 """
 
 from __future__ import annotations
@@ -20,13 +26,22 @@ from pathlib import Path
 
 import sql_first_load
 from benchkit.context import Context
-from benchkit.model import GPY_LOCAL, Benchmark, Case, Contender, Step, Target, peers_slower
-from benchkit.peers import BARE, DLT, parquet_rows
+from benchkit import fast_peers
+from benchkit.model import GPY_LOCAL, Benchmark, Case, Contender, Step, Target, memory_within, peers_slower
+from benchkit.peers import BARE, DLT, DUCKDB_SCANNERS, POLARS, parquet_rows
 
 ROWS = 1_000_000
 DATABASES = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
 KEYS = tuple(f"sql-{kind}-{load}" for kind in DATABASES for load in ("first", "incremental", "noop"))
 FIRST_LOAD_RATE = 0.8  # gpy's rows/s at least this × the bare script's
+PEER_RATE = 0.9  # gpy's first-load rows/s at least this × the fastest peer's
+FIRST_LOAD_PEERS = ("DuckDB", "Polars", "dlt")
+NOTES = [
+    "SQL first load: DuckDB's postgres_scanner reads the table in parallel, by ranges of its pages (ctid), "
+    "over binary COPY, where gpy and the bare script read it as one ADBC stream; gpy's peak memory is its Parquet "
+    "row group held before it is written (the bare script writes every ADBC batch as its own row group) and "
+    "its runtime's imports.",
+]
 
 DLT_SCRIPT = """
 import sys, dlt
@@ -49,9 +64,10 @@ def _cases(kind: str, rows: int, extra: int) -> list[Case]:
     return [
         Case(first, f"{name} table → Parquet, first load, {rows:,} rows", rows,
              targets=[Target(first, GPY_LOCAL, "bare script", ">=", FIRST_LOAD_RATE, "rate"),
-                      *peers_slower(first, ["dlt"])]),
+                      Target(first, GPY_LOCAL, FIRST_LOAD_PEERS, ">=", PEER_RATE, "rate"),
+                      *peers_slower(first, ["dlt"]), memory_within(first, "bare script")]),
         Case(incremental, f"{name}, incremental load, {extra:,} new rows", extra,
-             targets=peers_slower(incremental, ["dlt"])),
+             targets=[*peers_slower(incremental, ["dlt"]), memory_within(incremental, "bare script")]),
         Case(noop, f"{name}, the next run with nothing new (no-op)", 0, targets=peers_slower(noop, ["dlt"])),
     ]
 
@@ -90,8 +106,27 @@ def _contenders(ctx: Context, db: sql_first_load.Database, extra: int) -> list[C
                 Step(command, incremental, rows + extra, lambda: parquet_rows(out), before=more, env=DLT_ENV),
                 Step(command, noop, rows + extra, lambda: parquet_rows(out), env=DLT_ENV)]
 
+    duckdb, duckdb_error = ctx.python(DUCKDB_SCANNERS)
+    # DuckDB's scanners take a file path and a libpq URI; connectorx a sqlite:// URL with the absolute path
+    duckdb_target = str(db.path) if kind == "sqlite" else db.url
+    polars_url = f"sqlite://{db.path}" if kind == "sqlite" else db.url
+
+    def duckdb_trial(work: Path) -> list[Step]:
+        out = work / "orders.parquet"
+        return [Step([duckdb or "python", "-c", fast_peers.DUCKDB_SQL, kind, duckdb_target, str(out)], first, rows,
+                     lambda: parquet_rows(out))]
+
+    polars, polars_error = ctx.python(POLARS)
+
+    def polars_trial(work: Path) -> list[Step]:
+        out = work / "orders.parquet"
+        return [Step([polars or "python", "-c", fast_peers.POLARS_SQL, polars_url, str(out)], first, rows,
+                     lambda: parquet_rows(out))]
+
     return [Contender("bare script", "limit", bare_trial, cases=(first, incremental), error=bare_error),
             Contender(GPY_LOCAL, "gpy", gpy_trial),
+            Contender("DuckDB", "peer", duckdb_trial, cases=(first,), error=duckdb_error),
+            Contender("Polars", "peer", polars_trial, cases=(first,), error=polars_error),
             Contender("dlt", "peer", dlt_trial, error=dlt_error)]
 
 
@@ -109,10 +144,12 @@ def benchmarks(ctx: Context) -> Iterator[Benchmark]:
                 db = sql_first_load.Database(kind, root, rows)
             except (Exception, SystemExit) as exc:  # no server binaries, initdb refused…
                 failed = [Contender(c, r, lambda work: [], error=f"the {DATABASES[kind]} table: {exc}")
-                          for c, r in (("bare script", "limit"), (GPY_LOCAL, "gpy"), ("dlt", "peer"))]
+                          for c, r in (("bare script", "limit"), (GPY_LOCAL, "gpy"), ("DuckDB", "peer"),
+                                       ("Polars", "peer"), ("dlt", "peer"))]
                 yield Benchmark(name, _cases(kind, rows, extra), failed)
                 continue
-            yield Benchmark(name, _cases(kind, rows, extra), _contenders(ctx, db, extra), before_trial=db.reset)
+            yield Benchmark(name, _cases(kind, rows, extra), _contenders(ctx, db, extra), before_trial=db.reset,
+                            notes=NOTES if kind == "postgresql" else [])
         finally:
             if db is not None:
                 db.stop()
