@@ -1,82 +1,17 @@
-"""Spark task attempts on a real standalone cluster: an executor killed mid-task loses and duplicates nothing."""
+"""Spark task attempts on a real standalone cluster (tests/spark/conftest.py: its workers have nothing of gpy,
+which ships itself): an executor killed mid-task loses and duplicates nothing."""
 
 from __future__ import annotations
 
-import json
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from gobblin_py.runtime.engines.java import ensure_java
 from tests.conftest import run_gpy
 
 pytestmark = pytest.mark.spark
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def standalone(tmp_path_factory):
-    """A Spark standalone master and two one-core workers on loopback, started with pyspark's spark-class."""
-    import pyspark
-
-    spark_home = Path(pyspark.__file__).parent
-    spark_class = spark_home / "bin" / "spark-class"
-    if not spark_class.exists():
-        pytest.skip(f"pyspark's spark-class launcher is not at {spark_class}")
-    ensure_java()
-    work = tmp_path_factory.mktemp("spark-standalone")
-    env = {**os.environ, "SPARK_HOME": str(spark_home), "SPARK_LOCAL_IP": "127.0.0.1",
-           "SPARK_LOG_DIR": str(work / "logs"), "SPARK_WORKER_DIR": str(work / "workers"),
-           "PYSPARK_PYTHON": sys.executable,
-           # executors import the test's plugins as a user's would be: from an installed package or PYTHONPATH
-           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    port, ui = free_port(), free_port()
-    procs = [subprocess.Popen([str(spark_class), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                               "--port", str(port), "--webui-port", str(ui)], env=env,
-                              stdout=open(work / "master.log", "wb"), stderr=subprocess.STDOUT)]
-    master = f"spark://127.0.0.1:{port}"
-    for n in range(2):
-        procs.append(subprocess.Popen(
-            [str(spark_class), "org.apache.spark.deploy.worker.Worker", master, "--cores", "1", "--memory", "1g",
-             "--host", "127.0.0.1", "--webui-port", str(free_port()), "--work-dir", str(work / f"worker{n}")],
-            env=env, stdout=open(work / f"worker{n}.log", "wb"), stderr=subprocess.STDOUT))
-    deadline = time.time() + 120
-    alive = 0
-    while time.time() < deadline:
-        try:
-            status = json.load(urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=2))
-            alive = sum(1 for w in status.get("workers", []) if w.get("state") == "ALIVE")
-            if alive == 2:
-                break
-        except OSError:
-            pass
-        time.sleep(1)
-    if alive != 2:
-        for proc in procs:
-            proc.kill()
-        logs = "\n".join((work / name).read_text(errors="replace")[-1500:] for name in ("master.log", "worker0.log"))
-        pytest.fail(f"the standalone cluster did not come up with two workers:\n{logs}")
-    yield master
-    for proc in reversed(procs):
-        proc.terminate()
-    for proc in procs:
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def test_executor_killed_mid_task_publishes_every_row_exactly_once(tmp_path, standalone):
@@ -101,7 +36,8 @@ def test_executor_killed_mid_task_publishes_every_row_exactly_once(tmp_path, sta
         "spark.executor.memory=512m", "spark.task.maxFailures=4", "spark.cores.max=2",
         "",
     ]))
-    result = run_gpy("run", str(job), "--master", standalone, cwd=Path(__file__).resolve().parents[2])
+    result = run_gpy("run", str(job), "--master", standalone.url, cwd=Path(__file__).resolve().parents[2],
+                     env=standalone.env())
     assert result.returncode == 0, result.stdout + result.stderr[-4000:]
     assert (marker / "killed").exists(), "no executor was killed: the test proved nothing"
     published = sorted(tmp_path.joinpath("published").rglob("*.parquet"))
