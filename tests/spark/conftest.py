@@ -34,10 +34,12 @@ class Standalone:
         return {"PYSPARK_PYTHON": str(self.python)}
 
 
-def bare_python(folder: Path) -> Path:
-    """A new virtual environment of this interpreter's version with nothing installed in it."""
+@pytest.fixture(scope="session")
+def bare_python(tmp_path_factory) -> Path:
+    """The Python of a new virtual environment of this interpreter's version with nothing installed in it."""
+    folder = tmp_path_factory.mktemp("bare")
     base = getattr(sys, "_base_executable", sys.executable)
-    subprocess.run([base, "-m", "venv", "--without-pip", str(folder)], check=True)
+    subprocess.run([base, "-m", "venv", "--without-pip", "--clear", str(folder)], check=True)
     python = folder / "bin" / "python"
     for module in ("gobblin_py", "pyarrow"):
         found = subprocess.run([str(python), "-c", f"import {module}"], env={"PATH": os.environ.get("PATH", "")},
@@ -47,7 +49,7 @@ def bare_python(folder: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def standalone(tmp_path_factory) -> Iterator[Standalone]:
+def standalone(tmp_path_factory, bare_python) -> Iterator[Standalone]:
     """A Spark standalone master and two one-core workers on loopback, started with pyspark's spark-class; the
     workers' Python is a bare virtual environment, so a job runs there only with the environment gpy ships."""
     import pyspark
@@ -60,7 +62,7 @@ def standalone(tmp_path_factory) -> Iterator[Standalone]:
         pytest.skip(f"pyspark's spark-class launcher is not at {spark_class}")
     ensure_java()
     work = tmp_path_factory.mktemp("spark-standalone")
-    python = bare_python(work / "bare")
+    python = bare_python
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
     env.update({"SPARK_HOME": str(spark_home), "SPARK_LOCAL_IP": "127.0.0.1",
                 "SPARK_LOG_DIR": str(work / "logs"), "SPARK_WORKER_DIR": str(work / "workers"),

