@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,17 @@ def test_a_missing_archive_is_named_before_the_run(tmp_path):
     assert [p.key for p in problems] == ["gpy.spark.archive"] and str(missing) in str(problems[0])
     with pytest.raises(SettingsError, match="gpy.spark.archive"):
         spark_conf("spark://h:7077", {"gpy.spark.archive": str(missing)})
+
+
+def test_the_cache_keeps_the_recent_archives_and_drops_others_unused_for_a_day(tmp_path):
+    from gobblin_py.runtime.engines.pack import _prune
+
+    now = time.time()
+    ages = {"new": 0, "recent": 600, "old1": 2 * 86_400, "old2": 2 * 86_400 + 1, "old3": 2 * 86_400 + 2}
+    for name, age in ages.items():
+        path = tmp_path / f"gpy-env-py3-{name}.tar.gz"
+        path.write_bytes(b"x")
+        os.utime(path, (now - age, now - age))
+    _prune(tmp_path, keep=tmp_path / "gpy-env-py3-new.tar.gz")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "gpy-env-py3-new.tar.gz", "gpy-env-py3-old1.tar.gz", "gpy-env-py3-recent.tar.gz"]

@@ -160,10 +160,17 @@ def _owned_by_nobody(info: tarfile.TarInfo) -> tarfile.TarInfo:
 
 
 def _prune(folder: Path, keep: Path) -> None:
-    archives = sorted(folder.glob("gpy-env-*.tar.gz"), key=lambda p: p.stat().st_mtime, reverse=True)
+    """Remove archives unused for a day beyond the most recent few (another gpy may be pruning too)."""
+    used: list[tuple[float, Path]] = []
+    for archive in folder.glob("gpy-env-*.tar.gz"):
+        try:
+            used.append((archive.stat().st_mtime, archive))
+        except FileNotFoundError:
+            continue
+    used.sort(reverse=True)
     now = time.time()
-    for old in [a for a in archives if a != keep][KEEP - 1:]:
-        if now - old.stat().st_mtime > STALE_SECONDS:
+    for mtime, old in [u for u in used if u[1] != keep][KEEP - 1:]:
+        if now - mtime > STALE_SECONDS:
             old.unlink(missing_ok=True)
 
 
