@@ -3,7 +3,7 @@
 Public API (also used by engines other than classic Spark, e.g. to ``addArtifacts`` on Spark Connect):
 
 - :func:`environment_archive` ``(props) -> Path``: the ``.tar.gz`` for a job's properties, built once and cached by
-  content under ``gpy.pack.cache.dir`` (default ``~/.cache/gobblin_py/packs``); a cache hit costs a metadata scan.
+  content under ``gpy.pack.cache.dir`` (default ``~/.cache/gobblin_py/packs``); a cache hit costs some ``stat`` calls.
 - :data:`ALIAS` (``environment``): the name the archive is unpacked under on executors
   (``spark.archives=<archive>#environment``); :data:`EXECUTOR_PYTHON` (``./environment/bin/python``): the Python an
   executor runs then (``spark.pyspark.python``), relative to the executor's working folder.
@@ -90,8 +90,9 @@ def environment_archive(props: Mapping[str, str]) -> Path:
     """The environment archive for a job's ``props``: from the cache when its content is unchanged, else built."""
     settings = PackSettings.load(props)
     began = time.monotonic()
-    contents = pack_contents.contents(_plugin_modules(props), settings.distributions)
-    digest = contents.fingerprint(FORMAT, _launcher("0" * 16), sysconfig.get_platform(), sys.version)
+    modules = _plugin_modules(props)
+    digest = pack_contents.environment_key(modules, settings.distributions, FORMAT, _launcher("0" * 16),
+                                           sysconfig.get_platform(), sys.version)
     folder = cache_dir(props)
     archive = folder / f"gpy-env-py{sys.version_info.major}{sys.version_info.minor}-{digest[:16]}.tar.gz"
     if archive.is_file():
@@ -100,7 +101,7 @@ def environment_archive(props: Mapping[str, str]) -> Path:
                  seconds=round(time.monotonic() - began, 3))
         return archive
     folder.mkdir(parents=True, exist_ok=True)
-    files = _build(contents, archive, digest[:16])
+    files = _build(pack_contents.contents(modules, settings.distributions), archive, digest[:16])
     log.info("pack_built", path=str(archive), bytes=archive.stat().st_size, files=files,
              seconds=round(time.monotonic() - began, 3))
     _prune(folder, keep=archive)

@@ -7,14 +7,16 @@ classes, and the job's own plugin packages that live outside site-packages (thei
 their modules may import siblings). Left out: PySpark and py4j (an executor uses its cluster's own, which match
 its JVM), the Java runtime, byte-code caches and the build tools of gpy's ``dev``/``bench``/``testing`` extras.
 
-The fingerprint reads the distributions' names, versions and RECORD files and the sizes and modification
-times of the shipped source folders' files: a cache hit costs a metadata scan, never a read of site-packages.
+An archive is named by :func:`environment_key`, which reads no package's metadata (only the names of the
+metadata folders on ``sys.path``, their RECORD files' sizes and times, and the sizes and times of the shipped
+source folders' files): a cache hit costs a few hundred ``stat`` calls.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import re
 import sys
 import sysconfig
@@ -45,21 +47,6 @@ class Contents:
 
     distributions: list[Distribution] = field(default_factory=list)
     trees: list[Path] = field(default_factory=list)  # each lands under site-packages by its own name
-
-    def fingerprint(self, *salt: str) -> str:
-        """A digest of everything the archive would hold, read cheaply (see the module's docstring)."""
-        digest = hashlib.sha256()
-        for part in salt:
-            digest.update(part.encode() + b"\0")
-        for dist in sorted(self.distributions, key=lambda d: normalized(d.metadata["Name"])):
-            digest.update(f"{normalized(dist.metadata['Name'])}=={dist.version}\0".encode())
-            digest.update((dist.read_text("RECORD") or "").encode() + b"\0")
-        for tree in self.trees:
-            digest.update(f"{tree}\0".encode())
-            for path, name in _tree_files(tree):
-                stat = path.stat()  # a saved edit changes the time even where the size stays
-                digest.update(f"{name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
-        return digest.hexdigest()
 
     def members(self) -> Iterator[tuple[Path, str]]:
         """Every file as (where it is here, its name in the archive)."""
@@ -175,12 +162,10 @@ def own_extras(known: Mapping[str, Distribution]) -> frozenset[str]:
     return frozenset(provided) - OWN_EXTRAS_NOT_SHIPPED
 
 
-def plugin_locations(modules: Iterable[str]) -> tuple[set[str], list[Path]]:
-    """The distributions (by name) and the source folders outside site-packages that hold ``modules``."""
+def _plugin_locations(modules: Iterable[str]) -> Iterator[tuple[str, Path, bool]]:
+    """(top-level name, folder or file, whether it is in site-packages) of the packages holding ``modules``,
+    gobblin_py's own and the standard library's left out."""
     sites, stdlib = site_dirs(), _stdlib_dirs()
-    owners: Mapping[str, list[str]] = {}  # scanning every distribution's files takes a while: on demand
-    names: set[str] = set()
-    trees: list[Path] = []
     for top in dict.fromkeys(m.split(".")[0] for m in modules):
         if top == OWN:
             continue
@@ -190,11 +175,55 @@ def plugin_locations(modules: Iterable[str]) -> tuple[set[str], list[Path]]:
         locations = list(spec.submodule_search_locations or []) or [spec.origin or ""]
         for location in (Path(p) for p in locations if p):
             if _relative_to_any(location, sites) is not None:
-                owners = owners or packages_distributions()
-                names.update(owners.get(top, []))
-            elif _relative_to_any(location, stdlib) is None and location not in trees:
-                trees.append(location)
-    return names, trees
+                yield top, location, True
+            elif _relative_to_any(location, stdlib) is None:
+                yield top, location, False
+
+
+def plugin_trees(modules: Iterable[str]) -> list[Path]:
+    """The source folders (or single modules) outside site-packages that hold ``modules``."""
+    return list(dict.fromkeys(location for _, location, in_site in _plugin_locations(modules) if not in_site))
+
+
+def plugin_distributions(modules: Iterable[str]) -> set[str]:
+    """The names of the installed distributions that hold ``modules``."""
+    tops = {top for top, _, in_site in _plugin_locations(modules) if in_site}
+    if not tops:
+        return set()
+    owners = packages_distributions()  # reads every distribution's file list: only when a plugin is installed
+    return {name for top in tops for name in owners.get(top, [])}
+
+
+def environment_key(plugin_modules: Iterable[str], extra_distributions: Iterable[str], *salt: str) -> str:
+    """A digest of what an archive would be made of, reading no package's metadata: the metadata folders of
+    every distribution on ``sys.path`` with their RECORD's size and time (a package added, removed, upgraded or
+    reinstalled changes it), and the sizes and times of the files of the source folders shipped."""
+    digest = hashlib.sha256()
+    for part in (*salt, *sorted(extra_distributions)):
+        digest.update(part.encode() + b"\0")
+    for folder in _metadata_folders():
+        try:
+            record = (folder / "RECORD").stat()
+            stamp = f"{record.st_size}:{record.st_mtime_ns}"
+        except OSError:
+            stamp = "-"
+        digest.update(f"{folder}\0{stamp}\0".encode())
+    for tree in [own_tree(), *plugin_trees(plugin_modules)]:
+        digest.update(f"{tree}\0".encode())
+        for path, name in _tree_files(tree):
+            stat = path.stat()  # a saved edit changes the time even where the size stays
+            digest.update(f"{name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    return digest.hexdigest()
+
+
+def _metadata_folders() -> Iterator[Path]:
+    for entry in dict.fromkeys(sys.path):
+        try:
+            names = sorted(e.name for e in os.scandir(entry or ".") if e.name.endswith((".dist-info", ".egg-info")))
+        except OSError:
+            continue
+        for name in names:
+            yield Path(entry or ".").resolve() / name
 
 
 def own_tree() -> Path:
@@ -206,7 +235,8 @@ def own_tree() -> Path:
 
 def contents(plugin_modules: Iterable[str], extra_distributions: Iterable[str] = ()) -> Contents:
     """What an archive for a job using ``plugin_modules`` holds (plus ``extra_distributions`` and theirs)."""
+    modules = list(plugin_modules)
     known = installed()
-    plugin_dists, plugin_trees = plugin_locations(plugin_modules)
-    roots = [(OWN, own_extras(known))] + [(n, frozenset()) for n in sorted(plugin_dists | set(extra_distributions))]
-    return Contents(closure(roots, known), [own_tree(), *plugin_trees])
+    names = plugin_distributions(modules) | set(extra_distributions)
+    roots = [(OWN, own_extras(known))] + [(n, frozenset()) for n in sorted(names)]
+    return Contents(closure(roots, known), [own_tree(), *plugin_trees(modules)])
