@@ -48,7 +48,8 @@ def has_session() -> bool:
 def get_spark_session(
     master: str | None = None, conf: Mapping[str, str] | None = None, app_name: str = "gpy"
 ) -> SparkSession:
-    """Get or create the process's SparkSession. Executors run this interpreter (``PYSPARK_PYTHON``).
+    """Get or create the process's SparkSession. Executors run this interpreter (``PYSPARK_PYTHON``), or the one
+    the ``spark.pyspark.python`` of ``conf`` names (on a cluster, the shipped environment's: see ``pack``).
 
     A new driver JVM starts quietly (see :mod:`gobblin_py.runtime.engines.spark_logging`): its start-up noise stays off
     the console at gpy's default log level, and its stderr reaches the console through gpy.
