@@ -9,6 +9,7 @@ registers them all on :func:`main`.
 from gobblin_py.cli import (  # noqa: F401 - each registers its commands
     history,
     lock,
+    pack,
     retention,
     run,
     schedule,

@@ -38,17 +38,28 @@ def chosen_master(master: str | None, conf: Mapping[str, str] | None) -> str:
     return master or (conf or {}).get("spark.master") or DEFAULT_MASTER
 
 
+def has_session() -> bool:
+    """Whether this process has a SparkContext already (a new session would reuse it and its settings)."""
+    from pyspark import SparkContext
+
+    return SparkContext._active_spark_context is not None
+
+
 def get_spark_session(
     master: str | None = None, conf: Mapping[str, str] | None = None, app_name: str = "gpy"
 ) -> SparkSession:
-    """Get or create the process's SparkSession. Executors run this interpreter (``PYSPARK_PYTHON``).
+    """Get or create the process's SparkSession. Executors run this interpreter (``PYSPARK_PYTHON``), or the one
+    the ``spark.pyspark.python`` of ``conf`` names (on a cluster, the shipped environment's: see ``pack``).
 
     A new driver JVM starts quietly (see :mod:`gobblin_py.runtime.engines.spark_logging`): its start-up noise stays off
     the console at gpy's default log level, and its stderr reaches the console through gpy.
     """
     with _lock:
         ensure_java()
-        # Executors' Python workers must run our virtual environment's interpreter, not python3 from PATH.
+        # Executors' Python workers must run our virtual environment's interpreter, not python3 from PATH, unless
+        # the job names one (PySpark reads only the variable when the driver is not spark-submit's)
+        if (conf or {}).get("spark.pyspark.python") and not has_session():
+            os.environ["PYSPARK_PYTHON"] = (conf or {})["spark.pyspark.python"]
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         from pyspark.sql import SparkSession

@@ -27,6 +27,7 @@ from gobblin_py.io.fs_settings import FsSettings
 from gobblin_py.jobconf.gobblin_keys import GOBBLIN_KEYS
 from gobblin_py.jobconf.schedule import SCHEDULE_KEY, scheduling_warnings
 from gobblin_py.runtime.engines.base import EngineSettings
+from gobblin_py.runtime.engines.pack import PackSettings
 from gobblin_py.runtime.execute.row_checker import RowQualitySettings
 from gobblin_py.runtime.execute.task_quality import QualitySettings
 from gobblin_py.runtime.execute.task_settings import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER, TaskSettings
@@ -69,9 +70,9 @@ from gobblin_py.store.run_history import HistorySettings
 from gobblin_py.store.store import StateStoreSettings
 
 CORE_SETTINGS: tuple[type[Settings], ...] = (
-    JobSettings, CommitSettings, ReplaySettings, DeliverySettings, TaskSettings, EngineSettings, LockSettings,
-    StateStoreSettings, HistorySettings, FsSettings, RetrySettings, QualitySettings, RowQualitySettings, ForkSettings,
-    MetricsSettings, PrometheusSettings, LineageSettings,
+    JobSettings, CommitSettings, ReplaySettings, DeliverySettings, TaskSettings, EngineSettings, PackSettings,
+    LockSettings, StateStoreSettings, HistorySettings, FsSettings, RetrySettings, QualitySettings, RowQualitySettings,
+    ForkSettings, MetricsSettings, PrometheusSettings, LineageSettings,
 )
 DEFAULT_PUBLISHER = "gobblin_py.connectors.files.publisher.BaseDataPublisher"
 _BRANCH_SUFFIX = re.compile(r"^(?P<base>.+)\.(?P<branch>\d+)$")

