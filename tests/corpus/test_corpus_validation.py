@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from tests.conftest import CORPUS, REPO, run_gpy
+from tests.conftest import CORPUS, NEEDS_CORPUS, REPO, run_gpy
 
 VALID = 15
 COVERED = 29  # files whose every class has a gpy equivalent (13 fragments without a source.class,
@@ -32,7 +32,7 @@ UNPORTED = {
                                                               "WikipediaSource", "HiveWritableHdfsDataWriterBuilder"],
 }
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the Gobblin job corpus is not at {CORPUS}")
+pytestmark = NEEDS_CORPUS
 
 
 @pytest.fixture(scope="module")

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.environment import missing
 from tests.sql.conftest import free_port
 
 QUIET = logging.getLogger("tests.librdkafka")  # the clients' connection chatter when the broker stops
@@ -164,11 +165,11 @@ def broker():
     """One Kafka-protocol broker for the whole test session."""
     binary = broker_binary()
     if binary is None:
-        pytest.skip("the noida-db package (the tests' Kafka broker) is not installed: pip install -e '.[dev,kafka]'")
+        missing("the noida-db package (the tests' Kafka broker) is not installed: pip install -e '.[dev,kafka]'")
     try:
         import confluent_kafka  # noqa: F401
     except ImportError:
-        pytest.skip("confluent-kafka is not installed: pip install -e '.[dev,kafka]'")
+        missing("confluent-kafka is not installed: pip install -e '.[dev,kafka]'")
     directory = tempfile.mkdtemp(prefix="gpy-kafka-")
     process = None
     for _ in range(5):  # a free port may be taken between asking and binding: try another

@@ -3,12 +3,11 @@ testKafkaIngest.pull into a topic of the test broker, streaming-test-kafka.pull 
 
 from __future__ import annotations
 
-import pytest
 
-from tests.conftest import CORPUS
+from tests.conftest import NEEDS_CORPUS
 from tests.corpus.harness import local_copy, run_job, system_config
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the Gobblin job corpus is not at {CORPUS}")
+pytestmark = NEEDS_CORPUS
 
 
 def test_test_kafka_ingest(broker, tmp_path):

@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from gobblin_py.runtime.engines.java import ensure_java
+from tests.environment import missing
 from tests.conftest import run_gpy
 
 pytestmark = pytest.mark.spark
@@ -35,7 +36,7 @@ def standalone(tmp_path_factory):
     spark_home = Path(pyspark.__file__).parent
     spark_class = spark_home / "bin" / "spark-class"
     if not spark_class.exists():
-        pytest.skip(f"pyspark's spark-class launcher is not at {spark_class}")
+        missing(f"pyspark's spark-class launcher is not at {spark_class}")
     ensure_java()
     work = tmp_path_factory.mktemp("spark-standalone")
     env = {**os.environ, "SPARK_HOME": str(spark_home), "SPARK_LOCAL_IP": "127.0.0.1",
