@@ -74,7 +74,7 @@ def test_require_all_0_is_off(tmp_path):
     assert ran.returncode == 0 and "1 passed, 4 skipped" in ran.stdout, ran.stdout
 
 
-_BARE_SKIP = re.compile(r"pytest\.(skip\(|mark\.skipif|importorskip\()")
+_BARE_SKIP = re.compile(r"\bpytest\.(skip|importorskip)\(|\bmark\.skip(if)?\b|from pytest import .*\bskip\b")
 
 
 def test_every_skip_in_the_suite_goes_through_the_environment_rule():
