@@ -248,7 +248,7 @@ def kafka_value_seeds() -> list[bytes]:
         else:
             values = [b"hello", "é".encode(), b""]
         seeds.append(bytes([index]) + SEPARATOR.join(values))
-    return seeds
+    return seeds + [bytes([KINDS.index(kind)]) + b"\x00null" + SEPARATOR + b"\x00null" for kind in KINDS]  # tombstones
 
 
 def _kafka_values_target(folder: Path) -> Target:

@@ -92,3 +92,17 @@ def test_every_bad_source_schema_is_a_usage_error_naming_the_key(text, said):
     assert str(info.value).startswith(said)
     with pytest.raises(UsageError, match="^source.schema: not a usable Avro schema"):
         deserializer_for("AVRO", '{"type": "record", "name": "R", "fields": [{"name": "id", "typ": "long"}]}')
+
+
+@pytest.mark.parametrize("schema", [None, "id:int64"])
+def test_a_batch_of_only_tombstones_is_all_undecodable(schema):
+    # found by fuzzing: with every value null, Arrow's JSON reader was given no data, failed, and the bisection of
+    # the empty batch recursed until RecursionError
+    values = pa.array([None, None], pa.binary())
+    decoder = deserializer_for("JSON", schema)
+    if schema is None:
+        inferred, bad = decoder.infer(values)
+        assert inferred is None and bad == []
+        decoder = decoder.with_schema(pa.schema([]))
+    batch, bad = decoder.decode(values)
+    assert batch.num_rows == 0 and bad == [(0, "null value (a tombstone)"), (1, "null value (a tombstone)")]

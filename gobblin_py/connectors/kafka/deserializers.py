@@ -38,6 +38,8 @@ Bad = list[tuple[int, str]]
 
 def bisect(values: pa.Array, parse: Callable[[pa.Array], pa.RecordBatch], offset: int = 0) -> tuple[list[pa.RecordBatch], Bad]:
     """Parse ``values`` whole; when that fails, each half, down to the single values that fail."""
+    if not len(values):  # nothing to parse (a batch of tombstones only): a reader may refuse empty input
+        return [], []
     try:
         return [parse(values)], []
     except (pa.ArrowException, ValueError, TypeError, EOFError, IndexError, KeyError) as exc:
