@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+# an environment skip fails under GPY_REQUIRE_ALL=1 (tests/environment.py)
+from tests.environment import needs, pytest_configure, pytest_runtest_setup  # noqa: F401
+
 # the contract suites' assertions explain themselves as the tests' own do
 pytest.register_assert_rewrite("gobblin_py.testing")
 
@@ -35,6 +38,8 @@ def _shared() -> Path:
 
 SHARED = _shared()
 CORPUS = SHARED / "corpus" / "gobblin-jobs"
+# the marker of the tests that run the Gobblin job corpus (present beside the repository on CI)
+NEEDS_CORPUS = needs(CORPUS.is_dir(), f"the Gobblin job corpus is not at {CORPUS}")
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ from gobblin_py.io.group_sync import GroupSync
 from gobblin_py.io.rename_step import FsRenameStep
 from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.sdk.run_states import DatasetState
+from tests.environment import needs
 
 
 @pytest.fixture
@@ -159,7 +160,7 @@ def test_a_failing_syncfs_is_an_error_naming_the_path(tmp_path, monkeypatch):
     assert caught.value.errno == 5 and caught.value.filename == str(tmp_path)
 
 
-@pytest.mark.skipif(group_sync._syncfs is None, reason="syncfs is Linux's")
+@needs(group_sync._syncfs is not None, "the syncfs system call (Linux's)")
 def test_the_real_syncfs_runs(tmp_path, monkeypatch):
     monkeypatch.setattr(group_sync, "_dirty_bytes", lambda: 0)
     (tmp_path / "f").write_bytes(b"x")

@@ -168,11 +168,15 @@ def _type(t: pa.DataType, path: str, column: str) -> Any:
 
 def avro_to_arrow(avro: dict[str, Any] | str) -> pa.Schema:
     """The Arrow schema of an Avro record schema (the inverse of :func:`arrow_to_avro` on its image)."""
-    record = json.loads(avro) if isinstance(avro, str) else avro
-    if not isinstance(record, dict) or record.get("type") != "record":
-        raise AvroSchemaError("an Avro schema for rows must be a record")
-    named: dict[str, Any] = {}
-    return pa.schema([_arrow_field(f, named, record.get("namespace")) for f in record["fields"]])
+    try:
+        record = json.loads(avro) if isinstance(avro, str) else avro
+        if not isinstance(record, dict) or record.get("type") != "record":
+            raise AvroSchemaError("an Avro schema for rows must be a record")
+        named: dict[str, Any] = {}
+        return pa.schema([_arrow_field(f, named, record.get("namespace")) for f in record["fields"]])
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError, pa.ArrowException) as exc:
+        # a malformed schema: a field without a name or type, a type of the wrong kind, an impossible size
+        raise AvroSchemaError(f"not a usable Avro record schema ({type(exc).__name__}: {exc})") from None
 
 
 def _arrow_field(field: dict[str, Any], named: dict[str, Any], namespace: str | None) -> pa.Field:

@@ -34,5 +34,8 @@ def parse_type(text: str) -> pa.DataType:
         return pa.timestamp(match.group(1), tz=match.group(2).strip() if match.group(2) else None)
     match = _DECIMAL.match(name)
     if match:
-        return pa.decimal128(int(match.group(1)), int(match.group(2)))
+        try:
+            return pa.decimal128(int(match.group(1)), int(match.group(2)))
+        except ValueError as exc:  # a precision outside 1..38, a scale beyond it
+            raise UsageError(f"type {text!r}: {exc}") from None
     raise UsageError(f"unknown type {text!r}: use an Arrow type name such as int64, double, string, timestamp[ms]")

@@ -111,13 +111,7 @@ class RunHistoryStore:
 
     def _read(self, job: str, name: str) -> dict[str, Any]:
         path = posixpath.join(self.job_dir(job), name)
-        try:
-            record = json.loads(self.fs.cat_file(path).decode("utf-8"))
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise CorruptFileError(path, f"not a run record ({exc})") from None
-        if not isinstance(record, dict) or "run_id" not in record:
-            raise CorruptFileError(path, "not a run record (no run_id)")
-        return record
+        return parse_run_record(self.fs.cat_file(path), path)
 
     def runs(self, job: str, limit: int | None = None) -> list[dict[str, Any]]:
         """The job's run records, newest first (at most ``limit``)."""
@@ -149,3 +143,65 @@ class RunHistoryStore:
                 self.put(job, record)
                 marked.append(str(record["run_id"]))
         return marked
+
+
+def parse_run_record(raw: bytes, path: str) -> dict[str, Any]:
+    """The run record in a history file's bytes; CorruptFileError naming ``path`` when it is not one."""
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise CorruptFileError(path, f"not a run record ({exc})") from None
+    except RecursionError:
+        raise CorruptFileError(path, "not a run record (nested too deeply)") from None
+    if not isinstance(record, dict) or "run_id" not in record:
+        raise CorruptFileError(path, "not a run record (no run_id)")
+    problem = _shape_problem(record, _RECORD_SHAPE, "")
+    if problem is not None:
+        raise CorruptFileError(path, f"not a run record: {problem}")
+    return record
+
+
+# What `gpy history` reads of a record, field by field: a type (None is allowed for each), or the shape of a
+# list's items / a dict's fields; a field that is not there is as good as None.
+_WHOLE = (int,)
+_NUMBER = (int, float)
+_ITEMS = object()  # the key under which a list's item shape is given
+_BRANCH = {"records_written": _WHOLE, "bytes_written": _WHOLE}
+_STARTPOINT: dict[Any, Any] = {"kind": None, "id": None, "set": None}  # None: required, any value
+_ATTEMPT = {"retry_in_s": _NUMBER}
+_DATASET = {
+    "tasks": _WHOLE, "failed_tasks": _WHOLE, "records_read": _WHOLE, "records_written": _WHOLE, "bytes": _WHOLE,
+    "seconds": _NUMBER, "branches": {_ITEMS: _BRANCH}, "watermark_from": {_ITEMS: (str,)},
+    "watermark_to": {_ITEMS: (str,)}, "startpoints": {_ITEMS: _STARTPOINT}, "quality": {_ITEMS: None},
+    "published": {_ITEMS: None}, "task_errors": {_ITEMS: None},
+    "task_attempts": {_ITEMS: {"attempts": {_ITEMS: _ATTEMPT}}},
+}
+_RECORD_SHAPE = {"pid": _WHOLE, "exit_code": _WHOLE, "seconds": _NUMBER, "warnings": {_ITEMS: None},
+                 "datasets": {_ITEMS: _DATASET}}
+
+
+def _shape_problem(value: Any, shape: Any, where: str) -> str | None:
+    """Where ``value`` does not have ``shape``, in words; None when it does."""
+    if shape is None:
+        return None
+    shown = "an object" if isinstance(value, dict) else "a list" if isinstance(value, list) else json.dumps(value)[:60]
+    if isinstance(shape, tuple):
+        if isinstance(value, shape) and not (isinstance(value, bool) and bool not in shape):
+            return None
+        kind = "a number" if float in shape else "a whole number" if int in shape else "text"
+        return f"{where} is {shown}, not {kind}"
+    if _ITEMS in shape:
+        if not isinstance(value, list):
+            return f"{where} is {shown}, not a list"
+        return next((problem for i, item in enumerate(value)
+                     for problem in [_shape_problem(item, shape[_ITEMS], f"{where}[{i}]")] if problem), None)
+    if not isinstance(value, dict):
+        return f"{where or 'the record'} is {shown}, not an object"
+    for key, inner in shape.items():
+        name = f"{where}.{key}" if where else key
+        if inner is None and key not in value:
+            return f"{name} is missing"
+        problem = None if value.get(key) is None else _shape_problem(value[key], inner, name)
+        if problem:
+            return problem
+    return None

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.airflow import venv
+from tests.environment import missing
 
 _STASH = pytest.StashKey[subprocess.Popen]()
 
@@ -36,6 +37,6 @@ def airflow_venv(pytestconfig):
     if background is not None:
         background.wait()
     if not venv.ready() and not venv.build():
-        pytest.skip(f"Apache Airflow could not be installed into {venv.venv_dir()} "
+        missing(f"Apache Airflow could not be installed into {venv.venv_dir()} "
                     f"(log: {venv.log_file()}): {venv.failure_reason()}")
     return venv.venv_dir()

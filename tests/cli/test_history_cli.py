@@ -4,11 +4,15 @@ with its counts per branch, files, bytes and watermarks, bounded by retention, o
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
 import time
 
+import pytest
+
+from gobblin_py.sdk.errors import CorruptFileError
 from gobblin_py.store.run_history import KILLED, RUNNING, RunHistoryStore
 from tests.conftest import run_gpy
 from tests.runtime.test_run_cli import Job, run_local, write_csv
@@ -163,3 +167,32 @@ def test_the_store_on_another_filesystem_prunes_and_finds_runs():
     aged = RunHistoryStore("memory://gpy-history-test/_history", keep=10, max_age_seconds=1.5)
     assert aged.prune("J", now=4.0) == ["000000000002000-job_J_2000.json"]  # older than 1.5 s; the newest stays
     assert [r["run_id"] for r in aged.runs("J")] == ["job_J_3000"]
+
+
+def test_a_run_record_gpy_history_cannot_show_exits_2_naming_the_file_and_the_field(tmp_path):
+    # found by fuzzing: a record of the wrong shape (a startpoint without its id, a count that is not a number)
+    # or nested too deeply failed `gpy history` with a KeyError, a ValueError or a RecursionError traceback
+    job = Job(tmp_path)
+    folder = job.state / "_history" / "Orders"
+    folder.mkdir(parents=True)
+    record = {"run_id": "job_Orders_1", "status": "SUCCEEDED", "started_ms": 1,
+              "datasets": [{"urn": "orders", "startpoints": [{"kind": "TIMESTAMP", "set": "x"}]}]}
+    (folder / "000000000000001-job_Orders_1.json").write_text(json.dumps(record))
+    shown = run_gpy("history", str(job.file))
+    assert shown.returncode == 2, shown.stderr
+    assert "000000000000001-job_Orders_1.json: not a run record: datasets[0].startpoints[0].id is missing" in shown.stderr
+    assert "Traceback" not in shown.stderr
+
+    store = RunHistoryStore(str(job.state / "_history"))
+    for fields, said in [({"pid": "12"}, 'pid is "12", not a whole number'),
+                         ({"datasets": [{"records_read": "many"}]}, 'datasets[0].records_read is "many", not a whole number'),
+                         ({"datasets": [None]}, "datasets[0] is null, not an object"),
+                         ({"warnings": "w"}, 'warnings is "w", not a list'),
+                         ({"datasets": [{"task_attempts": [{"attempts": [{"retry_in_s": "soon"}]}]}]},
+                          'datasets[0].task_attempts[0].attempts[0].retry_in_s is "soon", not a number')]:
+        (folder / "000000000000001-job_Orders_1.json").write_text(json.dumps({**record, "datasets": [], **fields}))
+        with pytest.raises(CorruptFileError, match=re.escape(f"job_Orders_1.json: not a run record: {said}")):
+            store.runs("Orders")
+    (folder / "000000000000001-job_Orders_1.json").write_text('{"run_id": ' + "[" * 100_000)
+    with pytest.raises(CorruptFileError, match=r"job_Orders_1.json: not a run record \(nested too deeply\)"):
+        store.runs("Orders")

@@ -5,12 +5,13 @@ import json
 import pytest
 
 from tests.conftest import CORPUS, REPO, run_gpy
+from tests.environment import missing
 
 
 @pytest.fixture(scope="module")
 def corpus_reports(tmp_path_factory):
     if not CORPUS.is_dir():
-        pytest.skip(f"the Gobblin job corpus is not beside the repository ({CORPUS})")
+        missing(f"the Gobblin job corpus is not beside the repository ({CORPUS})")
     # as Gobblin's launcher scripts do, the deployment names its work folder (several corpus jobs use it)
     work = tmp_path_factory.mktemp("gobblin-work")
     result = run_gpy("validate", str(CORPUS), "--json", "--sysconfig", str(REPO / "conf" / "gobblin.properties"),

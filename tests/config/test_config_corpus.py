@@ -12,11 +12,9 @@ import pytest
 from gobblin_py.jobconf import ConfigError, load_job, load_jobs
 from gobblin_py.jobconf.hocon import parse_hocon_file, resolve
 
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, NEEDS_CORPUS
 
-pytestmark = pytest.mark.skipif(
-    not CORPUS.is_dir(), reason=f"Gobblin job corpus not found at {CORPUS} (expected beside the repository)"
-)
+pytestmark = NEEDS_CORPUS
 
 # Every .pull file that loads, with its number of keys (without job.config.path). The counts equal the
 # "keys" column of spec §8.3, which was produced by an independent parser.

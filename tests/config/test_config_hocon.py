@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -338,3 +339,15 @@ def test_arbitrary_hocon_only_raises_config_error(text):
 
 def test_empty_document():
     assert flat("") == {} and isinstance(parse_hocon("   \n# only a comment\n"), HObj)
+
+
+def test_values_nested_beyond_a_hundred_levels_are_a_config_error_naming_the_file():
+    # found by fuzzing: a dotted key of thousands of parts, or a chain of substitutions each wrapping the one
+    # before in an object or a list, built trees deep enough that flattening them raised RecursionError
+    assert flat("a." * 99 + "b=1") == {"a." * 99 + "b": "1"}
+    error = parse_error("a." * 3000 + "b=1")
+    assert str(error).startswith("t.conf: Failed to parse config file t.conf: nesting is too deep (more than 100 levels")
+    for wrap in ("{x=${a%d}}", "[${a%d}]"):
+        chain = "a0=1\n" + "\n".join(f"a{i}=" + wrap % (i - 1) for i in range(1, 400))
+        error = parse_error(chain)
+        assert re.match(r"t\.conf:\d+: substitutions are nested too deeply \(values of more than 100 levels\)", str(error))

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from gobblin_py.jobconf.schedule import ScheduleError, quartz_to_cron, scheduling_warnings
 from tests.conftest import CORPUS
+from tests.environment import missing
 
 # the schedules of Gobblin's own job files (the corpus), then Quartz's documented examples cron can express
 EXAMPLES = [
@@ -68,7 +69,7 @@ def test_what_cron_cannot_say_is_refused_by_name(quartz, says):
 
 def test_every_schedule_of_the_corpus_is_translated_or_refused():
     if not CORPUS.is_dir():
-        pytest.skip(f"the Gobblin job corpus is not beside the repository ({CORPUS})")
+        missing(f"the Gobblin job corpus is not beside the repository ({CORPUS})")
     seen = set()
     for path in CORPUS.rglob("*.pull"):
         for line in Path(path).read_text(errors="replace").splitlines():

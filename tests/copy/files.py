@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
+
+from tests.environment import missing
 
 LOG_ENTRIES = {"LogData/sub1/sub2/text1.txt": b"text1", "LogData/sub1/sub2/text2.txt": b"text2",
                # the AppleDouble files Gobblin's own LogData.tar.gz carries beside each text file
@@ -60,7 +61,7 @@ def full_disk(folder: Path, size: str = "1m") -> Iterator[Path]:
     mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
                              capture_output=True, text=True)
     if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a {size} tmpfs to fill up at {folder}: {mounted.stderr.strip() or 'not root'}")
+        missing(f"cannot mount a {size} tmpfs to fill up at {folder}: {mounted.stderr.strip() or 'not root'}")
     try:
         yield folder
     finally:

@@ -16,11 +16,11 @@ import pytest
 from gobblin_py.store import FsDatasetStateStore
 
 from gobblin_py.sdk.watermarks import LongWatermark
-from tests.conftest import CORPUS, GOBBLIN_DATA, run_gpy
+from tests.conftest import CORPUS, NEEDS_CORPUS, GOBBLIN_DATA, run_gpy
 from tests.copy.files import LOG_ENTRIES, log_data_tar_gz
 from tests.corpus.harness import local_copy, run_job, system_config
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the Gobblin job corpus is not at {CORPUS}")
+pytestmark = NEEDS_CORPUS
 
 EXAMPLES = "gobblin-example/src/main/resources/"
 # fill-in templates (placeholders such as <table name>, no source.class): nothing to run

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from tests.conftest import CORPUS, REPO, load_script, run_gpy
+from tests.conftest import CORPUS, NEEDS_CORPUS, REPO, load_script, run_gpy
 
 # every file that names Gobblin classes without a gpy equivalent (short names), or does not load
 UNPORTED = {
@@ -26,7 +26,7 @@ UNPORTED = {
     "gobblin-modules/gobblin-zuora/src/main/resources/zuora_sample.pull": ["ZuoraSource"],
 }
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the Gobblin job corpus is not at {CORPUS}")
+pytestmark = NEEDS_CORPUS
 
 
 @pytest.fixture(scope="module")

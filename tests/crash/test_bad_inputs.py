@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from tests.environment import missing
 from tests.runtime.test_run_cli import Job, run_local, write_csv
 
 
@@ -92,7 +93,7 @@ def tiny_disk(tmp_path):
     mount.mkdir()
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)], capture_output=True, text=True)
     if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs to simulate a full disk here: {done.stderr.strip()}")
+        missing(f"cannot mount a tmpfs to simulate a full disk here: {done.stderr.strip()}")
     yield mount
     subprocess.run(["umount", "-l", str(mount)], check=False)
 

@@ -2,10 +2,12 @@
 
 import json
 import os
+import re
 
 import pytest
 
 from gobblin_py.runtime.commit.commit_sequence import CommitSequence, CommitSequenceStore, DatasetStateStep, FsRenameStep
+from gobblin_py.sdk.errors import CorruptFileError
 from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.sdk.run_states import DatasetState
 from tests.runtime.test_run_cli import Job, run_local, write_csv
@@ -201,3 +203,35 @@ def test_an_unloadable_step_class_is_a_corrupt_commit_file(tmp_path):
     with pytest.raises(Exception) as info:
         list(sequences.pending("Job"))
     assert "no.such.module:Step" in str(info.value) and info.value.exit_code == 2
+
+
+def test_a_commit_log_nested_too_deeply_is_a_corrupt_commit_file(tmp_path):
+    # found by fuzzing: JSON nested deeper than Python's recursion limit escaped as a RecursionError traceback
+    store = FsDatasetStateStore(str(tmp_path / "state"))
+    (tmp_path / "seq" / "Job").mkdir(parents=True)
+    sequences = CommitSequenceStore(str(tmp_path / "seq"), None, store)
+    for name in ("u.json", "+batch-job_Job_1-0.json"):
+        (tmp_path / "seq" / "Job" / name).write_text('{"steps": ' + "[" * 100_000)
+        with pytest.raises(CorruptFileError, match=re.escape(f"{name}: corrupt commit sequence (nested too deeply)")):
+            list(sequences.pending("Job"))
+        (tmp_path / "seq" / "Job" / name).unlink()
+
+
+@pytest.mark.parametrize("change,said", [
+    (lambda s: s["steps"][0].update(src=7), "src is 7, not text"),
+    (lambda s: s["steps"][0].update(dst_fs_uri=["file"]), "dst_fs_uri is a list, not text"),
+    (lambda s: s["steps"].append("rename"), "step 'rename' is not an object"),
+    (lambda s: s.update(urn=None), "urn is null, not text"),
+    (lambda s: s.update(steps={"kind": "fs_rename"}), "steps is a dict, not a list"),
+])
+def test_a_commit_log_with_values_of_the_wrong_kind_is_a_corrupt_commit_file(tmp_path, change, said):
+    # found by fuzzing: a step's paths or the dataset's URN of the wrong JSON type were taken as they were, and the
+    # replay failed later, half done, with a TypeError from deep inside the move
+    store = FsDatasetStateStore(str(tmp_path / "state"))
+    logged = {"version": 1, "job_name": "Job", "urn": "u", "job_id": "job_Job_1",
+              "steps": [{"kind": "fs_rename", "src": "/a/part.avro", "dst": "/b/part.avro"}]}
+    change(logged)
+    (tmp_path / "seq" / "Job").mkdir(parents=True)
+    (tmp_path / "seq" / "Job" / "u.json").write_text(json.dumps(logged))
+    with pytest.raises(CorruptFileError, match=re.escape(f"u.json: not a readable commit sequence ({said})")):
+        list(CommitSequenceStore(str(tmp_path / "seq"), None, store).pending("Job"))

@@ -23,9 +23,10 @@ import pytest
 
 from gobblin_py.runtime.plan.locks import JobLock
 from tests.crash.harness import CrashJob
+from tests.environment import needs
 from tests.runtime.test_task_processes import _in_session
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+pytestmark = needs(sys.platform.startswith("linux"), "Linux's /proc (these tests read it)")
 
 # the event that says the phase began, and one that would say it had ended (the signal must land before it)
 PHASES = {

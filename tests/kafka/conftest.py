@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.environment import missing
 from tests.sql.conftest import free_port
 
 QUIET = logging.getLogger("tests.librdkafka")  # the clients' connection chatter when the broker stops
@@ -171,11 +172,11 @@ def broker():
     """One Kafka-protocol broker for the whole test session."""
     binary = broker_binary()
     if binary is None:
-        pytest.skip("the noida-db package (the tests' Kafka broker) is not installed: pip install -e '.[dev,kafka]'")
+        missing("the noida-db package (the tests' Kafka broker) is not installed: pip install -e '.[dev,kafka]'")
     try:
         import confluent_kafka  # noqa: F401
     except ImportError:
-        pytest.skip("confluent-kafka is not installed: pip install -e '.[dev,kafka]'")
+        missing("confluent-kafka is not installed: pip install -e '.[dev,kafka]'")
     directory = tempfile.mkdtemp(prefix="gpy-kafka-")
     process = None
     for _ in range(5):  # a free port may be taken between asking and binding: try another
@@ -214,7 +215,7 @@ def schema_registry():
     try:
         from confluent_kafka.schema_registry.avro import AvroSerializer  # noqa: F401
     except ImportError as exc:
-        pytest.skip(f"confluent-kafka's schema-registry extras are not installed ({exc}): pip install -e '.[dev,kafka]'")
+        missing(f"confluent-kafka's schema-registry extras are not installed ({exc}): pip install -e '.[dev,kafka]'")
     from tests.kafka.registry import SchemaRegistry
 
     registry = SchemaRegistry()

@@ -6,12 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
-from tests.conftest import CORPUS, run_gpy
+from tests.conftest import NEEDS_CORPUS, run_gpy
 from tests.corpus.harness import local_copy, run_job, system_config
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the Gobblin job corpus is not at {CORPUS}")
+pytestmark = NEEDS_CORPUS
 
 
 INGEST = "gobblin-modules/gobblin-kafka-08/resource/job-props/testKafkaIngest.pull"

@@ -13,9 +13,8 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
 
-from tests.conftest import CORPUS, GOBBLIN_DATA, run_gpy
+from tests.conftest import CORPUS, GOBBLIN_DATA, NEEDS_CORPUS, run_gpy
 
 
 def _rewrite(text: str, values: dict[str, str]) -> str:
@@ -72,7 +71,7 @@ def _wikipedia_schema() -> dict:
     return json.loads(line.split("=", 1)[1])
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the Gobblin job corpus is not at {CORPUS}")
+@NEEDS_CORPUS
 def test_gobblin_kafka_console_reads_confluent_avro_through_the_schema_registry(tmp_path, broker, schema_registry):
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.avro import AvroSerializer
@@ -111,7 +110,7 @@ def _streaming_copy(name: str, tmp_path, broker) -> tuple:
     return job, sysconfig
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the Gobblin job corpus is not at {CORPUS}")
+@NEEDS_CORPUS
 def test_gobblin_streaming_kafka_console_runs_as_bounded_batches(tmp_path, broker):
     if "test" not in broker.admin().list_topics(timeout=10).topics:
         broker.create_topic("test", partitions=2)
@@ -130,7 +129,7 @@ def test_gobblin_streaming_kafka_console_runs_as_bounded_batches(tmp_path, broke
     assert "stream-6" in second.stdout and "stream-0" not in second.stdout  # the next batch goes on from there
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the Gobblin job corpus is not at {CORPUS}")
+@NEEDS_CORPUS
 def test_gobblin_streaming_kafka_to_kafka_samples_a_tenth_into_the_copy(tmp_path, broker):
     source = "test"
     if source not in broker.admin().list_topics(timeout=10).topics:

@@ -10,12 +10,12 @@ import json
 from pathlib import Path
 
 import fastavro
-import pytest
 
-from tests.conftest import CORPUS, run_gpy
+from tests.conftest import run_gpy
 from tests.corpus.harness import local_copy, run_job, system_config
+from tests.conftest import NEEDS_CORPUS
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the Gobblin job corpus is not at {CORPUS}")
+pytestmark = NEEDS_CORPUS
 
 JOB = "gobblin-example/src/main/resources/wikipedia-kafka.pull"
 # what Java Avro's Schema.toString() prints for the job's wikipedia.avro.schema: the id's MD5 is of this text

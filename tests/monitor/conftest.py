@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.environment import missing
 
 PUSHGATEWAY = "prometheus-pushgateway"
 
@@ -64,7 +65,7 @@ def pushgateway(tmp_path_factory) -> Iterator[str]:
     """The URL of a Pushgateway of this session (``http://127.0.0.1:<port>``)."""
     binary = _binary()
     if binary is None:
-        pytest.skip(f"{PUSHGATEWAY} is not installed and apt-get could not install it")
+        missing(f"{PUSHGATEWAY} is not installed and apt-get could not install it")
     port = free_port()
     log = tmp_path_factory.mktemp("pushgateway") / "pushgateway.log"
     with open(log, "wb") as out:

@@ -13,9 +13,9 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 
 from tests.conftest import run_gpy
+from tests.environment import needs
 from tests.runtime.test_run_cli import Job, run_local, write_csv
 
 ROWS = 40
@@ -106,7 +106,7 @@ def test_tasks_in_worker_processes_publish_and_check_in_what_threads_do(tmp_path
     assert in_processes.published_ids() == expected
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@needs(sys.platform.startswith("linux"), "Linux's /proc (the test reads it)")
 def test_sigterm_stops_the_workers_and_commits_nothing(tmp_path):
     job, proc, workers = _crawling_run(tmp_path)
     began = time.monotonic()
@@ -134,7 +134,7 @@ def test_a_worker_that_dies_fails_the_run_and_nothing_is_committed(tmp_path):
     assert job.published_ids() == sorted(1 + k * 1000 + i for k in range(12) for i in range(ROWS))
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death signal is Linux's")
+@needs(sys.platform.startswith("linux"), "Linux's parent-death signal (prctl PR_SET_PDEATHSIG)")
 def test_workers_die_with_a_killed_run(tmp_path):
     job, proc, workers = _crawling_run(tmp_path)
     os.kill(proc.pid, signal.SIGKILL)
@@ -173,7 +173,7 @@ def _read_to_eof(pipes: list, seconds: float) -> bool:
     return True
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@needs(sys.platform.startswith("linux"), "Linux's /proc (the test reads it)")
 def test_a_run_killed_while_its_workers_start_leaves_no_process_and_no_open_output(tmp_path):
     """SIGKILL (the OOM killer) at many instants of the workers' start-up: within a couple of seconds both of the
     run's output pipes end (a supervisor reading them is not left hanging) and no process of the run is left."""

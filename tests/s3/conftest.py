@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.environment import missing
 from tests.sql.conftest import free_port
 
 ACCESS_KEY = "gpy-test-access"
@@ -88,7 +89,7 @@ def s3_server(tmp_path_factory):
         import moto.server  # noqa: F401
         import s3fs  # noqa: F401
     except ImportError as exc:
-        pytest.skip(f"the S3 tests need moto[server] and s3fs (pip install -e '.[dev]'): {exc}")
+        missing(f"the S3 tests need moto[server] and s3fs (pip install -e '.[dev]'): {exc}")
     log = tmp_path_factory.mktemp("moto") / "server.log"
     port = free_port()
     with open(log, "wb") as out:
@@ -100,7 +101,7 @@ def s3_server(tmp_path_factory):
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
             process.wait()
-            pytest.skip(f"moto_server did not start on 127.0.0.1:{port}: {Path(log).read_text()[-500:]}")
+            missing(f"moto_server did not start on 127.0.0.1:{port}: {Path(log).read_text()[-500:]}")
         time.sleep(0.1)
     yield server
     process.terminate()

@@ -10,12 +10,12 @@ from pathlib import Path
 import fastavro
 import pyarrow as pa
 import pyarrow.orc as orc
-import pytest
 
-from tests.conftest import CORPUS, run_gpy
+from tests.conftest import run_gpy
 from tests.corpus.harness import local_copy, run_job, system_config
+from tests.conftest import NEEDS_CORPUS
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the Gobblin job corpus is not at {CORPUS}")
+pytestmark = NEEDS_CORPUS
 
 EXAMPLES = "gobblin-example/src/main/resources/"
 HOURS = dt.timedelta(hours=1)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tests.environment import missing
 
 
 def free_port() -> int:
@@ -59,7 +60,7 @@ def standalone(tmp_path_factory, bare_python) -> Iterator[Standalone]:
     spark_home = Path(pyspark.__file__).parent
     spark_class = spark_home / "bin" / "spark-class"
     if not spark_class.exists():
-        pytest.skip(f"pyspark's spark-class launcher is not at {spark_class}")
+        missing(f"pyspark's spark-class launcher is not at {spark_class}")
     ensure_java()
     work = tmp_path_factory.mktemp("spark-standalone")
     python = bare_python

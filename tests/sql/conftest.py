@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.environment import missing
 PG_USER = "gpy_loader"
 PG_PASSWORD = "Pw-7f3c9e1a-ZqX"  # distinctive, so tests can grep for leaks
 
@@ -186,9 +187,9 @@ def _make_cluster() -> PgCluster:
         reason = _install_postgres()
         bin_dir = _pg_bin_dir()
         if bin_dir is None:
-            pytest.skip(reason or "PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin")
+            missing(reason or "PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin")
     if os.geteuid() == 0 and subprocess.run(["id", "postgres"], capture_output=True).returncode != 0:
-        pytest.skip("the postgres system user does not exist, and initdb refuses to run as root")
+        missing("the postgres system user does not exist, and initdb refuses to run as root")
     cluster = PgCluster.create(bin_dir)
     cluster.create_role()
     return cluster
@@ -285,7 +286,7 @@ def mariadb_server():
         reason = _apt_install("mariadb-server")
         server, install = _mariadb_binaries()
         if not server or not install:
-            pytest.skip(reason or "no MariaDB server binaries after installing mariadb-server")
+            missing(reason or "no MariaDB server binaries after installing mariadb-server")
     started = time.time()
     directory = tempfile.mkdtemp(prefix="gpy-maria-")
     if os.geteuid() == 0:

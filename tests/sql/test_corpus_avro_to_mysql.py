@@ -9,10 +9,10 @@ from pathlib import Path
 import fastavro
 import pytest
 
-from tests.conftest import CORPUS
+from tests.conftest import NEEDS_CORPUS
 from tests.corpus.harness import local_copy, run_job, system_config
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the Gobblin job corpus is not at {CORPUS}")
+pytestmark = NEEDS_CORPUS
 EXAMPLES = "gobblin-example/src/main/resources/"
 
 USER = {"type": "record", "name": "User", "fields": [

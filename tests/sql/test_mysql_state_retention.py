@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import time
 
-import pytest
 
 from tests.conftest import CORPUS, run_gpy
+from tests.environment import needs
 
 SOURCE = CORPUS / "gobblin-example" / "src" / "main" / "resources" / "mysql-state-store-retention.pull"
 # Gobblin's MysqlStateStore CREATE_JOB_STATE_TABLE_TEMPLATE, table gobblin_job_state
@@ -18,7 +18,7 @@ SCHEMA = ("CREATE TABLE IF NOT EXISTS gobblin_job_state (store_name varchar(100)
           " state mediumblob, primary key(store_name, table_name))")
 HOUR = 3600
 
-pytestmark = pytest.mark.skipif(not SOURCE.is_file(), reason=f"the Gobblin job corpus is not at {CORPUS}")
+pytestmark = needs(SOURCE.is_file(), f"the Gobblin job corpus is not at {CORPUS}")
 
 
 def _rows(db) -> set[tuple[str, str]]:

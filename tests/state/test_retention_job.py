@@ -6,13 +6,13 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import pytest
 
 from tests.conftest import CORPUS, run_gpy
 from tests.state.test_retention import _add_old_runs, _tree_digest, job  # noqa: F401 - job is a fixture
+from tests.conftest import NEEDS_CORPUS
 
 EXAMPLES = CORPUS / "gobblin-example" / "src" / "main" / "resources"
-needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the Gobblin job corpus is not at {CORPUS}")
+needs_corpus = NEEDS_CORPUS
 
 
 def _pointed_at(source: Path, target: Path, **values: str) -> Path:

@@ -39,6 +39,8 @@ Bad = list[tuple[int, str]]
 
 def bisect(values: pa.Array, parse: Callable[[pa.Array], pa.RecordBatch], offset: int = 0) -> tuple[list[pa.RecordBatch], Bad]:
     """Parse ``values`` whole; when that fails, each half, down to the single values that fail."""
+    if not len(values):  # nothing to parse (a batch of tombstones only): a reader may refuse empty input
+        return [], []
     try:
         return [parse(values)], []
     except (pa.ArrowException, ValueError, TypeError, EOFError, IndexError, KeyError) as exc:
@@ -96,7 +98,8 @@ class Deserializer:
             return pa.RecordBatch.from_pylist([], schema=schema), bad
         if len(batches) == 1:
             return batches[0], bad
-        return pa.Table.from_batches(batches, schema).combine_chunks().to_batches()[0], bad
+        combined = pa.Table.from_batches(batches, schema).combine_chunks().to_batches()
+        return (combined[0] if combined else pa.RecordBatch.from_pylist([], schema=schema)), bad
 
     def _parse(self, values: pa.Array) -> pa.RecordBatch:
         raise NotImplementedError
@@ -130,6 +133,9 @@ def joined_lines(values: pa.Array) -> pa.Buffer:
     return data.slice(start, end - start)
 
 
+_OBJECT_START = r"^[ \t\r\n]*\{"  # JSON whitespace, then an object
+
+
 class JsonDeserializer(Deserializer):
     """``JSON``: one JSON object per message, a column per field (given by ``source.schema`` or inferred)."""
 
@@ -140,6 +146,10 @@ class JsonDeserializer(Deserializer):
         return JsonDeserializer(schema)
 
     def _parse(self, values: pa.Array) -> pa.RecordBatch:
+        # only objects reach Arrow's reader: a line that is not one is no row, and a first line of `null` crashes
+        # pyarrow's reader (26.0) outright; bisection finds the values that are not objects
+        if not pc.all(pc.match_substring_regex(values, _OBJECT_START)).as_py():
+            raise ValueError("not a JSON object")
         data = joined_lines(values)
         options = pa_json.ParseOptions(explicit_schema=self.schema,
                                        unexpected_field_behavior="ignore" if self.schema is not None else "infer")
@@ -150,6 +160,8 @@ class JsonDeserializer(Deserializer):
         if self.schema is not None:
             table = table.select(self.schema.names).cast(self.schema)
         batches = table.combine_chunks().to_batches()
+        if not batches and len(values):  # a table without columns keeps no rows: the messages would vanish
+            raise ValueError("no field to decode into: the schema has none")
         return batches[0] if batches else pa.RecordBatch.from_pylist([], schema=table.schema)
 
     def infer(self, values: pa.Array) -> tuple[pa.Schema | None, Bad]:
@@ -220,14 +232,22 @@ def parse_schema_text(text: str) -> pa.Schema:
         if isinstance(data, dict):
             from gobblin_py.formats.avro import avro_to_arrow
 
-            return avro_to_arrow(data)
+            try:
+                return avro_to_arrow(data)
+            except UsageError as exc:
+                raise UsageError(f"{SCHEMA_KEY}: {exc}") from None
+        if not isinstance(data, list):
+            raise UsageError(f"{SCHEMA_KEY}: not a list of columns nor an Avro record schema")
         return pa.schema([_gobblin_column(item) for item in data])
     fields = []
     for item in _top_level_items(stripped):
         name, sep, type_text = item.partition(":")
         if not sep or not name.strip():
             raise UsageError(f"{SCHEMA_KEY}: {item.strip()!r} is not name:type (e.g. id:int64,name:string)")
-        fields.append(pa.field(name.strip(), parse_type(type_text)))
+        try:
+            fields.append(pa.field(name.strip(), parse_type(type_text)))
+        except UsageError as exc:
+            raise UsageError(f"{SCHEMA_KEY}: field {name.strip()!r}: {exc}") from None
     return pa.schema(fields)
 
 
@@ -254,8 +274,10 @@ def _gobblin_column(item: Any) -> pa.Field:
     try:
         name = item["columnName"]
         kind = item["dataType"]["type"]
+        if not isinstance(name, str) or not isinstance(kind, str):
+            raise TypeError("a name and a type name are text")
     except (KeyError, TypeError):
-        raise UsageError(f"{SCHEMA_KEY}: {json.dumps(item)} is not a column ({{\"columnName\": …, \"dataType\": "
+        raise UsageError(f"{SCHEMA_KEY}: {json.dumps(item)[:200]} is not a column ({{\"columnName\": …, \"dataType\": "
                          "{\"type\": …}}})") from None
     if kind not in _GOBBLIN_TYPES:
         raise UsageError(f"{SCHEMA_KEY}: column {name}: type {kind!r} is not one of {', '.join(_GOBBLIN_TYPES)}")
@@ -276,7 +298,5 @@ def deserializer_for(kind: str, schema_text: str | None) -> Deserializer:
         raise UsageError(f"{SCHEMA_KEY}: not an Avro schema in JSON ({exc})") from None
     try:
         return AvroDeserializer(avro, confluent=kind == "CONFLUENT_AVRO")
-    except UsageError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - fastavro's schema errors vary
+    except Exception as exc:  # noqa: BLE001 - fastavro's schema errors vary; ours (UsageError) get the key too
         raise UsageError(f"{SCHEMA_KEY}: not a usable Avro schema ({exc})") from None

@@ -38,7 +38,7 @@ from .tokens import (
     VALUE_KINDS,
     Token,
 )
-from .tree import create_value_under_path
+from .tree import MAX_NESTING, create_value_under_path, nested_beyond
 from .values import HBool, HList, HNull, HNum, HObj, HRef, HStr, HValue, Origin
 
 __all__ = ["IncludeResolver", "parse_document"]
@@ -408,7 +408,7 @@ def parse_document(text: str, path: str | None, includer: IncludeResolver, allow
     """
     parser = _Parser(tokenize(text), path, includer)
     try:
-        return parser.parse_document(allow_list_root)
+        document = parser.parse_document(allow_list_root)
     except _ParseError as exc:
         where = exc.path if exc.path is not None else "<string>"
         raise ConfigError(
@@ -418,8 +418,13 @@ def parse_document(text: str, path: str | None, includer: IncludeResolver, allow
             hint=_PARSE_HINT,
         ) from None
     except RecursionError:
+        document = None
+    if document is None or nested_beyond(document, MAX_NESTING) is not None:
         raise ConfigError(
-            f"Failed to parse config file {path or '<string>'}: nesting is too deep",
+            f"Failed to parse config file {path or '<string>'}: nesting is too deep (more than {MAX_NESTING} "
+            "levels of objects and lists, dotted keys and included files counted)",
             path=path,
             hint="flatten the nested objects or lists",
-        ) from None
+        )
+    return document
+

@@ -32,6 +32,7 @@ from gobblin_py.sdk.config_errors import ConfigError
 from .concat import WrongType, consolidate
 from .env import EnvironmentObject
 from .paths import render_path
+from .tree import MAX_NESTING, nested_beyond
 from .values import HConcat, HList, HMerge, HMergeObj, HObj, HRef, HValue
 
 __all__ = ["resolve", "lookup_resolved"]
@@ -283,10 +284,13 @@ def resolve(root: HObj, env: Mapping[str, str] | None = None) -> HObj:
     resolver = _Resolver(root, os.environ if env is None else env)
     try:
         result = resolver.resolve(root, ())
+        too_deep = nested_beyond(result, MAX_NESTING) if result is not None else None
     except RecursionError:
-        raise ConfigError(
-            "substitutions are nested too deeply", hint="shorten the chain of ${...} references"
-        ) from None
+        result, too_deep = None, root
+    if too_deep is not None:
+        raise ConfigError(f"substitutions are nested too deeply (values of more than {MAX_NESTING} levels)",
+                          path=too_deep.origin[0], line=too_deep.origin[1] if too_deep is not root else None,
+                          hint="shorten the chain of ${...} references")
     assert isinstance(result, HObj)
     return result
 

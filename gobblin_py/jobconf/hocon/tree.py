@@ -68,3 +68,22 @@ def unwrap(value: HValue) -> Any:
     if isinstance(value, HObj):
         return {key: unwrap(child) for key, child in value.fields.items()}
     raise TypeError(f"unresolved value {value!r}")
+
+
+# Objects and lists inside one another, a dotted key's every part counted: Gobblin's job files nest a few levels,
+# and what reads the tree (merging, substitutions, flattening to properties) recurses once a level or more.
+MAX_NESTING = 100
+
+
+def nested_beyond(value: HValue, limit: int) -> HValue | None:
+    """A value that objects and lists nest more than ``limit`` deep in ``value`` (walked without recursion), or
+    None when there is none."""
+    stack: list[tuple[HValue, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return node
+        children = (node.fields.values() if isinstance(node, HObj) else node.items if isinstance(node, HList)
+                    else getattr(node, "pieces", None) or getattr(node, "stack", None) or ())
+        stack.extend((child, depth + 1) for child in children)
+    return None

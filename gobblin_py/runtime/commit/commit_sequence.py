@@ -101,17 +101,20 @@ class CommitSequence:
                   props: dict[str, str] | None = None) -> CommitSequence:
         try:
             steps: list[CommitStep] = []
-            for item in data["steps"]:
+            for item in _typed(data, "steps", list):
+                if not isinstance(item, dict):
+                    raise TypeError(f"step {item!r} is not an object")
                 if "class" in item:  # a plugin's step (e.g. a Kafka transaction), rebuilt by its own class
                     steps.append(plugin_step(item, props or {}))
                 elif item["kind"] == "fs_rename":
-                    steps.append(FsRenameStep(item["src"], item["dst"], item.get("src_fs_uri"), item.get("dst_fs_uri")))
+                    steps.append(FsRenameStep(_typed(item, "src", str), _typed(item, "dst", str),
+                                              _typed(item, "src_fs_uri", str, None), _typed(item, "dst_fs_uri", str, None)))
                 elif item["kind"] == "dataset_state":
-                    state = deserialize(DATASET_STATE_CLASS, bytes.fromhex(item["state"]), where)
-                    steps.append(DatasetStateStep(store, item["urn"], state))  # type: ignore[arg-type]
+                    state = deserialize(DATASET_STATE_CLASS, bytes.fromhex(_typed(item, "state", str)), where)
+                    steps.append(DatasetStateStep(store, _typed(item, "urn", str), state))  # type: ignore[arg-type]
                 else:
                     raise ValueError(f"unknown step kind {item['kind']!r}")
-            return cls(data["job_name"], data["urn"], data["job_id"], steps)
+            return cls(_typed(data, "job_name", str), _typed(data, "urn", str), _typed(data, "job_id", str), steps)
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptFileError(where, f"not a readable commit sequence ({exc}); it records an unfinished "
                                           "commit: repair or remove it, knowing its data may be half published") from None
@@ -127,6 +130,22 @@ class CommitSequence:
                 if fresh or not step.is_completed():
                     step.execute(fresh=fresh)
             on_step(f"{self.urn}:step{index}:{step.kind}")
+
+
+_REQUIRED = object()
+
+
+def _typed(item: Any, key: str, kind: type, default: Any = _REQUIRED) -> Any:
+    """``item[key]``, which must be a ``kind`` (or missing / null when there is a default)."""
+    if not isinstance(item, dict):
+        raise TypeError(f"{item!r} is not an object")
+    value = item.get(key) if default is not _REQUIRED else item[key]
+    if value is None and default is not _REQUIRED:
+        return default
+    if not isinstance(value, kind):
+        shown = f"a {type(value).__name__}" if isinstance(value, (dict, list)) else json.dumps(value)[:60]
+        raise TypeError(f"{key} is {shown}, not {'text' if kind is str else 'a ' + kind.__name__}")
+    return value
 
 
 def plugin_step(item: dict[str, Any], props: dict[str, str]) -> CommitStep:
@@ -217,19 +236,27 @@ class CommitSequenceStore:
                 continue
             path = posixpath.join(directory, name)
             where = path if fsutil.is_local(self.fs) else self.fs.unstrip_protocol(path)
-            try:
-                data = json.loads(self.fs.cat_file(path).decode("utf-8"))
-            except ValueError as exc:
-                raise CorruptFileError(where, f"corrupt commit sequence ({exc}); it records an unfinished commit: "
-                                              "repair or remove it, knowing its data may be half published") from None
-            if not name.startswith(BATCH_PREFIX):
-                yield CommitSequence.from_json(data, self.state_store, where, self.props)
-                continue
-            if not isinstance(data, dict) or not isinstance(data.get("batch"), list):
-                raise CorruptFileError(where, "not a readable batch of commit sequences; it records unfinished "
-                                              "commits: repair or remove it, knowing their data may be half published")
-            batch = [CommitSequence.from_json(item, self.state_store, where, self.props) for item in data["batch"]]
-            for sequence in batch:
+            batched = name.startswith(BATCH_PREFIX)
+            sequences = read_sequences(self.fs.cat_file(path), batched, self.state_store, where, self.props)
+            for sequence in sequences if batched else ():
                 sequence.batch = path
                 self._batched.add((sequence.job_name, sequence.urn))
-            yield from batch
+            yield from sequences
+
+
+def read_sequences(raw: bytes, batch: bool, store: FsDatasetStateStore, where: str,
+                   props: dict[str, str]) -> list[CommitSequence]:
+    """The sequences one log file holds (``batch``: a batch file's; otherwise a dataset's own, one sequence);
+    CorruptFileError naming ``where`` when it cannot be read."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else exc
+        raise CorruptFileError(where, f"corrupt commit sequence ({reason}); it records an unfinished commit: "
+                                      "repair or remove it, knowing its data may be half published") from None
+    if not batch:
+        return [CommitSequence.from_json(data, store, where, props)]
+    if not isinstance(data, dict) or not isinstance(data.get("batch"), list):
+        raise CorruptFileError(where, "not a readable batch of commit sequences; it records unfinished "
+                                      "commits: repair or remove it, knowing their data may be half published")
+    return [CommitSequence.from_json(item, store, where, props) for item in data["batch"]]
