@@ -1,0 +1,97 @@
+"""``--remote sc://HOST:PORT``: a job's tasks on a real Spark Connect server, the commit on gpy's side as on any
+engine, no JVM started by gpy; Ctrl-C during a remote run stops it and the next run publishes everything once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from tests.conftest import run_gpy
+from tests.runtime.test_run_cli import Job, write_csv
+
+pytestmark = pytest.mark.spark
+REPO = Path(__file__).resolve().parents[2]
+
+
+def branch_ids(job: Job, branch: int) -> list[int]:
+    files = sorted((job.final / f"fork_{branch}").rglob("*.parquet"))
+    return sorted(i for f in files for i in pq.read_table(f).column("order_id").to_pylist())
+
+
+def events(stderr: str) -> list[dict]:
+    return [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
+
+
+def leftovers(job: Job) -> list[Path]:
+    return [p for d in ("staging", "output") for p in (job.root / d).rglob("*") if p.is_file()]
+
+
+def test_a_forked_incremental_job_runs_twice_exactly_once_on_spark_connect(tmp_path, connect_server):
+    job = Job(tmp_path, extra="fork.branches=2\n")
+    write_csv(job.data / "a.csv", 1)
+    write_csv(job.data / "b.csv", 100)
+    first = run_gpy("--log-format", "json", "run", str(job.file), "--remote", connect_server, cwd=REPO)
+    assert first.returncode == 0, first.stdout + first.stderr[-4000:]
+    names = [e["event"] for e in events(first.stderr)]
+    assert "spark_started" in names and "spark_jvm_started" not in names  # gpy started no JVM of its own
+    assert "engine connect" in first.stdout
+    expected = sorted([1 + i for i in range(40)] + [100 + i for i in range(40)])
+    assert branch_ids(job, 0) == expected and branch_ids(job, 1) == expected
+
+    write_csv(job.data / "c.csv", 200)  # the next run pulls only what is new
+    second = run_gpy("run", str(job.file), "--remote", connect_server, cwd=REPO)
+    assert second.returncode == 0, second.stdout + second.stderr[-4000:]
+    expected += [200 + i for i in range(40)]
+    assert branch_ids(job, 0) == expected and branch_ids(job, 1) == expected  # each row once per branch
+    assert leftovers(job) == []
+    history = [json.loads(p.read_text()) for p in (job.state / "_history" / "Orders").glob("*.json")]
+    assert sorted(h["status"] for h in history) == ["SUCCEEDED", "SUCCEEDED"]
+    assert {h["engine"] for h in history} == {"connect"}
+
+
+def _wait_for(path: Path, proc: subprocess.Popen, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no task started on the server"
+        time.sleep(0.05)
+
+
+def test_ctrl_c_during_a_remote_run_stops_it_and_the_next_run_publishes_everything_once(tmp_path, connect_server):
+    marker = tmp_path / "running"
+    # the server named by the job's spark.remote, as a scheduled job would
+    job = Job(tmp_path, extra=("fork.branches=2\nconverter.classes=tests.runtime.sample_plugins.MarkThenCrawl\n"
+                               f"test.marker={marker}\ntest.crawl.seconds=5\nsource.filebased.batch.size=10\n"
+                               f"spark.remote={connect_server}\n"))
+    for k in range(3):
+        write_csv(job.data / f"f{k}.csv", 1 + k * 100)
+    proc = subprocess.Popen([sys.executable, "-m", "gobblin_py.cli", "run", str(job.file)], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    _wait_for(marker, proc, seconds=120)  # a task runs on the server's executors
+    began = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole foreground group
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out + err[-4000:]
+    assert time.monotonic() - began < 20
+    said = [line for line in err.splitlines() if not line.startswith("{")]
+    assert said == [said[0]] and said[0].startswith("gpy: error: stopped by SIGINT: nothing"), err[-4000:]
+    assert "the job lock is released" in said[0]
+    assert not job.final.exists() or not list(job.final.rglob("*.parquet"))  # nothing was published
+    assert not (job.state / "Orders").exists()  # and no state was saved
+    history = [json.loads(p.read_text()) for p in (job.state / "_history" / "Orders").glob("*.json")]
+    assert [(h["status"], h["exit_code"]) for h in history] == [("STOPPED", 130)]
+
+    job.file.write_text(job.file.read_text().replace("test.crawl.seconds=5", "test.crawl.seconds=0"))
+    rerun = run_gpy("run", str(job.file), cwd=REPO)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr[-4000:]
+    expected = sorted(1 + k * 100 + i for k in range(3) for i in range(40))
+    assert branch_ids(job, 0) == expected and branch_ids(job, 1) == expected
+    assert leftovers(job) == []  # the stopped run's task files too (its attempts were cancelled)
