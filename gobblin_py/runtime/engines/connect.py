@@ -107,6 +107,8 @@ class ConnectEngine(Engine):
 
         # the client imports pandas, which gpy never hands a row to (rows travel as Arrow)
         warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+        # an unreachable server: the run's own error says so, naming it
+        warnings.filterwarnings("ignore", message=r"\[RETRIES_EXCEEDED\]", category=UserWarning)
         try:
             from pyspark.sql.connect.client.retries import DefaultPolicy
             from pyspark.sql.connect.session import SparkSession
