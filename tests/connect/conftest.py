@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -35,10 +36,18 @@ def _ensure_client() -> None:
                        check=True, timeout=600)
 
 
+@dataclass(frozen=True)
+class ConnectServer:
+    """A running Spark Connect server: its ``sc://`` address and its log."""
+
+    url: str
+    log: Path
+
+
 @pytest.fixture(scope="session")
-def connect_server(tmp_path_factory) -> str:
-    """The ``sc://127.0.0.1:PORT`` address of a Spark Connect server (``local[2]``) whose Python workers run this
-    interpreter with the repository on ``PYTHONPATH``, as a cluster's Python with gobblin_py installed would."""
+def connect_server(tmp_path_factory) -> ConnectServer:
+    """A Spark Connect server (``local[2]``) on loopback whose Python workers run this interpreter with the
+    repository on ``PYTHONPATH``, as a cluster's Python with gobblin_py installed would."""
     import pyspark
 
     spark_home = Path(pyspark.__file__).parent
@@ -71,7 +80,7 @@ def connect_server(tmp_path_factory) -> str:
                 _stop(proc)
                 pytest.fail(f"the Spark Connect server did not start:\n{log.read_text(errors='replace')[-3000:]}")
             time.sleep(0.2)
-    yield f"sc://127.0.0.1:{port}"
+    yield ConnectServer(f"sc://127.0.0.1:{port}", log)
     _stop(proc)
 
 

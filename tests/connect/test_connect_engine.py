@@ -38,7 +38,7 @@ def test_a_forked_incremental_job_runs_twice_exactly_once_on_spark_connect(tmp_p
     job = Job(tmp_path, extra="fork.branches=2\n")
     write_csv(job.data / "a.csv", 1)
     write_csv(job.data / "b.csv", 100)
-    first = run_gpy("--log-format", "json", "run", str(job.file), "--remote", connect_server, cwd=REPO)
+    first = run_gpy("--log-format", "json", "run", str(job.file), "--remote", connect_server.url, cwd=REPO)
     assert first.returncode == 0, first.stdout + first.stderr[-4000:]
     names = [e["event"] for e in events(first.stderr)]
     assert "spark_started" in names and "spark_jvm_started" not in names  # gpy started no JVM of its own
@@ -47,7 +47,7 @@ def test_a_forked_incremental_job_runs_twice_exactly_once_on_spark_connect(tmp_p
     assert branch_ids(job, 0) == expected and branch_ids(job, 1) == expected
 
     write_csv(job.data / "c.csv", 200)  # the next run pulls only what is new
-    second = run_gpy("run", str(job.file), "--remote", connect_server, cwd=REPO)
+    second = run_gpy("run", str(job.file), "--remote", connect_server.url, cwd=REPO)
     assert second.returncode == 0, second.stdout + second.stderr[-4000:]
     expected += [200 + i for i in range(40)]
     assert branch_ids(job, 0) == expected and branch_ids(job, 1) == expected  # each row once per branch
@@ -70,12 +70,13 @@ def test_ctrl_c_during_a_remote_run_stops_it_and_the_next_run_publishes_everythi
     # the server named by the job's spark.remote, as a scheduled job would
     job = Job(tmp_path, extra=("fork.branches=2\nconverter.classes=tests.runtime.sample_plugins.MarkThenCrawl\n"
                                f"test.marker={marker}\ntest.crawl.seconds=5\nsource.filebased.batch.size=10\n"
-                               f"spark.remote={connect_server}\n"))
+                               f"spark.remote={connect_server.url}\n"))
     for k in range(3):
         write_csv(job.data / f"f{k}.csv", 1 + k * 100)
     proc = subprocess.Popen([sys.executable, "-m", "gobblin_py.cli", "run", str(job.file)], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     _wait_for(marker, proc, seconds=120)  # a task runs on the server's executors
+    killed_before = connect_server.log.read_text(errors="replace").count("Executor killed task")
     began = time.monotonic()
     os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole foreground group
     out, err = proc.communicate(timeout=120)
@@ -88,6 +89,10 @@ def test_ctrl_c_during_a_remote_run_stops_it_and_the_next_run_publishes_everythi
     assert not (job.state / "Orders").exists()  # and no state was saved
     history = [json.loads(p.read_text()) for p in (job.state / "_history" / "Orders").glob("*.json")]
     assert [(h["status"], h["exit_code"]) for h in history] == [("STOPPED", 130)]
+    deadline = time.monotonic() + 30  # the server killed the run's tasks (their Python workers)
+    while connect_server.log.read_text(errors="replace").count("Executor killed task") == killed_before:
+        assert time.monotonic() < deadline, "the server's tasks ran on after the run stopped"
+        time.sleep(0.2)
 
     job.file.write_text(job.file.read_text().replace("test.crawl.seconds=5", "test.crawl.seconds=0"))
     rerun = run_gpy("run", str(job.file), cwd=REPO)

@@ -31,7 +31,7 @@ def test_the_sessions_python_workers_run_the_shipped_environment(tmp_path, conne
     archive = tmp_path / "env.tar.gz"
     with tarfile.open(archive, "w:gz") as tar:
         tar.add(launcher, arcname="bin/python")
-    session = SparkSession.builder.remote(connect_server).create()
+    session = SparkSession.builder.remote(connect_server.url).create()
     try:
         ship_environment(session, archive)
         rows = session.range(0, 1, 1, 1).mapInArrow(_workers_python, "shipped string").toArrow()
