@@ -178,4 +178,12 @@ def _is_spark_error(exc: Exception) -> bool:
 
 
 def _first_lines(exc: Any, lines: int = 12) -> str:
-    return "\n".join(str(exc).strip().splitlines()[:lines])
+    """The error's text, a long traceback cut in its middle (its last lines name what failed)."""
+    text = [line for line in str(exc).strip().splitlines() if line.strip()]
+    if len(text) > lines:
+        text = [*text[:2], "…", *text[-(lines - 3):]]
+    said = "\n".join(text)
+    if "ModuleNotFoundError" in said:
+        said += ("\n(the server's Python runs the tasks: gobblin_py and the job's plugin modules must be importable "
+                 "there)")
+    return said
