@@ -42,6 +42,7 @@ class ConnectServer:
 
     url: str
     log: Path
+    pid: int  # its launcher, every process of the server descends from it
 
 
 @pytest.fixture(scope="session")
@@ -80,7 +81,7 @@ def connect_server(tmp_path_factory) -> ConnectServer:
                 _stop(proc)
                 pytest.fail(f"the Spark Connect server did not start:\n{log.read_text(errors='replace')[-3000:]}")
             time.sleep(0.2)
-    yield ConnectServer(f"sc://127.0.0.1:{port}", log)
+    yield ConnectServer(f"sc://127.0.0.1:{port}", log, proc.pid)
     _stop(proc)
 
 

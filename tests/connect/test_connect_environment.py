@@ -34,6 +34,7 @@ def test_the_sessions_python_workers_run_the_shipped_environment(tmp_path, conne
     session = SparkSession.builder.remote(connect_server.url).create()
     try:
         ship_environment(session, archive)
+        ship_environment(session, archive)  # the next run of a job, in the job's session kept on the server
         rows = session.range(0, 1, 1, 1).mapInArrow(_workers_python, "shipped string").toArrow()
         assert rows.column("shipped").to_pylist() == ["yes"]
         with pytest.raises(UsageError, match="gone.tar.gz"):

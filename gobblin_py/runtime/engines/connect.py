@@ -18,6 +18,7 @@ from urllib.parse import urlparse
 
 from gobblin_py.runtime.engines.base import Engine, TaskGroup, _announce, _executor_log_settings
 from gobblin_py.runtime.engines.connect_environment import archive_for, ship_environment
+from gobblin_py.runtime.engines.connect_session import CLOSED, session_url
 from gobblin_py.runtime.engines.spark import _spark_partition
 from gobblin_py.runtime.execute import task_progress
 from gobblin_py.runtime.execute.run_progress import SPARK_STARTED, SPARK_STARTING
@@ -70,21 +71,23 @@ class ConnectEngine(Engine):
     def __init__(self, master: str | None = None) -> None:
         super().__init__(check_remote(master, "--remote") if master else None)
         self._session: SparkSession | None = None
+        self._tag = ""
 
     def stop(self) -> None:
-        """Cancel what this run still runs on the server, and end its session there."""
+        """Cancel what this run still runs on the server, and close the connection (the job's session stays
+        open on the server for its next run: see :mod:`gobblin_py.runtime.engines.connect_session`)."""
         session, self._session = self._session, None
         if session is None:
             return
         with suppress(Exception):  # the server may be gone: there is nothing left to stop then
-            session.interruptAll()
+            session.interruptTag(self._tag)
         with suppress(Exception):
-            session.stop()
+            session.client.close()
 
     def run(self, job_props: Mapping[str, str], job_id: str, groups: list[TaskGroup]) -> list[TaskState]:
         remote = self.master or check_remote(job_props.get("spark.remote") or "", "spark.remote")
         _announce(groups)
-        session = self._connect(remote, job_props)
+        session = self._connect(remote, job_props, job_id)
         try:
             ship_environment(session, archive_for(job_props))
             interrupts.raise_if_interrupted()
@@ -99,10 +102,10 @@ class ConnectEngine(Engine):
                 raise GobblinPyError(f"the Spark Connect server at {remote} could not run the tasks: "
                                      f"{_first_lines(exc)}") from exc
             raise
-        self.stop()  # the server frees this run's session (its Python workers, its artifacts)
+        self.stop()
         return self._states(results)
 
-    def _connect(self, remote: str, job_props: Mapping[str, str]) -> SparkSession:
+    def _connect(self, remote: str, job_props: Mapping[str, str], job_id: str) -> SparkSession:
         import warnings
 
         # the client imports pandas, which gpy never hands a row to (rows travel as Arrow)
@@ -110,29 +113,45 @@ class ConnectEngine(Engine):
         # an unreachable server: the run's own error says so, naming it
         warnings.filterwarnings("ignore", message=r"\[RETRIES_EXCEEDED\]", category=UserWarning)
         try:
-            from pyspark.sql.connect.client.retries import DefaultPolicy
-            from pyspark.sql.connect.session import SparkSession
-        except ImportError as exc:  # PySpark checks the client's dependencies as it is imported
+            import pyspark.sql.connect.session  # noqa: F401  (checks the client's dependencies as it loads)
+        except ImportError as exc:
             raise UsageError(f"running on a Spark Connect server needs PySpark's Connect client: install "
                              f"gobblin_py[connect] (pip install 'gobblin_py[connect]'): {exc}") from None
 
         log.info(SPARK_STARTING, master=remote)
         began = time.monotonic()
-        session = SparkSession.builder.remote(remote).create()
-        self._session = session
-        session.client.set_retry_policies([DefaultPolicy(max_retries=CONNECT_RETRIES)])
-        # runtime keys apply to this run's session; the server's own (executors, memory) it keeps, silently
-        conf: dict[str, str | int | bool] = {k: v for k, v in job_props.items() if k.startswith("spark.") and k not in _NOT_SESSION_KEYS}
+        job_name = job_props.get("job.name", "gpy")
+        # runtime keys apply to the job's session; the server's own (executors, memory) it keeps, silently
+        conf: dict[str, str | int | bool] = {
+            k: v for k, v in job_props.items() if k.startswith("spark.") and k not in _NOT_SESSION_KEYS}
         try:
-            if conf:
-                session.conf._set_all(configs=conf, silent=True)
-            version = session.version  # the first call: the server answers, or the run fails here
+            try:
+                version = self._open(session_url(remote, job_name), conf)
+            except Exception as exc:
+                if _error_class(exc) != CLOSED:
+                    raise
+                version = self._open(session_url(remote, job_name, renew=True), conf)  # the server closed it
         except Exception as exc:
             if interrupts.cancelled():
                 raise
             raise GobblinPyError(f"cannot reach the Spark Connect server at {remote}: {_first_lines(exc)}") from exc
+        self._tag = f"gpy-{job_id}"  # what a stopped run cancels: its own operations, not the session's
+        assert self._session is not None
+        self._session.addTag(self._tag)
         log.info(SPARK_STARTED, master=remote, spark_version=version, seconds=round(time.monotonic() - began, 3))
-        return session
+        return self._session
+
+    def _open(self, url: str, conf: dict[str, str | int | bool]) -> str:
+        """Attach to (or open) the session at ``url``; the server's Spark version (the first call to it)."""
+        from pyspark.sql.connect.client.retries import DefaultPolicy
+        from pyspark.sql.connect.session import SparkSession
+
+        session = SparkSession.builder.remote(url).create()
+        self._session = session
+        session.client.set_retry_policies([DefaultPolicy(max_retries=CONNECT_RETRIES)])
+        if conf:
+            session.conf._set_all(configs=conf, silent=True)
+        return session.version
 
     def _run_tasks(self, session: SparkSession, remote: str, job_props: dict[str, str], job_id: str,
                    groups: list[TaskGroup]) -> pa.Table:
@@ -169,6 +188,11 @@ class ConnectEngine(Engine):
             if sink is not None:  # the display is whole even where executors could not reach the channel
                 task_progress.report_finished(state, sink)
         return states
+
+
+def _error_class(exc: Exception) -> str | None:
+    condition = getattr(exc, "getCondition", None) or getattr(exc, "getErrorClass", None)
+    return condition() if callable(condition) else None
 
 
 def _is_spark_error(exc: Exception) -> bool:
