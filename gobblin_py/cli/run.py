@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 @conf_options
 @click.option("--engine", type=click.Choice(sorted(ENGINES)), default="spark", show_default=True,
               help="spark: tasks run as Spark tasks; local: in this process's threads (or worker processes, "
-                   "gpy.taskexecutor.processes).")
+                   "gpy.taskexecutor.processes); connect: on a Spark Connect server (--remote, or the job's "
+                   "spark.remote, which also picks it under the default).")
 @click.option("--master", default=None, help="Spark master URL (default: the job's spark.master, else local[*]).")
 @click.option("--remote", default=None, metavar="sc://HOST:PORT",
               help="Run the tasks on this Spark Connect server (default: the job's spark.remote).")
