@@ -30,7 +30,7 @@ from gobblin_py.runtime.commit.job_result import EXIT_FAILED, EXIT_OK, EXIT_PART
 from gobblin_py.runtime.commit.job_run import JobRun
 from gobblin_py.runtime.commit.recovery import finish_pending_commits, remove_temporary_files
 from gobblin_py.runtime.commit.replace_check import check_replaced_folders
-from gobblin_py.runtime.engines import make_engine
+from gobblin_py.runtime.engines import choose_engine, make_engine
 from gobblin_py.runtime.engines.base import TaskGroup, task_groups
 from gobblin_py.runtime.execute.run_progress import TASKS_PLANNED
 from gobblin_py.runtime.monitor import RunInfo, RunMonitor, monitor_for
@@ -101,7 +101,7 @@ class JobLauncher:
     """Runs one job: ``JobLauncher(props, engine="spark").run()``."""
 
     def __init__(self, props: Mapping[str, str], engine: str = "spark", master: str | None = None,
-                 strict: bool = False) -> None:
+                 strict: bool = False, remote: str | None = None) -> None:
         check = check_job(props, strict=strict)  # before any work: every configuration problem at once
         for warning in check.warnings:
             log.warning("config_warning", problem=warning)
@@ -110,7 +110,7 @@ class JobLauncher:
         # executors import plugins by module path: they need no registry of names
         self.props = canonical_plugin_props(props)
         self.settings = JobSettings.load(self.props)
-        self.engine = make_engine(engine, master)
+        self.engine = make_engine(*choose_engine(engine, master, remote, self.props))
         self.job_name = self.settings.name
         self._lock: JobLock | None = None
 

@@ -31,6 +31,9 @@ class EngineSettings(Settings):
                              doc="--engine local: run tasks in this many worker processes instead of threads "
                                  "(0: threads); for many small tasks or tasks that spend their time in Python")
     master: str | None = setting("spark.master", default_doc="local[*]", doc="Spark master of --engine spark")
+    remote: str | None = setting("spark.remote", example="sc://spark-connect.example.com:15002",
+                                 doc="Spark Connect server (sc://HOST:PORT) whose executors run the tasks, as "
+                                     "--remote; excludes spark.master")
 
 
 @dataclass

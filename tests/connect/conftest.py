@@ -1,0 +1,97 @@
+"""One Spark Connect server for the test session, started on loopback from pyspark's own
+``sbin/start-connect-server.sh`` (the server's jar ships in pyspark's ``jars/``) and stopped at the end."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from gobblin_py.runtime.engines.java import ensure_java
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _ensure_client() -> None:
+    """PySpark's Connect client and its dependencies (grpcio, pandas …), installed when missing."""
+    try:
+        import pyspark.sql.connect.session  # noqa: F401  (checks the client's dependencies as it loads)
+    except ImportError:
+        import pyspark
+
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", f"pyspark[connect]=={pyspark.__version__}"],
+                       check=True, timeout=600)
+
+
+@dataclass(frozen=True)
+class ConnectServer:
+    """A running Spark Connect server: its ``sc://`` address and its log."""
+
+    url: str
+    log: Path
+    pid: int  # its launcher, every process of the server descends from it
+
+
+@pytest.fixture(scope="session")
+def connect_server(tmp_path_factory) -> ConnectServer:
+    """A Spark Connect server (``local[2]``) on loopback whose Python workers run this interpreter with the
+    repository on ``PYTHONPATH``, as a cluster's Python with gobblin_py installed would."""
+    import pyspark
+
+    spark_home = Path(pyspark.__file__).parent
+    script = spark_home / "sbin" / "start-connect-server.sh"
+    if not script.exists():
+        pytest.skip(f"pyspark {pyspark.__version__} has no {script}")
+    if not list((spark_home / "jars").glob("spark-connect_*.jar")):
+        pytest.skip(f"pyspark {pyspark.__version__} bundles no spark-connect jar")
+    _ensure_client()
+    ensure_java()
+    work = tmp_path_factory.mktemp("spark-connect")
+    port = _free_port()
+    env = {**os.environ, "SPARK_HOME": str(spark_home), "SPARK_LOCAL_IP": "127.0.0.1",
+           "SPARK_LOG_DIR": str(work / "logs"), "SPARK_PID_DIR": str(work / "pid"),
+           "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": str(REPO)}
+    log = work / "server.log"
+    proc = subprocess.Popen(
+        ["bash", str(script), "--wait", "--master", "local[2]",
+         "--conf", f"spark.connect.grpc.binding.port={port}",
+         "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
+         "--conf", "spark.ui.enabled=false", "--conf", "spark.ui.showConsoleProgress=false"],
+        env=env, stdout=open(log, "wb"), stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                _stop(proc)
+                pytest.fail(f"the Spark Connect server did not start:\n{log.read_text(errors='replace')[-3000:]}")
+            time.sleep(0.2)
+    yield ConnectServer(f"sc://127.0.0.1:{port}", log, proc.pid)
+    _stop(proc)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """The server and every process it started (its JVM, its Python workers): they share its process group."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    except ProcessLookupError:
+        pass
