@@ -95,3 +95,17 @@ def web_api(web_api_server):
     with api.lock:
         api.pages.clear(), api.items.clear(), api.faults.clear(), api.log.clear()
     return api
+
+
+@pytest.fixture(scope="session")
+def bare_python(tmp_path_factory) -> Path:
+    """The Python of a new virtual environment of this interpreter's version with nothing installed in it."""
+    folder = tmp_path_factory.mktemp("bare")
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base, "-m", "venv", "--without-pip", "--clear", str(folder)], check=True)
+    python = folder / "bin" / "python"
+    for module in ("gobblin_py", "pyarrow"):
+        found = subprocess.run([str(python), "-c", f"import {module}"], env={"PATH": os.environ.get("PATH", "")},
+                               cwd=folder, capture_output=True)
+        assert found.returncode != 0, f"the bare virtual environment can import {module}"
+    return python

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.environment import missing
+
 from gobblin_py.runtime.engines.java import ensure_java
 
 REPO = Path(__file__).resolve().parents[2]
@@ -46,24 +48,26 @@ class ConnectServer:
 
 
 @pytest.fixture(scope="session")
-def connect_server(tmp_path_factory) -> ConnectServer:
-    """A Spark Connect server (``local[2]``) on loopback whose Python workers run this interpreter with the
-    repository on ``PYTHONPATH``, as a cluster's Python with gobblin_py installed would."""
+def connect_server(tmp_path_factory, bare_python) -> ConnectServer:
+    """A Spark Connect server (``local[2]``) on loopback whose Python workers run a bare virtual environment's
+    Python (no gobblin_py, no pyarrow): a job's tasks run there only with the environment gpy ships."""
     import pyspark
 
     spark_home = Path(pyspark.__file__).parent
     script = spark_home / "sbin" / "start-connect-server.sh"
     if not script.exists():
-        pytest.skip(f"pyspark {pyspark.__version__} has no {script}")
+        missing(f"pyspark {pyspark.__version__} has no {script}")
     if not list((spark_home / "jars").glob("spark-connect_*.jar")):
-        pytest.skip(f"pyspark {pyspark.__version__} bundles no spark-connect jar")
+        missing(f"pyspark {pyspark.__version__} bundles no spark-connect jar")
     _ensure_client()
     ensure_java()
     work = tmp_path_factory.mktemp("spark-connect")
     port = _free_port()
-    env = {**os.environ, "SPARK_HOME": str(spark_home), "SPARK_LOCAL_IP": "127.0.0.1",
-           "SPARK_LOG_DIR": str(work / "logs"), "SPARK_PID_DIR": str(work / "pid"),
-           "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": str(REPO)}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    env.update({"SPARK_HOME": str(spark_home), "SPARK_LOCAL_IP": "127.0.0.1",
+                "SPARK_LOG_DIR": str(work / "logs"), "SPARK_PID_DIR": str(work / "pid"),
+                "PYSPARK_PYTHON": str(bare_python),
+                "PATH": f"{bare_python.parent}{os.pathsep}{env.get('PATH', '')}"})
     log = work / "server.log"
     proc = subprocess.Popen(
         ["bash", str(script), "--wait", "--master", "local[2]",

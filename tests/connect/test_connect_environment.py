@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import tarfile
+from pathlib import Path
 
 import pytest
 
@@ -25,8 +26,10 @@ def _workers_python(batches):
 def test_the_sessions_python_workers_run_the_shipped_environment(tmp_path, connect_server):
     from pyspark.sql.connect.session import SparkSession
 
-    launcher = tmp_path / "python"  # an environment whose interpreter says it was the one started
-    launcher.write_text(f'#!/bin/sh\nGPY_TEST_SHIPPED=yes exec "{sys.executable}" "$@"\n')
+    # an environment whose interpreter says it was the one started (and can import this module's function)
+    launcher = tmp_path / "python"
+    repo = Path(__file__).resolve().parents[2]
+    launcher.write_text(f'#!/bin/sh\nGPY_TEST_SHIPPED=yes PYTHONPATH="{repo}" exec "{sys.executable}" "$@"\n')
     launcher.chmod(0o755)
     archive = tmp_path / "env.tar.gz"
     with tarfile.open(archive, "w:gz") as tar:

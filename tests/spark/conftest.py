@@ -6,7 +6,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -33,20 +32,6 @@ class Standalone:
     def env(self) -> dict[str, str]:
         """The environment of a ``gpy run`` against it: executors get the bare Python unless gpy ships its own."""
         return {"PYSPARK_PYTHON": str(self.python)}
-
-
-@pytest.fixture(scope="session")
-def bare_python(tmp_path_factory) -> Path:
-    """The Python of a new virtual environment of this interpreter's version with nothing installed in it."""
-    folder = tmp_path_factory.mktemp("bare")
-    base = getattr(sys, "_base_executable", sys.executable)
-    subprocess.run([base, "-m", "venv", "--without-pip", "--clear", str(folder)], check=True)
-    python = folder / "bin" / "python"
-    for module in ("gobblin_py", "pyarrow"):
-        found = subprocess.run([str(python), "-c", f"import {module}"], env={"PATH": os.environ.get("PATH", "")},
-                               cwd=folder, capture_output=True)
-        assert found.returncode != 0, f"the bare virtual environment can import {module}"
-    return python
 
 
 @pytest.fixture(scope="session")

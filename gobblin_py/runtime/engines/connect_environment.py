@@ -26,8 +26,21 @@ PYTHON_KEY = "spark.sql.execution.pyspark.python"  # a session's Python workers'
 
 
 def archive_for(props: Mapping[str, str]) -> Path | None:
-    """The archive a job's tasks run from on the server: none, the server's own Python runs them."""
-    return None
+    """The archive a job's tasks run from on the server, by ``gpy.spark.archive``: ``auto`` (the default) packs
+    gpy, its dependencies and the job's plugin modules (cached by content); ``none``, or a job that names the
+    workers' Python itself, leaves the server's own Python; a path names an archive of the user's own."""
+    from gobblin_py.runtime.engines.pack import ARCHIVE_KEY, PackSettings, environment_archive
+
+    choice = PackSettings.load(props).archive
+    if choice == "none" or PYTHON_KEY in props:
+        return None
+    if choice == "auto":
+        return environment_archive(props)
+    path = choice.partition("#")[0]
+    if "://" in path:
+        raise UsageError(f"{ARCHIVE_KEY}={choice}: a Spark Connect run uploads the archive from this machine; "
+                         "name a local file (or auto, or none)")
+    return Path(path).expanduser().resolve()
 
 
 def ship_environment(session: SparkSession, archive: Path | None) -> None:
@@ -38,6 +51,10 @@ def ship_environment(session: SparkSession, archive: Path | None) -> None:
         raise UsageError(f"the environment archive {archive} to ship to the Spark Connect server does not exist")
     # named by the archive (which names its content): a job's session, kept between runs, may get a newer one
     alias = archive.name.split(".", 1)[0] or ENVIRONMENT_DIR
+    python = f"{alias}/bin/python"
+    if session.conf.get(PYTHON_KEY, None) == python:  # the job's kept session has this very archive already
+        log.info("environment_already_shipped", archive=str(archive))
+        return
     session.addArtifacts(f"{archive}#{alias}", archive=True)
-    session.conf.set(PYTHON_KEY, f"{alias}/bin/python")
+    session.conf.set(PYTHON_KEY, python)
     log.info("environment_shipped", archive=str(archive), bytes=archive.stat().st_size)

@@ -54,7 +54,8 @@ class PackSettings(Settings):
 
     archive: str = setting(
         ARCHIVE_KEY, default="auto",
-        doc="what --engine spark ships to executors: auto (on a master other than local[...], an archive of gpy, "
+        doc="what --engine spark (and a Spark Connect run) ships to executors: auto (on a master other than "
+            "local[...] and on Spark Connect, an archive of gpy, "
             "its dependencies and the job's plugin modules, built by `gpy pack`), none (the cluster's Python "
             "has them installed), or the path or URL of your own archive (PATH[#ALIAS]; executors run "
             "./ALIAS/bin/python, ALIAS defaulting to environment)")
