@@ -53,7 +53,6 @@ def test_a_bad_remote_fails_the_run_before_any_work(tmp_path):
 
 
 def test_an_unreachable_server_fails_the_run_naming_it(monkeypatch):
-    pytest.importorskip("grpc")
     with socket.socket() as sock:  # a port nothing listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
