@@ -22,8 +22,11 @@ import sys
 import sysconfig
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import Distribution, distributions, packages_distributions
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the metadata scan is imported only when an archive is built: a local run never needs it
+    from importlib.metadata import Distribution
 
 OWN = "gobblin_py"
 # Spark's executors import their cluster's PySpark (matching its JVM); Java is the cluster's too
@@ -115,6 +118,8 @@ def _is_editable(dist: Distribution) -> bool:
 
 def installed() -> dict[str, Distribution]:
     """The installed distributions by normalized name, the first on ``sys.path`` winning."""
+    from importlib.metadata import distributions
+
     found: dict[str, Distribution] = {}
     for dist in distributions():
         name = dist.metadata["Name"]
@@ -190,6 +195,8 @@ def plugin_distributions(modules: Iterable[str]) -> set[str]:
     tops = {top for top, _, in_site in _plugin_locations(modules) if in_site}
     if not tops:
         return set()
+    from importlib.metadata import packages_distributions
+
     owners = packages_distributions()  # reads every distribution's file list: only when a plugin is installed
     return {name for top in tops for name in owners.get(top, [])}
 
