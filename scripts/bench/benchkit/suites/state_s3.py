@@ -1,10 +1,10 @@
-"""10,000 datasets of one row with the state store and the published data on S3 (moto's S3 server on loopback).
+"""1,000 datasets of one row (10,000 with ``--scale 10``), state and published data on S3 (moto on loopback).
 
 The job is ``state_at_scale.py``'s (one sub-folder of one one-row CSV file per dataset, read from local disk),
 with ``state.store.dir`` and ``data.publisher.final.dir`` moved to ``s3a://`` on the server (endpoint and keys
 given by the job's ``fs.s3a.*`` keys, as for MinIO). Timed: the run committing every dataset. The server logs one
 line per request (method, path, status), so the requests of the timed run are counted there, on the server's
-side, and reported per dataset in a note. One round (a run takes a minute or more).
+side, and reported per dataset in a note. One round. Goal: 10,000 datasets in 60 s, so 1,000 in 6 s.
 """
 
 from __future__ import annotations
@@ -25,8 +25,11 @@ from benchkit.model import GPY_LOCAL, Benchmark, Case, Contender, Step, Target
 from benchkit.spark_servers import free_port
 from state_at_scale import build
 
-DATASETS = 10_000
-RUN_GOAL_S = 60.0
+# 1,000, not 10,000: against moto on 2 loaded cores a dataset costs about a dozen requests of ~15 ms each, so
+# 10,000 would take make bench far past its 20 minutes; the goal is 10,000 in 60 s, i.e. 1,000 in 6 s
+# (``--only state-s3 --scale 10`` runs the 10,000)
+DATASETS = 1_000
+RUN_GOAL_S = 6.0
 KEY = "state-s3-run"
 KEYS = (KEY,)
 ACCESS, SECRET = "gpy-bench", "gpy-bench-secret"
