@@ -19,6 +19,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import csv_to_parquet
+
 from benchkit import spark_servers
 from benchkit.context import Context
 from benchkit.model import Benchmark, Case, Contender, Step, Target

@@ -20,10 +20,11 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+from state_at_scale import build
+
 from benchkit.context import Context
 from benchkit.model import GPY_LOCAL, Benchmark, Case, Contender, Step, Target
 from benchkit.spark_servers import free_port
-from state_at_scale import build
 
 # 1,000, not 10,000: against moto on 2 loaded cores a dataset costs about a dozen requests of ~15 ms each, so
 # 10,000 would take make bench far past its 20 minutes; the goal is 10,000 in 60 s, i.e. 1,000 in 6 s
