@@ -5,7 +5,7 @@
 - ``dlt``: dlt with its Parquet, filesystem and SQL extras, connectorx (its fastest SQL backend on PostgreSQL) and
   psycopg (SQLAlchemy's PostgreSQL driver, for dlt's table reflection);
 - ``pyspark``: PySpark alone, at gpy's version (it finds the same Java runtime gpy does, through
-  ``JAVA_HOME``);
+  ``JAVA_HOME``); ``pyspark-connect``: the same with its Spark Connect client (grpcio, pandas …);
 - ``polars``: Polars, with connectorx (its ``read_database_uri`` engine, the version dlt gets) and pyarrow at
   gpy's version;
 - ``duckdb``: DuckDB, the newest release, for files; ``duckdb-scanners``: the DuckDB release whose
@@ -29,6 +29,7 @@ BARE = VenvSpec("bare", (pinned("pyarrow"), pinned("adbc-driver-manager"), pinne
 DLT = VenvSpec("dlt", (f"dlt[parquet,filesystem,sql-database]=={DLT_VERSION}", f"connectorx=={CONNECTORX_VERSION}",
                        pinned("pyarrow"), pinned("psycopg", "[binary]")))
 PYSPARK = VenvSpec("pyspark", (pinned("pyspark"),))
+PYSPARK_CONNECT = VenvSpec("pyspark-connect", (pinned("pyspark", "[connect]"),))
 POLARS_VERSION = "2.1.0"
 DUCKDB_VERSION = "2.0.1"
 DUCKDB_SCANNERS_VERSION = "1.4.4"

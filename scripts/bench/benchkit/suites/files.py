@@ -4,8 +4,9 @@ Contenders: the limit is ``csv_to_parquet.py``'s pyarrow script (``read_csv``/``
 per file); gpy ``--engine local``; the single-machine peers of :mod:`benchkit.fast_peers` (Polars, DuckDB,
 pyarrow ``write_dataset``) at every size; dlt fed Arrow batches of ``pyarrow.csv.open_csv`` (its fastest path
 for CSV: no per-row normalising) at 1 M and 5 M; at 5 M, gpy ``--engine spark`` and a plain PySpark script
-reading the CSV with an explicit schema (no inference pass). The Spark contenders run at 5 M only (at 1 M a run
-is mostly the JVM's start-up), to keep ``make bench`` within its time.
+reading the CSV with an explicit schema (no inference pass). At 20 M the two Spark contenders are a benchmark of
+their own (``files-20M-spark``, one round: each run takes a minute or more). No Spark at 1 M (a run is mostly the
+JVM's start-up), to keep ``make bench`` within its time.
 
 Targets at 5 M and 20 M (and the JSON lines): gpy local at or below the fastest single-machine peer's time;
 on every row, gpy's peak memory within 1.5 × the pyarrow script's, and at 20 M within 10 % of its own at 5 M
@@ -28,7 +29,10 @@ SIZES = {"1M": 1_000_000, "5M": 5_000_000, "20M": 20_000_000}
 LIMIT_RATIO = {"1M": 1.3, "5M": 1.2, "20M": 1.2}  # gpy local's time at most this × the pyarrow script's
 SPARK_AT = ("5M",)
 JSON_ROWS = {"5M": 5_000_000}
-KEYS = (*(f"files-{label}" for label in SIZES), *(f"jsonl-{label}" for label in JSON_ROWS))
+SPARK_ALONE_AT = ("20M",)  # a benchmark of their own (one round): a Spark run of 20 M rows takes minutes
+SPARK_ROUNDS = 1
+KEYS = (*(f"files-{label}" for label in SIZES), *(f"files-{label}-spark" for label in SPARK_ALONE_AT),
+        *(f"jsonl-{label}" for label in JSON_ROWS))
 DLT_AT = ("1M", "5M")
 PEERS_AT_MOST = ("5M", "20M")  # where gpy local must be at least as fast as the fastest single-machine peer
 MEMORY_GROWTH = 1.1  # gpy's peak memory at 20 M at most this × its own at 5 M
@@ -130,7 +134,24 @@ def benchmarks(ctx: Context) -> Iterator[Benchmark]:
         # the 1 M-row files take each contender a fraction of a second: three times the rounds for a steady median
         yield Benchmark(key, [case], contenders, rounds_factor=3 if label == "1M" else 1,
                         notes=NOTES if label == "20M" else [])
+    yield from _spark_benchmarks(ctx)
     yield from _json_benchmarks(ctx)
+
+
+def _spark_benchmarks(ctx: Context) -> Iterator[Benchmark]:
+    """gpy ``--engine spark`` against the plain PySpark script alone, on the sizes too slow for three rounds."""
+    for label in SPARK_ALONE_AT:
+        key = f"files-{label}-spark"
+        if not ctx.wants(key):
+            continue
+        rows = ctx.size(SIZES[label], least=FILES) // FILES * FILES
+        data = csv_data(ctx, rows)
+        python, error = ctx.python(PYSPARK)
+        contenders = [_gpy_contender(ctx, data, rows, key, "spark"),
+                      _script("plain PySpark", "peer", python, error, PYSPARK_SCRIPT, data, rows, key)]
+        case = Case(key, f"CSV → Parquet, {rows:,} rows, on Spark (local[*])", rows, reference=GPY_SPARK,
+                    targets=[Target(key, "plain PySpark", GPY_SPARK, ">", 1.0)])
+        yield Benchmark(key, [case], contenders, max_rounds=SPARK_ROUNDS)
 
 
 def _json_benchmarks(ctx: Context) -> Iterator[Benchmark]:
