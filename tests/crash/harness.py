@@ -62,7 +62,8 @@ class CrashJob:
     started_at: float = 0.0
     lock_at: float = 0.0
     killed_at: float | None = None
-    boundary_scoped: bool = False  # the last boundary campaign counted each dataset's boundaries on their own
+    boundary_scoped: bool = False
+    measured: dict = field(default_factory=dict)  # per phase, its share of each measured run's lock-to-exit window  # the last boundary campaign counted each dataset's boundaries on their own
 
     def __post_init__(self) -> None:
         import fsspec
@@ -273,6 +274,8 @@ class Landings:
     commits: int = 0
     phases: Counter = field(default_factory=Counter)
     window: tuple[float, float] = (0.0, 0.0)
+    # the share of the window the unkilled runs spent in their tasks and in their commits (the medians)
+    measured: dict[str, float] = field(default_factory=lambda: {"tasks": 0.0, "commits": 0.0})
 
     def record(self, lines: list[str], killed_at: float | None) -> None:
         if killed_at is None:
@@ -292,15 +295,20 @@ class Landings:
         return (f"{self.kills} kills over the {self.window[1]:.3f} s from taking the lock to the end "
                 f"(the lock taken {self.window[0]:.3f} s after start): "
                 f"{self.after_lock} after the lock, {self.tasks} in tasks, {self.commits} in commits "
-                f"({where}); {self.finished} runs ended before their instant")
+                f"({where}); {self.finished} runs ended before their instant; the unkilled runs spent "
+                f"{self.measured['tasks']:.0%} of the window in tasks, {self.measured['commits']:.0%} in commits")
 
     def check_spread(self, share: float = 1 / 3, in_commits: bool = True) -> None:
-        """Kills after the lock, and at least ``share`` of them (and one) inside tasks and as many inside commits
-        (unless not ``in_commits``: a job whose commits are too short a part of the window for random instants,
-        which its boundary and phase campaigns aim at instead)."""
-        least = max(1.0, share * self.kills)
-        assert self.kills and self.after_lock == self.kills and self.tasks >= least, self.describe()
-        assert not in_commits or self.commits >= least, self.describe()
+        """Kills after the lock, and inside tasks and inside commits (unless not ``in_commits``: a job whose commits
+        are too short a part of the window for random instants, which its boundary and phase campaigns aim at
+        instead) at least ``share`` of them (and one) — or, where the unkilled runs spent less of the window in
+        that phase, a third of its measured share: uniform instants land in a phase about as often as it lasts
+        (a killed run is a little slower than an unkilled one, so fewer of its late instants reach its commits)."""
+        def least(phase: str) -> float:
+            return max(1.0, min(share, self.measured[phase] / 3) * self.kills)
+
+        assert self.kills and self.after_lock == self.kills and self.tasks >= least("tasks"), self.describe()
+        assert not in_commits or self.commits >= least("commits"), self.describe()
         assert self.finished <= self.kills // 4, f"too many runs ended before their instant: {self.describe()}"
 
 
@@ -309,12 +317,29 @@ def lock_to_exit_window(job: CrashJob, runs: int = 3, files: int = 0) -> tuple[f
     quartile) over ``runs`` unkilled runs, each with ``files`` new files (as the campaign's runs have), read from
     their phase logs."""
     locks, ends = [], []
+    job.measured = {"tasks": [], "commits": []}
     for _ in range(runs):
         job.add_files(files or len(job.datasets))
         ends.append(_lock_to_exit(job))
         locks.append(job.lock_at - job.started_at)
     # the window's length from the quicker runs: one too long sends the last kills past a run's end
     return statistics.median(locks), sorted(ends)[len(ends) // 4]
+
+
+def _time_inside(lines: list[str], wanted: Callable[[str], bool], start: float, end: float) -> float:
+    """Seconds of [start, end] a run spent inside any phase whose name is ``wanted`` (nested ones counted once)."""
+    depth, since, total = 0, start, 0.0
+    for line in lines:
+        parts = line.split()
+        if len(parts) < 4 or parts[0] not in ("enter", "leave") or not wanted(parts[1]):
+            continue
+        at = min(max(float(parts[3]), start), end)
+        if parts[0] == "enter":
+            depth, since = depth + 1, at if depth == 0 else since
+        elif depth:
+            depth -= 1
+            total += (at - since) if depth == 0 else 0.0
+    return total
 
 
 def _lock_to_exit(job: CrashJob) -> float:
@@ -324,8 +349,12 @@ def _lock_to_exit(job: CrashJob) -> float:
     log = job.root / LOGS / f"measure-{job.runs:05d}.log"
     assert job.run(env={PHASE_LOG_ENV: str(log)}) == 0
     ended = time.monotonic()
-    job.lock_at = next(float(line.split()[3]) for line in log.read_text().splitlines() if line.startswith("enter lock "))
-    return ended - job.lock_at
+    lines = log.read_text().splitlines()
+    job.lock_at = next(float(line.split()[3]) for line in lines if line.startswith("enter lock "))
+    window = ended - job.lock_at
+    for phase, wanted in (("tasks", lambda name: name == "tasks"), ("commits", lambda name: name.startswith("commit."))):
+        job.measured.setdefault(phase, []).append(_time_inside(lines, wanted, job.lock_at, ended) / window)
+    return window
 
 
 def random_campaign(job: CrashJob, kills: int, seed: int, files_per_run: int = 0) -> Landings:
@@ -342,6 +371,7 @@ def random_campaign(job: CrashJob, kills: int, seed: int, files_per_run: int = 0
     job.run_until_success()  # a warm start: the first run of a job is slower than the rest
     per_run = files_per_run or len(job.datasets)
     landings = Landings(window=lock_to_exit_window(job, runs=5, files=per_run))
+    landings.measured = {phase: statistics.median(shares) for phase, shares in job.measured.items()}
     for stratum in rng.sample(range(kills), kills):
         job.add_files(per_run)  # as much to do as the measured runs had
         log = job.root / LOGS / f"run-{job.runs:05d}.log"
