@@ -9,13 +9,15 @@ import pytest
 from gobblin_py.runtime import engines
 from gobblin_py.runtime.engines import ENGINES, engine_class, make_engine
 from gobblin_py.runtime.engines.base import Engine, TaskGroup, task_groups
+from gobblin_py.runtime.engines.connect import ConnectEngine
 from gobblin_py.runtime.engines.local import LocalEngine, ProcessEngine, ThreadEngine
 from gobblin_py.runtime.engines.spark import SparkEngine
 from gobblin_py.sdk.states import TaskState, WorkUnit
 
 
 def test_each_engine_implements_the_interface_under_its_name():
-    assert {name: engine_class(name) for name in ENGINES} == {"local": LocalEngine, "spark": SparkEngine}
+    assert {name: engine_class(name) for name in ENGINES} == {"local": LocalEngine, "spark": SparkEngine,
+                                                           "connect": ConnectEngine}
     for name in ENGINES:
         assert issubclass(engine_class(name), Engine) and engine_class(name).name == name
 
@@ -33,7 +35,7 @@ def test_the_cli_offers_every_engine_and_loads_none_to_list_them():
     from gobblin_py.cli import main
 
     shown = CliRunner().invoke(main, ["run", "--help"])
-    assert "[local|spark]" in shown.output.replace("\n", "")
+    assert "[connect|local|spark]" in shown.output.replace("\n", "")
 
 
 def test_the_old_engine_module_names_still_resolve():
@@ -49,7 +51,7 @@ def test_make_engine_builds_the_named_engine_with_the_master():
 
 
 def test_an_unknown_engine_is_named():
-    with pytest.raises(ValueError, match="unknown engine 'yarn': use one of local, spark"):
+    with pytest.raises(ValueError, match="unknown engine 'yarn': use one of connect, local, spark"):
         make_engine("yarn")
 
 
