@@ -107,7 +107,7 @@ TEMPLATES_NEEDING = {
 
 
 def _relative(path: str) -> str:
-    return Path(path).resolve().relative_to(CORPUS).as_posix()
+    return Path(path).resolve().relative_to(CORPUS.resolve()).as_posix()
 
 
 @pytest.fixture(scope="module")
