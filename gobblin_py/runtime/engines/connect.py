@@ -19,14 +19,14 @@ from urllib.parse import urlparse
 from gobblin_py.runtime.engines.base import Engine, TaskGroup, _announce, _executor_log_settings
 from gobblin_py.runtime.engines.connect_environment import archive_for, ship_environment
 from gobblin_py.runtime.engines.connect_session import CLOSED, session_url
-from gobblin_py.runtime.engines.spark import _spark_partition
+from gobblin_py.runtime.engines.spark import _spark_partition, task_states
 from gobblin_py.runtime.execute import task_progress
 from gobblin_py.runtime.execute.run_progress import SPARK_STARTED, SPARK_STARTING
 from gobblin_py.sdk import interrupts
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.states import TaskState
-from gobblin_py.store.writable import TASK_STATE_CLASS, deserialize, serialize
+from gobblin_py.store.writable import serialize
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -178,16 +178,8 @@ class ConnectEngine(Engine):
 
     @staticmethod
     def _states(results: pa.Table) -> list[TaskState]:
-        sink = task_progress.driver_sink()
-        states = []
-        for task_id, data in zip(results.column("task_id").to_pylist(), results.column("state").to_pylist(),
-                                 strict=True):
-            state = deserialize(TASK_STATE_CLASS, data)
-            assert isinstance(state, TaskState) and state.task_id == task_id
-            states.append(state)
-            if sink is not None:  # the display is whole even where executors could not reach the channel
-                task_progress.report_finished(state, sink)
-        return states
+        pairs = zip(results.column("task_id").to_pylist(), results.column("state").to_pylist(), strict=True)
+        return task_states(pairs, task_progress.driver_sink())
 
 
 def _error_class(exc: Exception) -> str | None:

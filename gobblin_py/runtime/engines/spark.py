@@ -4,9 +4,9 @@ gobblin_py."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import nullcontext
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gobblin_py.runtime.engines.base import Engine, TaskGroup, _announce, _executor_log_settings
 from gobblin_py.runtime.execute import task_progress
@@ -94,11 +94,17 @@ class SparkEngine(Engine):
             # attempts' files are never published
             context.cancelAllJobs()
             raise interrupts.JobInterrupted(interrupts.interrupted_by()) from None
-        states = []
-        for task_id, data in results:
-            state = deserialize(TASK_STATE_CLASS, data)
-            assert isinstance(state, TaskState) and state.task_id == task_id
-            states.append(state)
-            if sink is not None:  # the display is whole even where executors could not reach the channel
-                task_progress.report_finished(state, sink)
-        return states
+        return task_states(results, sink)
+
+
+def task_states(results: Iterable[tuple[str, bytes]], sink: Any) -> list[TaskState]:
+    """The tasks' states from ``(task id, serialized state)`` pairs that executors sent back, each reported
+    finished to the driver's display ``sink`` (if any)."""
+    states = []
+    for task_id, data in results:
+        state = deserialize(TASK_STATE_CLASS, data)
+        assert isinstance(state, TaskState) and state.task_id == task_id
+        states.append(state)
+        if sink is not None:  # the display is whole even where executors could not reach the channel
+            task_progress.report_finished(state, sink)
+    return states
