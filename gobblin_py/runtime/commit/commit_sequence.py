@@ -170,6 +170,9 @@ class CommitSequenceStore:
         self.state_store = state_store
         self.props = props or {}
         self._batched: set[tuple[str, str]] = set()  # (job, urn) of sequences pending() found in batch files
+        # per job folder, the names of its log files as pending() listed them and this store's own writes changed
+        # them: under the job's lock no one else writes there, so the listing answers without a request
+        self._listed: dict[str, set[str]] = {}
 
     @classmethod
     def for_job(cls, props: dict[str, str], state_store: FsDatasetStateStore) -> CommitSequenceStore:
@@ -189,18 +192,30 @@ class CommitSequenceStore:
 
     def exists(self, job_name: str, urn: str) -> bool:
         """Whether a commit of the dataset is logged: its own file, or a batch :meth:`pending` listed."""
-        return (job_name, urn) in self._batched or self.fs.exists(self.path(job_name, urn))
+        return (job_name, urn) in self._batched or self._file_exists(self.path(job_name, urn))
+
+    def _file_exists(self, path: str) -> bool:
+        listed = self._listed.get(posixpath.dirname(path))
+        if listed is None:  # the job's folder was not listed by this store
+            return self.fs.exists(path)
+        return posixpath.basename(path) in listed
+
+    def _written(self, path: str, there: bool) -> None:
+        listed = self._listed.get(posixpath.dirname(path))
+        if listed is not None:
+            (listed.add if there else listed.discard)(posixpath.basename(path))
 
     def put_batch(self, job_name: str, job_id: str, number: int, sequences: list[CommitSequence]) -> str:
         """Log the sequences of several datasets as one file (one write, one fsync); returns its path."""
         path = contained_join(self.root, job_name, f"{BATCH_PREFIX}{quote(job_id, safe='._-')}-{number}.json",
                               what="job.name/job.id")
-        if self.fs.exists(path):
+        if self._file_exists(path):
             raise GobblinPyError(f"{path}: a batch of unfinished commits is already logged there")
         for sequence in sequences:
             sequence.batch = path
         data = {"version": FORMAT_VERSION, "batch": [s.to_json() for s in sequences]}
         fsutil.atomic_write(self.fs, path, json.dumps(data, separators=(",", ":")).encode("utf-8"))
+        self._written(path, True)
         return path
 
     def finish_batch(self, path: str, sequences: list[CommitSequence], left: list[CommitSequence]) -> None:
@@ -209,8 +224,7 @@ class CommitSequenceStore:
         unfinished = {id(s) for s in left}
         self._batched -= {(s.job_name, s.urn) for s in sequences if id(s) not in unfinished}
         if not left:
-            if self.fs.exists(path):
-                fsutil.remove(self.fs, path)
+            self._remove(path)
             return
         data = {"version": FORMAT_VERSION, "batch": [s.to_json() for s in left]}
         fsutil.atomic_write(self.fs, path, json.dumps(data, separators=(",", ":")).encode("utf-8"))
@@ -218,20 +232,33 @@ class CommitSequenceStore:
     def put(self, sequence: CommitSequence) -> None:
         """Log a sequence; never over another run's unfinished one."""
         path = self.path(sequence.job_name, sequence.urn)
-        if self.fs.exists(path):
+        if self._file_exists(path):
             raise GobblinPyError(f"{path}: an unfinished commit of dataset {sequence.urn!r} is already logged")
         data = json.dumps(sequence.to_json(), separators=(",", ":")).encode("utf-8")
         fsutil.atomic_write(self.fs, path, data)
+        self._written(path, True)
 
     def delete(self, sequence: CommitSequence) -> None:
-        path = self.path(sequence.job_name, sequence.urn)
-        if self.fs.exists(path):
+        self._remove(self.path(sequence.job_name, sequence.urn))
+
+    def _remove(self, path: str) -> None:
+        """Delete a log file; one already gone is fine (no lookup first: on an object store that is a request)."""
+        try:
             fsutil.remove(self.fs, path)
+        except FileNotFoundError:
+            pass
+        self._written(path, False)
 
     def pending(self, job_name: str) -> Iterator[CommitSequence]:
         """Every stored sequence of a job (left by a run that did not finish its commit)."""
-        directory = posixpath.join(self.root, job_name)
-        for name in fsutil.list_names(self.fs, directory):
+        directory = contained_join(self.root, job_name, what="job.name")  # as path() makes it
+        try:
+            entries = self.fs.ls(directory, detail=True)
+        except FileNotFoundError:
+            entries = []
+        listed = {posixpath.basename(e["name"].rstrip("/")) for e in entries if e.get("type") != "directory"}
+        self._listed[directory] = listed
+        for name in sorted(n for n in listed if not n.startswith((".", "_"))):  # not temporary files, sidecars
             if not name.endswith(".json"):
                 continue
             path = posixpath.join(directory, name)
