@@ -10,9 +10,12 @@ from __future__ import annotations
 import gzip
 from typing import Any
 
+from gobblin_py.io.fs import is_local
 from gobblin_py.io.native_io import open_input
+from gobblin_py.io.object_store import read_tail
 
 CHUNK = 8 << 20
+FOOTER_READ = 64 << 10  # bytes read from a remote Parquet file's end: its footer, unless it has many columns
 
 
 def count_records(fs: Any, path: str, csv_header: bool = True, text_formats: bool = True,
@@ -22,6 +25,8 @@ def count_records(fs: Any, path: str, csv_header: bool = True, text_formats: boo
     if name.endswith(".parquet"):
         import pyarrow.parquet as pq
 
+        if not is_local(fs) and not path.endswith(".gz"):
+            return _parquet_rows(fs, path)
         with open_input(fs, path) as stream:
             return pq.ParquetFile(stream).metadata.num_rows
     if name.endswith(".orc"):
@@ -39,6 +44,20 @@ def count_records(fs: Any, path: str, csv_header: bool = True, text_formats: boo
     if name.endswith(".csv"):
         return _csv_records(fs, path, csv_header, csv_delimiter)
     return _lines(fs, path)
+
+
+def _parquet_rows(fs: Any, path: str) -> int:
+    """A Parquet file's row count from its footer, read with the file's end (one ranged request on S3, where
+    opening the file would first look up its size); a footer longer than that end takes one more read."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tail = read_tail(fs, path, FOOTER_READ)
+    if len(tail) == FOOTER_READ and tail[-4:] == b"PAR1":
+        footer = int.from_bytes(tail[-8:-4], "little") + 8
+        if footer > len(tail):
+            tail = read_tail(fs, path, footer)
+    return pq.read_metadata(pa.BufferReader(tail)).num_rows
 
 
 def _csv_records(fs: Any, path: str, header: bool, delimiter: str) -> int:

@@ -1,18 +1,23 @@
 """What a run with its state and published data on S3 asks of the store, counted in the server's own request log.
 
 A dataset's commit is bound by requests, not bytes: each is a round trip. No dataset's own commit log is looked
-up: the run's one listing of the log answers that.
+up: the run's one listing of the log answers that. A published Parquet file's records are counted from its end,
+read in one request.
 """
 
 from __future__ import annotations
 
+import io
 import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
+from gobblin_py.formats.counting import count_records
 from tests.conftest import run_gpy
 
 DATASETS = ("d0", "d1", "d2")
@@ -82,3 +87,21 @@ def test_no_dataset_has_its_commit_log_looked_up(one_run):
     assert len(logs) == (2 if batched else len(DATASETS))
     listings = [r for r in requests if "list-type=2" in r[1] and "_commit_sequences" in r[1]]
     assert 0 < len(listings) <= 4, listings  # the run's listings of the log, whatever the number of datasets
+
+
+@pytest.mark.parametrize("columns,reads", [(2, 1), (1000, 2)])
+def test_a_parquet_file_on_s3_is_counted_from_its_end_in_one_read(s3_server, bucket, columns, reads):
+    fs = s3_server.filesystem()
+    data = io.BytesIO()
+    pq.write_table(pa.table({f"c{i}": [1, 2, 3] for i in range(columns)}), data)
+    fs.pipe_file(f"{bucket}/part.parquet", data.getvalue())
+    start = s3_server.log.stat().st_size
+    assert count_records(fs, f"{bucket}/part.parquet") == 3
+    # a ranged GET of its last 64 KiB, without a lookup of its size; a footer longer than that (a thousand
+    # columns) takes a second one
+    assert [(method, status) for method, _, status in requests_since(s3_server.log, start)] == [("GET", 206)] * reads
+    fs.pipe_file(f"{bucket}/empty.parquet", b"")
+    with pytest.raises(Exception, match="(?i)parquet"):
+        count_records(fs, f"{bucket}/empty.parquet")
+    with pytest.raises(FileNotFoundError):
+        count_records(fs, f"{bucket}/missing.parquet")
