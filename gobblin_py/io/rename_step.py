@@ -24,7 +24,8 @@ class FsRenameStep(CommitStep):
     before the final move. Completed once the destination exists and the source is gone. When finishing an
     earlier run's commit, a destination that exists beside its source is the interrupted tail of a
     copy-and-delete move only if the two match in size; then the source is removed. In a fresh commit an
-    existing destination is always a conflict.
+    existing destination is always a conflict; there a conditional upload is not preceded by a lookup of its
+    destination (the plan looked, and the upload refuses a file that appeared since).
     """
 
     src: str
@@ -65,6 +66,14 @@ class FsRenameStep(CommitStep):
     def execute(self, fresh: bool = False) -> None:
         src_fs, src, dst_fs, dst = self._fss()
         if fresh and fsutil.is_local(src_fs) and fsutil.is_local(dst_fs) and self._link_fresh(dst_fs, src, dst):
+            return
+        if fresh and fsutil.is_local(src_fs) and fsutil.is_object_store(dst_fs) and conditional.conditional_writes(dst_fs):
+            # a commit just logged, whose plan found nothing at the destination: the upload itself is conditional
+            # (If-None-Match) and refuses a file there, so it is not looked up again (on S3 that is a request)
+            if not src_fs.exists(src):
+                raise GobblinPyError(f"cannot publish {self.src}: it is gone and {self.dst} does not exist")
+            self._copy_to_object_store(src_fs, src, dst_fs, dst)
+            fsutil.remove(src_fs, src)
             return
         if dst_fs.exists(dst):
             if not src_fs.exists(src):

@@ -1,13 +1,16 @@
 """What a run with its state and published data on S3 asks of the store, counted in the server's own request log.
 
-A dataset's commit is bound by requests, not bytes: each is a round trip. No dataset's own commit log is looked
-up: the run's one listing of the log answers that. A published Parquet file's records are counted from its end,
-read in one request.
+A dataset's commit is bound by requests, not bytes: each is a round trip. A dataset of one file costs one look
+at its destination before anything is logged (a file there is a conflict), the upload itself, one read of the
+published file's footer (its records counted again before the state is saved), and its two state files — no
+look at its own commit log (the run's one listing of the log answers that), no listing beside a lookup, no
+second look at the destination just before the upload (the upload is conditional).
 """
 
 from __future__ import annotations
 
 import io
+import json
 import re
 import uuid
 from collections.abc import Iterator
@@ -18,6 +21,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from gobblin_py.formats.counting import count_records
+from gobblin_py.io import fs_settings
+from gobblin_py.io.rename_step import FsRenameStep
+from gobblin_py.sdk.commit import PublishConflictError
 from tests.conftest import run_gpy
 
 DATASETS = ("d0", "d1", "d2")
@@ -79,6 +85,29 @@ def one_run(request, tmp_path_factory, s3_server) -> Iterator[tuple[str, bool, l
     fs.rm(bucket, recursive=True)
 
 
+def _of_dataset(requests: list[tuple[str, str, int]], name: str) -> list[tuple[str, str, int]]:
+    """The requests that name one dataset's keys (its published file, state files or commit log)."""
+    return [r for r in requests if re.search(rf"(/|prefix=[^&]*/){name}(/|-|\.json)", r[1])]
+
+
+def test_a_dataset_costs_one_lookup_its_upload_one_footer_read_and_its_two_state_files(one_run):
+    bucket, batched, requests = one_run
+    for name in DATASETS:
+        asked = [(method, re.sub(r"job_Scale_\d+|task_Scale_\d+_\d+_\d+", "ID", path), status)
+                 for method, path, status in _of_dataset(requests, name)]
+        published = f"/{bucket}/published/{name}/part.ID.parquet"
+        # its commit logged in a batch file with others', or in a file of its own (deleted with the others')
+        log = [] if batched else [("PUT", f"/{bucket}/state/_commit_sequences/Scale/{name}.json", 200)]
+        assert asked == [
+            ("HEAD", published, 404),  # before anything is logged: a file there would be a conflict
+            *log,
+            ("PUT", published, 200),  # the upload, conditional: it never replaces a file
+            ("GET", published, 206),  # its footer (records counted again), in one ranged read
+            ("PUT", f"/{bucket}/state/Scale/{name}-ID.jst", 200),
+            ("PUT", f"/{bucket}/state/Scale/{name}-current.jst", 200),
+        ], asked
+
+
 def test_no_dataset_has_its_commit_log_looked_up(one_run):
     _, batched, requests = one_run
     logs = [r for r in requests if "_commit_sequences/" in r[1] and "list-type=2" not in r[1]]
@@ -87,6 +116,38 @@ def test_no_dataset_has_its_commit_log_looked_up(one_run):
     assert len(logs) == (2 if batched else len(DATASETS))
     listings = [r for r in requests if "list-type=2" in r[1] and "_commit_sequences" in r[1]]
     assert 0 < len(listings) <= 4, listings  # the run's listings of the log, whatever the number of datasets
+
+
+def test_a_file_already_at_a_destination_on_s3_fails_its_dataset_before_anything_moves(tmp_path, s3_server, bucket):
+    fs = s3_server.filesystem()
+    job = write_job(tmp_path, bucket, s3_server, extra="writer.file.name=data.parquet")
+    fs.pipe_file(f"{bucket}/published/d1/data.parquet", b"someone else's")
+    done = run_gpy("run", str(job), "--engine", "local")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"{bucket}/published/d1/data.parquet already exists" in done.stdout
+    assert fs.cat_file(f"{bucket}/published/d1/data.parquet") == b"someone else's"
+    assert sorted(fs.find(f"{bucket}/published")) == [f"{bucket}/published/{n}/data.parquet" for n in DATASETS]
+    assert not fs.find(f"{bucket}/state/_commit_sequences")  # nothing left logged: d1 logged nothing
+    shown = json.loads(run_gpy("state", "show", str(job), "--json").stdout)
+    tasks = {d["urn"]: d["tasks"][0] for d in shown["datasets"]}
+    assert tasks["d1"]["actual_high_watermark"] == tasks["d1"]["low_watermark"]  # its watermark did not move
+    assert tasks["d0"]["actual_high_watermark"] != tasks["d0"]["low_watermark"]
+
+
+def test_an_upload_onto_a_file_that_appeared_since_the_plan_is_refused(tmp_path, s3_server, bucket):
+    fs = s3_server.filesystem()
+    source = tmp_path / "part.parquet"
+    source.write_bytes(b"the run's file")
+    fs.pipe_file(f"{bucket}/published/part.parquet", b"someone else's")
+    step = FsRenameStep(str(source), f"s3://{bucket}/published/part.parquet")
+    fs_settings.apply(dict(line.split("=", 1) for line in s3_server.job_keys().splitlines() if line))
+    try:
+        with pytest.raises(PublishConflictError, match="already exists"):
+            step.execute(fresh=True)  # a fresh commit: the plan found nothing there, the upload finds the file
+    finally:
+        fs_settings.reset()
+    assert fs.cat_file(f"{bucket}/published/part.parquet") == b"someone else's"
+    assert source.read_bytes() == b"the run's file"  # kept: nothing was published
 
 
 @pytest.mark.parametrize("columns,reads", [(2, 1), (1000, 2)])

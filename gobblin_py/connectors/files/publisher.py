@@ -26,6 +26,7 @@ from gobblin_py.formats.settings import WriterSettings
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io.branch_paths import BranchScope, successful_branches
 from gobblin_py.io.contained_paths import check_no_symlink_escape
+from gobblin_py.io.object_store import file_exists
 from gobblin_py.io.rename_step import FsRenameStep
 from gobblin_py.sdk.branches import branch_count, branch_key
 from gobblin_py.sdk.commit import EXACTLY_ONCE, FILE_RECORDS_KEY, DeliverySettings, PublishConflictError
@@ -125,7 +126,8 @@ class BaseDataPublisher(DataPublisher):
             for path in files:
                 relative = posixpath.relpath(path, source)
                 destination = posixpath.join(target, relative)
-                if dst_fs.exists(destination) and (dst_fs, target) not in to_replace:
+                # on S3 one HEAD: a folder of the file's name is no conflict there, and a listing is a request
+                if file_exists(dst_fs, destination) and (dst_fs, target) not in to_replace:
                     raise PublishConflictError(
                         f"cannot publish {path}: {destination} already exists (gpy never overwrites published data)"
                     )
