@@ -9,6 +9,7 @@ filesystem's own calls are used.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -44,3 +45,24 @@ def read_tail(fs: AbstractFileSystem, path: str, size: int) -> bytes:
     if _is_s3(fs):
         return fs.cat_file(path, start=-size)
     return fs.cat_file(path, start=max(0, int(fs.size(path) or 0) - size))
+
+
+BULK_READ = 256  # files whose reads are in flight together; each batch is handed back before the next is read
+
+
+def read_files(fs: AbstractFileSystem, paths: list[str]) -> Iterator[tuple[str, bytes | Exception]]:
+    """Each file's bytes, or the error reading it (FileNotFoundError when it is absent), in the order given.
+    On S3 each file is one ``GET`` (no lookup of its size first) and the reads of up to ``BULK_READ`` files are
+    in flight together; elsewhere the files are read one after another."""
+    if not _is_s3(fs):
+        for path in paths:
+            try:
+                yield path, fs.cat_file(path)
+            except Exception as exc:  # noqa: BLE001 - handed to the caller, as s3fs's bulk read does
+                yield path, exc
+        return
+    for start in range(0, len(paths), BULK_READ):
+        chunk = paths[start:start + BULK_READ]
+        # a range from byte 0 to the end: one GET of the whole object, of whichever version is current then
+        found = fs.cat_ranges(chunk, [0] * len(chunk), [None] * len(chunk), on_error="return")
+        yield from zip(chunk, found, strict=True)

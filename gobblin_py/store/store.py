@@ -28,6 +28,7 @@ from typing import Any
 
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io.contained_paths import contained_join
+from gobblin_py.io.object_store import read_files
 from gobblin_py.sdk.errors import StateStoreError
 from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.sdk.settings import Settings, SettingsError, setting
@@ -346,8 +347,7 @@ class FsDatasetStateStore:
         A legacy job-level ``current.jst`` (URN "") is ignored once per-dataset files exist.
         """
         latest: dict[str, DatasetState] = {}
-        for table in self.current_tables(job_name):
-            records = self.read_table(job_name, table)
+        for records in self._read_tables(job_name, self.current_tables(job_name)):
             if records:
                 state = records[0][1]
                 earlier = latest.get(state.dataset_urn)
@@ -357,6 +357,20 @@ class FsDatasetStateStore:
         if len(latest) > 1:
             latest.pop(DEFAULT_DATASET_URN, None)
         return latest
+
+    def _read_tables(self, job_name: str, tables: list[str]) -> Iterator[list[tuple[str, DatasetState]]]:
+        """The records of each table, in order. On S3 each file is one request and the requests of many files are
+        in flight together: thousands of datasets are read in seconds, not one round trip after another."""
+        if not fsutil.is_object_store(self.fs):
+            yield from (self.read_table(job_name, table) for table in tables)
+            return
+        folder = self.job_dir(job_name)
+        for path, data in read_files(self.fs, [posixpath.join(folder, table) for table in tables]):
+            if isinstance(data, FileNotFoundError):
+                raise StateStoreError(f"{self.display_path(path)}: no such state file")
+            if isinstance(data, Exception):
+                raise data
+            yield read_state_file(data, self.display_path(path), self.max_state_bytes)
 
     def get_previous_workunit_states_by_urns(self, job_name: str) -> dict[str, list[WorkUnitState]]:
         """The work-unit states the next run's Source sees, per dataset, from each dataset's latest run."""

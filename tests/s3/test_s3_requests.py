@@ -24,7 +24,10 @@ from gobblin_py.formats.counting import count_records
 from gobblin_py.io import fs_settings
 from gobblin_py.io.rename_step import FsRenameStep
 from gobblin_py.sdk.commit import PublishConflictError
+from gobblin_py.sdk.errors import StateStoreError
+from gobblin_py.store.store import FsDatasetStateStore
 from tests.conftest import run_gpy
+from tests.state.test_store import make_state
 
 DATASETS = ("d0", "d1", "d2")
 
@@ -166,3 +169,34 @@ def test_a_parquet_file_on_s3_is_counted_from_its_end_in_one_read(s3_server, buc
         count_records(fs, f"{bucket}/empty.parquet")
     with pytest.raises(FileNotFoundError):
         count_records(fs, f"{bucket}/missing.parquet")
+
+
+def test_every_datasets_previous_state_is_one_read_of_its_current_file(s3_server, bucket):
+    store = FsDatasetStateStore(f"s3://{bucket}/state")
+    store.fs = s3_server.filesystem()
+    for i, urn in enumerate(("a", "b", "c", "d")):
+        store.persist_dataset_state(make_state(urn, job_id=f"job_Pull_{1000 + i}", high=10 + i), urn)
+    store.persist_dataset_state(make_state("b", job_id="job_Pull_2000", high=99), "b")  # b's newer run
+    start = s3_server.log.stat().st_size
+    latest = store.get_latest_dataset_states_by_urns("Pull")
+    assert {urn: s.job_id for urn, s in latest.items()} == {"a": "job_Pull_1000", "b": "job_Pull_2000",
+                                                             "c": "job_Pull_1002", "d": "job_Pull_1003"}
+    asked = requests_since(s3_server.log, start)
+    # one listing of the job's folder, then one GET of each current file (no lookup of its size first)
+    assert sorted((m, p.rsplit("/", 1)[-1], s) for m, p, s in asked if "list-type=2" not in p) == [
+        ("GET", f"{urn}-current.jst", 206) for urn in "abcd"], asked
+    assert len([r for r in asked if "list-type=2" in r[1]]) <= 2, asked
+    store.fs.rm(f"{bucket}/state/Pull/c-current.jst")  # gone between the listing and the read: named
+    store.fs.invalidate_cache()
+    real_ls, listed = store.fs.ls, []
+
+    def ls_with_c(path, detail=True, **kwargs):
+        entries = real_ls(path, detail=detail, **kwargs)
+        listed.append(path)
+        extra = {"name": f"{bucket}/state/Pull/c-current.jst", "type": "file", "size": 1}
+        return [*entries, extra if detail else extra["name"]]
+
+    store.fs.ls = ls_with_c
+    with pytest.raises(StateStoreError, match=f"s3://{bucket}/state/Pull/c-current.jst: no such state file"):
+        store.get_latest_dataset_states_by_urns("Pull")
+    assert listed
