@@ -4,7 +4,7 @@ lock all live in a bucket, killed anywhere, loses nothing and publishes nothing 
 import os
 
 from tests.crash.harness import CrashJob, boundary_campaign, check_boundaries, random_campaign
-from tests.crash.phases import phase_campaign
+from tests.crash.phases import COMMIT_STEPS, phase_campaign
 
 S3_RANDOM_KILLS = int(os.environ.get("GPY_S3_CRASH_KILLS", "8"))
 S3_PHASE_KILLS = int(os.environ.get("GPY_S3_CRASH_PHASE_KILLS", "9"))
@@ -34,3 +34,14 @@ def test_random_sigkills_on_s3(tmp_path, s3_server, bucket):
 def test_kills_inside_every_phase_on_s3(tmp_path, s3_server, bucket):
     job = _job(tmp_path, s3_server, bucket)
     phase_campaign(job, kills=S3_PHASE_KILLS, seed=20261125)  # every phase has kills; every check after
+
+
+def test_kills_inside_every_phase_with_local_staging_on_s3(tmp_path, s3_server, bucket):
+    # staged on local disk, published and stated on S3: each file is uploaded by a conditional put that no
+    # lookup precedes; one commit thread, so the datasets' commits are logged in one batch file. The kills aim at
+    # the commit's phases and at the recovery of what they left (the other phases are as in the test above)
+    keys = (f"{s3_server.job_keys()}\nwriter.staging.dir={tmp_path}/staging\nwriter.output.dir={tmp_path}/output\n"
+            "job.commit.parallelCommits=1\n")
+    job = CrashJob(tmp_path / "job", store_url=f"s3://{bucket}/crash", job_keys=keys, datasets=("eu", "us"))
+    phase_campaign(job, kills=6, seed=20261127, phases=("commit.log", *COMMIT_STEPS, "commit.unlog", "recovery"))
+
