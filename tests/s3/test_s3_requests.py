@@ -4,7 +4,8 @@ A dataset's commit is bound by requests, not bytes: each is a round trip. A data
 at its destination before anything is logged (a file there is a conflict), the upload itself, one read of the
 published file's footer (its records counted again before the state is saved), and its two state files — no
 look at its own commit log (the run's one listing of the log answers that), no listing beside a lookup, no
-second look at the destination just before the upload (the upload is conditional).
+second look at the destination just before the upload (the upload is conditional). The next run reads each
+dataset's previous state with one request.
 """
 
 from __future__ import annotations
