@@ -66,6 +66,18 @@ def test_sequence_round_trips_through_the_store(tmp_path):
     assert list(sequences.pending("J")) == []
 
 
+@pytest.mark.parametrize("urn", ["_orders", ".orders", "..", "+batch-x"])
+def test_a_dataset_whose_name_starts_like_a_hidden_file_or_a_batch_has_its_commit_finished(tmp_path, urn):
+    # a leading dot or underscore marks a temporary file or a sidecar in the log's folder, which a listing of
+    # pending commits passes over: a dataset so named must not get such a name, or its commit is never finished
+    store = FsDatasetStateStore(str(tmp_path / "state"))
+    sequences = CommitSequenceStore.for_job({}, store)
+    sequence = CommitSequence("J", urn, "job_J_1", [FsRenameStep("/a", "/b")])
+    sequences.put(sequence)
+    [back] = list(CommitSequenceStore.for_job({}, store).pending("J"))
+    assert back.urn == urn and back.batch is None
+
+
 def test_at_least_once_writes_no_sequences(tmp_path):
     job = Job(tmp_path, extra="gobblin.runtime.delivery.semantics=AT_LEAST_ONCE\n")
     write_csv(job.data / "a.csv", 1)

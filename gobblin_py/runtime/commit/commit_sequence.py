@@ -185,7 +185,10 @@ class CommitSequenceStore:
         # an empty URN has a name of its own; others are percent-encoded UTF-8, which is unambiguous
         if not urn:
             return "default_dataset_urn.json"
-        return quote(urn, safe="._-") + ".json"
+        name = quote(urn, safe="._-")
+        if name[0] in "._":  # a listing of pending commits passes over temporary files and sidecars named so
+            name = f"%{ord(name[0]):02X}{name[1:]}"
+        return name + ".json"
 
     def path(self, job_name: str, urn: str) -> str:
         return contained_join(self.root, job_name, self.file_name(urn), what="job.name")
