@@ -1,16 +1,16 @@
 """A batch of one partition's messages as Arrow arrays, as read and before their values are decoded.
 
-The arrays are built from the lists of values over their buffers (``b"".join`` and an array of offsets), not by
-``pa.array``, which imports pandas on first use (half a second and 50 MB when pandas is installed) and looks at
-each value's type.
+The arrays are built from the lists of values over their buffers (``b"".join`` and the lengths' running sum),
+not by ``pa.array``, which imports pandas on first use (half a second and 50 MB when pandas is installed) and
+takes twice as long over a list of bytes.
 """
 
 from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass
-from itertools import accumulate
 
+import numpy as np
 import pyarrow as pa
 
 _INT32_MAX = 2**31 - 1
@@ -41,5 +41,6 @@ def binary_array(values: list[bytes | None]) -> pa.Array:
         return pa.array(values, pa.binary())
     if len(data) > _INT32_MAX:
         return pa.array(values, pa.binary())
-    offsets = array("i", accumulate(map(len, values), initial=0))  # type: ignore[arg-type]
+    offsets = np.zeros(len(values) + 1, np.int32)
+    np.cumsum(np.fromiter(map(len, values), np.int32, len(values)), out=offsets[1:])  # type: ignore[arg-type]
     return pa.Array.from_buffers(pa.binary(), len(values), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
