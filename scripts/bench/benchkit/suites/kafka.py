@@ -35,15 +35,16 @@ NOTES = [
     "Kafka: the bench's broker (noida-db) answers a fetch with the whole rest of the partition whatever the fetch "
     "size limits, and librdkafka keeps it parsed, about 450 bytes a message (300 MB for a partition of 666,667), "
     "until it is consumed: queue and fetch settings cannot bound it. gpy's tasks take turns reading partitions "
-    "(source.kafka.fetch.parallelism, 1 by default; at 2, 690 MB and no faster), as the bare loop reads one "
+    "(source.kafka.fetch.parallelism, 1 by default; at 2, 710 to 730 MB and no faster), as the bare loop reads one "
     "after the other. gpy keeps all threads' C allocations in one glibc malloc arena: with one arena per "
-    "thread, librdkafka's freed memory stayed resident (about 610 MB, and slower). The raw batches are built "
+    "thread, librdkafka's freed memory stayed resident (about 625 MB instead of 440 MB). The raw batches are built "
     "from b''.join and the lengths' running sum, not pa.array, which imports pandas (0.5 to 1 s, 50 MB; the "
     "bare loop's environment has no pandas); offsets without gaps are a range. What remains of the time is "
-    "gpy's start and planning (about 1.5 s more than the bare loop's, a no-op run takes about 2 s) and, per "
-    "message, the error check and the timestamp (the bare loop takes the value only). Measured on 2,000,000 "
-    "messages against the bare loop in the same run: time 1.35 to 1.6 x and memory 2.0 x before, "
-    "1.2 x and 1.06 x after.",
+    "gpy's start, planning and commit (a no-op run took 0.56 s in the last full make bench, 0.8 to 1.1 s under "
+    "load 6 to 9) "
+    "and, per message, the error check and the timestamp (the bare loop takes the value only). Measured with "
+    "--repeats 5 under load 6 to 9.5, each version against the bare loop in its own run, two runs each: before "
+    "these changes time 1.66 and 1.57 x, memory 2.31 x; with them time 1.23 and 1.16 x, memory 1.08 x.",
 ]
 
 
