@@ -19,6 +19,7 @@ import json
 import os
 import random
 import re
+import select
 import signal
 import subprocess
 import statistics
@@ -34,11 +35,29 @@ import pyarrow.parquet as pq
 ROWS_PER_FILE = 30
 DATASETS = ("eu", "us", "apac")
 LOGS = "test-logs"  # the campaigns' phase logs, beside the job file
+RUNS_PER_STRATUM = 3  # a random campaign's runs at most for one kill: the others ended before their instant
 PHASE_LOG_ENV = "GPY_TEST_PHASE_LOG"  # gobblin_py.sdk.crash_points
 # what a job run may leave under its folders once it has succeeded: the rest is a leftover
 KEPT_FILE = re.compile(r"(data/[^/]+/f\d{5}\.csv|published/[^/]+/part\.task_Crash_\d+_\d+_0\.parquet"
                        r"|state/Crash/[^/]+-(job_Crash_\d+|current)\.jst|state/Crash/_gpy_state_index\.json|state/_history/Crash/\d{15}-job_Crash_\d+\.json)")
 KEPT_FOLDER = re.compile(r"(data|published)(/[^/]+)?|state(/Crash|/_commit_sequences(/Crash)?|/_history(/Crash)?)?|(staging|output)(/Crash)?")
+
+
+def _exits_by(proc: subprocess.Popen, instant: float) -> bool:
+    """Whether the process exits before ``instant`` (``time.monotonic``), waiting until then at most. Its exit is
+    seen at once through a pidfd, where ``Popen.wait`` polls and would see it up to 50 ms late."""
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):  # not Linux 5.3 or later
+        try:
+            proc.wait(timeout=max(0.0, instant - time.monotonic()))
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+    try:
+        return bool(select.select([pidfd], [], [], max(0.0, instant - time.monotonic()))[0])
+    finally:
+        os.close(pidfd)
 
 
 @dataclass
@@ -62,8 +81,9 @@ class CrashJob:
     started_at: float = 0.0
     lock_at: float = 0.0
     killed_at: float | None = None
-    boundary_scoped: bool = False
-    measured: dict = field(default_factory=dict)  # per phase, its share of each measured run's lock-to-exit window  # the last boundary campaign counted each dataset's boundaries on their own
+    ended_at: float | None = None  # the last run's exit, unless it was killed
+    boundary_scoped: bool = False  # the last boundary campaign counted each dataset's boundaries on their own
+    measured: dict = field(default_factory=dict)  # per phase, its share of each measured run's lock-to-exit window
 
     def __post_init__(self) -> None:
         import fsspec
@@ -123,10 +143,11 @@ class CrashJob:
     def run(self, env: dict | None = None, kill_after: float | None = None, timeout: float = 300,
             kill_at: Callable[[subprocess.Popen], float | None] | None = None) -> int:
         """One run; with ``kill_after`` it is SIGKILLed that many seconds after start, with ``kill_at`` at the
-        instant it returns for the started process (if still running then; None: not at all). ``started_at``
-        and ``killed_at`` keep the instants (``time.monotonic``, the clock of the phase logs)."""
+        instant it returns for the started process (if still running then; None: not at all). ``started_at``,
+        ``killed_at`` and ``ended_at`` (its exit, unless killed) keep the instants (``time.monotonic``, the clock
+        of the phase logs)."""
         self.runs += 1
-        self.killed_at = None
+        self.killed_at = self.ended_at = None
         self.started_at = time.monotonic()
         proc = subprocess.Popen(self.command(), env={**os.environ, **self.env, **(env or {})},
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -134,13 +155,15 @@ class CrashJob:
             instant = kill_at(proc) if kill_at is not None else \
                 None if kill_after is None else self.started_at + kill_after
             if instant is not None:
-                try:
-                    proc.wait(timeout=max(0.0, instant - time.monotonic()))
-                except subprocess.TimeoutExpired:
+                if _exits_by(proc, instant):
+                    self.ended_at = time.monotonic()
+                else:
                     self.killed_at = time.monotonic()
                     proc.send_signal(signal.SIGKILL)
                     self.kills += 1
             _, err = proc.communicate(timeout=timeout)
+            if self.ended_at is None and self.killed_at is None:
+                self.ended_at = time.monotonic()
         except subprocess.TimeoutExpired:
             proc.kill()
             raise
@@ -276,6 +299,14 @@ class Landings:
     window: tuple[float, float] = (0.0, 0.0)
     # the share of the window the unkilled runs spent in their tasks and in their commits (the medians)
     measured: dict[str, float] = field(default_factory=lambda: {"tasks": 0.0, "commits": 0.0})
+    # lock to exit of every unkilled run: the measured ones, then each that ended before its instant
+    lengths: list[float] = field(default_factory=list)
+    first_window: float = 0.0  # the window before the kills
+
+    def measure(self, length: float) -> None:
+        """One more unkilled run's seconds from its lock to its exit: the window is the quicker runs' again."""
+        self.lengths.append(length)
+        self.window = (self.window[0], quicker(self.lengths))
 
     def record(self, lines: list[str], killed_at: float | None) -> None:
         if killed_at is None:
@@ -293,7 +324,8 @@ class Landings:
     def describe(self) -> str:
         where = ", ".join(f"{name} {count}" for name, count in sorted(self.phases.items()))
         return (f"{self.kills} kills over the {self.window[1]:.3f} s from taking the lock to the end "
-                f"(the lock taken {self.window[0]:.3f} s after start): "
+                f"({self.first_window:.3f} s before the kills; the lower quartile of {len(self.lengths)} unkilled "
+                f"runs; the lock taken {self.window[0]:.3f} s after start): "
                 f"{self.after_lock} after the lock, {self.tasks} in tasks, {self.commits} in commits "
                 f"({where}); {self.finished} runs ended before their instant; the unkilled runs spent "
                 f"{self.measured['tasks']:.0%} of the window in tasks, {self.measured['commits']:.0%} in commits")
@@ -312,18 +344,27 @@ class Landings:
         assert self.finished <= self.kills // 4, f"too many runs ended before their instant: {self.describe()}"
 
 
-def lock_to_exit_window(job: CrashJob, runs: int = 3, files: int = 0) -> tuple[float, float]:
-    """Seconds from a run's start to taking its lock (the median), and from taking it to the run's end (the lower
-    quartile) over ``runs`` unkilled runs, each with ``files`` new files (as the campaign's runs have), read from
-    their phase logs."""
+def quicker(lengths: list[float]) -> float:
+    """The window's length from the quicker runs (the lower quartile): one too long sends the last kills past a
+    run's end."""
+    return sorted(lengths)[len(lengths) // 4]
+
+
+def lock_to_exit_window(job: CrashJob, runs: int = 3, files: int = 0) -> tuple[float, list[float]]:
+    """Seconds from a run's start to taking its lock (the median), and from taking it to the run's end (one per
+    run) over ``runs`` unkilled runs, each with ``files`` new files (as the campaign's runs have), read from their
+    phase logs."""
     locks, ends = [], []
     job.measured = {"tasks": [], "commits": []}
     for _ in range(runs):
         job.add_files(files or len(job.datasets))
         ends.append(_lock_to_exit(job))
         locks.append(job.lock_at - job.started_at)
-    # the window's length from the quicker runs: one too long sends the last kills past a run's end
-    return statistics.median(locks), sorted(ends)[len(ends) // 4]
+    return statistics.median(locks), ends
+
+
+def _lock_instant(lines: list[str]) -> float | None:
+    return next((float(line.split()[3]) for line in lines if line.startswith("enter lock ")), None)
 
 
 def _time_inside(lines: list[str], wanted: Callable[[str], bool], start: float, end: float) -> float:
@@ -348,9 +389,12 @@ def _lock_to_exit(job: CrashJob) -> float:
     (job.root / LOGS).mkdir(exist_ok=True)
     log = job.root / LOGS / f"measure-{job.runs:05d}.log"
     assert job.run(env={PHASE_LOG_ENV: str(log)}) == 0
-    ended = time.monotonic()
+    ended = job.ended_at
+    assert ended is not None
     lines = log.read_text().splitlines()
-    job.lock_at = next(float(line.split()[3]) for line in lines if line.startswith("enter lock "))
+    locked = _lock_instant(lines)
+    assert locked is not None, f"no lock in {log}"
+    job.lock_at = locked
     window = ended - job.lock_at
     for phase, wanted in (("tasks", lambda name: name == "tasks"), ("commits", lambda name: name.startswith("commit."))):
         job.measured.setdefault(phase, []).append(_time_inside(lines, wanted, job.lock_at, ended) / window)
@@ -365,19 +409,34 @@ def random_campaign(job: CrashJob, kills: int, seed: int, files_per_run: int = 0
     The instants are uniform over the window and stratified (the k-th of n kills falls in the k-th n-th of it,
     in a random order), so where the kills land follows how long each phase lasts, not luck: the landings say
     how many came after the lock, inside tasks and inside commits (read from each run's phase log).
+
+    A run that ends before its instant is an unkilled run like the measured ones: the window is measured again
+    with it (runs vary with the machine's load, and the measured runs may have met a slower spell than the
+    campaign's), and its stratum gets another run, up to ``RUNS_PER_STRATUM`` in all.
     """
     rng = random.Random(seed)
     job.add_files(6)
     job.run_until_success()  # a warm start: the first run of a job is slower than the rest
     per_run = files_per_run or len(job.datasets)
-    landings = Landings(window=lock_to_exit_window(job, runs=5, files=per_run))
+    locked, lengths = lock_to_exit_window(job, runs=5, files=per_run)
+    landings = Landings(window=(locked, 0.0))
+    for length in lengths:
+        landings.measure(length)
+    landings.first_window = landings.window[1]
     landings.measured = {phase: statistics.median(shares) for phase, shares in job.measured.items()}
     for stratum in rng.sample(range(kills), kills):
-        job.add_files(per_run)  # as much to do as the measured runs had
-        log = job.root / LOGS / f"run-{job.runs:05d}.log"
-        killed_at = job.run_killed_after_lock(landings.window[1] * (stratum + rng.random()) / kills, log)
-        landings.record(log.read_text().splitlines() if log.exists() else [], killed_at)
-        job.run_until_success()  # finishes what the kill left: the next killed run starts from a clean store
+        for _ in range(RUNS_PER_STRATUM):
+            job.add_files(per_run)  # as much to do as the measured runs had
+            log = job.root / LOGS / f"run-{job.runs:05d}.log"
+            killed_at = job.run_killed_after_lock(landings.window[1] * (stratum + rng.random()) / kills, log)
+            lines = log.read_text().splitlines() if log.exists() else []
+            landings.record(lines, killed_at)
+            if killed_at is not None:
+                job.run_until_success()  # finishes what the kill left: the next killed run starts from a clean store
+                break
+            lock = _lock_instant(lines)
+            if lock is not None and job.ended_at is not None:
+                landings.measure(job.ended_at - lock)
     job.run_until_success()
     job.check()
     print(landings.describe())

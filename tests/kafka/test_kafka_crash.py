@@ -31,7 +31,9 @@ def test_kafka_to_kafka_exactly_once_through_transactions(tmp_path, broker):
     covered = boundary_campaign(job)
     assert covered >= 4, covered  # before the log, logged, the transaction, the state, done
     check_boundaries(job, covered, {"dataset_state"}, datasets=())
-    source = broker.create_topic(partitions=2)
+    # six partitions on the two task threads, which take turns reading them (source.kafka.fetch.parallelism): the
+    # tasks last long enough for random instants to land in them (with two, a sixth of the window or less)
+    source = broker.create_topic(partitions=6)
     job = KafkaToKafkaCrashJob(tmp_path / "random", broker=broker, topics=[source],
                                target=broker.create_topic(partitions=2))
     random_campaign(job, kills=KILLS, seed=20261124).check_spread(share=0)  # a kill in tasks, one in commits

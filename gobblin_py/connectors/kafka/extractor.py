@@ -40,7 +40,7 @@ from gobblin_py.connectors.kafka.deserializers import (
     unify,
 )
 from gobblin_py.connectors.kafka.errfile import UndecodableLog
-from gobblin_py.connectors.kafka.raw import RawBatch
+from gobblin_py.connectors.kafka.raw import RawBatch, binary_array, int64_array
 from gobblin_py.connectors.kafka.settings import KafkaSourceSettings
 from gobblin_py.connectors.kafka.spool import Spool
 from gobblin_py.sdk.contracts import Extractor, PartitionProgress
@@ -103,6 +103,7 @@ class KafkaExtractor(Extractor):
         self._schema: pa.Schema | None = None
         self._spool: Spool | None = None
         self._since: int | None = None
+        self._turn = FetchTurn(self.settings.fetch_parallelism)
 
     # -- schema
 
@@ -208,9 +209,21 @@ class KafkaExtractor(Extractor):
     def _fetch(self, index: int) -> Iterator[RawBatch]:
         kafka = kafka_module()
         consumer = self._consumer_for()
+        where = kafka.TopicPartition(self.topic, self.partitions[index], self.next[index])
+        self._turn.take()  # tasks take turns: librdkafka holds what it fetched until it is consumed
+        try:
+            consumer.assign([where])
+            yield from self._read(consumer, index)
+        finally:
+            try:
+                consumer.unassign()  # what was fetched beyond the expected high offset goes now
+            except (kafka.KafkaException, RuntimeError):  # RuntimeError: the consumer is closed already
+                pass
+            self._turn.give()
+
+    def _read(self, consumer, index: int) -> Iterator[RawBatch]:
+        kafka = kafka_module()
         pid, high, stats = self.partitions[index], self.high[index], self.stats[index]
-        where = kafka.TopicPartition(self.topic, pid, self.next[index])
-        consumer.assign([where])
         stats.start = stats.start or int(time.time() * 1000)
         message = kafka.Message
         values: list = []
@@ -233,7 +246,11 @@ class KafkaExtractor(Extractor):
                             idle_since = time.monotonic()
                             chunk = list(map(message.value, messages))
                             values += chunk
-                            offsets += map(message.offset, messages)
+                            first, last = messages[0].offset(), messages[-1].offset()
+                            if last - first == len(messages) - 1:  # no gap (the usual case): no call per message
+                                offsets += range(first, last + 1)
+                            else:
+                                offsets += map(message.offset, messages)
                             stamps += map(_TIMESTAMP, map(message.timestamp, messages))
                             if "key" in self.columns:
                                 keys += map(message.key, messages)
@@ -268,12 +285,13 @@ class KafkaExtractor(Extractor):
 
     def _arrays(self, index: int, values: list, offsets: list, stamps: list, keys: list) -> RawBatch:
         stats = self.stats[index]
-        raw = RawBatch(index, pa.array(values, pa.binary()), pa.array(offsets, pa.int64()),
-                       pa.array(stamps, pa.int64()), pa.array(keys, pa.binary()) if "key" in self.columns else None)
+        raw = RawBatch(index, binary_array(values), int64_array(offsets), int64_array(stamps),
+                       binary_array(keys) if "key" in self.columns else None)
         stats.records += len(values)
         stats.bytes += int(pc.sum(pc.binary_length(raw.values)).as_py() or 0)
-        stamped = raw.timestamps.filter(pc.greater_equal(raw.timestamps, 0))
-        extremes = pc.min_max(stamped)
+        extremes = pc.min_max(raw.timestamps)
+        if (extremes["min"].as_py() or 0) < 0:  # some messages have no timestamp (-1): only the others count
+            extremes = pc.min_max(raw.timestamps.filter(pc.greater_equal(raw.timestamps, 0)))
         oldest, newest = extremes["min"].as_py(), extremes["max"].as_py()
         if newest is not None:
             stats.max_timestamp = newest if stats.max_timestamp is None else max(stats.max_timestamp, newest)
@@ -344,6 +362,7 @@ class KafkaExtractor(Extractor):
                 if stats.lost:
                     state.set_prop(f"{K.OFFSETS_LOST}.read.{index}", stats.lost)
         finally:
+            self._turn.give()
             self.undecodable.close()
             self.deserializer.close()
             if self._spool is not None:
@@ -351,6 +370,35 @@ class KafkaExtractor(Extractor):
             if self._consumer is not None:
                 consumer, self._consumer = self._consumer, None
                 consumer.close()
+
+
+_turn_lock = threading.Lock()
+_turns: dict[int, threading.Semaphore] = {}
+
+
+class FetchTurn:
+    """One task's turn at fetching, out of ``source.kafka.fetch.parallelism`` per process.
+
+    librdkafka keeps what it has fetched of a partition until it is consumed (up to ``queued.max.messages.kbytes``,
+    or the whole rest of the partition from a broker that ignores fetch size limits), at several hundred bytes per
+    message: tasks reading partitions at once in parallel threads multiply that, for little gain in speed, since
+    turning messages into Arrow arrays holds the interpreter's lock.
+    """
+
+    def __init__(self, parallelism: int) -> None:
+        with _turn_lock:
+            self._slots = _turns.setdefault(parallelism, threading.Semaphore(parallelism))
+        self._held = False
+
+    def take(self) -> None:
+        if not self._held:
+            self._slots.acquire()
+            self._held = True
+
+    def give(self) -> None:
+        if self._held:
+            self._held = False
+            self._slots.release()
 
 
 _gc_lock = threading.Lock()

@@ -100,6 +100,9 @@ class KafkaSourceSettings(Settings):
                               doc="records per Arrow batch")
     batch_bytes: int = setting("source.kafka.batch.bytes", kind=Kind.SIZE, default=64 << 20, minimum=1,
                                default_doc="64MB", doc="bytes of message values per Arrow batch, at most")
+    fetch_parallelism: int = setting("source.kafka.fetch.parallelism", default=1, minimum=1,
+                                     doc="partitions a process reads at once (tasks take turns): librdkafka holds "
+                                         "what it fetched of a partition until it is consumed")
     threads: int = setting("kafka.source.work.units.creation.threads", default=30, minimum=1,
                            doc="threads asking the broker for offsets while planning")
 
