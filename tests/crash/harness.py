@@ -333,14 +333,20 @@ class Landings:
     def check_spread(self, share: float = 1 / 3, in_commits: bool = True) -> None:
         """Kills after the lock, and inside tasks and inside commits (unless not ``in_commits``: a job whose commits
         are too short a part of the window for random instants, which its boundary and phase campaigns aim at
-        instead) at least ``share`` of them (and one) — or, where the unkilled runs spent less of the window in
-        that phase, a third of its measured share: uniform instants land in a phase about as often as it lasts
-        (a killed run is a little slower than an unkilled one, so fewer of its late instants reach its commits)."""
+        instead) at least ``share`` of them — or, where the unkilled runs spent less of the window in that phase,
+        a third of its measured share: uniform instants land in a phase about as often as it lasts (a killed run
+        is a little slower than an unkilled one, so fewer of its late instants reach its commits). At least one
+        wherever the measured share makes two or more expected; below that a phase is too short a part of the
+        window for a fixed number of random instants to be sure of reaching it (its boundary and phase campaigns
+        aim at it)."""
         def least(phase: str) -> float:
-            return max(1.0, min(share, self.measured[phase] / 3) * self.kills)
+            expected = self.measured[phase] * self.kills
+            return max(1.0 if expected >= 2 else 0.0, min(share * self.kills, expected / 3))
 
         assert self.kills and self.after_lock == self.kills and self.tasks >= least("tasks"), self.describe()
         assert not in_commits or self.commits >= least("commits"), self.describe()
+        work = (self.measured["tasks"] + (self.measured["commits"] if in_commits else 0)) * self.kills
+        assert work < 2 or self.tasks + (self.commits if in_commits else 0) >= 1, self.describe()
         assert self.finished <= self.kills // 4, f"too many runs ended before their instant: {self.describe()}"
 
 
