@@ -29,11 +29,13 @@ run: $(STAMP)
 	@rm -rf $(WORK)/kafka_to_parquet $(WORK)/kafka-broker
 	$(PY) scripts/kafka_sample.py demo
 
-# Lint and types first (seconds), then the suite.
+# Lint and types first (seconds), then the suite in TEST_WORKERS pytest-xdist workers (tests that share a
+# server stay in one worker: tests/conftest.py). TEST_WORKERS=0 runs it in this process.
+TEST_WORKERS ?= 2
 test: $(STAMP)
 	$(PY) -m ruff check gobblin_py
 	$(PY) -m mypy
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 # Every benchmark against the peers and the practical limit (under 20 minutes; the first time also installs
 # the peers into their own environments under ~/.cache/gobblin_py): prints the table, writes bench/results.md.

@@ -46,7 +46,7 @@ def start_s3_server():
     import subprocess
 
     from tests.s3.conftest import S3Server, _answers, _server_command
-    from tests.sql.conftest import free_port
+    from tests.sql.servers import free_port
 
     port = free_port()
     log = Path(tempfile.mkdtemp(prefix="gpy-moto-")) / "server.log"

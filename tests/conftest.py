@@ -14,6 +14,20 @@ from hypothesis import settings
 # an environment skip fails under GPY_REQUIRE_ALL=1 (tests/environment.py)
 from tests.environment import needs, pytest_configure, pytest_runtest_setup  # noqa: F401
 
+# The servers several folders share, registered once here: a fixture imported into a second conftest would be a
+# second fixture, and start a second server.
+pytest_plugins = ("tests.kafka.servers", "tests.sql.servers")
+
+# `make test` runs the suite in two pytest-xdist workers (-n 2 --dist loadgroup). The tests of the folders that
+# start a server run in one worker per group, so each of those servers starts once; the other tests go to
+# whichever worker is free. Only the SparkSession may start in both (one per worker), as tests of every group
+# use it.
+SERVER_GROUPS = {
+    "sql": "databases-and-kafka", "kafka": "databases-and-kafka", "contracts": "databases-and-kafka",
+    "s3": "object-store-and-clusters", "spark": "object-store-and-clusters", "connect": "object-store-and-clusters",
+    "airflow": "object-store-and-clusters", "monitor": "object-store-and-clusters",
+}
+
 # the contract suites' assertions explain themselves as the tests' own do
 pytest.register_assert_rewrite("gobblin_py.testing")
 
@@ -42,9 +56,17 @@ CORPUS = SHARED / "corpus" / "gobblin-jobs"
 NEEDS_CORPUS = needs(CORPUS.is_dir(), f"the Gobblin job corpus is not at {CORPUS}")
 
 
+def pytest_collection_modifyitems(config, items):
+    """Each test of a server's folder joins that folder's worker group (see SERVER_GROUPS)."""
+    for item in items:
+        parts = item.nodeid.split("/")  # tests/<folder>/test_x.py::test_y, from the repository's root
+        if len(parts) > 2 and parts[1] in SERVER_GROUPS:
+            item.add_marker(pytest.mark.xdist_group(SERVER_GROUPS[parts[1]]))
+
+
 @pytest.fixture(scope="session")
 def spark():
-    """The one SparkSession of the test run (starting one costs 7–9 s)."""
+    """The one SparkSession of the test run, or of each worker under xdist (starting one costs 7–9 s)."""
     from gobblin_py.runtime.engines.spark_session import get_spark_session
 
     session = get_spark_session("local[2]", app_name="gpy-tests")

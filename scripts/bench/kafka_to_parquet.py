@@ -73,10 +73,10 @@ def free_port() -> int:
 
 
 def start_broker(directory: Path) -> tuple[subprocess.Popen, str]:
-    """The Kafka tests' broker (noida-db's binary, found as ``tests/kafka/conftest.py`` finds it) on a free port."""
+    """The Kafka tests' broker (noida-db's binary, found as ``tests/kafka/servers.py`` finds it) on a free port."""
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
-    from tests.kafka.conftest import broker_binary
+    from tests.kafka.servers import broker_binary
 
     binary = broker_binary()
     if binary is None:

@@ -66,7 +66,7 @@ pipeline.run(table, loader_file_format="parquet")
 
 
 class Postgres:
-    """A private PostgreSQL server, started by the SQL tests' own code (``tests/sql/conftest.py``): Debian's
+    """A private PostgreSQL server, started by the SQL tests' own code (``tests/sql/servers.py``): Debian's
     server binaries (installed with apt-get when missing), a cluster in a temporary folder on a free loopback
     port, and a database owned by a user who logs in with a password over TCP."""
 

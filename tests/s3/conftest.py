@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.environment import missing
-from tests.sql.conftest import free_port
+from tests.sql.servers import free_port
 
 ACCESS_KEY = "gpy-test-access"
 SECRET_KEY = "gpy-test-secret-c0ffee"  # tests check it is never printed nor stored

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from tests.conftest import run_gpy
-from tests.sql.conftest import PG_PASSWORD, free_port
+from tests.sql.servers import PG_PASSWORD, free_port
 from tests.sql.helpers import BASE, SqlJob, add_orders, count, create_shop
 
 WRONG_PASSWORD = "Wrong-Pw-93jf-Qx"

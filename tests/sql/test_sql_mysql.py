@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pyarrow as pa
 
-from tests.sql.conftest import MYSQL_PASSWORD
+from tests.sql.servers import MYSQL_PASSWORD
 from tests.sql.helpers import BASE, SqlJob, add_customers, add_orders, count, create_shop, update_orders
 
 

@@ -1,4 +1,5 @@
-"""Fixtures of the SQL source tests: real, throwaway PostgreSQL and MariaDB servers, and SQLite files.
+"""The SQL servers of the whole suite (a plugin of tests/conftest.py, so each starts once per test session, for
+the SQL tests and the plugin contracts alike): real, throwaway PostgreSQL and MariaDB servers, and SQLite files.
 
 PostgreSQL: one cluster per test session under a temporary directory owned by ``postgres``, listening on a
 free loopback port. Its ``pg_hba.conf`` trusts the Unix socket (for set-up as the superuser) and asks TCP

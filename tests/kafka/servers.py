@@ -1,4 +1,5 @@
-"""Fixtures of the Kafka tests: one real Kafka-protocol broker per test session.
+"""The Kafka broker of the whole suite (a plugin of tests/conftest.py): one real Kafka-protocol broker per test
+session, for the Kafka tests and the plugin contracts alike.
 
 The broker is noida-db's single binary (installed from PyPI by the dev extra), started in the foreground on a
 free loopback port with its data under a temporary directory, and stopped with SIGTERM at the end of the
@@ -24,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.environment import missing
-from tests.sql.conftest import free_port
+from tests.sql.servers import free_port
 
 QUIET = logging.getLogger("tests.librdkafka")  # the clients' connection chatter when the broker stops
 QUIET.setLevel(logging.CRITICAL)
