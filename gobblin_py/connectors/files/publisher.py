@@ -81,6 +81,7 @@ class BaseDataPublisher(DataPublisher):
     def init(self, job_props: dict[str, str]) -> None:
         self.job_props = job_props
         self.final_dirs: list[str] = []
+        self.verified_files: dict[str, fsutil.FileIdentity] = {}
 
     def _replace(self, task: TaskState, branches: int, branch: int) -> bool:
         return PublisherSettings.load(task, branches=branches, branch=branch).replace_final_dir
@@ -91,6 +92,7 @@ class BaseDataPublisher(DataPublisher):
         seen_sources: set[str] = set()
         planned: dict[str, str] = {}  # destination -> source: two files may not land on one name
         self.final_dirs = []
+        self.verified_files = {}
         to_replace: list[tuple[AbstractFileSystem, str]] = []
         for task, scope in successful_branches(task_states):
             branches, branch = scope.branches, scope.branch
@@ -155,13 +157,17 @@ class BaseDataPublisher(DataPublisher):
         # the CSV keys only for CSV: other writers (the byte writer) have formats WriterSettings does not know
         csv = (WriterSettings.load(task, branches=scope.branches, branch=scope.branch)
                if (scope.prop("writer.output.format") or "").upper() == "CSV" else None)
+        local = fsutil.is_local(fs)
         for path, expected in sorted(recorded.items()):
+            before = fsutil.local_identity(path) if local else None
             try:
                 found = count_records(fs, path, text_formats=mode == "all",
                                       csv_header=csv.csv_header if csv else True,
                                       csv_delimiter=csv.delimiter if csv else ",")
             except FileNotFoundError:
                 found = None
+            if found == expected and before is not None and fsutil.local_identity(path) == before:
+                self.verified_files[posixpath.normpath(path)] = before  # counted, and unchanged while counted
             if found is None and not fs.exists(path):
                 raise RecordsLost(f"{path}: task {task.task_id} wrote {expected} records to this file, and it is gone; "
                                   "nothing of the dataset is published")
@@ -172,7 +178,8 @@ class BaseDataPublisher(DataPublisher):
     def publish(self, task_states: Sequence[TaskState]) -> list[str]:
         """Publish at once (at least once): the moves, then the check that every file is there with its records."""
         steps = self.plan(task_states, allow_replace=True)
-        check = published_check(task_states[0].dataset_urn, task_states, steps) if task_states else None
+        check = published_check(task_states[0].dataset_urn, task_states, steps, self.verified_files) \
+            if task_states else None
         for dst_fs, target in self._to_replace:
             if dst_fs.exists(target):
                 dst_fs.rm(target, recursive=True)

@@ -251,7 +251,7 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
                                     note="it has no plan(): data is published, then the state saved (at least once)")
                     result.published = publisher.publish(successful)
             if planned is not None:  # what it publishes is checked once moved, before the state is saved
-                check = published_check(urn, successful, planned) \
+                check = published_check(urn, successful, planned, getattr(publisher, "verified_files", None)) \
                     if getattr(publisher, "publishes_counted_files", False) else None
                 steps = planned if check is None else [*planned, check]
         elif sequences is not None and store is not None:
