@@ -83,9 +83,6 @@ class BaseDataPublisher(DataPublisher):
         self.final_dirs: list[str] = []
         self.verified_files: dict[str, fsutil.FileIdentity] = {}
 
-    def _replace(self, task: TaskState, branches: int, branch: int) -> bool:
-        return PublisherSettings.load(task, branches=branches, branch=branch).replace_final_dir
-
     def plan(self, task_states: Sequence[TaskState], allow_replace: bool = False) -> list[FsRenameStep]:
         """The file moves that publish ``task_states`` (successful ones), checked for conflicts, not yet made."""
         steps: list[FsRenameStep] = []
@@ -106,7 +103,8 @@ class BaseDataPublisher(DataPublisher):
             if fsutil.is_local(dst_fs):  # a link inside the final folder may not lead the files out of it
                 check_no_symlink_escape(fsutil.open_fs(scope.final_root(), publisher_fs_uri)[1], target,
                                         scope.key("data.publisher.final.dir"))
-            self._verify(task, scope, src_fs)
+            settings = PublisherSettings.load(task, branches=branches, branch=branch)
+            self._verify(task, scope, src_fs, settings.verify)
             if source in seen_sources:
                 continue  # tasks of one extract may share an output directory: it is published once
             seen_sources.add(source)
@@ -114,7 +112,7 @@ class BaseDataPublisher(DataPublisher):
             if not files:
                 log.info("branch_produced_no_data", task=task.task_id, branch=branch)
                 continue
-            if self._replace(task, branches, branch):
+            if settings.replace_final_dir:
                 if not allow_replace:
                     raise UsageError("data.publisher.replace.final.dir=true needs "
                                      "gobblin.runtime.delivery.semantics=AT_LEAST_ONCE (a replaced directory "
@@ -142,10 +140,9 @@ class BaseDataPublisher(DataPublisher):
         self._to_replace = to_replace
         return steps
 
-    def _verify(self, task: TaskState, scope: BranchScope, fs) -> None:
-        """The files a task's branch wrote hold what its writer says it wrote (reconciliation); RecordsLost with
-        the numbers otherwise, before anything is published."""
-        mode = PublisherSettings.load(task, branches=scope.branches, branch=scope.branch).verify
+    def _verify(self, task: TaskState, scope: BranchScope, fs, mode: str) -> None:
+        """The files a task's branch wrote hold what its writer says it wrote (reconciliation, as ``mode`` says:
+        ``data.publisher.verify.records``); RecordsLost with the numbers otherwise, before anything is published."""
         recorded_text = scope.prop(FILE_RECORDS_KEY)
         if mode == "none" or not recorded_text:
             return
