@@ -332,10 +332,12 @@ class RefusedOnceSource(FileBasedSource):
 
 
 class TouchDataset(Converter):
-    """Touches ``<test.touch.dir>/<dataset.urn>`` when its task starts: which tasks have begun, seen from outside."""
+    """Writes ``<test.touch.dir>/<dataset.urn>`` when its task starts, holding the id of the process it runs in:
+    which tasks have begun, and where, seen from outside."""
 
     def init(self, state):
-        open(os.path.join(state.get_prop("test.touch.dir"), state.get_prop("dataset.urn")), "a").close()
+        with open(os.path.join(state.get_prop("test.touch.dir"), state.get_prop("dataset.urn")), "w") as out:
+            out.write(str(os.getpid()))
 
     def convert_schema(self, schema, state):
         return schema

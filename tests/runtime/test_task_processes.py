@@ -150,6 +150,18 @@ def test_a_worker_goes_on_with_its_next_tasks_while_the_run_takes_in_its_last(tm
     assert len(job.published_ids()) == 4 * ROWS
 
 
+def test_as_many_tasks_as_workers_run_one_on_each(tmp_path):
+    """A worker holds its next tasks only while there are more left than workers: the last ones go to whichever
+    worker is free, and a run of two one-task datasets on two workers runs them side by side."""
+    begun = tmp_path / "begun"
+    begun.mkdir()
+    job = _job(tmp_path, files=2, extra=("converter.classes=tests.runtime.sample_plugins.TouchDataset\n"
+                                         f"test.touch.dir={begun}\n"))
+    result = run_local(job)
+    assert result.returncode == 0, result.stderr
+    assert len({(begun / name).read_text() for name in os.listdir(begun)}) == 2  # two processes
+
+
 def test_work_units_and_task_states_larger_than_a_socket_holds_go_to_and_from_a_worker(tmp_path):
     """Each work unit and task state far larger than a socket buffer, the next already sent while a worker runs
     one: neither the run nor the worker waits on the other for good."""

@@ -12,10 +12,11 @@ the job's properties and gobblin_py.
   while the worker starts), so nothing of the run keeps its output open after it; a run stopped by SIGTERM or
   SIGINT kills its workers (their attempts' files are never published) and exits as interrupted. A worker that
   dies fails the run, naming its exit code; nothing is committed.
-- Work units go out in small chunks, so a fast worker is never idle behind a slow one. Each worker holds two at a
-  time: when it finishes one its next is already there, so it never waits while the run reads back, decodes and
-  reports what it sent. The run never blocks sending to a worker (what does not fit in the socket is sent as
-  the worker reads), so neither side can wait on the other with large work units or task states.
+- Work units go out in small chunks, so a fast worker is never idle behind a slow one. While more chunks are
+  left than there are workers, each worker holds two: when it finishes one its next is already there, so it never
+  waits while the run reads back, decodes and reports what it sent; the last chunks go one at a time to whichever
+  worker is free. The run never blocks sending to a worker (what does not fit in the socket is sent as the worker
+  reads), so neither side can wait on the other with large work units or task states.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ log = get_logger(__name__)
 
 CHUNKS_PER_WORKER = 8  # chunks per worker over the run: balance against one round trip per chunk
 MAX_CHUNK = 64  # work units in one chunk at most
-IN_FLIGHT = 2  # chunks a worker holds at once: the one it runs and the next
+IN_FLIGHT = 2  # chunks a worker holds at once while many are left: the one it runs and the next
 WAIT_S = 0.2  # how often the run looks for a signal while its workers run
 EXIT_WAIT_S = 5.0  # how long a worker told to stop may take to exit before it is killed
 
@@ -128,9 +129,10 @@ def _dispatch(workers: list[_Worker], job_id: str, chunks: list[Chunk],
     queue = deque(range(len(chunks)))
     decoded: dict[int, list[TaskState]] = {}
     with selectors.DefaultSelector() as selector:
+        for most in (1, IN_FLIGHT):  # one each first: a run of few chunks has them side by side
+            for worker in workers:
+                _give(worker, queue, job_id, chunks, len(workers), most)
         for worker in workers:
-            for _ in range(IN_FLIGHT):
-                _give(worker, queue, job_id, chunks)
             _flush(worker, selector)
         while len(decoded) < len(chunks):
             ready = selector.select(WAIT_S)
@@ -147,7 +149,7 @@ def _dispatch(workers: list[_Worker], job_id: str, chunks: list[Chunk],
                         raise TaskWorkerError(f"a task worker process failed: {message}; nothing of this run was "
                                               "committed", code)
                     answered.append((worker.chunks.popleft(), reply[1]))
-                    _give(worker, queue, job_id, chunks)
+                    _give(worker, queue, job_id, chunks, len(workers))
                 _flush(worker, selector)
             for index, states in answered:  # every worker that answered has its next chunk: now take theirs in
                 decoded[index] = _decode(states)
@@ -157,13 +159,15 @@ def _dispatch(workers: list[_Worker], job_id: str, chunks: list[Chunk],
     return [state for index in range(len(chunks)) for state in decoded[index]]
 
 
-def _give(worker: _Worker, queue: deque[int], job_id: str, chunks: list[Chunk]) -> None:
-    """Queue the next chunk for the worker, or mark that there is none."""
-    if queue:
+def _give(worker: _Worker, queue: deque[int], job_id: str, chunks: list[Chunk], workers: int,
+          most: int = IN_FLIGHT) -> None:
+    """Queue chunks for the worker until it holds ``most``, or one once no more are left than ``workers``; mark
+    when there are none left at all."""
+    while queue and len(worker.chunks) < (most if len(queue) > workers else 1):
         index = queue.popleft()
         worker.chunks.append(index)
         worker.outbox += frame((job_id, chunks[index]))
-    else:
+    if not queue:
         worker.last = True
 
 
