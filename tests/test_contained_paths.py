@@ -96,3 +96,22 @@ def test_a_root_not_made_yet_holds_no_link(tmp_path) -> None:
 def test_a_root_that_does_not_exist_yet_has_no_link_to_follow(tmp_path) -> None:
     root = tmp_path / "not" / "yet"
     check_no_symlink_escape(str(root), str(root / "events" / "daily"))
+
+
+def test_a_link_at_any_depth_below_the_root_is_followed_wherever_the_root_itself_is(tmp_path) -> None:
+    """Existing plain folders below the root need no resolving; a link among them, at any depth, is followed;
+    the root itself may be reached through a link."""
+    real_root, outside = tmp_path / "real_root", tmp_path / "outside"
+    (real_root / "a" / "b").mkdir(parents=True)
+    outside.mkdir()
+    (real_root / "a" / "b" / "out").symlink_to(outside)
+    (real_root / "a" / "in").symlink_to(real_root / "a" / "b")
+    root = tmp_path / "root"
+    root.symlink_to(real_root)
+    for base in (real_root, root):
+        check_no_symlink_escape(str(base), str(base / "a" / "b" / "new.txt"))
+        check_no_symlink_escape(str(base), str(base / "a" / "b"))
+        check_no_symlink_escape(str(base), str(base / "a" / "in" / "new.txt"))
+        for escaping in (base / "a" / "b" / "out", base / "a" / "b" / "out" / "deeper" / "new.txt"):
+            with pytest.raises(PathEscapeError, match="symbolic link"):
+                check_no_symlink_escape(str(base), str(escaping))

@@ -8,13 +8,19 @@ state is saved — in the commit sequence, so a later run finishing a logged com
 published file where its format says how many records it holds (Parquet and ORC footers, Avro block headers); a
 JSON or CSV file, counted in full before publishing, must exist. A file gone or holding other records fails the
 commit with :class:`~gobblin_py.sdk.errors.RecordsLost`: the dataset's state, and so its watermark, is not saved.
+
+One count is not made twice: a file the publisher read back and counted before the move
+(``DataPublisher.verified_files``) whose published name is, in the commit that just moved it, that very file
+(on local disk a move is a hard link: same device, inode, size and modification time) holds what was counted,
+and is not read again. Anything else is read: a copy (across filesystems, to an object store), a file changed
+since, and every file when a later run finishes a logged commit (the log does not carry what was counted).
 """
 
 from __future__ import annotations
 
 import json
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,11 +37,13 @@ SHOWN = 5  # files named in a message
 
 @dataclass(frozen=True)
 class PublishedFile:
-    """One published file: where it is (a URL off local disk), on which filesystem, and the records it must hold."""
+    """One published file: where it is (a URL off local disk), on which filesystem, the records it must hold, and
+    the identity of the local file counted before the move, if it was (not logged)."""
 
     path: str
     fs_uri: str | None
     records: int
+    counted: fsutil.FileIdentity | None = None
 
 
 @dataclass
@@ -53,7 +61,7 @@ class PublishedRecordsStep(CommitStep):
     def execute(self, fresh: bool = False) -> None:
         wrong: list[tuple[PublishedFile, str, int]] = []  # (file, what is wrong, records it holds)
         for file in self.files:
-            found, problem = _found(file)
+            found, problem = _found(file, fresh)
             if problem:
                 wrong.append((file, problem, found))
         if not wrong:
@@ -78,9 +86,15 @@ class PublishedRecordsStep(CommitStep):
         return f"check that the {len(self.files)} published files of dataset {self.urn!r} hold their records"
 
 
-def _found(file: PublishedFile) -> tuple[int, str | None]:
+def _found(file: PublishedFile, fresh: bool) -> tuple[int, str | None]:
     """``(records the file holds, what is wrong or None)``; a file that cannot be counted is taken as whole."""
     fs, path = fsutil.open_fs(file.path, file.fs_uri)
+    if fresh and file.counted is not None and fsutil.is_local(fs):
+        identity = fsutil.local_identity(path)
+        if identity is None:
+            return 0, f"is gone (it was to hold {file.records} records)"
+        if identity == file.counted:  # moved by a hard link: the very file counted before the move
+            return file.records, None
     try:
         found = count_records(fs, path, text_formats=False)
     except FileNotFoundError:
@@ -109,18 +123,21 @@ def counted_files(tasks: Sequence[TaskState]) -> dict[str, int]:
     return counted
 
 
-def published_check(urn: str, tasks: Sequence[TaskState], steps: Sequence[CommitStep]) -> PublishedRecordsStep | None:
+def published_check(urn: str, tasks: Sequence[TaskState], steps: Sequence[CommitStep],
+                    verified: Mapping[str, fsutil.FileIdentity] | None = None) -> PublishedRecordsStep | None:
     """The step that verifies the publishing of ``tasks`` by ``steps`` (None when no writer counted its files);
-    RecordsLost at once when a counted file is not moved by any step (it would never be published)."""
+    RecordsLost at once when a counted file is not moved by any step (it would never be published). ``verified``:
+    the identities of the local files the publisher counted before the move (normalised paths)."""
     counted = counted_files(tasks)
     if not counted:
         return None
     files: list[PublishedFile] = []
     for step in steps:
         if isinstance(step, FsRenameStep):
-            records = counted.pop(posixpath.normpath(fsutil.open_fs(step.src, step.src_fs_uri)[1]), None)
+            source = posixpath.normpath(fsutil.open_fs(step.src, step.src_fs_uri)[1])
+            records = counted.pop(source, None)
             if records is not None:
-                files.append(PublishedFile(step.dst, step.dst_fs_uri, records))
+                files.append(PublishedFile(step.dst, step.dst_fs_uri, records, (verified or {}).get(source)))
     if counted:
         left = sorted(counted.items())
         lost = sum(counted.values())

@@ -83,7 +83,6 @@ def check_no_symlink_escape(root: str, path: str, what: str = "path") -> None:
     """On local disk: PathEscapeError when ``path`` (or the deepest part of it that exists) resolves, through a
     symbolic link, to a place outside ``root``'s own resolved location. Paths that do not exist yet are judged by
     the folders above them that do, which is where a link would redirect a write."""
-    real_root = os.path.realpath(root)
     root_n = os.path.normpath(root)
     probe = os.path.normpath(path)
     # climb to the deepest part that exists, never above the root: a root not made yet holds no link
@@ -92,6 +91,18 @@ def check_no_symlink_escape(root: str, path: str, what: str = "path") -> None:
         if parent == probe:
             break
         probe = parent
-    real = real_root if probe == root_n else os.path.realpath(probe)
+    if probe == root_n or (is_within(root_n, probe) and not _link_below(root_n, probe)):
+        return  # nothing but plain folders and files below the root: it resolves inside, wherever the root is
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(probe)
     if not (real == real_root or real.startswith(real_root.rstrip("/") + "/")):
         raise PathEscapeError(f"{what}: {path} leads through a symbolic link to {real}, outside {root}")
+
+
+def _link_below(root: str, path: str) -> bool:
+    """Whether ``path`` (normalised, below ``root``) or a folder between it and ``root`` is a symbolic link."""
+    while path != root:
+        if os.path.islink(path):
+            return True
+        path = os.path.dirname(path)
+    return False

@@ -69,6 +69,19 @@ def is_local(fs: AbstractFileSystem) -> bool:
     return "file" in protocols or "local" in protocols
 
 
+FileIdentity = tuple[int, int, int, int]  # a local file's device, inode, size and modification time (ns)
+
+
+def local_identity(path: str) -> FileIdentity | None:
+    """The identity of a local file (None when it is not there): a file with the same identity later is the same
+    file, unchanged, as far as its metadata can tell (a hard link to it has its identity)."""
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns
+
+
 def is_object_store(fs: AbstractFileSystem) -> bool:
     """Whether ``fs`` keeps objects under keys (S3, GCS, Azure, memory): no folders, no renames."""
     protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import pyarrow as pa
@@ -132,10 +133,13 @@ class DataPublisher(ABC):
 
     ``publishes_counted_files``: it publishes each file its tasks' writers counted by one ``FsRenameStep`` of its
     ``plan``; the runtime then checks, after the moves and before the dataset's state is saved, that every such
-    file is published and holds its records.
+    file is published and holds its records. ``verified_files``: after ``plan``, ``{task output file (normalised
+    path): (device, inode, size, modification time in ns)}`` of the local files it read back and found holding
+    their records; a file the commit then moves by a hard link is that very file, and is not read again.
     """
 
     publishes_counted_files: bool = False
+    verified_files: Mapping[str, tuple[int, int, int, int]] = MappingProxyType({})
 
     def init(self, job_props: dict[str, str]) -> None:  # noqa: B027 - an optional hook (a no-op)
         """Read job-level configuration."""

@@ -15,7 +15,8 @@ from gobblin_py.sdk.commit import CommitStep, step_class_path
 
 @dataclass
 class DamagePublishedFile(CommitStep):
-    """Once the files are moved: removes ``path`` (``vanish``) or rewrites it with its first row only (``truncate``)."""
+    """Once the files are moved: removes ``path`` (``vanish``), or replaces it by a new file (``truncate``) or
+    rewrites it in place (``rewrite``) with its first row only."""
 
     path: str
     how: str
@@ -29,6 +30,9 @@ class DamagePublishedFile(CommitStep):
             return
         if self.how == "vanish":
             os.unlink(self.path)
+        elif self.how == "rewrite":  # the very file the move published (its inode) rewritten with one row
+            table = pq.read_table(self.path)
+            pq.write_table(table.slice(0, 1), self.path)
         else:
             table = pq.read_table(self.path)
             os.unlink(self.path)  # a new file: the moved one may still share its data with its source
@@ -44,7 +48,8 @@ class DamagePublishedFile(CommitStep):
 
 class DamagingPublisher(BaseDataPublisher):
     """BaseDataPublisher that loses its first file as ``test.publish.damage`` says: ``unplanned`` (left out of its
-    plan, so it is never moved), ``vanish`` (removed once moved) or ``truncate`` (cut to one row once moved)."""
+    plan, so it is never moved), ``vanish`` (removed once moved), ``truncate`` (replaced by a file of its first row
+    once moved) or ``rewrite`` (the same, in place)."""
 
     def plan(self, task_states, allow_replace=False):
         steps = super().plan(task_states, allow_replace)

@@ -329,3 +329,29 @@ class RefusedOnceSource(FileBasedSource):
 
     def get_extractor(self, state):
         return RefusedOnceExtractor(state)
+
+
+class TouchDataset(Converter):
+    """Writes ``<test.touch.dir>/<dataset.urn>`` when its task starts, holding the id of the process it runs in:
+    which tasks have begun, and where, seen from outside."""
+
+    def init(self, state):
+        with open(os.path.join(state.get_prop("test.touch.dir"), state.get_prop("dataset.urn")), "w") as out:
+            out.write(str(os.getpid()))
+
+    def convert_schema(self, schema, state):
+        return schema
+
+    def convert_batch(self, batch, state):
+        return batch
+
+
+class PaddedFileSource(FileBasedSource):
+    """A file source whose work units each carry ``test.padding.bytes`` bytes more (and so do their tasks' states)."""
+
+    def get_workunits(self, state):
+        units = super().get_workunits(state)
+        padding = "x" * int(state.get_prop("test.padding.bytes") or 0)
+        for unit in units:
+            unit.set_prop("test.padding", padding)
+        return units

@@ -10,10 +10,14 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
-
+from gobblin_py.cli.base import load_job_properties
+from gobblin_py.runtime.execute import task_progress
+from gobblin_py.runtime.execute.task_progress import TaskReport
+from gobblin_py.runtime.launcher import JobLauncher
 from tests.conftest import run_gpy
 from tests.environment import needs
 from tests.runtime.test_run_cli import Job, run_local, write_csv
@@ -104,6 +108,70 @@ def test_tasks_in_worker_processes_publish_and_check_in_what_threads_do(tmp_path
     again = run_local(in_processes)  # the watermarks the workers set were checked in: nothing new
     assert again.returncode == 0, again.stderr
     assert in_processes.published_ids() == expected
+
+
+class _SlowDisplay:
+    """A progress display that, given the first task the run got back from a worker, holds the run (up to 20 s)
+    until a second task has begun: whether the worker goes on while the run is busy with what it sent."""
+
+    def __init__(self, begun: Path) -> None:
+        self.begun = begun
+        self.went_on: bool | None = None
+
+    def planned(self, tasks: int) -> None:
+        pass
+
+    def update(self, report: TaskReport) -> None:
+        # the run's own reports of tasks back from a worker come on its main thread (workers' on the channel's)
+        if report.state is None or threading.current_thread() is not threading.main_thread() or self.went_on is not None:
+            return
+        deadline = time.monotonic() + 20
+        while len(os.listdir(self.begun)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.went_on = len(os.listdir(self.begun)) >= 2
+
+
+def test_a_worker_goes_on_with_its_next_tasks_while_the_run_takes_in_its_last(tmp_path):
+    """A worker is never idle waiting for the run to read back, decode and report the tasks it finished: its next
+    work is already with it."""
+    begun = tmp_path / "begun"
+    begun.mkdir()
+    job = _job(tmp_path, files=4, extra=("gpy.taskexecutor.processes=1\n"
+                                         "converter.classes=tests.runtime.sample_plugins.TouchDataset\n"
+                                         f"test.touch.dir={begun}\n"))
+    display = _SlowDisplay(begun)
+    task_progress.install(display)
+    try:
+        result = JobLauncher(load_job_properties(str(job.file), None, None), engine="local").run()
+    finally:
+        task_progress.install(None)
+    assert result.exit_code == 0
+    assert display.went_on is True
+    assert len(job.published_ids()) == 4 * ROWS
+
+
+def test_as_many_tasks_as_workers_run_one_on_each(tmp_path):
+    """A worker holds its next tasks only while there are more left than workers: the last ones go to whichever
+    worker is free, and a run of two one-task datasets on two workers runs them side by side."""
+    begun = tmp_path / "begun"
+    begun.mkdir()
+    job = _job(tmp_path, files=2, extra=("converter.classes=tests.runtime.sample_plugins.TouchDataset\n"
+                                         f"test.touch.dir={begun}\n"))
+    result = run_local(job)
+    assert result.returncode == 0, result.stderr
+    assert len({(begun / name).read_text() for name in os.listdir(begun)}) == 2  # two processes
+
+
+def test_work_units_and_task_states_larger_than_a_socket_holds_go_to_and_from_a_worker(tmp_path):
+    """Each work unit and task state far larger than a socket buffer, the next already sent while a worker runs
+    one: neither the run nor the worker waits on the other for good."""
+    job = _job(tmp_path, files=3, extra=("gpy.taskexecutor.processes=1\n"
+                                         "source.class=tests.runtime.sample_plugins.PaddedFileSource\n"
+                                         "test.padding.bytes=3000000\n"))
+    result = subprocess.run([sys.executable, "-m", "gobblin_py.cli", "run", str(job.file), "--engine", "local"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert len(job.published_ids()) == 3 * ROWS
 
 
 @needs(sys.platform.startswith("linux"), "Linux's /proc (the test reads it)")

@@ -82,9 +82,7 @@ class BaseDataPublisher(DataPublisher):
     def init(self, job_props: dict[str, str]) -> None:
         self.job_props = job_props
         self.final_dirs: list[str] = []
-
-    def _replace(self, task: TaskState, branches: int, branch: int) -> bool:
-        return PublisherSettings.load(task, branches=branches, branch=branch).replace_final_dir
+        self.verified_files: dict[str, fsutil.FileIdentity] = {}
 
     def plan(self, task_states: Sequence[TaskState], allow_replace: bool = False) -> list[FsRenameStep]:
         """The file moves that publish ``task_states`` (successful ones), checked for conflicts, not yet made."""
@@ -92,6 +90,7 @@ class BaseDataPublisher(DataPublisher):
         seen_sources: set[str] = set()
         planned: dict[str, str] = {}  # destination -> source: two files may not land on one name
         self.final_dirs = []
+        self.verified_files = {}
         to_replace: list[tuple[AbstractFileSystem, str]] = []
         for task, scope in successful_branches(task_states):
             branches, branch = scope.branches, scope.branch
@@ -105,7 +104,8 @@ class BaseDataPublisher(DataPublisher):
             if fsutil.is_local(dst_fs):  # a link inside the final folder may not lead the files out of it
                 check_no_symlink_escape(fsutil.open_fs(scope.final_root(), publisher_fs_uri)[1], target,
                                         scope.key("data.publisher.final.dir"))
-            self._verify(task, scope, src_fs)
+            settings = PublisherSettings.load(task, branches=branches, branch=branch)
+            self._verify(task, scope, src_fs, settings.verify)
             if source in seen_sources:
                 continue  # tasks of one extract may share an output directory: it is published once
             seen_sources.add(source)
@@ -113,7 +113,7 @@ class BaseDataPublisher(DataPublisher):
             if not files:
                 log.info("branch_produced_no_data", task=task.task_id, branch=branch)
                 continue
-            if self._replace(task, branches, branch):
+            if settings.replace_final_dir:
                 if not allow_replace:
                     raise UsageError("data.publisher.replace.final.dir=true needs "
                                      "gobblin.runtime.delivery.semantics=AT_LEAST_ONCE (a replaced directory "
@@ -142,10 +142,9 @@ class BaseDataPublisher(DataPublisher):
         self._to_replace = to_replace
         return steps
 
-    def _verify(self, task: TaskState, scope: BranchScope, fs) -> None:
-        """The files a task's branch wrote hold what its writer says it wrote (reconciliation); RecordsLost with
-        the numbers otherwise, before anything is published."""
-        mode = PublisherSettings.load(task, branches=scope.branches, branch=scope.branch).verify
+    def _verify(self, task: TaskState, scope: BranchScope, fs, mode: str) -> None:
+        """The files a task's branch wrote hold what its writer says it wrote (reconciliation, as ``mode`` says:
+        ``data.publisher.verify.records``); RecordsLost with the numbers otherwise, before anything is published."""
         recorded_text = scope.prop(FILE_RECORDS_KEY)
         if mode == "none" or not recorded_text:
             return
@@ -157,13 +156,17 @@ class BaseDataPublisher(DataPublisher):
         # the CSV keys only for CSV: other writers (the byte writer) have formats WriterSettings does not know
         csv = (WriterSettings.load(task, branches=scope.branches, branch=scope.branch)
                if (scope.prop("writer.output.format") or "").upper() == "CSV" else None)
+        local = fsutil.is_local(fs)
         for path, expected in sorted(recorded.items()):
+            before = fsutil.local_identity(path) if local else None
             try:
                 found = count_records(fs, path, text_formats=mode == "all",
                                       csv_header=csv.csv_header if csv else True,
                                       csv_delimiter=csv.delimiter if csv else ",")
             except FileNotFoundError:
                 found = None
+            if found == expected and before is not None and fsutil.local_identity(path) == before:
+                self.verified_files[posixpath.normpath(path)] = before  # counted, and unchanged while counted
             if found is None and not fs.exists(path):
                 raise RecordsLost(f"{path}: task {task.task_id} wrote {expected} records to this file, and it is gone; "
                                   "nothing of the dataset is published")
@@ -174,7 +177,8 @@ class BaseDataPublisher(DataPublisher):
     def publish(self, task_states: Sequence[TaskState]) -> list[str]:
         """Publish at once (at least once): the moves, then the check that every file is there with its records."""
         steps = self.plan(task_states, allow_replace=True)
-        check = published_check(task_states[0].dataset_urn, task_states, steps) if task_states else None
+        check = published_check(task_states[0].dataset_urn, task_states, steps, self.verified_files) \
+            if task_states else None
         for dst_fs, target in self._to_replace:
             if dst_fs.exists(target):
                 dst_fs.rm(target, recursive=True)

@@ -40,7 +40,7 @@ from gobblin_py.sdk import interrupts
 from gobblin_py.sdk.contracts import DataPublisher, ExactlyOncePublisher, Initializable
 from gobblin_py.sdk.crash_points import boundary, phase
 from gobblin_py.sdk.errors import GobblinPyError, RecordsLost
-from gobblin_py.sdk.job_settings import COMMIT_POLICIES, CommitSettings, ReplaySettings
+from gobblin_py.sdk.job_settings import COMMIT_POLICIES, CommitSettings
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.plugins import instantiate
 from gobblin_py.sdk.run_states import DatasetState
@@ -153,8 +153,7 @@ def _int(value: str | None) -> int:
         return 0
 
 
-def _publisher(props: Mapping[str, str]) -> DataPublisher:
-    settings = CommitSettings.load(props)
+def _publisher(props: Mapping[str, str], settings: CommitSettings) -> DataPublisher:
     name = settings.job_publisher or settings.publisher or DEFAULT_PUBLISHER
     key = "data.publisher.job.type" if settings.job_publisher else "data.publisher.type"
     publisher = instantiate(name, key, DataPublisher)
@@ -205,7 +204,7 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
     """
     props, job_name, job_id, store, sequences = run.props, run.job_name, run.job_id, run.store, run.sequences
     previous = run.previous.get(urn)
-    settings = CommitSettings.load(props)
+    settings = run.commit_settings
     policy = settings.commit_policy
     dataset = DatasetState(job_name, job_id, dataset_urn=urn, start_time=run.started_ms, end_time=end_time,
                            duration=end_time - run.started_ms, task_count=len(tasks), task_states=tasks)
@@ -241,7 +240,7 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
         if successful:
             planned: list[CommitStep] | None = None
             with plugin_boundary("the publisher"):
-                publisher = _publisher(props)
+                publisher = _publisher(props, settings)
                 if sequences is not None and store is not None and isinstance(publisher, ExactlyOncePublisher):
                     planned = list(publisher.plan(successful))
                     result.published = list(publisher.final_dirs)
@@ -251,7 +250,7 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
                                     note="it has no plan(): data is published, then the state saved (at least once)")
                     result.published = publisher.publish(successful)
             if planned is not None:  # what it publishes is checked once moved, before the state is saved
-                check = published_check(urn, successful, planned) \
+                check = published_check(urn, successful, planned, getattr(publisher, "verified_files", None)) \
                     if getattr(publisher, "publishes_counted_files", False) else None
                 steps = planned if check is None else [*planned, check]
         elif sequences is not None and store is not None:
@@ -283,7 +282,7 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
     committed = not result.error and dataset.state is RunningState.COMMITTED
     consumed = sorted({i for task in tasks for i in applied_ids(task)}) if committed else []
     if committed:
-        progress.advance(dataset, previous, tasks, ReplaySettings.load(props).max_pairs)
+        progress.advance(dataset, previous, tasks, run.replay_settings.max_pairs)
     if store is not None and steps is not None and sequences is not None and not result.error:
         if consumed and run.startpoints is not None:  # exactly-once covers the startpoints this commit used
             steps = [*steps, StartpointsConsumedStep(run.startpoints.url, run.props.get("state.store.fs.uri"),

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from gobblin_py.runtime.commit.commit_sequence import CommitSequenceStore
-from gobblin_py.sdk.job_settings import CommitSettings
+from gobblin_py.sdk.job_settings import CommitSettings, ReplaySettings
 from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.store.startpoints import StartpointStore
@@ -17,7 +18,8 @@ class JobRun:
 
     ``store`` is None when the job keeps no state (``state.store.enabled=false``); ``sequences`` is None unless
     datasets commit exactly once. ``previous`` holds each dataset's latest committed state, by URN;
-    ``startpoints`` the store of operators' startpoints (None without a state store).
+    ``startpoints`` the store of operators' startpoints (None without a state store). Its settings are read
+    once: a run's properties do not change once it has begun.
     """
 
     props: dict[str, str]
@@ -29,6 +31,10 @@ class JobRun:
     previous: dict[str, DatasetState] = field(default_factory=dict)
     startpoints: StartpointStore | None = None
 
-    @property
+    @cached_property
     def commit_settings(self) -> CommitSettings:
         return CommitSettings.load(self.props)
+
+    @cached_property
+    def replay_settings(self) -> ReplaySettings:
+        return ReplaySettings.load(self.props)

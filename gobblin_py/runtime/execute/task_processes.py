@@ -12,7 +12,11 @@ the job's properties and gobblin_py.
   while the worker starts), so nothing of the run keeps its output open after it; a run stopped by SIGTERM or
   SIGINT kills its workers (their attempts' files are never published) and exits as interrupted. A worker that
   dies fails the run, naming its exit code; nothing is committed.
-- Work units go out in small chunks (a few per worker at a time), so a fast worker is never idle behind a slow one.
+- Work units go out in small chunks, so a fast worker is never idle behind a slow one. While more chunks are
+  left than there are workers, each worker holds two: when it finishes one its next is already there, so it never
+  waits while the run reads back, decodes and reports what it sent; the last chunks go one at a time to whichever
+  worker is free. The run never blocks sending to a worker (what does not fit in the socket is sent as the worker
+  reads), so neither side can wait on the other with large work units or task states.
 """
 
 from __future__ import annotations
@@ -27,11 +31,11 @@ import sys
 from collections import deque
 from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gobblin_py.runtime.execute import task_progress
-from gobblin_py.runtime.execute.task_worker import BOOT, Chunk, receive, send
+from gobblin_py.runtime.execute.task_worker import BOOT, Chunk, frame, receive, send
 from gobblin_py.sdk import interrupts
 from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.logs import get_logger
@@ -45,6 +49,7 @@ log = get_logger(__name__)
 
 CHUNKS_PER_WORKER = 8  # chunks per worker over the run: balance against one round trip per chunk
 MAX_CHUNK = 64  # work units in one chunk at most
+IN_FLIGHT = 2  # chunks a worker holds at once while many are left: the one it runs and the next
 WAIT_S = 0.2  # how often the run looks for a signal while its workers run
 EXIT_WAIT_S = 5.0  # how long a worker told to stop may take to exit before it is killed
 
@@ -61,7 +66,11 @@ class TaskWorkerError(GobblinPyError):
 class _Worker:
     process: subprocess.Popen
     sock: socket.socket
-    chunk: int | None = None  # the index of the chunk it runs
+    chunks: deque[int] = field(default_factory=deque)  # indices of the chunks it holds, oldest (running) first
+    outbox: bytearray = field(default_factory=bytearray)  # what is still to be sent to it
+    last: bool = False  # it gets no more chunks: once its outbox is sent, its end is told so
+    told: bool = False  # it was told (its socket is shut for writing)
+    events: int = 0  # what the selector watches its socket for
 
 
 def run_in_processes(job_props: Mapping[str, str], job_id: str, groups: list[list[tuple[str, WorkUnit]]],
@@ -115,47 +124,77 @@ def _start(setup: tuple[dict[str, str], tuple[str, str], Address | None], worker
 
 def _dispatch(workers: list[_Worker], job_id: str, chunks: list[Chunk],
               sink: task_progress.ProgressSink | None) -> list[TaskState]:
-    """Keep each worker busy with the next chunk; the chunks' TaskStates in order, reporting each chunk's as it
+    """Keep each worker busy with the next chunks; the chunks' TaskStates in order, reporting each chunk's as it
     comes; a signal stops the wait."""
     queue = deque(range(len(chunks)))
     decoded: dict[int, list[TaskState]] = {}
     with selectors.DefaultSelector() as selector:
+        for most in (1, IN_FLIGHT):  # one each first: a run of few chunks has them side by side
+            for worker in workers:
+                _give(worker, queue, job_id, chunks, len(workers), most)
         for worker in workers:
-            selector.register(worker.sock, selectors.EVENT_READ, worker)
-            _next(worker, queue, job_id, chunks, selector)
+            _flush(worker, selector)
         while len(decoded) < len(chunks):
             ready = selector.select(WAIT_S)
             if interrupts.cancelled():
                 raise interrupts.JobInterrupted(interrupts.interrupted_by())
-            for key, _ in ready:
+            answered: list[tuple[int, Chunk]] = []
+            for key, events in ready:
                 worker = key.data
-                reply = _reply(worker)
-                if reply[0] == "error":
-                    _, code, message, trace = reply
-                    log.debug("task_worker_failed", error=trace)
-                    raise TaskWorkerError(f"a task worker process failed: {message}; nothing of this run was "
-                                          "committed", code)
-                assert worker.chunk is not None
-                decoded[worker.chunk] = _decode(reply[1])
+                if events & selectors.EVENT_READ:
+                    reply = _reply(worker)
+                    if reply[0] == "error":
+                        _, code, message, trace = reply
+                        log.debug("task_worker_failed", error=trace)
+                        raise TaskWorkerError(f"a task worker process failed: {message}; nothing of this run was "
+                                              "committed", code)
+                    answered.append((worker.chunks.popleft(), reply[1]))
+                    _give(worker, queue, job_id, chunks, len(workers))
+                _flush(worker, selector)
+            for index, states in answered:  # every worker that answered has its next chunk: now take theirs in
+                decoded[index] = _decode(states)
                 if sink is not None:
-                    for state in decoded[worker.chunk]:
+                    for state in decoded[index]:
                         task_progress.report_finished(state, sink)
-                _next(worker, queue, job_id, chunks, selector)
     return [state for index in range(len(chunks)) for state in decoded[index]]
 
 
-def _next(worker: _Worker, queue: deque[int], job_id: str, chunks: list[Chunk],
-          selector: selectors.BaseSelector) -> None:
-    """Send the worker the next chunk, or tell it there is none (it exits: no more to hear from it)."""
-    worker.chunk = queue.popleft() if queue else None
+def _give(worker: _Worker, queue: deque[int], job_id: str, chunks: list[Chunk], workers: int,
+          most: int = IN_FLIGHT) -> None:
+    """Queue chunks for the worker until it holds ``most``, or one once no more are left than ``workers``; mark
+    when there are none left at all."""
+    while queue and len(worker.chunks) < (most if len(queue) > workers else 1):
+        index = queue.popleft()
+        worker.chunks.append(index)
+        worker.outbox += frame((job_id, chunks[index]))
+    if not queue:
+        worker.last = True
+
+
+def _flush(worker: _Worker, selector: selectors.BaseSelector) -> None:
+    """Send the worker what its socket takes now, without waiting; once all is sent and no chunk is left for it,
+    close its end for writing (it exits when done); watch for its replies while it holds chunks, and for room in
+    its socket while something is left to send."""
     try:
-        if worker.chunk is None:
-            selector.unregister(worker.sock)
+        if worker.outbox:
+            try:
+                del worker.outbox[:worker.sock.send(worker.outbox, socket.MSG_DONTWAIT)]
+            except BlockingIOError:
+                pass
+        if worker.last and not worker.outbox and not worker.told:
+            worker.told = True
             worker.sock.shutdown(socket.SHUT_WR)
-        else:
-            send(worker.sock, (job_id, chunks[worker.chunk]))
     except OSError:
-        pass  # it died: its end of the socket says so next (_reply)
+        worker.outbox.clear()  # it died: its end of the socket says so (_reply)
+    events = (selectors.EVENT_READ if worker.chunks else 0) | (selectors.EVENT_WRITE if worker.outbox else 0)
+    if events != worker.events:
+        if not worker.events:
+            selector.register(worker.sock, events, worker)
+        elif not events:
+            selector.unregister(worker.sock)
+        else:
+            selector.modify(worker.sock, events, worker)
+        worker.events = events
 
 
 def _reply(worker: _Worker) -> tuple:

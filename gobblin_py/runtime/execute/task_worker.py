@@ -41,11 +41,15 @@ _HEADER = struct.Struct(">Q")
 Chunk = list[tuple[str, bytes]]  # (task id, work unit or TaskState in Writable bytes)
 
 
-def send(sock: socket.socket, message: Any) -> None:
-    """Send one message (a length-prefixed pickle)."""
+def frame(message: Any) -> bytes:
+    """One message as it goes over the socket (a length-prefixed pickle)."""
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    sock.sendall(_HEADER.pack(len(data)))
-    sock.sendall(data)
+    return _HEADER.pack(len(data)) + data
+
+
+def send(sock: socket.socket, message: Any) -> None:
+    """Send one message."""
+    sock.sendall(frame(message))
 
 
 def receive(sock: socket.socket) -> Any | None:
