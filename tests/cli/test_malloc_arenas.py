@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import pytest
+from tests.environment import needs
 
 PROGRAM = """
 import ctypes, os, sys, threading
@@ -27,7 +27,7 @@ libc.fclose(ctypes.c_void_p(out))
 """
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc arenas")
+@needs(sys.platform.startswith("linux"), "glibc's malloc arenas (Linux)")
 def test_threads_allocate_in_one_arena(tmp_path):
     report = tmp_path / "malloc.xml"
     subprocess.run([sys.executable, "-c", PROGRAM, str(report)], check=True)

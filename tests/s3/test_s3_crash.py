@@ -17,7 +17,9 @@ def _job(tmp_path, s3_server, bucket) -> CrashJob:
 
 def test_kill_at_every_commit_boundary_on_s3(tmp_path, s3_server, bucket):
     job = _job(tmp_path, s3_server, bucket)
-    covered = boundary_campaign(job, full_checks=False)
+    # each dataset's boundaries counted on their own: with both committing at once, the n-th boundary of a run
+    # is whichever dataset's comes first, and a kind of step could be missed
+    covered = boundary_campaign(job, full_checks=False, each_dataset=True)
     # two datasets, each: before logging, logged, its file's copy-and-delete step, the state step, done
     assert covered >= 2 * 5, covered
     check_boundaries(job, covered, {"published_records", "dataset_state"})
