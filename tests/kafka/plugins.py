@@ -36,3 +36,18 @@ class ProduceWhileRunning(Converter):
 
     def convert_batch(self, batch: pa.RecordBatch, state) -> pa.RecordBatch:
         return batch
+
+
+class PandasWitness(Converter):
+    """Writes to ``test.pandas.witness``, at each batch, whether pandas has been imported in the task's process."""
+
+    def convert_schema(self, schema: pa.Schema, state) -> pa.Schema:
+        self.witness = state.get_prop("test.pandas.witness")
+        return schema
+
+    def convert_batch(self, batch: pa.RecordBatch, state) -> pa.RecordBatch:
+        import sys
+
+        with open(self.witness, "a") as out:
+            out.write("imported\n" if "pandas" in sys.modules else "not imported\n")
+        return batch

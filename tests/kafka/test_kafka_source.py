@@ -228,3 +228,21 @@ def test_a_dead_broker_fails_before_any_work_naming_kafka_brokers(tmp_path, brok
     [line] = [l for l in result.stderr.splitlines() if l.startswith("gpy: error:")]
     assert "kafka.brokers=127.0.0.1:" in line and "no broker answered" in line
     assert not job.state.exists() or not list(job.state.rglob("*.jst"))
+
+
+def test_reading_json_with_every_metadata_column_and_bad_messages_never_imports_pandas(tmp_path, broker):
+    """pyarrow imports pandas (half a second or more) the first time a Python value reaches ``pa.array``,
+    ``pa.scalar`` or a compute function: the Kafka source builds its columns without them."""
+    topic = broker.create_topic(partitions=1)
+    broker.produce(topic, [b'{"id": 1}', b"not json", b'{"id": 2}'])
+    witness = tmp_path / "pandas"
+    job = KafkaJob(tmp_path, broker, topic__whitelist=topic, kafka__deserializer__type="JSON",
+                   source__schema="id:int64", qualitychecker__row__err__file=str(tmp_path / "errors"),
+                   source__kafka__metadata__columns="key,partition,offset,timestamp,topic",
+                   converter__classes="tests.kafka.plugins.PandasWitness", test__pandas__witness=str(witness))
+    job.run()
+    rows = job.table(topic).to_pylist()
+    assert [(r["id"], r["kafka_partition"], r["kafka_offset"], r["kafka_topic"]) for r in rows] == [
+        (1, 0, 0, topic), (2, 0, 2, topic)]
+    assert all(r["kafka_timestamp"] is not None and r["kafka_key"] is None for r in rows)
+    assert set(witness.read_text().split("\n")[:-1]) == {"not imported"}

@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
+from gobblin_py.connectors.kafka.raw import binary_scalar
 from gobblin_py.connectors.kafka.settings import SCHEMA_KEY
 from gobblin_py.formats.types import parse_type
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
@@ -123,10 +124,13 @@ class StringDeserializer(Deserializer):
         return pa.RecordBatch.from_arrays([values.cast(pa.string())], schema=self.schema)
 
 
+_NEWLINE, _EMPTY = binary_scalar(b"\n"), binary_scalar(b"")
+
+
 def joined_lines(values: pa.Array) -> pa.Buffer:
     """The values as newline-terminated lines in one buffer (newlines inside a value become spaces)."""
     flat = pc.replace_substring(values, b"\n", b" ")
-    lines = pc.binary_join_element_wise(flat, pa.scalar(b"\n"), pa.scalar(b"")).cast(pa.large_binary())
+    lines = pc.binary_join_element_wise(flat, _NEWLINE, _EMPTY).cast(pa.large_binary())
     _, offsets, data = lines.buffers()
     view = memoryview(offsets).cast("q")
     start, end = view[lines.offset], view[lines.offset + len(lines)]

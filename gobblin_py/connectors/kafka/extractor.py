@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -40,7 +41,18 @@ from gobblin_py.connectors.kafka.deserializers import (
     unify,
 )
 from gobblin_py.connectors.kafka.errfile import UndecodableLog
-from gobblin_py.connectors.kafka.raw import RawBatch, binary_array, int64_array
+from gobblin_py.connectors.kafka.raw import (
+    ZERO,
+    RawBatch,
+    at_least,
+    binary_array,
+    bool_array,
+    int64_array,
+    int64_scalar,
+    repeated_int32,
+    repeated_string,
+    without_negatives,
+)
 from gobblin_py.connectors.kafka.settings import KafkaSourceSettings
 from gobblin_py.connectors.kafka.spool import Spool
 from gobblin_py.sdk.contracts import Extractor, PartitionProgress
@@ -166,10 +178,9 @@ class KafkaExtractor(Extractor):
         if bad:
             self.stats[raw.index].undecodable += len(bad)
             self.undecodable.write(self.partitions[raw.index], raw, bad)
-            mask = [True] * len(raw.values)
-            for index, _ in bad:
-                mask[index] = False
-            keep = pa.array(mask, pa.bool_())
+            mask = np.ones(len(raw.values), np.bool_)
+            mask[[index for index, _ in bad]] = False
+            keep = bool_array(mask)
         for name in self.columns:
             if name == "key":
                 assert raw.keys is not None  # read whenever the kafka_key column is asked for
@@ -177,18 +188,18 @@ class KafkaExtractor(Extractor):
             elif name == "offset":
                 column = raw.offsets
             elif name == "timestamp":
-                column = pc.if_else(pc.less(raw.timestamps, 0), pa.scalar(None, pa.int64()), raw.timestamps)
+                column = without_negatives(raw.timestamps)
                 column = column.cast(pa.timestamp("ms")).cast(METADATA_TYPES["timestamp"])
             elif name == "partition":
-                column = pa.repeat(pa.scalar(self.partitions[raw.index], pa.int32()), len(raw.values))
+                column = repeated_int32(self.partitions[raw.index], len(raw.values))
             else:
-                column = pa.repeat(pa.scalar(self.topic, pa.string()), len(raw.values))
+                column = repeated_string(self.topic, len(raw.values))
             columns.append(column.filter(keep) if keep is not None else column)
         batch = pa.RecordBatch.from_arrays(columns, schema=schema)
         if self._since is None:
             return batch
         stamps = raw.timestamps.filter(keep) if keep is not None else raw.timestamps
-        recent = batch.filter(pc.fill_null(pc.greater_equal(stamps, self._since), True))
+        recent = batch.filter(at_least(stamps, int64_scalar(self._since)))
         self.stats[raw.index].filtered += batch.num_rows - recent.num_rows
         return recent
 
@@ -291,7 +302,7 @@ class KafkaExtractor(Extractor):
         stats.bytes += int(pc.sum(pc.binary_length(raw.values)).as_py() or 0)
         extremes = pc.min_max(raw.timestamps)
         if (extremes["min"].as_py() or 0) < 0:  # some messages have no timestamp (-1): only the others count
-            extremes = pc.min_max(raw.timestamps.filter(pc.greater_equal(raw.timestamps, 0)))
+            extremes = pc.min_max(raw.timestamps.filter(pc.greater_equal(raw.timestamps, ZERO)))
         oldest, newest = extremes["min"].as_py(), extremes["max"].as_py()
         if newest is not None:
             stats.max_timestamp = newest if stats.max_timestamp is None else max(stats.max_timestamp, newest)

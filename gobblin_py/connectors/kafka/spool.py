@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-from gobblin_py.connectors.kafka.raw import RawBatch
+from gobblin_py.connectors.kafka.raw import RawBatch, repeated_int32
 
 SCHEMA = pa.schema([("index", pa.int32()), ("value", pa.binary()), ("offset", pa.int64()), ("timestamp", pa.int64()),
                     ("key", pa.binary())])
@@ -33,7 +33,7 @@ class Spool:
         rows = len(raw.values)
         self._keys = self._keys or raw.keys is not None
         keys = raw.keys if raw.keys is not None else pa.nulls(rows, pa.binary())
-        index = pa.repeat(pa.scalar(raw.index, pa.int32()), rows)
+        index = repeated_int32(raw.index, rows)
         self._writer.write_batch(pa.RecordBatch.from_arrays([index, raw.values, raw.offsets, raw.timestamps, keys],
                                                             schema=SCHEMA))
 
