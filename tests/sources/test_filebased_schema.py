@@ -56,6 +56,20 @@ def test_text_in_a_double_column_of_the_second_file_fails_naming_file_column_typ
     assert published(tmp_path) == []
 
 
+def test_text_past_the_first_block_of_a_files_double_column_fails_naming_the_record_and_the_block_key(tmp_path):
+    # the first file of a first run: its column types are learnt from its first block, which has only numbers
+    rows = "".join(f"{i},{i}.5\n" for i in range(20_000)) + "20000,unknown\n"
+    write(tmp_path, "p1.csv", "id,amount\n" + rows, 1_000)
+    result = run(tmp_path, "source.filebased.csv.block.size=65536\n")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert ("p1.csv: column 'amount' is double in the first source.filebased.csv.block.size=65536 bytes of the "
+            "file, that its type is learnt from, but record 20001 holds 'unknown'") in result.stderr
+    assert "in this dataset" not in result.stderr and published(tmp_path) == []
+    # a block that reaches that record reads the column as text
+    assert run(tmp_path).returncode == 0
+    assert published(tmp_path)[0].field("amount").type == pa.string()
+
+
 def test_bad_utf8_in_a_text_column_fails_naming_file_column_and_record(tmp_path):
     write(tmp_path, "p1.csv", b"id,name,amount\n1,ok,1.5\n2,bad\xff\xfename,2.5\n", 1_000)
     result = run(tmp_path)

@@ -151,19 +151,28 @@ def _csv_schema(fs: Any, path: str, settings: FileSourceSettings) -> pa.Schema:
 
 def _raise_mismatch(fs: Any, path: str, settings: FileSourceSettings, column: str, reference: pa.Schema | None,
                     origin: str, cause: BaseException) -> None:
-    """The record of CSV ``path`` whose ``column`` does not convert to the dataset's type, as a UsageError."""
-    target = reference.field(column).type if reference is not None and column in reference.names else pa.string()
+    """The record of CSV ``path`` whose ``column`` does not convert to the dataset's type (or, where the dataset
+    has none yet, to the type the file's first block gave it), as a UsageError."""
+    known = reference.field(column).type if reference is not None and column in reference.names else None
     own_schema = _csv_schema(fs, path, settings)
     own = own_schema.field(column).type if column in own_schema.names else pa.string()
+    target = known if known is not None else own
     row, value = _locate_csv(fs, path, settings, column, target)
     where = f"record {row + 1} holds {shown(value)}" if row is not None else "a record does not fit"
     if pa.types.is_binary(own) and pa.types.is_string(target):
         raise UsageError(f"{path}: column '{column}' holds bytes that are not UTF-8 text ({where}): a text column "
                          f"cannot hold them; re-save the file as UTF-8 or fix that record") from cause
+    if known is None:  # the file's own first block typed it, and a later block holds what does not fit
+        key, size = settings.block_size_key("csv")
+        raise UsageError(
+            f"{path}: column '{column}' is {own} in the first {key}={size} bytes of the file, that its type is "
+            f"learnt from, but {where}: a column keeps one type; fix that record, or raise {key} to reach it "
+            f"(the column is then read as text)") from cause
+    found = f"{own} in this file: {where}" if own != known else where
     raise UsageError(
-        f"{path}: column '{column}' is {target} in this dataset (its schema learnt from {origin}) but {own} in "
-        f"this file: {where}; the files of a dataset share one schema: fix the file, or set "
-        f"{SCHEMA_CHANGE_KEY}=allow to publish each file with its own") from cause
+        f"{path}: column '{column}' is {known} in this dataset (its schema learnt from {origin}) but {found}; the "
+        f"files of a dataset share one schema: fix the file, or set {SCHEMA_CHANGE_KEY}=allow to publish each "
+        f"file with its own") from cause
 
 
 def _locate_csv(fs: Any, path: str, settings: FileSourceSettings, column: str,
