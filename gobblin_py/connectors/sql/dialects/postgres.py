@@ -216,7 +216,7 @@ class PostgresDialect(Dialect):
         conninfo, kwargs = self._conninfo()
         kwargs.pop("application_name")
         try:
-            conn = adbc.dbapi(ADBC_MODULE).connect(psycopg.conninfo.make_conninfo(conninfo, **kwargs))
+            conn = adbc.connect(ADBC_MODULE, psycopg.conninfo.make_conninfo(conninfo, **kwargs))
         except Exception as exc:  # noqa: BLE001 - the driver's errors become one clear line
             raise self._connect_error(exc) from None
         try:
