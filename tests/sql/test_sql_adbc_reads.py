@@ -10,6 +10,9 @@ import sys
 import pytest
 
 from gobblin_py.connectors.sql.dialects import sqlite as sqlite_dialect
+from gobblin_py.connectors.sql.source import QueryBasedSource
+from gobblin_py.sdk.run_states import SourceState
+from gobblin_py.sdk.states import State, TaskState
 from tests.sql.helpers import SqlJob, create_shop
 
 # the CLI, telling on its way out whether anything it ran imported pandas
@@ -52,3 +55,19 @@ def test_sqlite_partition_values_with_quotes_and_question_marks_are_read(sqlite_
     published = job.published("events")
     assert sorted(zip(published.column("id").to_pylist(), published.column("kind?").to_pylist(), strict=True)) == [
         (i, kinds[i % 3]) for i in range(1, 31)]
+
+
+def test_postgresql_batches_are_about_fetch_size_rows_not_the_drivers_16_mb(postgres_db, tmp_path):
+    postgres_db.execute("CREATE TABLE wide AS SELECT i AS id, repeat('x', 50) AS note FROM generate_series(1, 20000) i")
+    job = SqlJob(tmp_path / "job", postgres_db, tables="wide", extract__delta__fields="id",
+                 extract__primary__key__fields="id", source__querybased__fetch__size="100",
+                 source__querybased__fetch__method="adbc")
+    [unit] = QueryBasedSource().get_workunits(SourceState(job.props))
+    extractor = QueryBasedSource().get_extractor(TaskState("job_b_1", "task_b_1_0", unit, job_state=State(job.props)))
+    try:
+        extractor.get_schema()
+        sizes = [batch.num_rows for batch in extractor.read_batches()]
+    finally:
+        extractor.close()
+    assert sum(sizes) == 20000
+    assert len(sizes) >= 4  # 1.6 MB of rows in batches of about 256 KB (the least asked for), not one of 16 MB

@@ -1,4 +1,5 @@
-"""A range read as several work units when no partition interval is set (``source.querybased.split.rows``).
+"""A range read as several work units when no partition interval is set (``source.querybased.split.rows``),
+and the row groups a table's rows are written in.
 
 A range of more rows than ``split.rows`` is cut into equal widths of the delta column, one per ``split.rows``
 rows (at most ``source.max.number.of.partitions``), so that the work units read at once; every row is read by
@@ -74,3 +75,18 @@ def test_how_many_ranges(sqlite_db, tmp_path, props, ranges):
     job = SqlJob(tmp_path / "job", sqlite_db, tables="orders", extract__delta__fields="id")
     job.set(**props)
     assert len(_units(job)) == ranges
+
+
+@pytest.mark.parametrize(("props", "row_group"), [
+    ({}, str(8 << 20)),  # a database's rows: 8 MB row groups
+    ({"parquet.block.size": "32MB"}, None),  # the job's own size is kept
+    ({"parquet.block.size.0": "32MB"}, None),
+    ({"writer.file.block.size": "33554432"}, None),
+])
+def test_a_tables_rows_are_written_in_small_row_groups_unless_the_job_sizes_them(sqlite_db, tmp_path, props,
+                                                                                  row_group):
+    create_shop(sqlite_db, orders=10, customers=1)
+    job = SqlJob(tmp_path / "job", sqlite_db, tables="orders")
+    job.set(**props)
+    [unit] = _units(job)
+    assert unit.properties.get("parquet.block.size") == row_group
