@@ -77,6 +77,9 @@ class ParquetDataWriter(StagedFileWriter):
             written = table.slice(0, take) if take < table.num_rows else table
             self._writer.write_table(written, row_group_size=group)
             self._written_arrow_bytes += written.nbytes
+            # Arrow's allocator (mimalloc) keeps freed pages for reuse: give back what encoding the row group
+            # took, or each task's peak stays resident while the next row group is gathered
+            pa.default_memory_pool().release_unused()
         rest = table.slice(take).to_batches() if take < table.num_rows else []
         self._held = [b for b in rest if b.num_rows]
         self._held_rows = sum(b.num_rows for b in self._held)

@@ -73,7 +73,7 @@ class Postgres:
     def __init__(self) -> None:
         if str(REPO) not in sys.path:
             sys.path.insert(0, str(REPO))
-        from tests.sql import conftest
+        from tests.sql import servers as conftest
 
         bin_dir = conftest._pg_bin_dir()
         if bin_dir is None:

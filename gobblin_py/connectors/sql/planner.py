@@ -196,6 +196,15 @@ class RangePlanner:
             nulls = int(dialect.query(conn, f"SELECT COUNT(*) FROM {table} WHERE {expr} IS NULL")[0][0])
         return low, high, rows - nulls, rows
 
+    def _parts(self, rows: int) -> int:
+        """How many ranges a range of ``rows`` rows is read in when no interval is set: one per
+        ``split.rows`` rows (rounded up; one when the rows were not counted), at most ``max.number.of.partitions``
+        — equal widths of the delta column, so about as many rows each when its values are spread evenly."""
+        per = self.settings.split_rows
+        if per <= 0 or rows <= per:
+            return 1
+        return max(1, min(self.settings.max_partitions, -(-rows // per)))
+
     def _start_at(self, frontier: int | None, min_long: int | None, high: int, wtype: str) -> int | None:
         """Where an operator's startpoint starts the range (the checkpoint when there is none)."""
         point = self.plan.startpoint
@@ -290,8 +299,11 @@ class RangePlanner:
             units.append(self._carry({SINGLE: frontier}, wtype, kind))
         if low is not None and high > low:
             interval = self.settings.partition_interval
-            width = interval_units(interval, wtype) if interval > 0 else None
-            pieces = split_range(low, high, width, self.settings.max_partitions, wtype)
+            if interval > 0:
+                pieces = split_range(low, high, interval_units(interval, wtype), self.settings.max_partitions, wtype)
+            else:
+                parts = self._parts(rows)
+                pieces = split_range(low, high, STEP[wtype] if parts > 1 else None, parts, wtype)
             span = high - low
             for index, (lo, hi) in enumerate(pieces):
                 estimate = rows * (hi - lo) / span if span else rows

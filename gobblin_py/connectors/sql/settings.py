@@ -93,6 +93,9 @@ class TableSettings(Settings):
                                         doc="range width: hours for time types, units for simple")
     max_partitions: int = setting(K.MAX_PARTITIONS, default=20, minimum=1, scope=ENTITY,
                                   doc="most ranges (or partition groups) per table and run")
+    split_rows: int = setting(K.SPLIT_ROWS, default=1_000_000, minimum=0, scope=ENTITY,
+                              doc="with no partition.interval: a range of more rows is cut into ranges of about "
+                                  "this many (at most max.number.of.partitions), read at once; 0: one range")
     partition_column: str | None = setting(K.PARTITION_COLUMN, scope=ENTITY,
                                            doc="a column whose values each keep their own watermark "
                                                "(MultiLongWatermark)")

@@ -8,6 +8,8 @@ each column's type whatever the first rows hold (NULLs, integers in a decimal co
 
 from __future__ import annotations
 
+import datetime as dt
+import math
 import os
 import re
 import sqlite3
@@ -40,13 +42,17 @@ def _sentinel(spec: ColumnSpec) -> str:
 
 
 class SqliteAdbcSession(adbc.AdbcSession):
-    """ADBC's SQLite driver; the typed first row is added to each query and removed from the first batch."""
+    """ADBC's SQLite driver; the typed first row is added to each query and removed from the first batch.
+    Parameters become literals (:func:`inline`)."""
+
+    def prepare(self, sql: str, params: Sequence[Any]) -> tuple[str, None]:
+        return inline(sql, params), None
 
     def batches(self, cur: Any, sql: str, params: Sequence[Any], columns: list[ColumnSpec],
                 fetch_size: int) -> Iterator[pa.RecordBatch]:
         typed = ", ".join(f"{_sentinel(c)} AS {self.dialect.quote(c.name)}" for c in columns)
         cur.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": str(fetch_size)})
-        cur.execute(f"SELECT {typed} UNION ALL SELECT * FROM ({sql})", tuple(params) or None)
+        cur.execute(inline(f"SELECT {typed} UNION ALL SELECT * FROM ({sql})", params))
         reader = cur.fetch_record_batch()
         first = True
         try:
@@ -61,6 +67,37 @@ class SqliteAdbcSession(adbc.AdbcSession):
             spec = columns[int(match.group(1))]
             raise SqlSourceError(f"column {spec.name} ({spec.db_type or spec.type}): cannot read its values as "
                                  f"{spec.type} (the table holds values of another type): {exc}") from None
+
+
+# a quoted string or identifier (skipped), or a placeholder
+_TOKEN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?")
+
+
+def inline(sql: str, params: Sequence[Any]) -> str:
+    """``sql`` with each ``?`` outside quotes replaced by ``literal(param)``."""
+    values = iter(params)
+    return _TOKEN.sub(lambda m: literal(next(values)) if m.group(0) == "?" else m.group(0), sql)
+
+
+def literal(value: Any) -> str:
+    """A range bound or partition value as an SQLite literal (as the sqlite3 module would bind it)."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NULL"
+        return repr(value) if math.isfinite(value) else ("9e999" if value > 0 else "-9e999")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return f"X'{bytes(value).hex()}'"
+    if isinstance(value, dt.datetime):
+        value = value.isoformat(" ")
+    elif isinstance(value, dt.date):
+        value = value.isoformat()
+    return "'" + str(value).replace("'", "''") + "'"
 
 
 class SqliteDialect(Dialect):
@@ -97,7 +134,7 @@ class SqliteDialect(Dialect):
 
     def open_session(self, method: str, columns: list[ColumnSpec]) -> Session:
         if method == "adbc":
-            conn = adbc.dbapi(ADBC_MODULE).connect(self._uri())
+            conn = adbc.connect(ADBC_MODULE, self._uri())
             # as the sqlite3 path's timeout: wait for a writer's lock instead of failing at once ("database is locked")
             with conn.cursor() as cur:
                 cur.execute(f"PRAGMA busy_timeout = {int(self.config.timeout_seconds * 1000)}")
