@@ -5,6 +5,11 @@ converted straight to the dataset's types rather than inferred and cast; Parquet
 types and are cast batch by batch (:mod:`gobblin_py.connectors.files.file_extractor`). The errors a user can act on — a
 row longer than a block, a value that is not of its column's type, bytes that are not UTF-8 in a text column —
 name the file, the column, the types, the record and the key or fix.
+
+JSON lines read to a schema that types every column are parsed :data:`READ_BLOCK` bytes at a time, not the
+configured block: the configured block only bounds the longest line, and a smaller block keeps a task's memory
+small (each block and what is parsed from it is a fresh allocation). A line longer than the read block reopens the
+file with the configured block, going on after the records already read.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from gobblin_py.sdk.errors import GobblinPyError, UsageError
 _CSV_CONVERSION = re.compile(r"In CSV column #(\d+): .*CSV conversion error to (.+?): invalid (?:value|UTF8)")
 _JSON_CHANGE = re.compile(r"Column\(/([^)]*)\) changed from (\w+) to (\w+) in row (\d+)")
 _JSON_UNEXPECTED = "unexpected field"
+READ_BLOCK = 1 << 20  # Arrow's own default block: bytes of JSON lines parsed at a time when the schema is known
 
 
 @dataclass
@@ -51,25 +57,67 @@ def open_file(fs: Any, path: str, settings: FileSourceSettings, reference: pa.Sc
     """``path`` opened for reading (``reference``: the dataset's schema, learnt from ``origin``).
 
     ``block_size`` bounds what CSV and JSON types are inferred from, below the configured block (which is used
-    when a row does not fit it).
+    when a row does not fit it); JSON lines whose every column ``reference`` types are read :data:`READ_BLOCK`
+    bytes at a time unless it says otherwise.
     """
     fmt = file_format(path, settings.format)
+    if fmt == "json" and block_size is None and _types_all(reference):
+        block_size = READ_BLOCK
     stream = open_input(fs, path)
     try:
         schema, batches = _open(stream, path, fmt, settings, reference, block_size)
     except (pa.ArrowException, OSError) as exc:
         stream.close()
-        if block_size is not None and "straddling" in str(exc):  # a row longer than the smaller block asked for
-            return open_file(fs, path, settings, reference, origin)
+        configured = _configured(fmt, settings)
+        if block_size is not None and block_size < configured and "straddling" in str(exc):
+            return open_file(fs, path, settings, reference, origin, configured)  # a row longer than the smaller block
         raise_for(exc, fs, path, settings, reference, origin)
         raise GobblinPyError(f"{path}: cannot read as {fmt}: {exc}") from exc
     except BaseException:
         stream.close()
         raise
+    if fmt == "json" and block_size is not None and block_size < settings.json_block_size:
+        batches = _regrown(batches, fs, path, schema, settings.json_block_size)
     opened = OpenFile(path, fmt, schema, batches, stream)
     if fmt == "csv":
         check_text(fs, opened, settings)
     return opened
+
+
+def _types_all(reference: pa.Schema | None) -> bool:
+    """Whether ``reference`` gives every column a type: a JSON line's fields are then not inferred from its block."""
+    return reference is not None and len(typed_columns(reference)) == len(reference) > 0
+
+
+def _configured(fmt: str, settings: FileSourceSettings) -> int:
+    return settings.json_block_size if fmt == "json" else settings.csv_block_size
+
+
+def _regrown(batches: Iterator[pa.RecordBatch], fs: Any, path: str, schema: pa.Schema,
+             block_size: int) -> Iterator[pa.RecordBatch]:
+    """``batches``, and after a line longer than their block, the rest of ``path`` read with ``block_size``: the
+    file is parsed again from its start and the records already given are skipped, so each comes once."""
+    given = 0
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except pa.ArrowInvalid as exc:
+            if "straddling" not in str(exc):
+                raise
+            break
+        given += batch.num_rows
+        yield batch
+    with open_input(fs, path) as stream:
+        reader = pa_json.open_json(stream, read_options=pa_json.ReadOptions(block_size=block_size),
+                                   parse_options=pa_json.ParseOptions(explicit_schema=schema))
+        for batch in reader:
+            if given >= batch.num_rows:
+                given -= batch.num_rows
+                continue
+            yield batch.slice(given) if given else batch
+            given = 0
 
 
 def _open(stream: Any, path: str, fmt: str, settings: FileSourceSettings, reference: pa.Schema | None,
