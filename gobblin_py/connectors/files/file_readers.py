@@ -5,13 +5,18 @@ converted straight to the dataset's types rather than inferred and cast; Parquet
 types and are cast batch by batch (:mod:`gobblin_py.connectors.files.file_extractor`). The errors a user can act on — a
 row longer than a block, a value that is not of its column's type, bytes that are not UTF-8 in a text column —
 name the file, the column, the types, the record and the key or fix.
+
+CSV and JSON lines read to a schema that types every column are parsed :data:`READ_BLOCK` bytes at a time, not the
+configured block: the configured block only bounds the longest row, and a smaller block keeps a task's memory small
+(each block and what is parsed from it is a fresh allocation). A row longer than the read block reopens the file
+with the configured block, going on after the records already read.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +33,7 @@ from gobblin_py.sdk.errors import GobblinPyError, UsageError
 _CSV_CONVERSION = re.compile(r"In CSV column #(\d+): .*CSV conversion error to (.+?): invalid (?:value|UTF8)")
 _JSON_CHANGE = re.compile(r"Column\(/([^)]*)\) changed from (\w+) to (\w+) in row (\d+)")
 _JSON_UNEXPECTED = "unexpected field"
+READ_BLOCK = 1 << 20  # Arrow's own default block: bytes of CSV or JSON parsed at a time when the schema is known
 
 
 @dataclass
@@ -41,6 +47,17 @@ class OpenFile:
     stream: Any
 
 
+class _Streams:
+    """Streams closed as one."""
+
+    def __init__(self, *streams: Any) -> None:
+        self.streams = streams
+
+    def close(self) -> None:
+        for stream in self.streams:
+            stream.close()
+
+
 def typed_columns(reference: pa.Schema | None) -> dict[str, pa.DataType]:
     """The columns whose type the dataset's schema knows (a ``null`` column is not known yet)."""
     return {} if reference is None else {f.name: f.type for f in reference if not pa.types.is_null(f.type)}
@@ -51,25 +68,71 @@ def open_file(fs: Any, path: str, settings: FileSourceSettings, reference: pa.Sc
     """``path`` opened for reading (``reference``: the dataset's schema, learnt from ``origin``).
 
     ``block_size`` bounds what CSV and JSON types are inferred from, below the configured block (which is used
-    when a row does not fit it).
+    when a row does not fit it); CSV and JSON lines whose every column ``reference`` types are read
+    :data:`READ_BLOCK` bytes at a time unless it says otherwise.
     """
     fmt = file_format(path, settings.format)
+    configured = settings.json_block_size if fmt == "json" else settings.csv_block_size
+    if fmt in ("csv", "json") and block_size is None and _types_all(reference):
+        block_size = READ_BLOCK
+    smaller = block_size is not None and block_size < configured
     stream = open_input(fs, path)
     try:
         schema, batches = _open(stream, path, fmt, settings, reference, block_size)
     except (pa.ArrowException, OSError) as exc:
+        if smaller and "straddling" in str(exc):  # a row longer than the smaller block
+            try:
+                retried = open_file(fs, path, settings, reference, origin, configured)
+            except BaseException:
+                stream.close()
+                raise
+            # closed with the file read in its place: Arrow may still be reading ahead from it on a thread of its
+            # own, and a read landing after the close would take bytes from whatever file reuses its descriptor
+            retried.stream = _Streams(retried.stream, stream)
+            return retried
         stream.close()
-        if block_size is not None and "straddling" in str(exc):  # a row longer than the smaller block asked for
-            return open_file(fs, path, settings, reference, origin)
         raise_for(exc, fs, path, settings, reference, origin)
         raise GobblinPyError(f"{path}: cannot read as {fmt}: {exc}") from exc
     except BaseException:
         stream.close()
         raise
+    if smaller and fmt in ("csv", "json"):
+        batches = _regrown(batches, fs, path, lambda again: _open(again, path, fmt, settings, reference, configured)[1])
     opened = OpenFile(path, fmt, schema, batches, stream)
     if fmt == "csv":
         check_text(fs, opened, settings)
     return opened
+
+
+def _types_all(reference: pa.Schema | None) -> bool:
+    """Whether ``reference`` gives every column a type: a CSV or JSON file's are then not inferred from its block."""
+    return reference is not None and len(typed_columns(reference)) == len(reference) > 0
+
+
+def _regrown(batches: Iterator[pa.RecordBatch], fs: Any, path: str,
+             reopen: Callable[[Any], Iterator[pa.RecordBatch]]) -> Iterator[pa.RecordBatch]:
+    """``batches``, and after a row longer than their block, the rest of ``path`` as ``reopen(stream)`` reads it
+    (with the configured block): the file is parsed again from its start and the records already given are
+    skipped, so each comes once."""
+    given = 0
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except pa.ArrowInvalid as exc:
+            if "straddling" not in str(exc):
+                raise
+            break
+        given += batch.num_rows
+        yield batch
+    with open_input(fs, path) as stream:
+        for batch in reopen(stream):
+            if given >= batch.num_rows:
+                given -= batch.num_rows
+                continue
+            yield batch.slice(given) if given else batch
+            given = 0
 
 
 def _open(stream: Any, path: str, fmt: str, settings: FileSourceSettings, reference: pa.Schema | None,

@@ -48,10 +48,13 @@ class FileSourceSettings(Settings):
     csv_columns: tuple[str, ...] = setting("source.filebased.csv.column.names", default=(),
                                            doc="column names when the CSV has no header")
     csv_block_size: int = setting("source.filebased.csv.block.size", kind=Kind.SIZE, default=16 << 20, minimum=1 << 16,
-                                  default_doc="16MB", doc="bytes of CSV parsed at a time; a row must fit in one block")
+                                  default_doc="16MB",
+                                  doc="bytes of CSV parsed at a time (1 MB when the dataset's schema types every "
+                                      "column); a row must fit in one block")
     json_block_size: int = setting("source.filebased.json.block.size", kind=Kind.SIZE, default=16 << 20,
                                    minimum=1 << 16, default_doc="16MB",
-                                   doc="bytes of JSON lines parsed at a time; a line must fit in one block")
+                                   doc="bytes of JSON lines parsed at a time (1 MB when the dataset's schema types "
+                                       "every column); a line must fit in one block")
     batch_size: int = setting("source.filebased.batch.size", default=65536, minimum=1,
                               doc="rows per batch read from Parquet and Avro files")
     schema_change: str = setting(SCHEMA_CHANGE_KEY, default="fail", choices=("fail", "allow"),

@@ -42,10 +42,16 @@ NOTES = [
     "commit and state; Polars and DuckDB parse and encode with their own, faster native code and keep no state "
     "(README, Performance: what the peers skip).",
     "Files, memory: each task holds up to one Parquet row group (parquet.block.size, 64 MB of Arrow data or "
-    "1,048,576 rows) before writing it, and Arrow's streaming CSV reader parses ahead of it; at 5 M rows a "
-    "file (625,000 rows) is smaller than a row group, at 20 M (2,500,000) it is not, so peak memory grows from "
-    "5 M to 20 M. Reading each file two blocks at a time was tried: it lowered a read-only pass's peak but "
-    "not a task's, and was not kept.",
+    "1,048,576 rows) before writing it, and Arrow's streaming reader parses ahead of it, 1 MB at a time (16 MB "
+    "blocks, before, took 20 M rows to about 600 MB); at 5 M rows a file (625,000 rows) is smaller than a row "
+    "group, at 20 M (2,500,000) it is not, so peak memory still grows from 5 M to 20 M, by the two tasks' larger "
+    "row groups held and encoded. Reading each file two blocks at a time was tried: it lowered a read-only "
+    "pass's peak but not a task's, and was not kept.",
+]
+JSON_NOTES = [
+    "JSON lines (perf, CPU time): pyarrow's JSON parser is about 60 % of a gpy run's CPU, as of the pyarrow "
+    "script's, the Parquet write about 10 %; Polars' and DuckDB's whole runs take less CPU than that parse alone "
+    "(about 3.8 s against 6.2 s for gpy), so gpy, on the same parser as the pyarrow script, stays behind them.",
 ]
 
 PYARROW_SCRIPT = csv_to_parquet.CONTENDERS["pyarrow (ceiling)"]
@@ -169,7 +175,7 @@ def _json_benchmarks(ctx: Context) -> Iterator[Benchmark]:
                    *_peer_targets(key, label, list(FAST_PEERS)), memory_within(key, "pyarrow script")]
         case = Case(key, f"JSON lines → Parquet, {rows:,} rows ({FILES} files, {megabytes:,.0f} MB)", rows,
                     targets=targets)
-        yield Benchmark(key, [case], contenders)
+        yield Benchmark(key, [case], contenders, notes=JSON_NOTES)
 
 
 def _gpy_contender(ctx: Context, data: Path, rows: int, case: str, engine: str) -> Contender:

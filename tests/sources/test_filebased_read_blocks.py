@@ -1,0 +1,105 @@
+"""CSV and JSON-lines files read to a dataset's known schema are parsed a megabyte at a time (memory stays small),
+while ``source.filebased.json.block.size`` / ``csv.block.size`` still bound the longest row: a longer row, anywhere
+in a file, is read with the configured block and every record arrives exactly once, in order."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from gobblin_py.connectors.files.filebased import FileBasedSource
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.run_states import SourceState
+from gobblin_py.sdk.states import WorkUnitState
+from tests.conftest import run_gpy
+
+JSON_KEY = "source.filebased.json.block.size"
+CSV_KEY = "source.filebased.csv.block.size"
+SHORT = 30_000  # short lines (about 1.4 MB of them) on either side of a long one
+
+
+def write_lines(path: Path, records: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".csv":
+        path.write_text(",".join(records[0]) + "\n" + "".join(",".join(map(str, r.values())) + "\n" for r in records))
+    else:
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def records(start: int, count: int, long_at: int | None = None, length: int = 0, **more: object) -> list[dict]:
+    return [{"id": i, "text": "x" * length if i == long_at else f"t{i}", **more} for i in range(start, start + count)]
+
+
+def batches_by_file(folder: Path, **extra: str) -> dict[str, list]:
+    """The batches the file source reads, per file (every file of the folder is one dataset: a known schema)."""
+    props = {"source.filebased.data.directory": str(folder), "extract.table.name": "t", **extra}
+    out: dict[str, list] = {}
+    for unit in FileBasedSource().get_workunits(SourceState(props)):
+        extractor = FileBasedSource().get_extractor(WorkUnitState(unit, props))
+        try:
+            extractor.get_schema()
+            (path,) = extractor.paths
+            out[Path(path).name] = list(extractor.read_batches())
+        finally:
+            extractor.close()
+    return out
+
+
+@pytest.mark.parametrize("ext", ["jsonl", "csv"])
+def test_files_read_to_the_dataset_schema_arrive_a_megabyte_at_a_time(tmp_path, ext):
+    write_lines(tmp_path / "in" / f"a.{ext}", records(0, 10, pad="p"))
+    write_lines(tmp_path / "in" / f"b.{ext}", records(10, 40_000, pad="p" * 100))  # about 5 MB
+    read = batches_by_file(tmp_path / "in")
+    sizes = [b.nbytes for b in read[f"b.{ext}"]]
+    assert sum(b.num_rows for b in read[f"b.{ext}"]) == 40_000
+    assert len(sizes) >= 4 and max(sizes) < 4 << 20, sizes  # not one 16 MB block of the configured size
+
+
+@pytest.mark.parametrize("ext", ["jsonl", "csv"])
+@pytest.mark.parametrize("long_at", [0, SHORT], ids=["first-line", "mid-file"])
+def test_a_row_longer_than_the_read_block_is_read_with_the_configured_block_exactly_once(tmp_path, long_at, ext):
+    write_lines(tmp_path / "in" / f"a.{ext}", records(0, 10))
+    write_lines(tmp_path / "in" / f"b.{ext}", records(10, 2 * SHORT, long_at=10 + long_at, length=3 << 20))
+    read = batches_by_file(tmp_path / "in")
+    rows = [r for b in read[f"b.{ext}"] for r in b.to_pylist()]
+    assert [r["id"] for r in rows] == list(range(10, 10 + 2 * SHORT))
+    assert len(rows[long_at]["text"]) == 3 << 20
+    assert all(len(r["text"]) < 10 for i, r in enumerate(rows) if i != long_at)
+
+
+@pytest.mark.parametrize(("ext", "key"), [("jsonl", JSON_KEY), ("csv", CSV_KEY)])
+def test_a_row_longer_than_the_configured_block_past_the_first_megabyte_names_the_key(tmp_path, ext, key):
+    write_lines(tmp_path / "in" / f"a.{ext}", records(0, 10))
+    path = write_lines(tmp_path / "in" / f"b.{ext}", records(10, 2 * SHORT, long_at=10 + SHORT, length=5 << 20))
+    with pytest.raises(UsageError) as err:
+        batches_by_file(tmp_path / "in", **{key: "2MB"})
+    assert str(path) in str(err.value) and key in str(err.value)
+
+
+def test_a_field_null_in_the_first_megabyte_keeps_its_type_learnt_from_the_configured_block(tmp_path):
+    # the dataset's schema does not type 'x' (null in the first file): it is learnt from each file's first block
+    write_lines(tmp_path / "in" / "a.jsonl", records(0, 10, x=None))
+    late = records(10, 2 * SHORT, x=None)
+    late[SHORT]["x"] = "typed at last"
+    write_lines(tmp_path / "in" / "b.jsonl", late)
+    rows = [r for b in batches_by_file(tmp_path / "in")["b.jsonl"] for r in b.to_pylist()]
+    assert [r["id"] for r in rows] == list(range(10, 10 + 2 * SHORT))
+    assert rows[SHORT]["x"] == "typed at last"
+
+
+def test_a_run_publishes_each_record_once_around_a_long_line(tmp_path):
+    write_lines(tmp_path / "data" / "a.jsonl", records(0, 10))
+    write_lines(tmp_path / "data" / "b.jsonl", records(10, 2 * SHORT, long_at=10 + SHORT, length=3 << 20))
+    (tmp_path / "job.pull").write_text(
+        "job.name=Lines\nsource.class=gobblin_py.connectors.files.filebased.FileBasedSource\n"
+        "source.filebased.data.directory=data\nextract.namespace=shop\nextract.table.name=lines\n"
+        "writer.output.format=PARQUET\ntask.data.root.dir=work\ndata.publisher.final.dir=published\n"
+        "state.store.dir=state\ntask.maxretries=0\n")
+    result = run_gpy("run", "job.pull", "--engine", "local", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    ids = sorted(i for p in (tmp_path / "published").rglob("*.parquet") for i in pq.read_table(p)["id"].to_pylist())
+    assert ids == list(range(10 + 2 * SHORT))
