@@ -27,10 +27,12 @@ def test_kill_at_every_commit_boundary_on_s3(tmp_path, s3_server, bucket):
 
 
 def test_random_sigkills_on_s3(tmp_path, s3_server, bucket):
-    job = _job(tmp_path, s3_server, bucket)
-    # six files a run: on S3 the lock and the listing take much of the window; the phase campaign below aims at
-    # each commit step
-    random_campaign(job, kills=S3_RANDOM_KILLS, seed=20261123, files_per_run=6).check_spread(share=0, in_commits=False)
+    # twelve files a run, the two datasets committed one after another, each logged on its own: on S3 the lock,
+    # the look for unfinished commits and the listing take a good part of the window, the tasks and the commits
+    # (each file a copy, then a delete) each fill about a third of it; the phase campaign below aims at each step
+    job = CrashJob(tmp_path, store_url=f"s3://{bucket}/crash", datasets=("eu", "us"), job_keys=s3_server.job_keys()
+                   + "\njob.commit.parallelCommits=1\ngobblin.runtime.commit.sequence.batch.size=1\n")
+    random_campaign(job, kills=S3_RANDOM_KILLS, seed=20261123, files_per_run=12).check_spread()
 
 
 def test_kills_inside_every_phase_on_s3(tmp_path, s3_server, bucket):
