@@ -332,8 +332,9 @@ class Landings:
 
     def check_spread(self, in_commits: bool = True) -> None:
         """Every kill after the lock, and inside tasks and inside commits at least a third as many kills as uniform
-        instants would put there: the unkilled runs' share of the window in that phase, times the kills (a killed
-        run is a little slower than the window, so fewer of its late instants reach its commits). So at least one
+        instants would put there: the unkilled runs' share of the window in that phase, times the kills (killed
+        runs are mostly slower than the window, the quicker unkilled runs', so fewer instants reach their commits,
+        the last phase, than its share: a job is shaped for its commits to fill a good part). So at least one
         in each phase the unkilled runs spent time in, and a third of the kills in one that filled the window.
         Without ``in_commits`` the commits are not counted: a job whose commits are too short a part of the window
         for random instants to reach (its boundary and phase campaigns aim at them). No more than a quarter as

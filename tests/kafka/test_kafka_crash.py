@@ -10,8 +10,9 @@ from tests.crash.phases import PhaseRuns
 from tests.kafka.crash import KafkaCrashJob, KafkaToKafkaCrashJob
 
 KILLS = int(os.environ.get("GPY_KAFKA_CRASH_KILLS", "12"))
-SEQUENTIAL_COMMITS = {"job.commit.parallelCommits": "1", "gobblin.runtime.commit.sequence.batch.size": "1",
-                      "taskexecutor.threadpool.size": "1"}
+# tasks on one thread, datasets committed one after another, each logged on its own
+ONE_AFTER_ANOTHER = {"job.commit.parallelCommits": "1", "gobblin.runtime.commit.sequence.batch.size": "1",
+                     "taskexecutor.threadpool.size": "1"}
 
 
 def test_kafka_to_parquet_killed_at_every_commit_boundary_and_at_random(tmp_path, broker):
@@ -42,7 +43,7 @@ def test_kafka_to_kafka_exactly_once_through_transactions(tmp_path, broker):
     # the surer some do
     job = KafkaToKafkaCrashJob(tmp_path / "random", broker=broker,
                                topics=[broker.create_topic(partitions=4) for _ in range(6)],
-                               target=broker.create_topic(partitions=2), extra=SEQUENTIAL_COMMITS)
+                               target=broker.create_topic(partitions=2), extra=ONE_AFTER_ANOTHER)
     random_campaign(job, kills=KILLS, seed=20261124, files_per_run=6).check_spread()
 
 
