@@ -330,23 +330,18 @@ class Landings:
                 f"({where}); {self.finished} runs ended before their instant; the unkilled runs spent "
                 f"{self.measured['tasks']:.0%} of the window in tasks, {self.measured['commits']:.0%} in commits")
 
-    def check_spread(self, share: float = 1 / 3, in_commits: bool = True) -> None:
-        """Kills after the lock, and inside tasks and inside commits (unless not ``in_commits``: a job whose commits
-        are too short a part of the window for random instants, which its boundary and phase campaigns aim at
-        instead) at least ``share`` of them — or, where the unkilled runs spent less of the window in that phase,
-        a third of its measured share: uniform instants land in a phase about as often as it lasts (a killed run
-        is a little slower than an unkilled one, so fewer of its late instants reach its commits). At least one
-        wherever the measured share makes two or more expected; below that a phase is too short a part of the
-        window for a fixed number of random instants to be sure of reaching it (its boundary and phase campaigns
-        aim at it)."""
-        def least(phase: str) -> float:
-            expected = self.measured[phase] * self.kills
-            return max(1.0 if expected >= 2 else 0.0, min(share * self.kills, expected / 3))
-
-        assert self.kills and self.after_lock == self.kills and self.tasks >= least("tasks"), self.describe()
-        assert not in_commits or self.commits >= least("commits"), self.describe()
-        work = (self.measured["tasks"] + (self.measured["commits"] if in_commits else 0)) * self.kills
-        assert work < 2 or self.tasks + (self.commits if in_commits else 0) >= 1, self.describe()
+    def check_spread(self, in_commits: bool = True) -> None:
+        """Every kill after the lock, and inside tasks and inside commits at least a third as many kills as uniform
+        instants would put there: the unkilled runs' share of the window in that phase, times the kills (killed
+        runs are mostly slower than the window, the quicker unkilled runs', so fewer instants reach their commits,
+        the last phase, than its share: a job is shaped for its commits to fill a good part). So at least one
+        in each phase the unkilled runs spent time in, and a third of the kills in one that filled the window.
+        Without ``in_commits`` the commits are not counted: a job whose commits are too short a part of the window
+        for random instants to reach (its boundary and phase campaigns aim at them). No more than a quarter as
+        many runs as kills may end before their instant."""
+        assert self.kills and self.after_lock == self.kills, self.describe()
+        for phase, landed in (("tasks", self.tasks), ("commits", self.commits))[:2 if in_commits else 1]:
+            assert 3 * landed >= self.measured[phase] * self.kills, f"too few kills in {phase}: {self.describe()}"
         assert self.finished <= self.kills // 4, f"too many runs ended before their instant: {self.describe()}"
 
 

@@ -26,8 +26,8 @@ def test_kill_at_every_commit_boundary(tmp_path):
 
 
 def test_random_sigkills(tmp_path):
-    # twelve datasets of three new files a run, committed one after another, each logged on its own: tasks and
-    # commits fill most of the window from the lock to the end, so a third of the kills or more lands in each
+    # 24 datasets of two new files a run, committed one after another, each logged on its own: tasks and commits
+    # fill most of the window from the lock to the end, so kills land in each about as often as it lasts
     job = CrashJob(tmp_path, datasets=tuple(f"region{i:02d}" for i in range(24)),
                    job_keys="job.commit.parallelCommits=1\ngobblin.runtime.commit.sequence.batch.size=1\n")
     landings = random_campaign(job, kills=CI_RANDOM_KILLS, seed=20261120, files_per_run=2 * len(job.datasets))

@@ -103,6 +103,7 @@ class KafkaToKafkaCrashJob(KafkaCrashJob):
 
     def __post_init__(self) -> None:
         self.extra = {
+            **self.extra,
             "source.kafka.metadata.columns": "",
             "writer.builder.class": "org.apache.gobblin.kafka.writer.KafkaDataWriterBuilder",
             "writer.kafka.topic": self.target,

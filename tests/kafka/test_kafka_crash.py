@@ -10,6 +10,9 @@ from tests.crash.phases import PhaseRuns
 from tests.kafka.crash import KafkaCrashJob, KafkaToKafkaCrashJob
 
 KILLS = int(os.environ.get("GPY_KAFKA_CRASH_KILLS", "12"))
+# tasks on one thread, datasets committed one after another, each logged on its own
+ONE_AFTER_ANOTHER = {"job.commit.parallelCommits": "1", "gobblin.runtime.commit.sequence.batch.size": "1",
+                     "taskexecutor.threadpool.size": "1"}
 
 
 def test_kafka_to_parquet_killed_at_every_commit_boundary_and_at_random(tmp_path, broker):
@@ -20,8 +23,10 @@ def test_kafka_to_parquet_killed_at_every_commit_boundary_and_at_random(tmp_path
     check_boundaries(job, covered, {"fs_rename", "dataset_state"}, datasets=())
     topics = [broker.create_topic(partitions=2) for _ in range(2)]
     job = KafkaCrashJob(tmp_path / "random", broker=broker, topics=topics)
-    # two topics' commits are a sliver of the window: the boundary campaign above aims at each of their steps
-    random_campaign(job, kills=KILLS, seed=20261123).check_spread(share=0, in_commits=False)
+    # the commits, renames on local disk, are a sliver of the window beside the tasks (with twelve or 24 topics
+    # committed one after another still under a fifth, and no random instant landed there): the boundary campaign
+    # above aims at each of their steps
+    random_campaign(job, kills=KILLS, seed=20261123).check_spread(in_commits=False)
 
 
 def test_kafka_to_kafka_exactly_once_through_transactions(tmp_path, broker):
@@ -31,12 +36,15 @@ def test_kafka_to_kafka_exactly_once_through_transactions(tmp_path, broker):
     covered = boundary_campaign(job)
     assert covered >= 4, covered  # before the log, logged, the transaction, the state, done
     check_boundaries(job, covered, {"dataset_state"}, datasets=())
-    # six partitions on the two task threads, which take turns reading them (source.kafka.fetch.parallelism): the
-    # tasks last long enough for random instants to land in them (with two, a sixth of the window or less)
-    source = broker.create_topic(partitions=6)
-    job = KafkaToKafkaCrashJob(tmp_path / "random", broker=broker, topics=[source],
-                               target=broker.create_topic(partitions=2))
-    random_campaign(job, kills=KILLS, seed=20261124).check_spread(share=0)  # a kill in tasks, and in commits where they are long enough to expect two
+    # six topics of four partitions, read one after another on one task thread, and committed one after another,
+    # each in a transaction of its own: the commits (mostly waiting on the broker) fill most of the window from the
+    # lock to the end, the tasks a good share before them. Killed runs are mostly slower than the window (the
+    # quicker unkilled runs'), so fewer of their instants reach the last phase than its share: the longer it is,
+    # the surer some do
+    job = KafkaToKafkaCrashJob(tmp_path / "random", broker=broker,
+                               topics=[broker.create_topic(partitions=4) for _ in range(6)],
+                               target=broker.create_topic(partitions=2), extra=ONE_AFTER_ANOTHER)
+    random_campaign(job, kills=KILLS, seed=20261124, files_per_run=6).check_spread()
 
 
 def test_a_kill_inside_the_kafka_transaction_leaves_messages_only_read_uncommitted_sees(tmp_path, broker):
