@@ -114,7 +114,7 @@ class KafkaExtractor(Extractor):
         self._consumer = None
         self._schema: pa.Schema | None = None
         self._spool: Spool | None = None
-        self._since: int | None = None
+        self._since: pa.Scalar | None = None  # int64: messages stamped earlier are dropped
         self._turn = FetchTurn(self.settings.fetch_parallelism)
 
     # -- schema
@@ -158,7 +158,7 @@ class KafkaExtractor(Extractor):
     def filter_before(self, timestamp_ms: int) -> None:
         """A replay from a time: messages stamped earlier are dropped (the broker's offset for the time is where
         reading starts, and a partition's timestamps may go back and forth a little after it)."""
-        self._since = timestamp_ms
+        self._since = int64_scalar(timestamp_ms)
 
     def partition_progress(self) -> dict[str, PartitionProgress]:
         """Per partition: the offsets read (low to the next one) and the messages' timestamps."""
@@ -199,7 +199,7 @@ class KafkaExtractor(Extractor):
         if self._since is None:
             return batch
         stamps = raw.timestamps.filter(keep) if keep is not None else raw.timestamps
-        recent = batch.filter(at_least(stamps, int64_scalar(self._since)))
+        recent = batch.filter(at_least(stamps, self._since))
         self.stats[raw.index].filtered += batch.num_rows - recent.num_rows
         return recent
 

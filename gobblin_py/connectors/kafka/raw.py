@@ -9,6 +9,7 @@ function (which converts it with ``pa.scalar``): the scalars here come from one-
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,23 +42,23 @@ def binary_array(values: list[bytes | None]) -> pa.Array:
         data = b"".join(values)  # type: ignore[arg-type]  # a None fails the join: see below
     except TypeError:
         return _binary_with_nulls(values)
-    if len(data) > _INT32_MAX:
-        return pa.array(values, pa.binary())
-    offsets = np.zeros(len(values) + 1, np.int32)
-    np.cumsum(np.fromiter(map(len, values), np.int32, len(values)), out=offsets[1:])  # type: ignore[arg-type]
-    return pa.Array.from_buffers(pa.binary(), len(values), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    return _binary(values, data, map(len, values), None)  # type: ignore[arg-type]
 
 
 def _binary_with_nulls(values: list[bytes | None]) -> pa.Array:
-    count = len(values)
+    present = np.fromiter((v is not None for v in values), np.bool_, len(values))
     data = b"".join([v for v in values if v is not None])
+    lengths = (0 if v is None else len(v) for v in values)
+    return _binary(values, data, lengths, pa.py_buffer(np.packbits(present, bitorder="little")))
+
+
+def _binary(values: list[bytes | None], data: bytes, lengths: Iterator[int], validity: pa.Buffer | None) -> pa.Array:
+    """A binary array over ``data``, the values' bytes joined, with ``lengths`` and ``validity`` (None: no null)."""
     if len(data) > _INT32_MAX:
         return pa.array(values, pa.binary())
-    present = np.fromiter((v is not None for v in values), np.bool_, count)
-    offsets = np.zeros(count + 1, np.int32)
-    np.cumsum(np.fromiter((0 if v is None else len(v) for v in values), np.int32, count), out=offsets[1:])
-    validity = pa.py_buffer(np.packbits(present, bitorder="little"))
-    return pa.Array.from_buffers(pa.binary(), count, [validity, pa.py_buffer(offsets), pa.py_buffer(data)])
+    offsets = np.zeros(len(values) + 1, np.int32)
+    np.cumsum(np.fromiter(lengths, np.int32, len(values)), out=offsets[1:])
+    return pa.Array.from_buffers(pa.binary(), len(values), [validity, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
 def repeated_int32(value: int, count: int) -> pa.Array:
