@@ -72,7 +72,7 @@ def open_file(fs: Any, path: str, settings: FileSourceSettings, reference: pa.Sc
     :data:`READ_BLOCK` bytes at a time unless it says otherwise.
     """
     fmt = file_format(path, settings.format)
-    configured = settings.json_block_size if fmt == "json" else settings.csv_block_size
+    _, configured = settings.block_size_key(fmt)
     if fmt in ("csv", "json") and block_size is None and _types_all(reference):
         block_size = READ_BLOCK
     smaller = block_size is not None and block_size < configured
@@ -146,7 +146,7 @@ def _open(stream: Any, path: str, fmt: str, settings: FileSourceSettings, refere
 
         return read_avro(stream, path, settings.avro_schema, settings.batch_size)
     if block_size is not None:
-        block_size = min(block_size, settings.json_block_size if fmt == "json" else settings.csv_block_size)
+        block_size = min(block_size, settings.block_size_key(fmt)[1])
     if fmt == "json":
         explicit = pa.schema(list(known.items())) if known else None
         reader = pa_json.open_json(stream,
