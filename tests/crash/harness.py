@@ -17,15 +17,12 @@ from __future__ import annotations
 import io
 import json
 import os
-import random
 import re
 import select
 import signal
 import subprocess
-import statistics
 import sys
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +32,6 @@ import pyarrow.parquet as pq
 ROWS_PER_FILE = 30
 DATASETS = ("eu", "us", "apac")
 LOGS = "test-logs"  # the campaigns' phase logs, beside the job file
-RUNS_PER_STRATUM = 3  # a random campaign's runs at most for one kill: the others ended before their instant
 PHASE_LOG_ENV = "GPY_TEST_PHASE_LOG"  # gobblin_py.sdk.crash_points
 # what a job run may leave under its folders once it has succeeded: the rest is a leftover
 KEPT_FILE = re.compile(r"(data/[^/]+/f\d{5}\.csv|published/[^/]+/part\.task_Crash_\d+_\d+_0\.parquet"
@@ -79,11 +75,10 @@ class CrashJob:
     runs: int = 0
     exit_codes: list[int] = field(default_factory=list)
     started_at: float = 0.0
-    lock_at: float = 0.0
     killed_at: float | None = None
     ended_at: float | None = None  # the last run's exit, unless it was killed
+    late: float = 0.0  # how long after its instant the last kill was sent (the harness woke late, or saw the log late)
     boundary_scoped: bool = False  # the last boundary campaign counted each dataset's boundaries on their own
-    measured: dict = field(default_factory=dict)  # per phase, its share of each measured run's lock-to-exit window
 
     def __post_init__(self) -> None:
         import fsspec
@@ -159,6 +154,7 @@ class CrashJob:
                     self.ended_at = time.monotonic()
                 else:
                     self.killed_at = time.monotonic()
+                    self.late = self.killed_at - instant
                     proc.send_signal(signal.SIGKILL)
                     self.kills += 1
             _, err = proc.communicate(timeout=timeout)
@@ -175,21 +171,22 @@ class CrashJob:
             self.kills += 1
         return code
 
-    def run_killed_after_lock(self, delay: float, log: Path, timeout: float = 300) -> float | None:
-        """One run with a phase log, SIGKILLed ``delay`` seconds after it took its lock (the instant read from
-        the log, on the clock it shares with this process); the kill's instant, or None if it ended first."""
+    def run_killed_after(self, entered: str, delay: float, log: Path, timeout: float = 300) -> float | None:
+        """One run with a phase log, SIGKILLed ``delay`` seconds after it entered the phase ``entered`` for the
+        first time (``lock``, ``tasks``, ``commit.datasets``: the instant read from the log as the run writes it,
+        on the clock the log shares with this process); the kill's instant, or None if it ended first."""
+        marker = f"enter {entered} 1 "
 
-        def after_lock(proc: subprocess.Popen) -> float | None:
+        def after_entry(proc: subprocess.Popen) -> float | None:
             while proc.poll() is None and time.monotonic() - self.started_at < timeout:
                 text = log.read_text() if log.exists() else ""
-                locked = next((float(line.split()[3]) for line in text.splitlines()
-                               if line.startswith("enter lock ")), None)
-                if locked is not None:
-                    return locked + delay
+                at = next((float(line.split()[3]) for line in text.splitlines() if line.startswith(marker)), None)
+                if at is not None:
+                    return at + delay
                 time.sleep(0.0005)
             return None
 
-        self.run(env={PHASE_LOG_ENV: str(log)}, kill_at=after_lock, timeout=timeout)
+        self.run(env={PHASE_LOG_ENV: str(log)}, kill_at=after_entry, timeout=timeout)
         return self.killed_at
 
     def run_until_success(self, limit: int = 20) -> None:
@@ -237,8 +234,8 @@ class CrashJob:
         assert shown.returncode == 0, shown.stderr
         datasets = {d["urn"]: d for d in json.loads(shown.stdout)["datasets"]}
         assert set(datasets) == set(self.datasets)
-        from gobblin_py.store import FsDatasetStateStore
         from gobblin_py.connectors.files.filebased import SNAPSHOT_KEY, parse_snapshot
+        from gobblin_py.store import FsDatasetStateStore
 
         store = FsDatasetStateStore(self.state_url, storage_options=self._storage_options())
         for urn in self.datasets:
@@ -269,179 +266,6 @@ class CrashJob:
     def check_nothing_left(self) -> None:
         left = self.leftovers()
         assert not left, f"{len(left)} files or folders left behind: {left[:20]}"
-
-
-def open_phases(lines: list[str], instant: float) -> set[str]:
-    """The phases a run was inside at ``instant``, from its phase log (``enter|leave <phase> <n> <time>``)."""
-    inside: set[tuple[str, str]] = set()
-    for line in lines:
-        parts = line.split()
-        if len(parts) < 4 or parts[0] not in ("enter", "leave") or float(parts[3]) > instant:
-            continue
-        event, name, count = parts[:3]
-        if event == "enter":
-            inside.add((name, count))
-        else:
-            inside.discard((name, count))
-    return {name for name, _ in inside}
-
-
-@dataclass
-class Landings:
-    """Where a random campaign's kills landed: after the run took its lock, inside its tasks, inside a commit."""
-
-    kills: int = 0
-    finished: int = 0  # runs that ended before their instant came
-    after_lock: int = 0
-    tasks: int = 0
-    commits: int = 0
-    phases: Counter = field(default_factory=Counter)
-    window: tuple[float, float] = (0.0, 0.0)
-    # the share of the window the unkilled runs spent in their tasks and in their commits (the medians)
-    measured: dict[str, float] = field(default_factory=lambda: {"tasks": 0.0, "commits": 0.0})
-    # lock to exit of every unkilled run: the measured ones, then each that ended before its instant
-    lengths: list[float] = field(default_factory=list)
-    first_window: float = 0.0  # the window before the kills
-
-    def measure(self, length: float) -> None:
-        """One more unkilled run's seconds from its lock to its exit: the window is the quicker runs' again."""
-        self.lengths.append(length)
-        self.window = (self.window[0], quicker(self.lengths))
-
-    def record(self, lines: list[str], killed_at: float | None) -> None:
-        if killed_at is None:
-            self.finished += 1
-            return
-        self.kills += 1
-        entered = {line.split()[1] for line in lines if line.startswith("enter ")
-                   and float(line.split()[3]) <= killed_at}
-        inside = open_phases(lines, killed_at)
-        self.after_lock += "lock" in entered
-        self.tasks += "tasks" in inside
-        self.commits += any(name.startswith("commit.") for name in inside)
-        self.phases.update(inside or {"(between phases)" if "lock" in entered else "(before the lock)"})
-
-    def describe(self) -> str:
-        where = ", ".join(f"{name} {count}" for name, count in sorted(self.phases.items()))
-        return (f"{self.kills} kills over the {self.window[1]:.3f} s from taking the lock to the end "
-                f"({self.first_window:.3f} s before the kills; the lower quartile of {len(self.lengths)} unkilled "
-                f"runs; the lock taken {self.window[0]:.3f} s after start): "
-                f"{self.after_lock} after the lock, {self.tasks} in tasks, {self.commits} in commits "
-                f"({where}); {self.finished} runs ended before their instant; the unkilled runs spent "
-                f"{self.measured['tasks']:.0%} of the window in tasks, {self.measured['commits']:.0%} in commits")
-
-    def check_spread(self, in_commits: bool = True) -> None:
-        """Every kill after the lock, and inside tasks and inside commits at least a third as many kills as uniform
-        instants would put there: the unkilled runs' share of the window in that phase, times the kills (killed
-        runs are mostly slower than the window, the quicker unkilled runs', so fewer instants reach their commits,
-        the last phase, than its share: a job is shaped for its commits to fill a good part). So at least one
-        in each phase the unkilled runs spent time in, and a third of the kills in one that filled the window.
-        Without ``in_commits`` the commits are not counted: a job whose commits are too short a part of the window
-        for random instants to reach (its boundary and phase campaigns aim at them). No more than a quarter as
-        many runs as kills may end before their instant."""
-        assert self.kills and self.after_lock == self.kills, self.describe()
-        for phase, landed in (("tasks", self.tasks), ("commits", self.commits))[:2 if in_commits else 1]:
-            assert 3 * landed >= self.measured[phase] * self.kills, f"too few kills in {phase}: {self.describe()}"
-        assert self.finished <= self.kills // 4, f"too many runs ended before their instant: {self.describe()}"
-
-
-def quicker(lengths: list[float]) -> float:
-    """The window's length from the quicker runs (the lower quartile): one too long sends the last kills past a
-    run's end."""
-    return sorted(lengths)[len(lengths) // 4]
-
-
-def lock_to_exit_window(job: CrashJob, runs: int = 3, files: int = 0) -> tuple[float, list[float]]:
-    """Seconds from a run's start to taking its lock (the median), and from taking it to the run's end (one per
-    run) over ``runs`` unkilled runs, each with ``files`` new files (as the campaign's runs have), read from their
-    phase logs."""
-    locks, ends = [], []
-    job.measured = {"tasks": [], "commits": []}
-    for _ in range(runs):
-        job.add_files(files or len(job.datasets))
-        ends.append(_lock_to_exit(job))
-        locks.append(job.lock_at - job.started_at)
-    return statistics.median(locks), ends
-
-
-def _lock_instant(lines: list[str]) -> float | None:
-    return next((float(line.split()[3]) for line in lines if line.startswith("enter lock ")), None)
-
-
-def _time_inside(lines: list[str], wanted: Callable[[str], bool], start: float, end: float) -> float:
-    """Seconds of [start, end] a run spent inside any phase whose name is ``wanted`` (nested ones counted once)."""
-    depth, since, total = 0, start, 0.0
-    for line in lines:
-        parts = line.split()
-        if len(parts) < 4 or parts[0] not in ("enter", "leave") or not wanted(parts[1]):
-            continue
-        at = min(max(float(parts[3]), start), end)
-        if parts[0] == "enter":
-            depth, since = depth + 1, at if depth == 0 else since
-        elif depth:
-            depth -= 1
-            total += (at - since) if depth == 0 else 0.0
-    return total
-
-
-def _lock_to_exit(job: CrashJob) -> float:
-    """One unkilled run with a phase log; seconds from taking its lock to its end (``job.lock_at``: the lock's
-    instant)."""
-    (job.root / LOGS).mkdir(exist_ok=True)
-    log = job.root / LOGS / f"measure-{job.runs:05d}.log"
-    assert job.run(env={PHASE_LOG_ENV: str(log)}) == 0
-    ended = job.ended_at
-    assert ended is not None
-    lines = log.read_text().splitlines()
-    locked = _lock_instant(lines)
-    assert locked is not None, f"no lock in {log}"
-    job.lock_at = locked
-    window = ended - job.lock_at
-    for phase, wanted in (("tasks", lambda name: name == "tasks"), ("commits", lambda name: name.startswith("commit."))):
-        job.measured.setdefault(phase, []).append(_time_inside(lines, wanted, job.lock_at, ended) / window)
-    return window
-
-
-def random_campaign(job: CrashJob, kills: int, seed: int, files_per_run: int = 0) -> Landings:
-    """``kills`` runs each SIGKILLed at a random instant of the measured lock-to-exit window, each with
-    ``files_per_run`` new files (else one per dataset) and each followed by runs that finish what it left; then
-    every check.
-
-    The instants are uniform over the window and stratified (the k-th of n kills falls in the k-th n-th of it,
-    in a random order), so where the kills land follows how long each phase lasts, not luck: the landings say
-    how many came after the lock, inside tasks and inside commits (read from each run's phase log).
-
-    A run that ends before its instant is an unkilled run like the measured ones: the window is measured again
-    with it (runs vary with the machine's load, and the measured runs may have met a slower spell than the
-    campaign's), and its stratum gets another run, up to ``RUNS_PER_STRATUM`` in all.
-    """
-    rng = random.Random(seed)
-    job.add_files(6)
-    job.run_until_success()  # a warm start: the first run of a job is slower than the rest
-    per_run = files_per_run or len(job.datasets)
-    locked, lengths = lock_to_exit_window(job, runs=5, files=per_run)
-    landings = Landings(window=(locked, 0.0))
-    for length in lengths:
-        landings.measure(length)
-    landings.first_window = landings.window[1]
-    landings.measured = {phase: statistics.median(shares) for phase, shares in job.measured.items()}
-    for stratum in rng.sample(range(kills), kills):
-        for _ in range(RUNS_PER_STRATUM):
-            job.add_files(per_run)  # as much to do as the measured runs had
-            log = job.root / LOGS / f"run-{job.runs:05d}.log"
-            killed_at = job.run_killed_after_lock(landings.window[1] * (stratum + rng.random()) / kills, log)
-            lines = log.read_text().splitlines() if log.exists() else []
-            landings.record(lines, killed_at)
-            if killed_at is not None:
-                job.run_until_success()  # finishes what the kill left: the next killed run starts from a clean store
-                break
-            lock = _lock_instant(lines)
-            if lock is not None and job.ended_at is not None:
-                landings.measure(job.ended_at - lock)
-    job.run_until_success()
-    job.check()
-    print(landings.describe())
-    return landings
 
 
 def killed_boundaries(job: CrashJob) -> dict[str, list[str]]:

@@ -1,14 +1,15 @@
 """Proof by crashing: a job killed anywhere loses nothing and publishes nothing twice.
 
-Kills at every commit boundary in turn, and at random instants spread uniformly over the measured window from
-taking the lock to the run's end, each kill's landing read from the run's phase log (tests/crash/test_phases.py
-aims kills at every phase, commits and their recovery included).
+Kills at every commit boundary in turn, and at random instants drawn over the measured window from taking the lock
+to the run's end and over its tasks and its commits (tests/crash/random_kills.py), each kill's landing read from
+the run's phase log (tests/crash/test_phases.py aims kills at every phase, commits and their recovery included).
 """
 
 import os
 
 
-from tests.crash.harness import CrashJob, boundary_campaign, killed_boundaries, random_campaign
+from tests.crash.harness import CrashJob, boundary_campaign, killed_boundaries
+from tests.crash.random_kills import random_campaign
 
 CI_RANDOM_KILLS = int(os.environ.get("GPY_CRASH_KILLS", "30"))
 
@@ -27,7 +28,7 @@ def test_kill_at_every_commit_boundary(tmp_path):
 
 def test_random_sigkills(tmp_path):
     # 24 datasets of two new files a run, committed one after another, each logged on its own: tasks and commits
-    # fill most of the window from the lock to the end, so kills land in each about as often as it lasts
+    # fill most of the window from the lock to the end, so the kills drawn over the whole window land in each too
     job = CrashJob(tmp_path, datasets=tuple(f"region{i:02d}" for i in range(24)),
                    job_keys="job.commit.parallelCommits=1\ngobblin.runtime.commit.sequence.batch.size=1\n")
     landings = random_campaign(job, kills=CI_RANDOM_KILLS, seed=20261120, files_per_run=2 * len(job.datasets))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from collections import Counter
 
-from tests.crash.harness import boundary_campaign, check_boundaries, random_campaign
+from tests.crash.harness import boundary_campaign, check_boundaries
+from tests.crash.random_kills import random_campaign
 from tests.crash.phases import PhaseRuns
 from tests.kafka.crash import KafkaCrashJob, KafkaToKafkaCrashJob
 
@@ -21,12 +22,13 @@ def test_kafka_to_parquet_killed_at_every_commit_boundary_and_at_random(tmp_path
     covered = boundary_campaign(job)
     assert covered >= 2 * 4, covered  # per topic: before the log, logged, its file moves, its state, done
     check_boundaries(job, covered, {"fs_rename", "dataset_state"}, datasets=())
-    topics = [broker.create_topic(partitions=2) for _ in range(2)]
-    job = KafkaCrashJob(tmp_path / "random", broker=broker, topics=topics)
-    # the commits, renames on local disk, are a sliver of the window beside the tasks (with twelve or 24 topics
-    # committed one after another still under a fifth, and no random instant landed there): the boundary campaign
-    # above aims at each of their steps
-    random_campaign(job, kills=KILLS, seed=20261123).check_spread(in_commits=False)
+    # four topics committed one after another, each logged on its own: the commits, renames on local disk, are
+    # still a small part of the window beside the tasks, which the instants drawn over the window hardly ever
+    # reach, and those drawn over them reach (two topics committed in parallel took 25 to 40 ms, and a kill drawn
+    # over them could come after a quicker run's)
+    topics = [broker.create_topic(partitions=1) for _ in range(4)]
+    job = KafkaCrashJob(tmp_path / "random", broker=broker, topics=topics, extra=ONE_AFTER_ANOTHER)
+    random_campaign(job, kills=KILLS, seed=20261123, files_per_run=4).check_spread()
 
 
 def test_kafka_to_kafka_exactly_once_through_transactions(tmp_path, broker):

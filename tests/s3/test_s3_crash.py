@@ -3,10 +3,11 @@ lock all live in a bucket, killed anywhere, loses nothing and publishes nothing 
 
 import os
 
-from tests.crash.harness import CrashJob, boundary_campaign, check_boundaries, random_campaign
+from tests.crash.harness import CrashJob, boundary_campaign, check_boundaries
+from tests.crash.random_kills import random_campaign
 from tests.crash.phases import COMMIT_STEPS, phase_campaign
 
-S3_RANDOM_KILLS = int(os.environ.get("GPY_S3_CRASH_KILLS", "8"))
+S3_RANDOM_KILLS = int(os.environ.get("GPY_S3_CRASH_KILLS", "9"))
 S3_PHASE_KILLS = int(os.environ.get("GPY_S3_CRASH_PHASE_KILLS", "9"))
 
 
@@ -29,11 +30,8 @@ def test_kill_at_every_commit_boundary_on_s3(tmp_path, s3_server, bucket):
 def test_random_sigkills_on_s3(tmp_path, s3_server, bucket):
     job = _job(tmp_path, s3_server, bucket)
     # twelve files a run: on S3 the lock, the look for unfinished commits and the listing take a good part of the
-    # window, and killed runs are mostly slower than the window (the quicker unkilled runs'), so few instants reach
-    # the commits at its end: even with eight datasets committed one after another (39 % of the window), one or two
-    # of eight kills landed there. The kills must land in tasks (with six files a run, one of eight did); the phase
-    # campaign below aims at each commit step
-    random_campaign(job, kills=S3_RANDOM_KILLS, seed=20261123, files_per_run=12).check_spread(in_commits=False)
+    # window before the tasks; the instants drawn over the tasks and over the commits reach both
+    random_campaign(job, kills=S3_RANDOM_KILLS, seed=20261123, files_per_run=12).check_spread()
 
 
 def test_kills_inside_every_phase_on_s3(tmp_path, s3_server, bucket):
