@@ -2,7 +2,9 @@
 
     python scripts/crash_soak.py --kills 2000 [--seed N] [--dir DIR] [--boundaries] [--phases K] [--s3]
 
-Same harness as tests/crash (which runs 50 kills in CI); prints a line per 100 kills and a final verdict.
+Same harness and random campaign as tests/crash (tests/crash/random_kills.py: instants drawn over the window from
+taking the lock to the run's end, over its tasks and over its commits, each kill's landing read from the run's
+phase log); prints where the kills landed and a final verdict.
 ``--s3`` keeps the job's data, staging, output, published files, state store, commit log and lock in a bucket of
 an S3 API server (moto, started on a free loopback port for the soak), as tests/s3/test_s3_crash.py does.
 """
@@ -19,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.crash.harness import CrashJob, boundary_campaign  # noqa: E402
 from tests.crash.phases import phase_campaign  # noqa: E402
+from tests.crash.random_kills import random_campaign  # noqa: E402
 
 
 def main() -> int:
@@ -73,22 +76,11 @@ def soak(args, root: Path, server) -> int:
     if args.phases:
         kills = phase_campaign(job, kills=args.phases, seed=args.seed)
         print(f"killed inside phases: {kills.describe()}: invariants hold", flush=True)
-    import random
-
-    rng = random.Random(args.seed)
-    job.add_files(6)
-    target = job.kills + args.kills
-    while job.kills < target:
-        if rng.random() < 0.3:
-            job.add_files(rng.randint(1, 3))
-        job.run(kill_after=rng.uniform(0.05, 2.5 if server is not None else 1.6))
-        if job.kills % 100 == 0 and job.runs % 1 == 0:
-            print(f"{job.kills} kills, {job.runs} runs, {job.files_written} files, {time.time() - started:.0f} s", flush=True)
-    job.run_until_success()
-    job.check()
+    landings = random_campaign(job, kills=args.kills, seed=args.seed)
+    landings.check_spread()
     where = "s3://crash-soak/crash" if server is not None else root
-    print(f"OK: {job.kills} kills over {job.runs} runs (seed {args.seed}); every row published exactly once, "
-          f"state consistent ({where})")
+    print(f"OK: {job.kills} kills over {job.runs} runs (seed {args.seed}, {time.time() - started:.0f} s); every row "
+          f"published exactly once, state consistent ({where})")
     return 0
 
 
