@@ -16,7 +16,8 @@ from tests.environment import needs, pytest_configure, pytest_runtest_setup  # n
 
 # The servers several folders share, registered once here: a fixture imported into a second conftest would be a
 # second fixture, and start a second server.
-pytest_plugins = ("tests.kafka.servers", "tests.sql.servers")
+# tests.crash.report prints where the random crash campaigns' kills landed, in the run's summary.
+pytest_plugins = ("tests.kafka.servers", "tests.sql.servers", "tests.crash.report")
 
 # `make test` runs the suite in two pytest-xdist workers (-n 2 --dist loadgroup). The tests of the folders that
 # start a server run in one worker per group, so each of those servers starts once; the other tests go to

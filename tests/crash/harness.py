@@ -212,6 +212,10 @@ class CrashJob:
         """The commit sequences runs left unfinished."""
         return [p for p in self._find("state", "_commit_sequences") if p.endswith(".json")]
 
+    def rows_expected(self) -> int:
+        """How many rows the source has: after ``check()``, each published once, checked by its id."""
+        return self.files_written * ROWS_PER_FILE
+
     def check_rows(self) -> None:
         """Every source row published exactly once, and no commit left unfinished."""
         ids = self.published_ids()

@@ -66,6 +66,9 @@ class KafkaCrashJob(CrashJob):
                 found[topic] += pq.read_table(path).to_pylist()
         return found
 
+    def rows_expected(self) -> int:
+        return sum(map(len, self.produced.values()))
+
     def stored_offsets(self, topic: str) -> dict[int, int]:
         from gobblin_py.connectors.kafka import keys as K
         from gobblin_py.store import FsDatasetStateStore
