@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from collections.abc import Callable
@@ -48,6 +49,34 @@ class _Group(click.Group):
                 sys.exit(2)
             click.echo(f"gpy: error: S3: {exc}", err=True)
             sys.exit(1)
+
+
+# Each top-level command → the modules that define it and its subcommands, imported when it is asked for: `gpy run`
+# does not import the modules (and their libraries) of `gpy state`, `gpy schedule`, `gpy pack`, …
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "history": ("history",),
+    "lock": ("lock",),
+    "pack": ("pack",),
+    "plugins": ("validate",),
+    "run": ("run",),
+    "schedule": ("schedule",),
+    "state": ("state", "startpoint", "retention", "state_admin"),
+    "validate": ("validate",),
+}
+
+
+class _MainGroup(_Group):
+    """``gpy``: its commands registered by their modules, each module imported when its command is used."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(COMMAND_MODULES))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        # an unknown name loads every command, for click's "did you mean …?" among them
+        modules = COMMAND_MODULES.get(cmd_name) or [m for names in COMMAND_MODULES.values() for m in names]
+        for module in modules:  # each at most once: sys.modules keeps it
+            importlib.import_module(f"{__package__}.{module}")
+        return super().get_command(ctx, cmd_name)
 
 
 def conf_options(func: Callable) -> Callable:
@@ -115,7 +144,7 @@ def job_filesystems(props: Any) -> None:
     fs_settings.apply(props)
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_MainGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="gpy")
 @click.option("--log-level", default="INFO", show_default=True, help="DEBUG, INFO, WARNING or ERROR.")
 @click.option(
