@@ -11,11 +11,14 @@ so every other import costs one dictionary lookup.
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import sys
 import types
 import warnings
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader
 
 # old module → new module; None: an old package split across new ones (its children are listed one by one)
 MOVED: dict[str, str | None] = {
@@ -143,7 +146,9 @@ def new_path(old: str) -> str | None:
     return None
 
 
-class _Alias(importlib.abc.Loader):
+# Plain classes, not importlib.abc's: the import system only calls these methods, and importlib.abc would import
+# importlib.resources (tempfile, shutil, random, …) into every gpy process.
+class _Alias:
     """Loads an old name as the module at its new path (or as an empty package for a split one)."""
 
     def __init__(self, target: str | None) -> None:
@@ -164,18 +169,18 @@ class _Alias(importlib.abc.Loader):
         sys.modules[old] = importlib.import_module(self.target)
 
 
-class MovedFinder(importlib.abc.MetaPathFinder):
+class MovedFinder:
     """Answers for the old paths of :data:`MOVED` only."""
 
     def find_spec(self, fullname: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
         if not fullname.startswith("gobblin_py."):
             return None
         if fullname in MOVED and MOVED[fullname] is None:
-            return importlib.machinery.ModuleSpec(fullname, _Alias(None), is_package=True)
+            return importlib.machinery.ModuleSpec(fullname, cast("Loader", _Alias(None)), is_package=True)
         target = new_path(fullname)
         if target is None:
             return None
-        return importlib.machinery.ModuleSpec(fullname, _Alias(target))
+        return importlib.machinery.ModuleSpec(fullname, cast("Loader", _Alias(target)))
 
 
 def install() -> None:

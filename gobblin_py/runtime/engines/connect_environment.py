@@ -29,7 +29,8 @@ def archive_for(props: Mapping[str, str]) -> Path | None:
     """The archive a job's tasks run from on the server, by ``gpy.spark.archive``: ``auto`` (the default) packs
     gpy, its dependencies and the job's plugin modules (cached by content); ``none``, or a job that names the
     workers' Python itself, leaves the server's own Python; a path names an archive of the user's own."""
-    from gobblin_py.runtime.engines.pack import ARCHIVE_KEY, PackSettings, environment_archive
+    from gobblin_py.runtime.engines.pack import environment_archive
+    from gobblin_py.runtime.engines.pack_settings import ARCHIVE_KEY, PackSettings
 
     choice = PackSettings.load(props).archive
     if choice == "none" or PYTHON_KEY in props:

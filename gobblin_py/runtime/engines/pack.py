@@ -30,50 +30,19 @@ import tarfile
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from gobblin_py.runtime.engines import pack_contents
-from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.runtime.engines.pack_settings import PackSettings
 from gobblin_py.sdk.logs import get_logger
-from gobblin_py.sdk.settings import Settings, setting
 
 ALIAS = "environment"
 EXECUTOR_PYTHON = f"./{ALIAS}/bin/python"
-ARCHIVE_KEY = "gpy.spark.archive"
 FORMAT = "gpy-pack-2"  # bump when the layout or the launcher changes: it is part of every fingerprint
 KEEP = 3  # archives always kept in the cache folder, the most recently used
 STALE_SECONDS = 86_400  # others go once unused this long (a running job's driver serves its archive to new executors)
 DEFAULT_CACHE = Path("~/.cache/gobblin_py/packs")
 log = get_logger(__name__)
-
-
-@dataclass(frozen=True)
-class PackSettings(Settings):
-    """The keys of the environment gpy ships to a Spark cluster's executors."""
-
-    archive: str = setting(
-        ARCHIVE_KEY, default="auto",
-        doc="what --engine spark (and a Spark Connect run) ships to executors: auto (on a master other than "
-            "local[...] and on Spark Connect, an archive of gpy, "
-            "its dependencies and the job's plugin modules, built by `gpy pack`), none (the cluster's Python "
-            "has them installed), or the path or URL of your own archive (PATH[#ALIAS]; executors run "
-            "./ALIAS/bin/python, ALIAS defaulting to environment)")
-    cache_dir: str | None = setting("gpy.pack.cache.dir", default_doc="~/.cache/gobblin_py/packs",
-                                    doc="folder where built environment archives are kept, named by content")
-    distributions: tuple[str, ...] = setting(
-        "gpy.pack.distributions", default=(),
-        doc="installed distributions to ship besides gpy's own dependencies and the plugins' (with their "
-            "dependencies), e.g. a library a plugin imports without declaring it")
-
-    def check(self) -> list[ConfigError]:
-        if self.archive in ("auto", "none") or "://" in self.archive:
-            return []
-        path = self.archive.partition("#")[0]
-        if not Path(path).expanduser().is_file():
-            return [ConfigError(f"no archive at {path!r}", key=ARCHIVE_KEY,
-                                hint="name a .tar.gz/.zip file, or use auto or none")]
-        return []
 
 
 def site_packages(root: Path) -> Path:

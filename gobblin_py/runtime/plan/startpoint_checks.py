@@ -11,7 +11,6 @@ And it must name a dataset of the job: one with state, or one the source plans n
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 
 from gobblin_py.sdk.errors import UsageError
@@ -52,7 +51,10 @@ def check_dataset_known(job: str, urn: str, known: list[str]) -> None:
     if urn in known:
         return
     close = [name for name in known if name and urn.endswith("." + name)]  # a namespace put before the name
-    close = close or difflib.get_close_matches(urn, known, n=1, cutoff=0.6)
+    if not close:
+        import difflib  # only for this error's hint: not imported by every run
+
+        close = difflib.get_close_matches(urn, known, n=1, cutoff=0.6)
     shown = ", ".join(repr(name) for name in known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
     hint = f"; did you mean {close[0]!r}?" if close else ""
     raise UsageError(f"job {job} has no dataset {urn!r}: its datasets (with state, or planned by its source "

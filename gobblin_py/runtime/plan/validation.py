@@ -15,7 +15,6 @@ What is checked (``gpy validate`` and the start of ``gpy run`` share it):
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -27,7 +26,7 @@ from gobblin_py.io.fs_settings import FsSettings
 from gobblin_py.jobconf.gobblin_keys import GOBBLIN_KEYS
 from gobblin_py.jobconf.schedule import SCHEDULE_KEY, scheduling_warnings
 from gobblin_py.runtime.engines.base import EngineSettings
-from gobblin_py.runtime.engines.pack import PackSettings
+from gobblin_py.runtime.engines.pack_settings import PackSettings
 from gobblin_py.runtime.execute.row_checker import RowQualitySettings
 from gobblin_py.runtime.execute.task_quality import QualitySettings
 from gobblin_py.runtime.execute.task_settings import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER, TaskSettings
@@ -376,12 +375,16 @@ def _plain_key(key: str) -> str:
 def unknown_keys(props: Mapping[str, str], declared: set[str]) -> list[tuple[str, str | None]]:
     """``(key, nearest known key or None)`` for each key in a namespace gpy owns that nothing declares."""
     spaces, roots = _owned_namespaces(declared)
+    owned = tuple(spaces | roots)
+    unknown = [(key, base) for key, base in ((key, _plain_key(key)) for key in props)
+               if not _known(base, declared) and base.startswith(owned)]
+    if not unknown:
+        return []
+    import difflib  # only for the hints: a job without unknown keys does not need it
+
     candidates = sorted(declared | GOBBLIN_KEYS)
     found = []
-    for key in props:
-        base = _plain_key(key)
-        if _known(base, declared) or not base.startswith(tuple(spaces | roots)):
-            continue
+    for key, base in unknown:
         close = difflib.get_close_matches(base, candidates, n=1, cutoff=0.75)
         found.append((key, close[0] if close else None))
     return found
