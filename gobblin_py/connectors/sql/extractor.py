@@ -16,7 +16,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.connectors.files.event_time import at_or_after, min_max_millis
 from gobblin_py.connectors.sql import delta as deltas
 from gobblin_py.connectors.sql import keys as K
 from gobblin_py.connectors.sql.arrow_types import ColumnSpec, parse_arrow_type
@@ -239,6 +238,11 @@ class QueryBasedExtractor(Extractor):
             return batch
         if self.event_column not in batch.schema.names:
             raise UsageError(f"source.event.time.column={self.event_column}: table {self.table} has no such column")
+        from gobblin_py.connectors.files.event_time import (  # Arrow's kernels only with event times
+            at_or_after,
+            min_max_millis,
+        )
+
         column = batch.column(self.event_column)
         low, high = min_max_millis(column, self.event_column)
         if low is not None and high is not None:  # (both are, or neither)
