@@ -3,7 +3,7 @@
 Each environment lives in ``<root>/bench-<name>-<hash>`` (``~/.cache/gobblin_py`` by default, shared by every
 checkout), the hash taken over its requirement lines, so changing a pin makes a new one and an unchanged pin
 reuses the old one (a ``.complete`` marker is written only after ``pip install`` succeeded; a lock file keeps
-two benchmark runs from building the same one at once). Packages the project also uses (pyarrow, the ADBC
+two benchmark runs from building the same one at once). Packages the project also uses (pyarrow, numpy, the ADBC
 drivers, confluent-kafka, pyspark) are pinned to the versions in the project's own environment, so a peer and
 gpy run the same library and the comparison is of the code around it.
 """
