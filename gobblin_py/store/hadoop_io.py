@@ -93,7 +93,12 @@ class DataOutput:
         self._buf += encode_vlong(value)
 
     def write_text(self, value: str) -> None:
-        self._buf += encode_text(value)
+        data = value.encode("utf-8", "replace")
+        if len(data) < 128:  # the common case: a one-byte length (what encode_vlong gives for 0..127)
+            self._buf.append(len(data))
+        else:
+            self._buf += encode_vlong(len(data))
+        self._buf += data
 
     def getvalue(self) -> bytes:
         return bytes(self._buf)
@@ -148,7 +153,12 @@ class DataInput:
         return value
 
     def read_text(self, field: str = "Text") -> str:
-        start = self.pos
+        buf, start = self._buf, self.pos
+        if start < len(buf) and buf[start] < 128:  # a one-byte length (0..127), and within the buffer
+            end = start + 1 + buf[start]
+            if end <= len(buf):
+                self.pos = end
+                return str(buf[start + 1 : end], "utf-8", "replace")
         length = self.read_vint(field + " length")
         if length < 0:
             raise CorruptFileError(self._what, f"negative {field} length {length}", self._base + start)

@@ -141,9 +141,15 @@ def read_props(inp: DataInput, what: str = "properties") -> dict[str, str]:
     if count < 0 or count > inp.remaining():  # each entry takes at least 2 bytes
         raise CorruptFileError(inp._what, f"implausible {what} count {count}", at)
     props: dict[str, str] = {}
+    read = inp.read_text
     for _ in range(count):
-        key = inp.read_text("property key")
-        props[key] = inp.read_text(f"value of property {key!r}")
+        key = read("property key")
+        at = inp.pos
+        try:
+            props[key] = read("property value")
+        except CorruptFileError:  # read again for the error that names the property (not formatted per value)
+            inp.pos = at
+            props[key] = read(f"value of property {key!r}")
     return props
 
 

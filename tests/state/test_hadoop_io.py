@@ -94,3 +94,37 @@ def test_fixed_width_round_trip(i, q, b):
     out.write_boolean(b)
     inp = DataInput(out.getvalue())
     assert (inp.read_int(), inp.read_long(), inp.read_boolean()) == (i, q, b)
+
+
+@pytest.mark.parametrize("size", [0, 1, 127, 128, 129, 300, 70_000])
+def test_text_framing_at_every_length_prefix_size(size):
+    value = "x" * (size - 1) + "é"[: size > 0] if size else ""  # 'é' is 2 bytes: lengths around 127/128 in bytes
+    out = DataOutput()
+    out.write_text(value)
+    out.write_text("next")
+    assert out.getvalue() == encode_text(value) + encode_text("next")
+    inp = DataInput(out.getvalue())
+    assert (inp.read_text(), inp.read_text(), inp.remaining()) == (value, "next", 0)
+
+
+def test_short_text_running_past_the_end_or_negative_is_corruption():
+    with pytest.raises(CorruptFileError, match="Text runs past the end"):
+        DataInput(b"\x05abc").read_text()
+    with pytest.raises(CorruptFileError, match="negative Text length -112"):
+        DataInput(b"\x90abc").read_text()
+
+
+def test_short_texts_are_read_without_the_vint_decoder(monkeypatch):
+    # a state holds hundreds of short strings: each is framed by a one-byte length, read in place
+    import gobblin_py.store.hadoop_io as hadoop_io
+
+    calls = []
+    real = hadoop_io.decode_vlong
+    monkeypatch.setattr(hadoop_io, "decode_vlong", lambda *a: calls.append(a) or real(*a))
+    out = DataOutput()
+    for text in ("key", "value", "y" * 127):
+        out.write_text(text)
+    out.write_text("z" * 128)
+    inp = DataInput(out.getvalue())
+    assert [inp.read_text() for _ in range(4)] == ["key", "value", "y" * 127, "z" * 128]
+    assert len(calls) == 1  # only the 128-byte text has a longer length

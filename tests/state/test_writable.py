@@ -12,6 +12,7 @@ from gobblin_py.store.sequencefile import SequenceFileReader, SequenceFileWriter
 from gobblin_py.store.store import read_state_file
 from gobblin_py.store.writable import (
     DATASET_STATE_CLASS,
+    STATE_CLASS,
     class_name_of,
     deserialize,
     serialize,
@@ -137,3 +138,10 @@ def test_trailing_bytes_and_bad_running_state_are_corruption():
         deserialize(DATASET_STATE_CLASS, bad)
     with pytest.raises(CorruptFileError, match="unsupported state class"):
         deserialize("com.example.Other", data)
+
+
+def test_a_cut_short_property_value_is_named():
+    state = State({"a.key": "a value"})
+    data = serialize(state)
+    with pytest.raises(CorruptFileError, match="value of property 'a.key' runs past the end"):
+        deserialize(STATE_CLASS, data[:-2])
