@@ -3,6 +3,7 @@ with its counts per branch, files, bytes and watermarks, bounded by retention, o
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import signal
@@ -12,6 +13,7 @@ import time
 
 import pytest
 
+from gobblin_py.runtime.execute.dataset_outputs import BranchOutput
 from gobblin_py.sdk.errors import CorruptFileError
 from gobblin_py.store.run_history import KILLED, RUNNING, RunHistoryStore
 from tests.conftest import run_gpy
@@ -196,3 +198,25 @@ def test_a_run_record_gpy_history_cannot_show_exits_2_naming_the_file_and_the_fi
     (folder / "000000000000001-job_Orders_1.json").write_text('{"run_id": ' + "[" * 100_000)
     with pytest.raises(CorruptFileError, match=r"job_Orders_1.json: not a run record \(nested too deeply\)"):
         store.runs("Orders")
+
+
+def test_a_runs_record_holds_each_dataset_on_a_line_of_its_own(tmp_path):
+    # a run of thousands of datasets writes its record in one pass of the JSON encoder per dataset
+    job = Job(tmp_path, extra="source.filebased.dataset.urn.level=subdirectory\ntaskexecutor.threadpool.size=1\n")
+    for name in ("north", "south", "west"):
+        (job.data / name).mkdir()
+        write_csv(job.data / name / "part.csv", 1)
+    assert run_local(job).returncode == 0
+    (path,) = (job.state / "_history" / "Orders").glob("*.json")
+    text = path.read_text(encoding="utf-8")
+    record = json.loads(text)
+    assert [d["urn"] for d in record["datasets"]] == ["north", "south", "west"]
+    lines = text.splitlines()
+    assert [json.loads(line.rstrip(",")) for line in lines if line.startswith('  {"urn"')] == record["datasets"]
+    assert lines[0] == "{" and lines[-1] == "}" and f' "run_id": "{record["run_id"]}",' in lines
+    (branch,) = record["datasets"][0]["branches"]
+    assert branch == {f.name: getattr(BranchOutput("fork_0", 40, 1, branch["bytes_written"]), f.name)
+                      for f in dataclasses.fields(BranchOutput)}
+    full = run_gpy("history", str(job.file), record["run_id"], "--json")
+    assert full.returncode == 0, full.stderr
+    assert json.loads(full.stdout)["datasets"] == record["datasets"]

@@ -32,6 +32,9 @@ _STATUS_BY_EXIT = {0: "SUCCEEDED", 3: "PARTIAL"}
 
 
 def _distinct(values: list) -> list[str]:
+    if len(values) == 1:  # a dataset of one task: nothing to order or merge
+        text = watermark_text(values[0])
+        return [text] if text != "-" else []
     texts = [t for t in dict.fromkeys(watermark_text(v) for v in sorted(values, key=watermark_sort_key)) if t != "-"]
     return texts[:MAX_WATERMARKS] + ([f"… {len(texts) - MAX_WATERMARKS} more"] if len(texts) > MAX_WATERMARKS else [])
 

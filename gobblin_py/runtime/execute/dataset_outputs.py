@@ -8,7 +8,7 @@ counters on each task state (``writer.records.written[.i]``, ``writer.final.outp
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from gobblin_py.sdk.branches import branch_key, branch_name
 from gobblin_py.sdk.states import TaskState, WorkingState
@@ -34,7 +34,9 @@ class BranchOutput:
     bytes_written: int = 0
 
     def as_json(self) -> dict:
-        return asdict(self)
+        # spelt out: dataclasses.asdict deep-copies field by field, once per dataset of a run's history and log
+        return {"name": self.name, "records_written": self.records_written, "files": self.files,
+                "bytes_written": self.bytes_written}
 
 
 def _int(value: object) -> int:
