@@ -21,6 +21,7 @@ def tree(tmp_path):
     os.symlink(tmp_path / "a" / "g.bin", tmp_path / "link")
     os.symlink(tmp_path / "nowhere", tmp_path / "dangling")
     os.mkfifo(tmp_path / "fifo")
+    os.symlink(tmp_path / "a", tmp_path / "folder_link")
     return tmp_path
 
 
@@ -42,6 +43,9 @@ def both(call):
     lambda fs, t: fs.find(str(t), maxdepth=1),
     lambda fs, t: fs.find(str(t / "a" / "g.bin"), detail=True),
     lambda fs, t: fs.find(str(t / "missing")),
+    lambda fs, t: [fs.find(str(t / n)) for n in ("a/g.bin", "link", "dangling", "fifo", "folder_link", "empty")],
+    lambda fs, t: [fs.find(str(t / n), detail=True) for n in ("link", "dangling", "folder_link", "a")],
+    lambda fs, t: fs.find(str(t), maxdepth=2, detail=True),
     lambda fs, t: [fs.exists(str(t / n)) for n in ("a", "a/g.bin", "link", "dangling", "missing")],
     lambda fs, t: [fs.isdir(str(t / n)) for n in ("a", "a/g.bin", "missing")],
     lambda fs, t: [fs.isfile(str(t / n)) for n in ("a", "a/g.bin", "link", "missing")],
@@ -102,3 +106,18 @@ def test_local_urls_open_without_fsspec_and_other_calls_reach_it(tmp_path):
     with fs.open(str(tmp_path / "t.txt"), "r") as text:  # text mode: fsspec's own
         assert text.read() == "text"
     assert fs.glob(str(tmp_path / "*.txt")) == [str(tmp_path / "t.txt")]  # not defined here: fsspec's
+
+
+def test_find_names_files_without_a_stat_each(tmp_path, monkeypatch):
+    # publishing lists every task's output folder, planning the data folder: a stat per file adds up
+    for k in range(5):
+        (tmp_path / f"d{k}").mkdir()
+        (tmp_path / f"d{k}" / "part.csv").write_text("x")
+    stats = []
+    real = LocalFileSystem.info
+    monkeypatch.setattr(LocalFileSystem, "info", lambda self, path, **kw: stats.append(path) or real(self, path, **kw))
+    names = LocalFileSystem().find(str(tmp_path))
+    assert names == [f"{tmp_path}/d{k}/part.csv" for k in range(5)]
+    assert stats == []
+    assert len(LocalFileSystem().find(str(tmp_path), detail=True)) == 5
+    assert len(stats) == 10 + 1  # each entry once (the details asked for), the folder named once; not its sub-folders

@@ -146,35 +146,60 @@ class LocalFileSystem:
         found: dict[str, dict[str, Any]] = {}
         if withdirs and path != "" and self.isdir(path):
             found[path] = self.info(path)
-        self._walk_into(path, maxdepth, withdirs, found)
+        self._walk_into(path, maxdepth, withdirs, found, detail or withdirs)
         if not found and self.isfile(path):
             found[path] = {}
         names = sorted(found)
         return {name: found[name] for name in names} if detail else names
 
-    def _walk_into(self, path: str, maxdepth: int | None, withdirs: bool, found: dict[str, dict[str, Any]]) -> None:
-        """fsspec's ``walk`` as ``find`` uses it: errors while listing leave a folder out."""
+    def _walk_into(self, path: str, maxdepth: int | None, withdirs: bool, found: dict[str, dict[str, Any]],
+                   detail: bool = True, folder: bool = False) -> None:
+        """fsspec's ``walk`` as ``find`` uses it: errors while listing leave a folder out. Without ``detail``
+        the entries are not stat'ed (scandir knows which are folders); ``folder``: ``path`` is known to be one."""
         if maxdepth is not None and maxdepth < 1:
             raise ValueError("maxdepth must be at least 1")
         try:
-            listing = self.ls(path, detail=True)
+            listing = self._listing(path, detail, folder)
         except OSError:
             return
         folders = []
-        for info in listing:
-            name = info["name"].rstrip("/")
-            if info["type"] == "directory" and name != path:
-                folders.append(name)
+        for name, is_folder, info in listing:
+            if is_folder and name.rstrip("/") != path:
+                folders.append(name.rstrip("/"))
                 if withdirs:
-                    found[info["name"]] = info
+                    found[name] = info
             else:
-                found[info["name"]] = info
+                found[name] = info
         if maxdepth is not None:
             maxdepth -= 1
             if maxdepth < 1:
                 return
-        for folder in folders:
-            self._walk_into(folder, maxdepth, withdirs, found)
+        for name in folders:
+            self._walk_into(name, maxdepth, withdirs, found, detail, folder=True)
+
+    def _listing(self, path: str, detail: bool, folder: bool) -> list[tuple[str, bool, dict[str, Any]]]:
+        """``(name, is a folder, info)`` of each entry of ``path`` (a path that is no folder lists itself); the
+        info is empty without ``detail``."""
+        if detail and not folder:
+            info = self.info(path)
+            if info["type"] != "directory":
+                return [(info["name"], False, info)]
+        entries = []
+        try:
+            scan = os.scandir(path)
+        except NotADirectoryError:  # a file (or a link to one): what ls says of it
+            return [(path, False, {})]
+        with scan:
+            for entry in scan:
+                try:
+                    if detail:
+                        info = self.info(entry)
+                        entries.append((info["name"], info["type"] == "directory", info))
+                    else:
+                        entries.append((self._strip_protocol(entry.path), entry.is_dir(follow_symlinks=False), {}))
+                except FileNotFoundError:
+                    pass
+        return entries
 
     # ------------------------------------------------------------------ changes
 
