@@ -103,3 +103,27 @@ def test_a_run_publishes_each_record_once_around_a_long_line(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     ids = sorted(i for p in (tmp_path / "published").rglob("*.parquet") for i in pq.read_table(p)["id"].to_pylist())
     assert ids == list(range(10 + 2 * SHORT))
+
+
+@pytest.mark.parametrize("ext", ["jsonl", "csv"])
+def test_a_file_smaller_than_its_block_is_read_in_one_block_of_its_size(tmp_path, ext, monkeypatch):
+    # thousands of one-row datasets: none has a block of megabytes allocated for it; the types still come from the
+    # whole file, as with the configured block (a CSV id that is text only past the first 64 KB makes it text)
+    from gobblin_py.connectors.files import file_readers
+
+    blocks: list[int] = []
+    for module, name in ((file_readers.pa_csv, "open_csv"), (file_readers.pa_json, "open_json")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, real=real, **k: blocks.append(k["read_options"].block_size)
+                            or real(*a, **k))
+    write_lines(tmp_path / "one" / f"one.{ext}", records(0, 1))
+    rows = records(0, 3000, pad="p" * 20)
+    if ext == "csv":
+        rows[-1]["id"] = "late"
+    big = write_lines(tmp_path / "big" / f"big.{ext}", rows)
+    assert 64 << 10 < big.stat().st_size < 1 << 20
+    assert sum(b.num_rows for b in batches_by_file(tmp_path / "one")[f"one.{ext}"]) == 1
+    read = batches_by_file(tmp_path / "big")[f"big.{ext}"]
+    assert sum(b.num_rows for b in read) == 3000 and len(read) == 1
+    assert str(read[0].schema.field("id").type) == ("string" if ext == "csv" else "int64")
+    assert blocks == [64 << 10, big.stat().st_size + 1]

@@ -33,6 +33,7 @@ from gobblin_py.sdk.errors import GobblinPyError, UsageError
 _CSV_CONVERSION = re.compile(r"In CSV column #(\d+): .*CSV conversion error to (.+?): invalid (?:value|UTF8)")
 _JSON_CHANGE = re.compile(r"Column\(/([^)]*)\) changed from (\w+) to (\w+) in row (\d+)")
 _JSON_UNEXPECTED = "unexpected field"
+SMALL_FILE_BLOCK = 64 << 10  # the block a file smaller than its configured block is read in, when it fits
 READ_BLOCK = 1 << 20  # Arrow's own default block: bytes of CSV or JSON parsed at a time when the schema is known
 
 
@@ -147,6 +148,7 @@ def _open(stream: Any, path: str, fmt: str, settings: FileSourceSettings, refere
         return read_avro(stream, path, settings.avro_schema, settings.batch_size)
     if block_size is not None:
         block_size = min(block_size, settings.block_size_key(fmt)[1])
+    block_size = _whole_file_block(stream, block_size or settings.block_size_key(fmt)[1])
     if fmt == "json":
         explicit = pa.schema(list(known.items())) if known else None
         reader = pa_json.open_json(stream,
@@ -155,6 +157,14 @@ def _open(stream: Any, path: str, fmt: str, settings: FileSourceSettings, refere
         return reader.schema, iter(reader)
     reader = _csv(stream, settings, block_size, pa_csv.ConvertOptions(column_types=known))
     return reader.schema, iter(reader)
+
+
+def _whole_file_block(stream: Any, block_size: int) -> int:
+    """``block_size``, or for a local file smaller than that block a block just large enough to hold it: the
+    types are inferred from the same bytes (the whole file) and the file is parsed the same, but a file of a few
+    bytes no longer has a block of megabytes allocated (and returned to the system) for it."""
+    size = stream.size() if isinstance(stream, pa.OSFile) else None
+    return block_size if size is None or size >= block_size else max(size + 1, SMALL_FILE_BLOCK)
 
 
 def _csv(stream: Any, settings: FileSourceSettings, block_size: int | None,
