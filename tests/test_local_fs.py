@@ -121,3 +121,20 @@ def test_find_names_files_without_a_stat_each(tmp_path, monkeypatch):
     assert stats == []
     assert len(LocalFileSystem().find(str(tmp_path), detail=True)) == 5
     assert len(stats) == 10 + 1  # each entry once (the details asked for), the folder named once; not its sub-folders
+
+
+def test_a_tree_of_empty_folders_goes_by_one_rmdir_each(tmp_path, monkeypatch):
+    # a run's task output: thousands of attempt folders, empty once their files are published
+    import shutil
+
+    root = tmp_path / "output"
+    for k in range(20):
+        (root / "_attempts" / f"task_{k}").mkdir(parents=True)
+    (root / "_attempts" / "task_3" / "left.parquet").write_bytes(b"x")
+    (root / "_attempts" / "task_4" / "deeper" / "more").mkdir(parents=True)
+    walks = []
+    real = shutil.rmtree
+    monkeypatch.setattr(shutil, "rmtree", lambda path, *a, **k: walks.append(os.path.basename(path)) or real(path, *a, **k))
+    fsutil.remove_tree(LocalFileSystem(), str(root))
+    assert not root.exists()
+    assert sorted(walks) == ["task_3", "task_4"]

@@ -368,8 +368,19 @@ def remove_tree(fs: AbstractFileSystem, path: str, threads: int = REMOVE_THREADS
         remove_tree(fs, folders[0], threads)
     elif folders:
         with ThreadPoolExecutor(max_workers=min(threads, len(folders)), thread_name_prefix="gpy-rm") as pool:
-            list(pool.map(shutil.rmtree, folders))
+            list(pool.map(_remove_folder, folders))
     os.rmdir(path)
+
+
+def _remove_folder(path: str) -> None:
+    """A local folder and what it holds: one rmdir when it is empty (a task's output folder once its files are
+    published), else the whole walk."""
+    try:
+        os.rmdir(path)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+            raise
+        shutil.rmtree(path)
 
 
 def list_names(fs: AbstractFileSystem, directory: str) -> list[str]:
