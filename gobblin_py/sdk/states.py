@@ -226,6 +226,16 @@ class WorkUnit(State):
     def _fallbacks(self) -> Iterable[State]:
         return (self.extract,)
 
+    def get_prop(self, key: str, default: Any = None) -> Any:
+        # the chain spelt out: every setting of every task is looked up here, most of them in vain
+        value = self.properties.get(key, _MISSING)
+        if value is not _MISSING:
+            return value
+        if type(self)._fallbacks is not WorkUnit._fallbacks:  # a subclass with a chain of its own
+            return super().get_prop(key, default)
+        value = self.extract.get_prop(key, _MISSING)
+        return default if value is _MISSING else value
+
     @property
     def watermark_interval(self) -> WatermarkInterval | None:
         text = self.get_prop(WATERMARK_INTERVAL_KEY)
@@ -283,6 +293,18 @@ class WorkUnitState(State):
         if self.job_state is None:
             return (self.workunit,)
         return (self.workunit, self.job_state)
+
+    def get_prop(self, key: str, default: Any = None) -> Any:
+        # the chain spelt out (see WorkUnit.get_prop)
+        value = self.properties.get(key, _MISSING)
+        if value is not _MISSING:
+            return value
+        if type(self)._fallbacks is not WorkUnitState._fallbacks:  # a subclass with a chain of its own
+            return super().get_prop(key, default)
+        value = self.workunit.get_prop(key, _MISSING)
+        if value is _MISSING and self.job_state is not None:
+            value = self.job_state.get_prop(key, _MISSING)
+        return default if value is _MISSING else value
 
     def __eq__(self, other: object) -> bool:
         # the job state is a run-time link, not part of the value

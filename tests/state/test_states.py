@@ -40,6 +40,35 @@ def test_work_unit_state_lookup_order_own_then_workunit_then_extract_then_job():
     assert wus.all_properties() == {"k": "own", "j": "job", "e": "extract", "u": "unit"}
 
 
+
+def test_a_tasks_lookups_walk_the_chain_without_asking_each_link_for_its_fallbacks(monkeypatch):
+    # every setting of every task is looked up through this chain, most of them in vain
+    job = State({"job.key": "j"})
+    task = TaskState("job_1", "task_1", WorkUnit({"unit.key": "u"}, Extract({"extract.key": "e"})), {"own": "o"},
+                     job_state=job)
+    asked = []
+    for cls in (State, WorkUnit, WorkUnitState):
+        real = cls.__dict__["_fallbacks"]
+        monkeypatch.setattr(cls, "_fallbacks", lambda self, real=real: asked.append(type(self).__name__) or real(self))
+    for key, expected in (("own", "o"), ("unit.key", "u"), ("extract.key", "e"), ("job.key", "j"), ("absent", None)):
+        assert task.get_prop(key) == expected
+    assert task.get_prop("absent", "default") == "default"
+    assert asked.count("TaskState") == asked.count("WorkUnit") == 0
+
+
+def test_a_state_class_with_a_chain_of_its_own_is_looked_up_through_it():
+    class Layered(WorkUnitState):
+        def _fallbacks(self):
+            return (State({"k": "from layer"}), *super()._fallbacks())
+
+    class LayeredUnit(WorkUnit):
+        def _fallbacks(self):
+            return (State({"u": "from unit layer"}), *super()._fallbacks())
+
+    state = Layered(LayeredUnit({}, Extract({"k": "extract", "e": "x"})), {}, job_state=State({"k": "job"}))
+    assert (state.get_prop("k"), state.get_prop("u"), state.get_prop("e"), state.get_prop("z", 1)) == \
+        ("from layer", "from unit layer", "x", 1)
+
 def test_working_state_defaults_to_pending():
     wus = WorkUnitState()
     assert wus.working_state is WorkingState.PENDING
