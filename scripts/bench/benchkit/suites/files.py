@@ -46,7 +46,11 @@ NOTES = [
     "blocks, before, took 20 M rows to about 600 MB); at 5 M rows a file (625,000 rows) is smaller than a row "
     "group, at 20 M (2,500,000) it is not, so peak memory still grows from 5 M to 20 M, by the two tasks' larger "
     "row groups held and encoded. Reading each file two blocks at a time was tried: it lowered a read-only "
-    "pass's peak but not a task's, and was not kept.",
+    "pass's peak but not a task's, and was not kept. At 20 M a task holds a 1 M-row group (48 MB of Arrow data), "
+    "Arrow's read-ahead (up to 32 blocks, 32 MB; pyarrow has no setting for it) and about 30 MB of encoding "
+    "scratch. Tried: a stream that lets Arrow read only 3 blocks ahead of the batches taken (1.19 to 1.25 alone) "
+    "with 32 MB row groups (1.05 together, but the 20 M run 10 to 13 % slower, and that stream could hold up "
+    "the opening of a file whose first rows span more than 3 blocks): not kept.",
 ]
 JSON_NOTES = [
     "JSON lines (perf, CPU time): pyarrow's JSON parser is about 60 % of a gpy run's CPU, as of the pyarrow "
