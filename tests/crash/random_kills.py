@@ -3,7 +3,8 @@ run's phase log (``enter|leave <phase> <n> <time>``, on the clock this process s
 
 The instants are drawn in three strata, each uniform over a span measured on unkilled runs of the same job (so
 that an instant falls inside the span of most runs, the lower quartile of their windows, the shortest of their
-tasks and of their commits: an instant past a run's phase lands after it):
+tasks and of their commits, killed runs' included where they finished them: an instant past a run's phase lands
+after it):
 
 - *window*: from taking the lock to the run's exit — where kills land follows how long each phase lasts;
 - *tasks*: from the run's entry into its tasks to their measured length;
@@ -79,6 +80,14 @@ class Profile:
             self.lengths[stratum].append(end - start)
             self.shares[stratum].append((end - start) / window)
 
+    def learn_phases(self, lines: list[str]) -> None:
+        """A killed run's tasks or commits, each if it finished them before the kill: the spans follow the
+        machine's load as the campaign goes on, from more runs than the unkilled ones."""
+        for stratum in ("tasks", "commits"):
+            start, end = _first(lines, "enter", ENTRY[stratum]), _first(lines, "leave", ENTRY[stratum])
+            if start is not None and end is not None:
+                self.lengths[stratum].append(end - start)
+
     def span(self, stratum: str) -> float:
         lengths = self.lengths[stratum]
         return quicker(lengths) if stratum == "window" else min(lengths)
@@ -127,8 +136,9 @@ class Landings:
             + ", ".join(f"{where} {count}" for where, count in sorted(counts.items()))
             for stratum, counts in self.per_stratum.items() if counts)
         return (f"{self.kills} kills: {self.after_lock} after the lock, {self.tasks} in tasks, {self.commits} in "
-                f"commits ({strata}); {self.finished} runs ended before their instant; spans (of "
-                f"{len(self.profile.lengths['window'])} unkilled runs): {spans}; the unkilled runs spent "
+                f"commits ({strata}); {self.finished} runs ended before their instant; spans (windows of "
+                f"{len(self.profile.lengths['window'])} unkilled runs, tasks of {len(self.profile.lengths['tasks'])} "
+                f"runs, commits of {len(self.profile.lengths['commits'])}): {spans}; the unkilled runs spent "
                 f"{self.profile.share('tasks'):.0%} of the window in tasks, {self.profile.share('commits'):.0%} in "
                 f"commits; kills sent after their instant by {1000 * statistics.median(self.late or [0]):.1f} ms "
                 f"(the median), {1000 * max(self.late or [0]):.1f} ms at most")
@@ -185,6 +195,7 @@ def random_campaign(job: CrashJob, kills: int, seed: int, files_per_run: int = 0
             landings.record(stratum, lines, killed_at)
             if killed_at is not None:
                 landings.late.append(job.late)
+                profile.learn_phases(lines)
                 job.run_until_success()  # finishes what the kill left: the next killed run starts from a clean store
                 break
             assert job.ended_at is not None

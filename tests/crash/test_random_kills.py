@@ -86,3 +86,12 @@ def test_the_plan_draws_two_fifths_over_the_tasks_and_the_commits_each_stratifie
     for stratum, count in zip(("tasks", "commits", "window"), counts, strict=True):
         mine = [(k, m) for name, k, m in drawn if name == stratum]
         assert sorted(k for k, _ in mine) == list(range(count)) and {m for _, m in mine} <= {count}
+
+
+def test_a_killed_run_adds_the_phases_it_finished_to_the_spans():
+    profile = _landings().profile
+    killed_in_commits = [line for line in LOG if float(line.split()[3]) <= 10.7]  # the log as the kill left it
+    profile.learn_phases(killed_in_commits)
+    profile.learn_phases([line.replace("10.500000", "10.300000") for line in LOG[:6]])  # quicker tasks, then killed
+    assert profile.span("tasks") == pytest.approx(0.2) and len(profile.lengths["tasks"]) == 3
+    assert profile.lengths["commits"] == pytest.approx([0.4]) and len(profile.lengths["window"]) == 1
