@@ -35,6 +35,12 @@ LEGACY_RUNTIME_HIGH_WATERMARK_KEY = "workunit.state.runtime.high.water.mark"
 
 _MISSING = object()
 S = TypeVar("S", bound="State")
+# attributes that link a state to others rather than hold its value: left out of equality
+_LINKS = frozenset({"_fallbacks", "_job_state"})
+
+
+def _value(state: State) -> dict[str, Any]:
+    return {k: v for k, v in state.__dict__.items() if k not in _LINKS}
 
 
 class RunningState(str, enum.Enum):
@@ -76,20 +82,21 @@ class State:
     as a job id or a task id).
     """
 
+    # The states a key absent here is looked up in, nearest first. Subclasses keep it current as their links
+    # change (every setting of every task is looked up through it, most of them in vain, so it is an attribute
+    # rather than built per lookup).
+    _fallbacks: tuple[State, ...] = ()
+
     def __init__(self, properties: Mapping[str, str] | None = None, id: str | None = None) -> None:
         self.properties: dict[str, str] = dict(properties or {})
         self.id = id
-
-    # -- lookups: subclasses extend the chain of places a key is looked up in
-    def _fallbacks(self) -> Iterable[State]:
-        return ()
 
     def get_prop(self, key: str, default: Any = None) -> Any:
         """The value of ``key``, looked up in this state and then its fallbacks; ``default`` when absent."""
         value = self.properties.get(key, _MISSING)
         if value is not _MISSING:
             return value
-        for fallback in self._fallbacks():
+        for fallback in self._fallbacks:
             value = fallback.get_prop(key, _MISSING)
             if value is not _MISSING:
                 return value
@@ -151,13 +158,13 @@ class State:
     def all_properties(self) -> dict[str, str]:
         """Every visible property, fallbacks first so that nearer values win."""
         merged: dict[str, str] = {}
-        for fallback in reversed(list(self._fallbacks())):
+        for fallback in reversed(self._fallbacks):
             merged.update(fallback.all_properties())
         merged.update(self.properties)
         return merged
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.__dict__ == other.__dict__
+        return type(self) is type(other) and _value(self) == _value(other)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(id={self.id!r}, {len(self.properties)} properties)"
@@ -216,25 +223,21 @@ class WorkUnit(State):
         super().__init__(properties, id)
         self.extract = extract if extract is not None else Extract()
 
+    @property
+    def extract(self) -> Extract:
+        return self._extract
+
+    @extract.setter
+    def extract(self, extract: Extract) -> None:
+        self._extract = extract
+        self._fallbacks = (extract,)
+
     @classmethod
     def create(cls, extract: Extract | None = None, interval: WatermarkInterval | None = None) -> WorkUnit:
         unit = cls(extract=extract)
         if interval is not None:
             unit.watermark_interval = interval
         return unit
-
-    def _fallbacks(self) -> Iterable[State]:
-        return (self.extract,)
-
-    def get_prop(self, key: str, default: Any = None) -> Any:
-        # the chain spelt out: every setting of every task is looked up here, most of them in vain
-        value = self.properties.get(key, _MISSING)
-        if value is not _MISSING:
-            return value
-        if type(self)._fallbacks is not WorkUnit._fallbacks:  # a subclass with a chain of its own
-            return super().get_prop(key, default)
-        value = self.extract.get_prop(key, _MISSING)
-        return default if value is _MISSING else value
 
     @property
     def watermark_interval(self) -> WatermarkInterval | None:
@@ -286,33 +289,31 @@ class WorkUnitState(State):
         id: str | None = None,
     ) -> None:
         super().__init__(properties, id)
+        self._job_state: State | None = None  # a run-time link, not serialised nor part of the value
         self.workunit = workunit if workunit is not None else WorkUnit()
-        self.job_state = job_state  # not serialised
+        self.job_state = job_state
 
-    def _fallbacks(self) -> Iterable[State]:
-        if self.job_state is None:
-            return (self.workunit,)
-        return (self.workunit, self.job_state)
+    @property
+    def workunit(self) -> WorkUnit:
+        return self._workunit
 
-    def get_prop(self, key: str, default: Any = None) -> Any:
-        # the chain spelt out (see WorkUnit.get_prop)
-        value = self.properties.get(key, _MISSING)
-        if value is not _MISSING:
-            return value
-        if type(self)._fallbacks is not WorkUnitState._fallbacks:  # a subclass with a chain of its own
-            return super().get_prop(key, default)
-        value = self.workunit.get_prop(key, _MISSING)
-        if value is _MISSING and self.job_state is not None:
-            value = self.job_state.get_prop(key, _MISSING)
-        return default if value is _MISSING else value
+    @workunit.setter
+    def workunit(self, workunit: WorkUnit) -> None:
+        self._workunit = workunit
+        self._link()
 
-    def __eq__(self, other: object) -> bool:
-        # the job state is a run-time link, not part of the value
-        return (
-            type(self) is type(other)
-            and {k: v for k, v in self.__dict__.items() if k != "job_state"}
-            == {k: v for k, v in other.__dict__.items() if k != "job_state"}
-        )
+    @property
+    def job_state(self) -> State | None:
+        return self._job_state
+
+    @job_state.setter
+    def job_state(self, job_state: State | None) -> None:
+        self._job_state = job_state
+        self._link()
+
+    def _link(self) -> None:
+        job_state = self._job_state
+        self._fallbacks = (self._workunit,) if job_state is None else (self._workunit, job_state)
 
     @property
     def extract(self) -> Extract:

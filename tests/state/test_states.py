@@ -1,6 +1,7 @@
 """State classes: lookup order, typed getters, watermarks on work units and task states."""
 
 import json
+import pickle
 
 import pytest
 
@@ -41,33 +42,49 @@ def test_work_unit_state_lookup_order_own_then_workunit_then_extract_then_job():
 
 
 
-def test_a_tasks_lookups_walk_the_chain_without_asking_each_link_for_its_fallbacks(monkeypatch):
-    # every setting of every task is looked up through this chain, most of them in vain
-    job = State({"job.key": "j"})
-    task = TaskState("job_1", "task_1", WorkUnit({"unit.key": "u"}, Extract({"extract.key": "e"})), {"own": "o"},
-                     job_state=job)
-    asked = []
-    for cls in (State, WorkUnit, WorkUnitState):
-        real = cls.__dict__["_fallbacks"]
-        monkeypatch.setattr(cls, "_fallbacks", lambda self, real=real: asked.append(type(self).__name__) or real(self))
-    for key, expected in (("own", "o"), ("unit.key", "u"), ("extract.key", "e"), ("job.key", "j"), ("absent", None)):
-        assert task.get_prop(key) == expected
+def test_a_tasks_lookups_follow_its_links_as_they_change():
+    # the chain is kept as the links are set, not built per lookup: it must follow every change of a link
+    unit = WorkUnit({"unit.key": "u"}, Extract({"extract.key": "e"}))
+    task = TaskState("job_1", "task_1", unit, {"own": "o"})
+    assert task.get_prop("job.key") is None
+    task.job_state = State({"job.key": "j"})
+    assert [task.get_prop(key) for key in ("own", "unit.key", "extract.key", "job.key", "absent")] == \
+        ["o", "u", "e", "j", None]
     assert task.get_prop("absent", "default") == "default"
-    assert asked.count("TaskState") == asked.count("WorkUnit") == 0
+    unit.extract = Extract({"extract.key": "e2"})
+    assert task.get_prop("extract.key") == "e2"
+    task.workunit = WorkUnit({"unit.key": "u2"})
+    assert (task.get_prop("unit.key"), task.get_prop("extract.key"), task.get_prop("job.key")) == ("u2", None, "j")
+    task.job_state = None
+    assert task.get_prop("job.key", "d") == "d"
+    assert task.all_properties() == {"own": "o", "unit.key": "u2"}
+
+
+def test_a_state_is_equal_whatever_job_state_it_is_linked_to_and_keeps_its_chain_when_pickled():
+    unit = WorkUnit({"unit.key": "u"}, Extract({"extract.key": "e"}))
+    linked = WorkUnitState(unit, {"own": "o"}, job_state=State({"job.key": "j"}))
+    assert linked == WorkUnitState(unit, {"own": "o"})
+    assert linked != WorkUnitState(WorkUnit({"unit.key": "other"}), {"own": "o"})
+    copy = pickle.loads(pickle.dumps(linked))
+    assert (copy.get_prop("extract.key"), copy.get_prop("job.key")) == ("e", "j")
 
 
 def test_a_state_class_with_a_chain_of_its_own_is_looked_up_through_it():
     class Layered(WorkUnitState):
-        def _fallbacks(self):
-            return (State({"k": "from layer"}), *super()._fallbacks())
+        def _link(self):
+            super()._link()
+            self._fallbacks = (State({"k": "from layer"}), *self._fallbacks)
 
     class LayeredUnit(WorkUnit):
-        def _fallbacks(self):
-            return (State({"u": "from unit layer"}), *super()._fallbacks())
+        @WorkUnit.extract.setter  # type: ignore[attr-defined]
+        def extract(self, extract):
+            WorkUnit.extract.fset(self, extract)
+            self._fallbacks = (State({"u": "from unit layer"}), *self._fallbacks)
 
     state = Layered(LayeredUnit({}, Extract({"k": "extract", "e": "x"})), {}, job_state=State({"k": "job"}))
     assert (state.get_prop("k"), state.get_prop("u"), state.get_prop("e"), state.get_prop("z", 1)) == \
         ("from layer", "from unit layer", "x", 1)
+
 
 def test_working_state_defaults_to_pending():
     wus = WorkUnitState()
