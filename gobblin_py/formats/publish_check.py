@@ -12,8 +12,10 @@ commit with :class:`~gobblin_py.sdk.errors.RecordsLost`: the dataset's state, an
 One count is not made twice: a file the publisher read back and counted before the move
 (``DataPublisher.verified_files``) whose published name is, in the commit that just moved it, that very file
 (on local disk a move is a hard link: same device, inode, size and modification time) holds what was counted,
-and is not read again. Anything else is read: a copy (across filesystems, to an object store), a file changed
-since, and every file when a later run finishes a logged commit (the log does not carry what was counted).
+and is not read again; nor is an object that commit uploaded from that very file, unchanged from before the
+upload to its end (an object store's put is whole: the object holds the bytes sent). Anything else is read: a
+copy across filesystems or within a store, a file changed since, and every file when a later run finishes a
+logged commit (the log does not carry what was counted).
 """
 
 from __future__ import annotations
@@ -37,13 +39,14 @@ SHOWN = 5  # files named in a message
 
 @dataclass(frozen=True)
 class PublishedFile:
-    """One published file: where it is (a URL off local disk), on which filesystem, the records it must hold, and
-    the identity of the local file counted before the move, if it was (not logged)."""
+    """One published file: where it is (a URL off local disk), on which filesystem, the records it must hold, the
+    identity of the local file counted before the move, if it was, and the step that moves it (neither logged)."""
 
     path: str
     fs_uri: str | None
     records: int
     counted: fsutil.FileIdentity | None = None
+    moved_by: FsRenameStep | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -95,6 +98,8 @@ def _found(file: PublishedFile, fresh: bool) -> tuple[int, str | None]:
             return 0, f"is gone (it was to hold {file.records} records)"
         if identity == file.counted:  # moved by a hard link: the very file counted before the move
             return file.records, None
+    if fresh and file.counted is not None and file.moved_by is not None and file.moved_by.uploaded == file.counted:
+        return file.records, None  # uploaded just now from the very file counted, unchanged while it was sent
     try:
         found = count_records(fs, path, text_formats=False)
     except FileNotFoundError:
@@ -137,7 +142,7 @@ def published_check(urn: str, tasks: Sequence[TaskState], steps: Sequence[Commit
             source = posixpath.normpath(fsutil.open_fs(step.src, step.src_fs_uri)[1])
             records = counted.pop(source, None)
             if records is not None:
-                files.append(PublishedFile(step.dst, step.dst_fs_uri, records, (verified or {}).get(source)))
+                files.append(PublishedFile(step.dst, step.dst_fs_uri, records, (verified or {}).get(source), step))
     if counted:
         left = sorted(counted.items())
         lost = sum(counted.values())

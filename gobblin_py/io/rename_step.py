@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gobblin_py.io import fs as fsutil
@@ -26,6 +26,9 @@ class FsRenameStep(CommitStep):
     copy-and-delete move only if the two match in size; then the source is removed. In a fresh commit an
     existing destination is always a conflict; there a conditional upload is not preceded by a lookup of its
     destination (the plan looked, and the upload refuses a file that appeared since).
+
+    ``uploaded``: after an upload from local disk, the identity the source had both before and after it was sent
+    (so the object holds that very file), or None; not logged.
     """
 
     src: str
@@ -33,6 +36,7 @@ class FsRenameStep(CommitStep):
     src_fs_uri: str | None = None
     dst_fs_uri: str | None = None
     kind: str = "fs_rename"
+    uploaded: fsutil.FileIdentity | None = field(default=None, init=False, repr=False, compare=False)
 
     def _fss(self):
         src_fs, src = fsutil.open_fs(self.src, self.src_fs_uri)
@@ -147,7 +151,10 @@ class FsRenameStep(CommitStep):
         create = {"mode": "create"} if conditional.conditional_writes(dst_fs) else {}
         try:
             if fsutil.is_local(src_fs):
+                before = fsutil.local_identity(src)
                 dst_fs.put_file(src, dst, **create)
+                if before is not None and fsutil.local_identity(src) == before:
+                    self.uploaded = before  # unchanged while it was read and sent
                 return
             import tempfile
 

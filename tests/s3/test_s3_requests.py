@@ -1,11 +1,11 @@
 """What a run with its state and published data on S3 asks of the store, counted in the server's own request log.
 
 A dataset's commit is bound by requests, not bytes: each is a round trip. A dataset of one file costs one look
-at its destination before anything is logged (a file there is a conflict), the upload itself, one read of the
-published file's footer (its records counted again before the state is saved), and its two state files — no
-look at its own commit log (the run's one listing of the log answers that), no listing beside a lookup, no
-second look at the destination just before the upload (the upload is conditional). The next run reads each
-dataset's previous state with one request.
+at its destination before anything is logged (a file there is a conflict), the upload itself and its two state
+files — no look at its own commit log (the run's one listing of the log answers that), no listing beside a
+lookup, no second look at the destination just before the upload (the upload is conditional), no read of the
+published file back (the upload sent the very local file whose records were counted, unchanged while it was
+sent). The next run reads each dataset's previous state with one request.
 """
 
 from __future__ import annotations
@@ -22,10 +22,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from gobblin_py.formats.counting import count_records
+from gobblin_py.formats.publish_check import PublishedFile, PublishedRecordsStep
 from gobblin_py.io import fs_settings
+from gobblin_py.io.fs import local_identity
 from gobblin_py.io.rename_step import FsRenameStep
 from gobblin_py.sdk.commit import PublishConflictError
-from gobblin_py.sdk.errors import StateStoreError
+from gobblin_py.sdk.errors import RecordsLost, StateStoreError
 from gobblin_py.store.store import FsDatasetStateStore
 from tests.conftest import run_gpy
 from tests.state.test_store import make_state
@@ -94,7 +96,7 @@ def _of_dataset(requests: list[tuple[str, str, int]], name: str) -> list[tuple[s
     return [r for r in requests if re.search(rf"(/|prefix=[^&]*/){name}(/|-|\.json)", r[1])]
 
 
-def test_a_dataset_costs_one_lookup_its_upload_one_footer_read_and_its_two_state_files(one_run):
+def test_a_dataset_costs_one_lookup_its_upload_and_its_two_state_files(one_run):
     bucket, batched, requests = one_run
     for name in DATASETS:
         asked = [(method, re.sub(r"job_Scale_\d+|task_Scale_\d+_\d+_\d+", "ID", path), status)
@@ -106,7 +108,7 @@ def test_a_dataset_costs_one_lookup_its_upload_one_footer_read_and_its_two_state
             ("HEAD", published, 404),  # before anything is logged: a file there would be a conflict
             *log,
             ("PUT", published, 200),  # the upload, conditional: it never replaces a file
-            ("GET", published, 206),  # its footer (records counted again), in one ranged read
+            # no read of its footer: the upload sent the local file counted before, unchanged meanwhile
             ("PUT", f"/{bucket}/state/Scale/{name}-ID.jst", 200),
             ("PUT", f"/{bucket}/state/Scale/{name}-current.jst", 200),
         ], asked
@@ -201,3 +203,34 @@ def test_every_datasets_previous_state_is_one_read_of_its_current_file(s3_server
     with pytest.raises(StateStoreError, match=f"s3://{bucket}/state/Pull/c-current.jst: no such state file"):
         store.get_latest_dataset_states_by_urns("Pull")
     assert listed
+
+
+def test_an_upload_counts_as_read_back_only_when_it_sent_the_very_file_counted(tmp_path, s3_server, bucket):
+    """The commit that uploads a local file the publisher counted takes that count for the published file (the
+    upload sent those bytes: the file was unchanged while it was sent); a file changed after it was counted, and
+    every file of a commit a later run finishes, is read back from the store."""
+    fs_settings.apply(dict(line.split("=", 1) for line in s3_server.job_keys().splitlines() if line))
+    try:
+        same, changed = tmp_path / "same.parquet", tmp_path / "changed.parquet"
+        pq.write_table(pa.table({"id": [1, 2, 3]}), same)
+        pq.write_table(pa.table({"id": [1, 2, 3]}), changed)
+        counted = {path: local_identity(str(path)) for path in (same, changed)}
+        pq.write_table(pa.table({"id": [9]}), changed)  # changed after it was counted: one record now
+        files = []
+        for path in (same, changed):
+            step = FsRenameStep(str(path), f"s3://{bucket}/published/{path.name}")
+            step.execute(fresh=True)
+            files.append(PublishedFile(step.dst, None, 3, counted[path], moved_by=step))
+        start = s3_server.log.stat().st_size
+        PublishedRecordsStep("d", files[:1]).execute(fresh=True)
+        assert requests_since(s3_server.log, start) == []  # the upload sent what was counted: not read back
+        with pytest.raises(RecordsLost, match="changed.parquet holds 1 record, not 3"):
+            PublishedRecordsStep("d", files).execute(fresh=True)
+        assert [(m, p.rsplit("/", 1)[-1]) for m, p, _ in requests_since(s3_server.log, start)] == [
+            ("GET", "changed.parquet")]  # only the changed file is read back
+        start = s3_server.log.stat().st_size
+        PublishedRecordsStep("d", files[:1]).execute(fresh=False)  # a later run finishing the commit reads it
+        assert [(m, p.rsplit("/", 1)[-1]) for m, p, _ in requests_since(s3_server.log, start)] == [
+            ("GET", "same.parquet")]
+    finally:
+        fs_settings.reset()
