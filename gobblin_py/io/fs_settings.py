@@ -32,8 +32,11 @@ from gobblin_py.sdk.settings import Settings, setting
 
 OPTIONS_PREFIX = "fsspec."
 S3_PROTOCOL = "s3"
+S3_CONNECTIONS = 64  # botocore's own 10 would queue the commit threads' requests (20 by default), each with its own
+S3_THREADS = 16  # requests of one commit step in flight together (a dataset's lookups, its uploads)
 # what gpy sets unless the job or fsspec's configuration says otherwise
-_DEFAULTS: dict[str, dict[str, Any]] = {S3_PROTOCOL: {"use_listings_cache": False}}
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    S3_PROTOCOL: {"use_listings_cache": False, "config_kwargs": {"max_pool_connections": S3_CONNECTIONS}}}
 _ENDPOINT = re.compile(r"^(?:(?P<scheme>https?)://)?(?P<host>[A-Za-z0-9.\-\[\]:]+?)(?::(?P<port>\d+))?/?$")
 
 
@@ -58,6 +61,13 @@ class FsSettings(Settings):
                                   doc="address buckets as <endpoint>/<bucket> (most S3-compatible stores need it)")
     s3_ssl: bool = setting("fs.s3a.connection.ssl.enabled", default=True,
                            doc="https for an fs.s3a.endpoint given without a scheme")
+    s3_connections: int | None = setting("fs.s3a.connection.maximum", minimum=1, maximum=4096,
+                                         default_doc=str(S3_CONNECTIONS),
+                                         doc="connections kept open to S3 (botocore's max_pool_connections), "
+                                             "shared by every commit thread")
+    s3_threads: int = setting("fs.s3a.threads.max", default=S3_THREADS, minimum=1, maximum=1024,
+                              doc="requests of one commit step sent to S3 together: the lookups of a dataset's "
+                                  "destinations, the uploads of its files")
     options: dict = setting("fsspec.*", default=None, secret=True,
                             doc="fsspec storage options, fsspec.<protocol>.<option>=<value> (JSON values: true, "
                                 "3, {…}; dots nest: fsspec.s3.client_kwargs.region_name), e.g. "
@@ -108,6 +118,8 @@ class FsSettings(Settings):
             s3["token"] = self.s3_session_token
         if self.s3_path_style:
             s3.setdefault("config_kwargs", {}).setdefault("s3", {})["addressing_style"] = "path"
+        if self.s3_connections is not None:
+            s3.setdefault("config_kwargs", {})["max_pool_connections"] = self.s3_connections
         if s3:
             out[S3_PROTOCOL] = merged(out.get(S3_PROTOCOL, {}), s3)
         return out
@@ -149,6 +161,7 @@ _lock = threading.Lock()
 _baseline: dict[str, dict[str, Any]] | None = None  # fsspec's configuration before gpy first changed it
 _pending: dict[str, dict[str, Any]] | None = None  # the job's options, until fsspec is first imported
 _local_options = False  # the job gives options for local files (fsspec.file.*)
+_threads = S3_THREADS  # the job's fs.s3a.threads.max
 
 
 def apply(props: Mapping[str, str] | Any) -> None:
@@ -158,13 +171,20 @@ def apply(props: Mapping[str, str] | Any) -> None:
     (:func:`configured_fsspec`), so a local job never pays for it. Raises SettingsError (exit code 2) naming the
     key when a value is wrong.
     """
-    global _pending, _local_options
-    options = FsSettings.load(props).storage_options()
+    global _pending, _local_options, _threads
+    settings = FsSettings.load(props)
+    options = settings.storage_options()
     with _lock:
+        _threads = settings.s3_threads
         _pending = options
         _local_options = bool({"file", "local"} & set(options))
         if "fsspec" in sys.modules:
             _install()
+
+
+def request_threads() -> int:
+    """How many requests of one step go to an object store together (``fs.s3a.threads.max``)."""
+    return _threads
 
 
 def local_options_configured() -> bool:
@@ -211,9 +231,10 @@ def _install() -> None:
 
 def reset() -> None:
     """Give fsspec back the configuration it had before :func:`apply` first changed it (for embedders and tests)."""
-    global _baseline, _pending
+    global _baseline, _pending, _threads
     with _lock:
         _pending = None
+        _threads = S3_THREADS
         if _baseline is not None:
             import fsspec.config
 

@@ -39,6 +39,41 @@ def file_exists(fs: AbstractFileSystem, path: str) -> bool:
     return True
 
 
+def files_exist(fs: AbstractFileSystem, paths: list[str]) -> list[bool]:
+    """:func:`file_exists` of each path, in the order given. On S3 the lookups are in flight together, up to
+    ``fs.s3a.threads.max`` at once, on s3fs's own event loop; the first error (other than a missing file) is
+    raised once every lookup has ended."""
+    if not _is_s3(fs) or len(paths) < 2:
+        return [file_exists(fs, path) for path in paths]
+    import asyncio
+
+    from fsspec.asyn import sync
+
+    from gobblin_py.io.fs_settings import request_threads
+
+    async def look(gate: asyncio.Semaphore, path: str) -> bool:
+        bucket, key, version = fs.split_path(path)
+        async with gate:
+            if not key:
+                return bool(await fs._exists(path))
+            try:
+                await fs._call_s3("head_object", getattr(fs, "kwargs", {}), Bucket=bucket, Key=key,
+                                  **({"VersionId": version} if version else {}))
+            except FileNotFoundError:
+                return False
+            return True
+
+    async def look_all() -> list[bool | BaseException]:
+        gate = asyncio.Semaphore(request_threads())
+        return await asyncio.gather(*(look(gate, path) for path in paths), return_exceptions=True)
+
+    found = sync(fs.loop, look_all)
+    for answer in found:
+        if isinstance(answer, BaseException):
+            raise answer
+    return [bool(answer) for answer in found]
+
+
 def read_tail(fs: AbstractFileSystem, path: str, size: int) -> bytes:
     """The last ``size`` bytes of the file ``path`` (all of it when it is shorter): on S3 one ranged ``GET``,
     without a lookup of its size first. FileNotFoundError when it is absent."""

@@ -71,6 +71,7 @@ def test_apply_makes_them_fsspecs_defaults_above_its_own_configuration(monkeypat
         assert conf["key"] == "a" and conf["anon"] is False and conf["use_listings_cache"] is False
         fs_settings.apply({})  # the next job in this process: the first job's keys are gone, fsspec's stay
         assert fsspec.config.conf["s3"] == {"use_listings_cache": False, "anon": False,
+                                            "config_kwargs": {"max_pool_connections": 64},
                                             "client_kwargs": {"region_name": "env-region"}}
         fs_settings.apply({"fsspec.s3.use_listings_cache": "true"})
         assert fsspec.config.conf["s3"]["use_listings_cache"] is True

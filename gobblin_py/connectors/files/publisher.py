@@ -26,7 +26,7 @@ from gobblin_py.formats.settings import WriterSettings
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io.branch_paths import BranchScope, successful_branches
 from gobblin_py.io.contained_paths import check_no_symlink_escape
-from gobblin_py.io.object_store import file_exists
+from gobblin_py.io.object_store import files_exist
 from gobblin_py.io.rename_step import FsRenameStep
 from gobblin_py.sdk.branches import branch_count, branch_key
 from gobblin_py.sdk.commit import EXACTLY_ONCE, FILE_RECORDS_KEY, DeliverySettings, PublishConflictError
@@ -123,11 +123,13 @@ class BaseDataPublisher(DataPublisher):
             dst_display = target if fsutil.is_local(dst_fs) else dst_fs.unstrip_protocol(target)
             if dst_display not in self.final_dirs:
                 self.final_dirs.append(dst_display)
-            for path in files:
+            destinations = [posixpath.join(target, posixpath.relpath(path, source)) for path in files]
+            # on S3 one HEAD each, sent together: a folder of the file's name is no conflict there, and a listing is
+            # a request
+            there = files_exist(dst_fs, destinations) if (dst_fs, target) not in to_replace else [False] * len(files)
+            for path, destination, exists in zip(files, destinations, there, strict=True):
                 relative = posixpath.relpath(path, source)
-                destination = posixpath.join(target, relative)
-                # on S3 one HEAD: a folder of the file's name is no conflict there, and a listing is a request
-                if file_exists(dst_fs, destination) and (dst_fs, target) not in to_replace:
+                if exists:
                     raise PublishConflictError(
                         f"cannot publish {path}: {destination} already exists (gpy never overwrites published data)"
                     )

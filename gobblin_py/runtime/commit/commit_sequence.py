@@ -15,15 +15,18 @@ deleted, and one that could not finish is kept alone in it (rewritten atomically
 
 from __future__ import annotations
 
+import contextvars
 import importlib
 import json
 import posixpath
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
 from gobblin_py.io import fs as fsutil
+from gobblin_py.io import fs_settings
 from gobblin_py.io.contained_paths import contained_join
 from gobblin_py.io.rename_step import FsRenameStep
 from gobblin_py.sdk.commit import (  # noqa: F401  (the runtime's names for them)
@@ -125,11 +128,49 @@ class CommitSequence:
         ``fresh``: the sequence was just logged by this process, so no step can have run; verifying is only
         needed when finishing a sequence an earlier run left behind (steps are idempotent either way).
         """
-        for index, step in enumerate(self.steps):
-            with phase(f"commit.{step.kind}"):
-                if fresh or not step.is_completed():
-                    step.execute(fresh=fresh)
-            on_step(f"{self.urn}:step{index}:{step.kind}")
+        index = 0
+        while index < len(self.steps):
+            uploads = _uploads_from(self.steps, index)
+            if len(uploads) > 1:  # independent of one another: together, and all done before the next step
+                _run_together(uploads, fresh)
+            else:
+                _run_step(self.steps[index], fresh)
+            for step in uploads or self.steps[index:index + 1]:
+                on_step(f"{self.urn}:step{index}:{step.kind}")
+                index += 1
+
+
+def _run_step(step: CommitStep, fresh: bool) -> None:
+    with phase(f"commit.{step.kind}"):
+        if fresh or not step.is_completed():
+            step.execute(fresh=fresh)
+
+
+def _uploads_from(steps: list[CommitStep], start: int) -> list[CommitStep]:
+    """The moves onto an object store that follow one another from ``steps[start]`` on (none if it is not one): each
+    writes its own object (a plan never gives two files one name), so they may run in any order, or at once."""
+    found: list[CommitStep] = []
+    for step in steps[start:]:
+        if not isinstance(step, FsRenameStep) or not fsutil.is_object_store(fsutil.open_fs(step.dst, step.dst_fs_uri)[0]):
+            break
+        found.append(step)
+    return found
+
+
+def _run_together(steps: list[CommitStep], fresh: bool) -> None:
+    """Run ``steps`` at once, up to ``fs.s3a.threads.max`` at a time, each in a copy of this thread's context;
+    return once all have ended. The first that failed (in the steps' order) fails the whole: raised as it is
+    when it names what failed, else as a GobblinPyError naming its move."""
+    workers = min(len(steps), fs_settings.request_threads())
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpy-publish") as pool:
+        futures = [pool.submit(contextvars.copy_context().run, _run_step, step, fresh) for step in steps]
+    for step, future in zip(steps, futures, strict=True):
+        exc = future.exception()
+        if exc is None:
+            continue
+        if isinstance(exc, GobblinPyError) or not isinstance(exc, Exception):
+            raise exc
+        raise GobblinPyError(f"cannot {step.describe()}: {type(exc).__name__}: {exc}") from exc
 
 
 _REQUIRED = object()
