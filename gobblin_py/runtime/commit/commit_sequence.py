@@ -147,9 +147,12 @@ def _run_step(step: CommitStep, fresh: bool) -> None:
 
 
 def _uploads_from(steps: list[CommitStep], start: int) -> list[CommitStep]:
-    """The moves onto an object store that follow one another from ``steps[start]`` on (none if it is not one): each
-    writes its own object (a plan never gives two files one name), so they may run in any order, or at once."""
+    """The moves onto an object store that follow one another from ``steps[start]`` on (none if it is not one, or is
+    one alone): each writes its own object (a plan never gives two files one name), so they may run in any order,
+    or at once."""
     found: list[CommitStep] = []
+    if not isinstance(steps[start + 1] if start + 1 < len(steps) else None, FsRenameStep):
+        return found  # a move alone runs as any step does
     for step in steps[start:]:
         if not isinstance(step, FsRenameStep) or not fsutil.is_object_store(fsutil.open_fs(step.dst, step.dst_fs_uri)[0]):
             break
