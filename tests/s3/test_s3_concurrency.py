@@ -6,6 +6,7 @@ with botocore's own events, against the session's S3 server."""
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from gobblin_py.io.object_store import files_exist
 from gobblin_py.io.rename_step import FsRenameStep
 from gobblin_py.runtime.commit.commit_sequence import CommitSequence
 from gobblin_py.sdk.commit import PublishConflictError
+from gobblin_py.sdk.errors import GobblinPyError
 
 FILES = 12
 
@@ -89,6 +91,17 @@ def test_an_upload_that_fails_fails_the_step_naming_its_object_and_the_next_run_
     sequence.execute(on_step=seen.append)
     assert s3.cat_file(f"{bucket}/published/part5.csv") == b"id\n5\n"
     assert not list(tmp_path.glob("part*.csv"))
+
+
+@pytest.mark.parametrize("files", [1, 3])
+def test_an_upload_the_store_refuses_names_its_object_whether_alone_or_with_others(tmp_path, s3, bucket, files):
+    """A dataset of one file is published by a step alone; its failure names the object as one of a group does."""
+    steps = moves(tmp_path, f"{bucket}-gone")[:files]  # a bucket that does not exist
+    first = f"cannot publish {steps[0].src} -> s3://{bucket}-gone/published/part0.csv: FileNotFoundError"
+    for fresh in (True, False):  # the run that logged the commit, then the next one finishing it
+        with pytest.raises(GobblinPyError, match=re.escape(first)):
+            CommitSequence("Job", "d", "job_Job_1", steps).execute(fresh=fresh)
+    assert (tmp_path / "part0.csv").read_text() == "id\n0\n"  # nothing lost
 
 
 def test_the_lookups_of_many_destinations_go_together(s3, bucket):

@@ -141,9 +141,18 @@ class CommitSequence:
 
 
 def _run_step(step: CommitStep, fresh: bool) -> None:
+    """Run ``step`` unless it took effect already. A move that fails with an error not naming what failed (a store's
+    own: a missing bucket, a refused request) fails as a GobblinPyError naming the move, alone or in a group."""
     with phase(f"commit.{step.kind}"):
-        if fresh or not step.is_completed():
-            step.execute(fresh=fresh)
+        try:
+            if fresh or not step.is_completed():
+                step.execute(fresh=fresh)
+        except GobblinPyError:
+            raise
+        except Exception as exc:
+            if not isinstance(step, FsRenameStep):
+                raise
+            raise GobblinPyError(f"cannot {step.describe()}: {type(exc).__name__}: {exc}") from exc
 
 
 def _uploads_from(steps: list[CommitStep], start: int) -> list[CommitStep]:
@@ -162,18 +171,15 @@ def _uploads_from(steps: list[CommitStep], start: int) -> list[CommitStep]:
 
 def _run_together(steps: list[CommitStep], fresh: bool) -> None:
     """Run ``steps`` at once, up to ``fs.s3a.threads.max`` at a time, each in a copy of this thread's context;
-    return once all have ended. The first that failed (in the steps' order) fails the whole: raised as it is
-    when it names what failed, else as a GobblinPyError naming its move."""
+    return once all have ended. The first that failed (in the steps' order) fails the whole, with its error (which
+    names its move: :func:`_run_step`)."""
     workers = min(len(steps), fs_settings.request_threads())
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpy-publish") as pool:
         futures = [pool.submit(contextvars.copy_context().run, _run_step, step, fresh) for step in steps]
-    for step, future in zip(steps, futures, strict=True):
+    for future in futures:
         exc = future.exception()
-        if exc is None:
-            continue
-        if isinstance(exc, GobblinPyError) or not isinstance(exc, Exception):
+        if exc is not None:
             raise exc
-        raise GobblinPyError(f"cannot {step.describe()}: {type(exc).__name__}: {exc}") from exc
 
 
 _REQUIRED = object()
