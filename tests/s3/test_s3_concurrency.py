@@ -11,7 +11,9 @@ import threading
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from gobblin_py.cli import main
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io import fs_settings
 from gobblin_py.io.object_store import files_exist
@@ -109,6 +111,25 @@ def test_the_lookups_of_many_destinations_go_together(s3, bucket):
     s3.pipe_file(f"{bucket}/there/3.csv", b"x")
     paths = [f"{bucket}/there/{i}.csv" for i in range(FILES)]
     assert files_exist(s3, paths) == [i == 3 for i in range(FILES)]
+    assert lookups.sent == FILES and 1 < lookups.most <= 4, (lookups.sent, lookups.most)
+
+
+def test_the_lookups_of_a_datasets_files_written_by_several_tasks_go_together(tmp_path, s3, s3_server, bucket):
+    """Each task writes its files in a folder of its own: the dataset's lookups still go together, not a task's."""
+    lookups = InFlight(s3.s3, "HeadObject")
+    (tmp_path / "data" / "d").mkdir(parents=True)
+    for i in range(FILES):  # a task each
+        (tmp_path / "data" / "d" / f"part{i}.csv").write_text(f"id\n{i}\n")
+    job = tmp_path / "lookups.pull"
+    job.write_text("\n".join([
+        "job.name=Lookups", "source.class=gobblin_py.connectors.files.filebased.FileBasedSource",
+        f"source.filebased.data.directory={tmp_path}/data", "source.filebased.dataset.urn.level=subdirectory",
+        "extract.namespace=shop", "writer.output.format=CSV", f"writer.staging.dir={tmp_path}/staging",
+        f"writer.output.dir={tmp_path}/output", f"data.publisher.final.dir=s3://{bucket}/published",
+        f"state.store.dir={tmp_path}/state", "fs.s3a.threads.max=4", s3_server.job_keys()]))
+    result = CliRunner().invoke(main, ["run", str(job), "--engine", "local"])
+    assert result.exit_code == 0, result.output
+    assert len(s3.find(f"{bucket}/published")) == FILES
     assert lookups.sent == FILES and 1 < lookups.most <= 4, (lookups.sent, lookups.most)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import posixpath
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gobblin_py.formats.counting import count_records
@@ -86,12 +86,11 @@ class BaseDataPublisher(DataPublisher):
 
     def plan(self, task_states: Sequence[TaskState], allow_replace: bool = False) -> list[FsRenameStep]:
         """The file moves that publish ``task_states`` (successful ones), checked for conflicts, not yet made."""
-        steps: list[FsRenameStep] = []
         seen_sources: set[str] = set()
-        planned: dict[str, str] = {}  # destination -> source: two files may not land on one name
         self.final_dirs = []
         self.verified_files = {}
         to_replace: list[tuple[AbstractFileSystem, str]] = []
+        folders: list[_Folder] = []
         for task, scope in successful_branches(task_states):
             branches, branch = scope.branches, scope.branch
             _, output = scope.writer_dirs()
@@ -123,26 +122,10 @@ class BaseDataPublisher(DataPublisher):
             dst_display = target if fsutil.is_local(dst_fs) else dst_fs.unstrip_protocol(target)
             if dst_display not in self.final_dirs:
                 self.final_dirs.append(dst_display)
-            destinations = [posixpath.join(target, posixpath.relpath(path, source)) for path in files]
-            # on S3 one HEAD each, sent together: a folder of the file's name is no conflict there, and a listing is
-            # a request
-            there = files_exist(dst_fs, destinations) if (dst_fs, target) not in to_replace else [False] * len(files)
-            for path, destination, exists in zip(files, destinations, there, strict=True):
-                relative = posixpath.relpath(path, source)
-                if exists:
-                    raise PublishConflictError(
-                        f"cannot publish {path}: {destination} already exists (gpy never overwrites published data)"
-                    )
-                final = posixpath.join(dst_display, relative)
-                if final in planned:
-                    raise PublishConflictError(
-                        f"cannot publish {path}: {planned[final]} is published to the same {final} "
-                        "(give the files different names, e.g. drop writer.file.name)"
-                    )
-                planned[final] = path
-                steps.append(FsRenameStep(posixpath.join(src_display, relative), final, writer_fs_uri, publisher_fs_uri))
+            folders.append(_Folder(source, files, dst_fs, target, src_display, dst_display, writer_fs_uri,
+                                   publisher_fs_uri, looked_up=(dst_fs, target) not in to_replace))
         self._to_replace = to_replace
-        return steps
+        return _moves(folders)
 
     def _verify(self, task: TaskState, scope: BranchScope, fs, mode: str) -> None:
         """The files a task's branch wrote hold what its writer says it wrote (reconciliation, as ``mode`` says:
@@ -189,3 +172,61 @@ class BaseDataPublisher(DataPublisher):
         if check is not None:
             check.execute()
         return list(self.final_dirs)
+
+
+@dataclass
+class _Folder:
+    """A branch's output folder to publish: its files, and where they go."""
+
+    source: str
+    files: list[str]
+    dst_fs: AbstractFileSystem
+    target: str
+    src_display: str
+    dst_display: str
+    writer_fs_uri: str | None
+    publisher_fs_uri: str | None
+    looked_up: bool  # whether a file at a destination is a conflict (not when the folder is replaced)
+    there: list[bool] = field(default_factory=list)
+
+    def destinations(self) -> list[str]:
+        return [posixpath.join(self.target, posixpath.relpath(path, self.source)) for path in self.files]
+
+
+def _moves(folders: list[_Folder]) -> list[FsRenameStep]:
+    """The moves of ``folders``' files, refused (PublishConflictError) when a destination is taken, by a file there
+    or by another file of the plan. The destinations on one filesystem are looked up together, every task's
+    (on S3 one HEAD each, sent together: a folder of the file's name is no conflict there, and a listing is a
+    request)."""
+    by_fs: list[tuple[AbstractFileSystem, list[_Folder]]] = []
+    for folder in folders:
+        if not folder.looked_up:
+            folder.there = [False] * len(folder.files)
+            continue
+        group = next((found for fs, found in by_fs if fs is folder.dst_fs), None)
+        if group is None:
+            by_fs.append((folder.dst_fs, group := []))
+        group.append(folder)
+    for fs, group in by_fs:
+        there = iter(files_exist(fs, [path for folder in group for path in folder.destinations()]))
+        for folder in group:
+            folder.there = [next(there) for _ in folder.files]
+    steps: list[FsRenameStep] = []
+    planned: dict[str, str] = {}  # destination -> source: two files may not land on one name
+    for folder in folders:
+        for path, destination, exists in zip(folder.files, folder.destinations(), folder.there, strict=True):
+            relative = posixpath.relpath(path, folder.source)
+            if exists:
+                raise PublishConflictError(
+                    f"cannot publish {path}: {destination} already exists (gpy never overwrites published data)"
+                )
+            final = posixpath.join(folder.dst_display, relative)
+            if final in planned:
+                raise PublishConflictError(
+                    f"cannot publish {path}: {planned[final]} is published to the same {final} "
+                    "(give the files different names, e.g. drop writer.file.name)"
+                )
+            planned[final] = path
+            steps.append(FsRenameStep(posixpath.join(folder.src_display, relative), final, folder.writer_fs_uri,
+                                      folder.publisher_fs_uri))
+    return steps
