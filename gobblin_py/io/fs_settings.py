@@ -66,8 +66,8 @@ class FsSettings(Settings):
                                          doc="connections kept open to S3 (botocore's max_pool_connections), "
                                              "shared by every commit thread")
     s3_threads: int = setting("fs.s3a.threads.max", default=S3_THREADS, minimum=1, maximum=1024,
-                              doc="requests of one commit step sent to S3 together: the lookups of a dataset's "
-                                  "destinations, the uploads of its files")
+                              doc="requests sent to S3 together: the lookups of a dataset's destinations, and the "
+                                  "uploads of the whole process (every dataset committing at once)")
     options: dict = setting("fsspec.*", default=None, secret=True,
                             doc="fsspec storage options, fsspec.<protocol>.<option>=<value> (JSON values: true, "
                                 "3, {…}; dots nest: fsspec.s3.client_kwargs.region_name), e.g. "
@@ -162,6 +162,7 @@ _baseline: dict[str, dict[str, Any]] | None = None  # fsspec's configuration bef
 _pending: dict[str, dict[str, Any]] | None = None  # the job's options, until fsspec is first imported
 _local_options = False  # the job gives options for local files (fsspec.file.*)
 _threads = S3_THREADS  # the job's fs.s3a.threads.max
+_upload_slots = threading.BoundedSemaphore(S3_THREADS)
 
 
 def apply(props: Mapping[str, str] | Any) -> None:
@@ -171,11 +172,11 @@ def apply(props: Mapping[str, str] | Any) -> None:
     (:func:`configured_fsspec`), so a local job never pays for it. Raises SettingsError (exit code 2) naming the
     key when a value is wrong.
     """
-    global _pending, _local_options, _threads
+    global _pending, _local_options
     settings = FsSettings.load(props)
     options = settings.storage_options()
     with _lock:
-        _threads = settings.s3_threads
+        _set_threads(settings.s3_threads)
         _pending = options
         _local_options = bool({"file", "local"} & set(options))
         if "fsspec" in sys.modules:
@@ -185,6 +186,19 @@ def apply(props: Mapping[str, str] | Any) -> None:
 def request_threads() -> int:
     """How many requests of one step go to an object store together (``fs.s3a.threads.max``)."""
     return _threads
+
+
+def upload_slots() -> threading.BoundedSemaphore:
+    """What an upload to an object store holds while it sends its file: ``fs.s3a.threads.max`` slots for the
+    whole process, shared by every commit thread (as Hadoop's key bounds its filesystem's pool), so the files
+    held in memory while they are sent stay bounded however many datasets commit at once."""
+    return _upload_slots
+
+
+def _set_threads(threads: int) -> None:
+    global _threads, _upload_slots
+    if threads != _threads:  # an upload under way releases the slot it took, in the old set
+        _threads, _upload_slots = threads, threading.BoundedSemaphore(threads)
 
 
 def local_options_configured() -> bool:
@@ -231,10 +245,10 @@ def _install() -> None:
 
 def reset() -> None:
     """Give fsspec back the configuration it had before :func:`apply` first changed it (for embedders and tests)."""
-    global _baseline, _pending, _threads
+    global _baseline, _pending
     with _lock:
         _pending = None
-        _threads = S3_THREADS
+        _set_threads(S3_THREADS)
         if _baseline is not None:
             import fsspec.config
 

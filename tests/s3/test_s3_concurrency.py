@@ -57,13 +57,37 @@ def s3(s3_server, bucket):
     fs_settings.reset()
 
 
-def moves(tmp_path: Path, bucket: str) -> list[FsRenameStep]:
+def moves(tmp_path: Path, bucket: str, prefix: str = "") -> list[FsRenameStep]:
     steps = []
     for i in range(FILES):
         source = tmp_path / f"part{i}.csv"
         source.write_text(f"id\n{i}\n")
-        steps.append(FsRenameStep(str(source), f"s3://{bucket}/published/part{i}.csv"))
+        steps.append(FsRenameStep(str(source), f"s3://{bucket}/published/{prefix}part{i}.csv"))
     return steps
+
+
+def test_uploads_of_datasets_committing_at_once_share_the_limit(tmp_path, s3, bucket):
+    # each upload holds its file in memory while it is sent: the limit bounds the process, not one commit step,
+    # whether a dataset's moves run alone or together
+    uploads = InFlight(s3.s3, "PutObject")
+    sequences = []
+    for d in range(6):
+        folder = tmp_path / f"d{d}"
+        folder.mkdir()
+        sequences.append(CommitSequence("Job", f"d{d}", "job_Job_1", moves(folder, bucket, prefix=f"d{d}/")[:d % 3 + 1]))
+    start = threading.Barrier(len(sequences))
+
+    def commit(sequence: CommitSequence) -> None:
+        start.wait()
+        sequence.execute(fresh=True)
+
+    threads = [threading.Thread(target=commit, args=(sequence,)) for sequence in sequences]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert uploads.sent == sum(len(sequence.steps) for sequence in sequences) == 12
+    assert 1 < uploads.most <= 4, uploads.most
 
 
 def test_a_datasets_uploads_go_together_at_most_the_limit_at_once_and_its_boundaries_stay_in_order(tmp_path, s3,

@@ -21,6 +21,7 @@ import json
 import posixpath
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -134,16 +135,17 @@ class CommitSequence:
             if len(uploads) > 1:  # independent of one another: together, and all done before the next step
                 _run_together(uploads, fresh)
             else:
-                _run_step(self.steps[index], fresh)
+                _run_step(self.steps[index], fresh, upload=_is_upload(self.steps[index]))
             for step in uploads or self.steps[index:index + 1]:
                 on_step(f"{self.urn}:step{index}:{step.kind}")
                 index += 1
 
 
-def _run_step(step: CommitStep, fresh: bool) -> None:
-    """Run ``step`` unless it took effect already. A move that fails with an error not naming what failed (a store's
-    own: a missing bucket, a refused request) fails as a GobblinPyError naming the move, alone or in a group."""
-    with phase(f"commit.{step.kind}"):
+def _run_step(step: CommitStep, fresh: bool, upload: bool) -> None:
+    """Run ``step`` unless it took effect already; an ``upload`` (a move onto an object store) first takes one of
+    the process's upload slots. A move that fails with an error not naming what failed (a store's own: a missing
+    bucket, a refused request) fails as a GobblinPyError naming the move, alone or in a group."""
+    with phase(f"commit.{step.kind}"), (fs_settings.upload_slots() if upload else nullcontext()):
         try:
             if fresh or not step.is_completed():
                 step.execute(fresh=fresh)
@@ -163,10 +165,14 @@ def _uploads_from(steps: list[CommitStep], start: int) -> list[CommitStep]:
     if not isinstance(steps[start + 1] if start + 1 < len(steps) else None, FsRenameStep):
         return found  # a move alone runs as any step does
     for step in steps[start:]:
-        if not isinstance(step, FsRenameStep) or not fsutil.is_object_store(fsutil.open_fs(step.dst, step.dst_fs_uri)[0]):
+        if not _is_upload(step):
             break
         found.append(step)
     return found
+
+
+def _is_upload(step: CommitStep) -> bool:
+    return isinstance(step, FsRenameStep) and fsutil.is_object_store(fsutil.open_fs(step.dst, step.dst_fs_uri)[0])
 
 
 def _run_together(steps: list[CommitStep], fresh: bool) -> None:
@@ -175,7 +181,7 @@ def _run_together(steps: list[CommitStep], fresh: bool) -> None:
     names its move: :func:`_run_step`)."""
     workers = min(len(steps), fs_settings.request_threads())
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpy-publish") as pool:
-        futures = [pool.submit(contextvars.copy_context().run, _run_step, step, fresh) for step in steps]
+        futures = [pool.submit(contextvars.copy_context().run, _run_step, step, fresh, True) for step in steps]
     for future in futures:
         exc = future.exception()
         if exc is not None:
