@@ -5,12 +5,17 @@ in a file, is read with the configured block and every record arrives exactly on
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
+import fsspec
 import pyarrow.parquet as pq
 import pytest
 
+from gobblin_py.connectors.files.file_readers import open_file
+from gobblin_py.connectors.files.file_settings import FileSourceSettings
 from gobblin_py.connectors.files.filebased import FileBasedSource
+from gobblin_py.io.paced_input import AHEAD
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.states import WorkUnitState
@@ -127,3 +132,20 @@ def test_a_file_smaller_than_its_block_is_read_in_one_block_of_its_size(tmp_path
     assert sum(b.num_rows for b in read) == 3000 and len(read) == 1
     assert str(read[0].schema.field("id").type) == ("string" if ext == "csv" else "int64")
     assert blocks == [64 << 10, big.stat().st_size + 1]
+
+
+@pytest.mark.parametrize("ext", ["jsonl", "csv"])
+def test_a_file_is_read_a_few_blocks_ahead_of_the_batches_taken(tmp_path, ext):
+    """Arrow's own read-ahead is 32 blocks a file, held while the task writes a row group; gpy's is AHEAD."""
+    block = 64 << 10
+    path = write_lines(tmp_path / f"a.{ext}", records(0, 40_000, pad="p" * 60))  # about 3.5 MB: 50 blocks
+    settings = FileSourceSettings.load({"source.filebased.data.directory": str(tmp_path)})
+    opened = open_file(fsspec.filesystem("file"), str(path), settings, block_size=block)
+    try:
+        taken = [next(opened.batches) for _ in range(2)]
+        time.sleep(0.3)  # the task busy elsewhere: time enough for a reader to run 32 blocks ahead
+        assert opened.stream.tell() <= (len(taken) + AHEAD + 4) * block
+        taken += list(opened.batches)
+        assert [i for b in taken for i in b.column("id").to_pylist()] == list(range(40_000))
+    finally:
+        opened.stream.close()

@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from gobblin_py.connectors.files.file_schema import first_bad_row, shown
 from gobblin_py.connectors.files.file_settings import SCHEMA_CHANGE_KEY, FileSourceSettings, file_format
 from gobblin_py.io.native_io import open_input
+from gobblin_py.io.paced_input import PacedInput
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 
 _CSV_CONVERSION = re.compile(r"In CSV column #(\d+): .*CSV conversion error to (.+?): invalid (?:value|UTF8)")
@@ -149,14 +150,19 @@ def _open(stream: Any, path: str, fmt: str, settings: FileSourceSettings, refere
     if block_size is not None:
         block_size = min(block_size, settings.block_size_key(fmt)[1])
     block_size = _whole_file_block(stream, block_size or settings.block_size_key(fmt)[1])
-    if fmt == "json":
-        explicit = pa.schema(list(known.items())) if known else None
-        reader = pa_json.open_json(stream,
-                                   read_options=pa_json.ReadOptions(block_size=block_size or settings.json_block_size),
-                                   parse_options=pa_json.ParseOptions(explicit_schema=explicit))
-        return reader.schema, iter(reader)
-    reader = _csv(stream, settings, block_size, pa_csv.ConvertOptions(column_types=known))
-    return reader.schema, iter(reader)
+    paced = PacedInput(stream)  # Arrow would read 32 blocks ahead of the batches taken
+    try:
+        if fmt == "json":
+            explicit = pa.schema(list(known.items())) if known else None
+            reader = pa_json.open_json(paced, read_options=pa_json.ReadOptions(
+                block_size=block_size or settings.json_block_size),
+                parse_options=pa_json.ParseOptions(explicit_schema=explicit))
+        else:
+            reader = _csv(paced, settings, block_size, pa_csv.ConvertOptions(column_types=known))
+    except BaseException:
+        paced.close()
+        raise
+    return reader.schema, paced.batches(reader)
 
 
 def _whole_file_block(stream: Any, block_size: int) -> int:
