@@ -1,7 +1,7 @@
 """The Parquet writer: Arrow batches into one Parquet file (pyarrow), staged then committed.
 
 Row groups are sized, not one per incoming batch: batches are held until they add up to ``parquet.block.size``
-bytes of Arrow data (default 64 MiB; Gobblin's writer reads ``writer.file.block.size``, accepted too) or
+bytes of Arrow data (default 32 MiB; Gobblin's writer reads ``writer.file.block.size``, accepted too) or
 1,048,576 rows (pyarrow's own cap), then written as one row group. A source that reads in small batches
 (a database cursor, a CSV block) so gets files like ``pyarrow.parquet.write_table``'s: few large row groups,
 one dictionary per column chunk, smaller and faster to read. Memory stays bounded: at most one row group's

@@ -10,7 +10,7 @@ from gobblin_py.sdk.settings import Kind, Scope, Settings, setting
 FORMATS = tuple(WRITERS)
 PATH_TYPES = ("DEFAULT", "TABLENAME", "NAMESPACE_TABLE")
 CSV_DELIMITER_NAMES = {"\\t": "\t", "tab": "\t", "\\u0001": "\x01"}
-DEFAULT_PARQUET_BLOCK_SIZE = 64 << 20
+DEFAULT_PARQUET_BLOCK_SIZE = 32 << 20
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class WriterSettings(FileWriterSettings):
     csv_header: bool = setting("writer.csv.header", scope=Scope.BRANCH, default=True, doc="write a CSV header line")
     parquet_block_size: int = setting("parquet.block.size", kind=Kind.SIZE, scope=Scope.BRANCH, shared_fallback=True,
                                       aliases=("writer.file.block.size",), default=DEFAULT_PARQUET_BLOCK_SIZE,
-                                      minimum=1, default_doc="64MB",
+                                      minimum=1, default_doc="32MB",
                                       doc="Parquet row group size: batches are held until they reach this many bytes "
                                           "of Arrow data (or 1,048,576 rows), then written as one row group; also "
                                           "read from Gobblin's writer.file.block.size")

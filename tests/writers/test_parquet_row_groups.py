@@ -81,3 +81,13 @@ def test_a_target_file_size_caps_the_row_group(tmp_path):
     assert len(outputs) > 2
     assert all(len(groups(p)) >= 1 for p in outputs)
     assert sum(sum(groups(p)) for p in outputs) == 50_000
+
+
+def test_by_default_a_row_group_holds_32_mb_of_arrow_data(tmp_path):
+    """A task holds at most one row group before writing it: 32 MB, not 64, so that a big file costs hardly more
+    memory than a small one; the 1,048,576-row cap is not what bounds ordinary rows."""
+    wide = [pa.record_batch({f"c{c}": pa.array(range(b * 100_000, (b + 1) * 100_000), pa.int64()) for c in range(6)})
+            for b in range(8)]  # 48 bytes a row: 4.8 MB a batch, 38.4 MB in all
+    _, outputs = write_all(task_state(tmp_path, writer__codec__type="none"), *wide)
+    per_group = (32 << 20) // 48
+    assert groups(outputs[0]) == [per_group, 800_000 - per_group]

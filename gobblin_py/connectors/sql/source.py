@@ -251,7 +251,7 @@ def _row_groups(state: SourceState) -> dict[str, str]:
     """Parquet row groups of :data:`ROW_GROUP_BYTES` for a table's rows, unless the job sizes them itself.
 
     The writer holds a row group's batches until it is written; rows arrive from a database in small batches
-    (as a bare driver-to-Parquet script writes them, one row group each), so holding 64 MB (the writer's default)
+    (as a bare driver-to-Parquet script writes them, one row group each), so holding 32 MB (the writer's default)
     only costs memory: about twice that at its peak, for each work unit running.
     """
     if any(key.startswith(ROW_GROUP_KEYS) for key in state.properties):

@@ -41,16 +41,15 @@ NOTES = [
     "Parquet write, as the pyarrow script does, plus a fixed ~0.3 s of CPU for start-up, planning, staging, "
     "commit and state; Polars and DuckDB parse and encode with their own, faster native code and keep no state "
     "(README, Performance: what the peers skip).",
-    "Files, memory: each task holds up to one Parquet row group (parquet.block.size, 64 MB of Arrow data or "
-    "1,048,576 rows) before writing it, and Arrow's streaming reader parses ahead of it, 1 MB at a time (16 MB "
-    "blocks, before, took 20 M rows to about 600 MB); at 5 M rows a file (625,000 rows) is smaller than a row "
-    "group, at 20 M (2,500,000) it is not, so peak memory still grows from 5 M to 20 M, by the two tasks' larger "
-    "row groups held and encoded. Reading each file two blocks at a time was tried: it lowered a read-only "
-    "pass's peak but not a task's, and was not kept. At 20 M a task holds a 1 M-row group (48 MB of Arrow data), "
-    "Arrow's read-ahead (up to 32 blocks, 32 MB; pyarrow has no setting for it) and about 30 MB of encoding "
-    "scratch. Tried: a stream that lets Arrow read only 3 blocks ahead of the batches taken (1.19 to 1.25 alone) "
-    "with 32 MB row groups (1.05 together, but the 20 M run 10 to 13 % slower, and that stream could hold up "
-    "the opening of a file whose first rows span more than 3 blocks): not kept.",
+    "Files, memory: each task holds up to one Parquet row group (parquet.block.size, 32 MB of Arrow data, about "
+    "700,000 of these rows) before writing it, and reads its file through a paced stream, at most 3 blocks of "
+    "1 MB ahead of the batches taken (Arrow's streaming reader alone reads 32 ahead, held while the task "
+    "encodes). A 625,000-row file (5 M rows, 28 MB) is one row group, a 2,500,000-row one (20 M) four, so peak "
+    "memory grows from 5 M to 20 M by the two tasks' 4 MB larger row groups and their read-ahead. Encoding a row "
+    "group takes about 30 MB more, whatever its size: Arrow's dictionary tried on the unique id and time "
+    "columns before it falls back to plain. With the 64 MB default (1,048,576 rows here) and Arrow's read-ahead, "
+    "20 M rows peaked at 1.3 to 1.4 x 5 M rows' memory; the paced stream alone left it at 1.2 to 1.25 x. 24 MB "
+    "row groups were flatter (1.0 to 1.1 x) but cut each 5 M-row file in two and took 11 % more CPU there.",
 ]
 JSON_NOTES = [
     "JSON lines (perf, CPU time): pyarrow's JSON parser is about 60 % of a gpy run's CPU, as of the pyarrow "
