@@ -3,76 +3,94 @@
 Arrow's streaming readers read their input on a background thread, up to 32 blocks ahead of the batches taken
 from them (Arrow's own read-ahead; pyarrow gives no option to set it): 32 MB of a file at a 1 MB block, held
 whether or not the task that reads it is busy elsewhere (writing a Parquet row group, say). Read through a
-:class:`PacedInput`, a file is read at most ``ahead`` blocks beyond the batches taken while the consumer is
-busy. Each block gives one batch (an empty one for a block of blank lines); should a batch ever need more
-blocks than that, the consumer waiting on it for :data:`STALL_S` lets the read through rather than stall.
+:class:`PacedInput`, a file is read at most ``ahead`` blocks beyond the batches taken.
+
+A read is held only once the reader is open (opening reads as far as Arrow needs, a first row longer than
+``ahead`` blocks included), while ``ahead`` blocks are read and not taken, and not while the consumer waits on
+the reader: when the consumer waits for a batch and Arrow holds at most one block it has read (every other one
+parsed and freed), the batch waits on the next read, which passes at once (a row longer than ``ahead`` blocks
+costs no wait). While the consumer waits on Arrow's parse of blocks already read, reads stay held: that wait is
+the moment Arrow would otherwise run its 32 blocks ahead. Closing the batches or the file lets every read through.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Generator
+import weakref
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
 
 AHEAD = 3  # blocks read ahead of the batches taken: one being parsed, one parsed ahead, one to spare
-POLL_S = 0.1  # how often a held read looks whether its file was closed (batches never taken)
-STALL_S = 0.05  # a consumer waiting this long for a batch gets the read it waits on, whatever was read ahead
+POLL_S = 0.1  # how often a held read looks whether its file was closed under it
+# A reader that neither frees the blocks it has read nor gives a batch while its consumer waits (no Arrow reader
+# does so: a batch needs its own block and the ones before) gets a held read after this: a wait, never a hang.
+STALL_S = 0.05
 
 
 class PacedInput:
-    """A readable stream over ``raw`` whose reads wait while ``ahead`` blocks are read and not yet taken.
+    """A readable stream over ``raw`` whose reads wait while ``ahead`` blocks are read and not yet taken, unless
+    the consumer waits for a batch that needs them.
 
-    Give it to a streaming reader in place of ``raw`` and take the batches through :meth:`batches`. Closing it
-    (or the batches' end) lets every waiting read through; ``raw`` stays its opener's to close.
+    Give it to a streaming reader in place of ``raw``, then take the batches through :meth:`batches`. Closing it
+    (or the batches, or their end) lets every waiting read through; ``raw`` stays its opener's to close.
     """
 
     def __init__(self, raw: Any, ahead: int = AHEAD) -> None:
         self._raw = raw
         self._ahead = max(1, ahead)
         self._native = isinstance(raw, pa.NativeFile)
-        self._unread = 0  # blocks read and not yet given back as batches
-        self._waiting_since: float | None = None  # when the consumer began to wait for a batch
+        self._read = 0  # blocks read
+        self._taken = 0  # batches taken
+        self._freed = 0  # blocks read that the reader has let go of (parsed, or dropped)
+        # when the consumer began to wait for a batch: from the start, as it waits for the reader to open
+        self._waiting_since: float | None = time.monotonic()
         self._done = False
-        self._turn = threading.Condition()
+        self._turn = threading.Condition()  # a reentrant lock: a block may be freed by a thread that holds it
+        self.stalls = 0  # held reads let through by STALL_S
 
     def read(self, nbytes: int = -1) -> Any:
         with self._turn:
-            while self._unread >= self._ahead and not self._done and not self.closed:
-                if self._waiting_since is None:  # the consumer is busy: it gives the turn back when it takes one
-                    self._turn.wait(POLL_S)
-                    continue
-                waited = time.monotonic() - self._waiting_since
-                if waited >= STALL_S:  # it waits on this read: let it through, one read a stall
-                    self._waiting_since = time.monotonic()
-                    break
-                self._turn.wait(STALL_S - waited)
-            self._unread += 1
-        # an Arrow buffer, not bytes: Arrow takes it without a copy
-        return self._raw.read_buffer(nbytes) if self._native else self._raw.read(nbytes)
+            while (wait := self._hold()) > 0:
+                self._turn.wait(wait)
+            self._read += 1
+        # an Arrow buffer, not bytes: Arrow takes it without a copy, and lets it go once the block is parsed
+        block = self._raw.read_buffer(nbytes) if self._native else pa.py_buffer(self._raw.read(nbytes))
+        weakref.finalize(block, self._free).atexit = False
+        return block
 
-    def batches(self, reader: pa.RecordBatchReader) -> Generator[pa.RecordBatch, None, None]:
-        """``reader``'s batches, each one taken letting one more block be read."""
-        try:
-            while True:
-                self._wait(True)
-                try:
-                    batch = reader.read_next_batch()
-                except StopIteration:
-                    return
-                finally:
-                    self._wait(False)
-                yield batch
-        finally:
-            self.close()
+    def _hold(self) -> float:
+        """How long a read waits before it looks again; 0: it passes."""
+        if self._done or self.closed or self._read - self._taken < self._ahead:
+            return 0
+        if self._waiting_since is None:  # the consumer is busy: it notifies when it takes a batch or waits
+            return POLL_S
+        if self._read - self._freed <= 1:  # what the consumer waits on needs this read
+            return 0
+        stalled = time.monotonic() - self._waiting_since
+        if stalled >= STALL_S:
+            self.stalls += 1
+            self._waiting_since = time.monotonic()
+            return 0
+        return STALL_S - stalled
 
-    def _wait(self, waiting: bool) -> None:
+    def _free(self) -> None:
+        with self._turn:
+            self._freed += 1
+            self._turn.notify_all()
+
+    def batches(self, reader: pa.RecordBatchReader) -> PacedBatches:
+        """``reader``'s batches, each one taken letting one more block be read; call it once ``reader`` is open."""
+        self.waiting(False)  # open: busy until it asks for a batch
+        return PacedBatches(self, reader)
+
+    def waiting(self, waiting: bool, took: bool = False) -> None:
+        """The consumer begins (``True``) or ends waiting for a batch, having ``took`` one."""
         with self._turn:
             self._waiting_since = time.monotonic() if waiting else None
-            if not waiting:
-                self._unread = max(0, self._unread - 1)
+            self._taken += took
             self._turn.notify_all()
 
     def close(self) -> None:
@@ -89,3 +107,34 @@ class PacedInput:
 
     def seekable(self) -> bool:
         return False
+
+
+class PacedBatches(Iterator[pa.RecordBatch]):
+    """The batches of a reader over a :class:`PacedInput`. Closing them, or dropping them, first lets the reader's
+    held reads through: Arrow's reader waits for its reads in flight when it is closed or freed."""
+
+    def __init__(self, paced: PacedInput, reader: pa.RecordBatchReader) -> None:
+        self._paced = paced
+        self._reader: pa.RecordBatchReader | None = reader
+
+    def __next__(self) -> pa.RecordBatch:
+        if self._reader is None:
+            raise StopIteration
+        self._paced.waiting(True)
+        took = False
+        try:
+            batch = self._reader.read_next_batch()
+            took = True
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            self._paced.waiting(False, took)
+        return batch
+
+    def close(self) -> None:
+        self._paced.close()
+        self._reader = None  # freed after its reads are let through
+
+    def __del__(self) -> None:
+        self._paced.close()

@@ -5,6 +5,7 @@ in a file, is read with the configured block and every record arrives exactly on
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 
@@ -149,3 +150,21 @@ def test_a_file_is_read_a_few_blocks_ahead_of_the_batches_taken(tmp_path, ext):
         assert [i for b in taken for i in b.column("id").to_pylist()] == list(range(40_000))
     finally:
         opened.stream.close()
+
+
+@pytest.mark.parametrize("ext", ["jsonl", "csv"])
+@pytest.mark.parametrize("long_at", [0, SHORT], ids=["first-line", "mid-file"])
+def test_a_row_longer_than_the_read_ahead_never_holds_the_read(tmp_path, long_at, ext):
+    # the row spans more blocks than are read ahead: Arrow reads them (while it opens, for a first row) before it
+    # finds the row too long for its block, and the file is read again with the configured block
+    write_lines(tmp_path / "in" / f"a.{ext}", records(0, 10))
+    write_lines(tmp_path / "in" / f"b.{ext}", records(10, 2 * SHORT, long_at=10 + long_at, length=(AHEAD + 2) << 20))
+    read: list = []
+    reading = threading.Thread(target=lambda: read.append(batches_by_file(tmp_path / "in")), daemon=True)
+    reading.start()
+    reading.join(60)  # milliseconds when reads pass; a read held for a consumer waiting on it is held for ever
+    assert not reading.is_alive(), "the file's reader waits on a read held for it"
+    rows = [r for b in read[0][f"b.{ext}"] for r in b.to_pylist()]
+    assert [r["id"] for r in rows] == list(range(10, 10 + 2 * SHORT))
+    assert len(rows[long_at]["text"]) == (AHEAD + 2) << 20
+

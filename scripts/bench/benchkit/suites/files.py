@@ -44,12 +44,16 @@ NOTES = [
     "Files, memory: each task holds up to one Parquet row group (parquet.block.size, 32 MB of Arrow data, about "
     "700,000 of these rows) before writing it, and reads its file through a paced stream, at most 3 blocks of "
     "1 MB ahead of the batches taken (Arrow's streaming reader alone reads 32 ahead, held while the task "
-    "encodes). A 625,000-row file (5 M rows, 28 MB) is one row group, a 2,500,000-row one (20 M) four, so peak "
+    "encodes; the stream holds a read only while the task is busy or waits on Arrow's parse, never when it "
+    "waits on that read, so opening a file whose first row spans more blocks cannot hang). A 625,000-row file "
+    "(5 M rows, 28 MB) is one row group, a 2,500,000-row one (20 M) four, so peak "
     "memory grows from 5 M to 20 M by the two tasks' 4 MB larger row groups and their read-ahead. Encoding a row "
     "group takes about 30 MB more, whatever its size: Arrow's dictionary tried on the unique id and time "
     "columns before it falls back to plain. With the 64 MB default (1,048,576 rows here) and Arrow's read-ahead, "
     "20 M rows peaked at 1.3 to 1.4 x 5 M rows' memory; the paced stream alone left it at 1.2 to 1.25 x. 24 MB "
-    "row groups were flatter (1.0 to 1.1 x) but cut each 5 M-row file in two and took 11 % more CPU there.",
+    "row groups were flatter (1.0 to 1.1 x) but cut each 5 M-row file in two and took 11 % more CPU there. "
+    "Under load 3.5 to 5: 284 and 298 MB (1.05 x); in turns with Arrow's read-ahead and 64 MB groups, same load "
+    "(2 to 3.5), the 20 M run took the same median time (8.4 s) in 270 to 296 MB instead of 358 to 388 MB.",
 ]
 JSON_NOTES = [
     "JSON lines (perf, CPU time): pyarrow's JSON parser is about 60 % of a gpy run's CPU, as of the pyarrow "
