@@ -58,7 +58,11 @@ NOTES = [
 JSON_NOTES = [
     "JSON lines (perf, CPU time): pyarrow's JSON parser is about 60 % of a gpy run's CPU, as of the pyarrow "
     "script's, the Parquet write about 10 %; Polars' and DuckDB's whole runs take less CPU than that parse alone "
-    "(about 3.8 s against 6.2 s for gpy), so gpy, on the same parser as the pyarrow script, stays behind them.",
+    "(about 3.8 s against 6.2 s for gpy), so gpy, on the same parser as the pyarrow script, stays behind them. "
+    "Parsing one of the 8 files (625,000 rows, 79 MB) into memory, one thread: DuckDB 0.32 s of CPU, Polars "
+    "0.65 s, pyarrow 0.78 to 0.90 s; so Polars' parser would not close the gap and DuckDB's would mean DuckDB "
+    "as a dependency, with its own type inference (it reads the ISO times as timestamps, pyarrow as text). "
+    "Tried: pyarrow's JSON reader without its thread pool, one thread a task (no less CPU: 5.3 s against 5.1 s).",
 ]
 
 PYARROW_SCRIPT = csv_to_parquet.CONTENDERS["pyarrow (ceiling)"]
