@@ -19,7 +19,7 @@ import pyarrow as pa
 from gobblin_py.connectors.sql.errors import SqlSourceError
 from gobblin_py.sdk.errors import UsageError
 
-CONVERSIONS = ("plain", "bool_from_int", "text_timestamp", "text_date", "number_decimal")
+CONVERSIONS = ("plain", "bool_from_int", "text_timestamp", "text_date", "number_decimal", "scaled_decimal")
 
 
 @dataclass
@@ -85,10 +85,12 @@ def rows_to_batch(rows: Sequence[Sequence[Any]], columns: Sequence[ColumnSpec], 
 def _driver_type(spec: ColumnSpec) -> pa.DataType | None:
     """The Arrow type of the driver's values before conversion (None: let Arrow infer, for mixed numbers)."""
     return {"plain": spec.type, "bool_from_int": pa.int64(), "text_timestamp": pa.string(),
-            "text_date": pa.string(), "number_decimal": None}[spec.convert]
+            "text_date": pa.string(), "number_decimal": None, "scaled_decimal": pa.int64()}[spec.convert]
 
 
 def _convert(array: pa.Array, spec: ColumnSpec) -> pa.Array:
+    if spec.convert == "scaled_decimal":
+        return unscaled(array, spec.type)
     if spec.convert == "number_decimal" and pa.types.is_floating(array.type):
         import pyarrow.compute as pc  # Arrow's kernels only for this column: a run that reads nothing skips them
 
@@ -96,6 +98,15 @@ def _convert(array: pa.Array, spec: ColumnSpec) -> pa.Array:
     if array.type != spec.type:
         array = array.cast(spec.type)
     return array
+
+
+def unscaled(array: pa.Array, decimal: pa.Decimal128Type) -> pa.Array:
+    """Integers that are decimal values × 10^scale (``scaled_decimal``) as those decimals, exactly: the
+    integers become decimals of scale 0 (whose storage is the integer itself), read with the scale. (The
+    database's column type holds them to the precision.)"""
+    whole = array.cast(pa.decimal128(19, 0))  # any bigint
+    return pa.Array.from_buffers(decimal, len(whole), whole.buffers(), null_count=whole.null_count,
+                                 offset=whole.offset)
 
 
 def conform_batch(batch: pa.RecordBatch, columns: Sequence[ColumnSpec], schema: pa.Schema) -> pa.RecordBatch:

@@ -178,6 +178,7 @@ class QueryBasedExtractor(Extractor):
         try:
             self._session = session = self.dialect.session(self.settings.fetch_method, self.columns)
             log.info("sql_extract", table=self.table, method=session.method, ranges=len(ranges))
+            self.columns = session.select_columns(self.columns)
             queries = [(key, *self._sql(key)) for key in ranges]
             if not self.settings.skip_count:
                 self._expected = self._count(session, queries)
