@@ -90,3 +90,59 @@ def test_a_tables_rows_are_written_in_small_row_groups_unless_the_job_sizes_them
     job.set(**props)
     [unit] = _units(job)
     assert unit.properties.get("parquet.block.size") == row_group
+
+
+@pytest.mark.parametrize(("props", "ranges"), [
+    ({"source.querybased.split.min.rows": "50"}, 2),  # one range per task thread (2 by default)
+    ({"source.querybased.split.min.rows": "50", "taskexecutor.threadpool.size": "3"}, 3),
+    ({"source.querybased.split.min.rows": "50", "gpy.taskexecutor.processes": "4"}, 4),  # worker processes rule
+    ({"source.querybased.split.min.rows": "50", "taskexecutor.threadpool.size": "3",
+      "source.max.number.of.partitions": "2"}, 2),  # capped
+    ({"source.querybased.split.min.rows": "50", "taskexecutor.threadpool.size": "1"}, 1),  # one slot: one range
+    ({"source.querybased.split.min.rows": "101"}, 1),  # fewer rows than the threshold
+    ({"source.querybased.split.min.rows": "0"}, 1),  # off
+    ({"source.querybased.split.min.rows": "50", "source.querybased.split.rows": "30"}, 4),  # split.rows asks more
+    ({"source.querybased.split.min.rows": "50", "source.querybased.skip.count.calc": "true"}, 1),  # not counted
+])
+def test_a_large_range_is_read_as_one_range_per_task_slot(sqlite_db, tmp_path, props, ranges):
+    create_shop(sqlite_db, orders=100, customers=1)
+    job = SqlJob(tmp_path / "job", sqlite_db, tables="orders", extract__delta__fields="id")
+    job.set(**props)
+    assert len(_units(job)) == ranges
+
+
+@pytest.mark.parametrize("kind", ["sqlite_db", "postgres_db"])
+def test_a_first_load_over_the_task_slots_reads_gaps_and_skew_once_and_the_next_run_goes_on(kind, request,
+                                                                                            tmp_path):
+    db = request.getfixturevalue(kind)
+    create_shop(db, orders=60, customers=1)
+    add_orders(db, 10_000, 40)  # ids 1-60 and 10000-10039: equal widths of the id hold 60 and 40 rows
+    job = SqlJob(tmp_path / "job", db, tables="orders", extract__delta__fields="id",
+                 source__querybased__split__min__rows="50")
+    read = _read(job)
+    assert [len(ids) for _, ids in read] == [60, 40]
+    assert all(count == len(ids) for count, ids in read)
+    first = job.run()
+    assert first.returncode == 0, first.output
+    assert first.output.count('"event": "task_finished"') == 2
+    assert job.ids() == [*range(1, 61), *range(10_000, 10_040)]
+    add_orders(db, 10_040, 10)
+    second = job.run()
+    assert second.returncode == 0, second.output
+    assert second.output.count('"event": "task_finished"') == 1  # 10 new rows: below the threshold, one range
+    assert job.ids() == [*range(1, 61), *range(10_000, 10_050)]
+
+
+@pytest.mark.parametrize(("props", "row_group"), [
+    ({}, str(4 << 20)),  # two ranges at once: 4 MB row groups each, 8 MB together as one range's
+    ({"taskexecutor.threadpool.size": "4", "source.max.number.of.partitions": "3"}, str((8 << 20) // 3)),
+    ({"parquet.block.size": "32MB"}, None),  # the job's own size is kept
+])
+def test_ranges_read_at_once_share_one_ranges_row_group_memory(sqlite_db, tmp_path, props, row_group):
+    create_shop(sqlite_db, orders=100, customers=1)
+    job = SqlJob(tmp_path / "job", sqlite_db, tables="orders", extract__delta__fields="id",
+                 source__querybased__split__min__rows="50")
+    job.set(**props)
+    units = _units(job)
+    assert len(units) > 1
+    assert {unit.properties.get("parquet.block.size") for unit in units} == {row_group}

@@ -67,6 +67,7 @@ class TablePlan:
     indexed: bool = False  # the delta expression is one column leading an index: MIN/MAX from its ends
     startpoint: Startpoint | None = None
     replay: tuple[bool, Any] = (True, None)  # for a TIMESTAMP startpoint: (found, low watermark) from the replay pairs
+    slots: int = 1  # the job's task slots: how many work units run at once
 
 
 class RangePlanner:
@@ -198,12 +199,14 @@ class RangePlanner:
 
     def _parts(self, rows: int) -> int:
         """How many ranges a range of ``rows`` rows is read in when no interval is set: one per
-        ``split.rows`` rows (rounded up; one when the rows were not counted), at most ``max.number.of.partitions``
-        — equal widths of the delta column, so about as many rows each when its values are spread evenly."""
-        per = self.settings.split_rows
-        if per <= 0 or rows <= per:
-            return 1
-        return max(1, min(self.settings.max_partitions, -(-rows // per)))
+        ``split.rows`` rows (rounded up; one when the rows were not counted), and at least one per task slot
+        from ``split.min.rows`` rows, at most ``max.number.of.partitions`` — equal widths of the delta column,
+        so about as many rows each when its values are spread evenly."""
+        per, least = self.settings.split_rows, self.settings.split_min_rows
+        parts = -(-rows // per) if 0 < per < rows else 1
+        if 0 < least <= rows:
+            parts = max(parts, self.plan.slots)
+        return max(1, min(self.settings.max_partitions, parts))
 
     def _start_at(self, frontier: int | None, min_long: int | None, high: int, wtype: str) -> int | None:
         """Where an operator's startpoint starts the range (the checkpoint when there is none)."""

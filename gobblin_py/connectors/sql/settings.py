@@ -96,6 +96,11 @@ class TableSettings(Settings):
     split_rows: int = setting(K.SPLIT_ROWS, default=1_000_000, minimum=0, scope=ENTITY,
                               doc="with no partition.interval: a range of more rows is cut into ranges of about "
                                   "this many (at most max.number.of.partitions), read at once; 0: one range")
+    split_min_rows: int = setting(K.SPLIT_MIN_ROWS, default=500_000, minimum=0, scope=ENTITY,
+                                  doc="with no partition.interval: a range of at least this many rows (a first "
+                                      "load, say) is read as at least one range per task slot of the job "
+                                      "(taskexecutor.threadpool.size, or gpy.taskexecutor.processes when set), "
+                                      "at once; 0: never")
     partition_column: str | None = setting(K.PARTITION_COLUMN, scope=ENTITY,
                                            doc="a column whose values each keep their own watermark "
                                                "(MultiLongWatermark)")

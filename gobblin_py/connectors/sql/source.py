@@ -223,7 +223,8 @@ class QueryBasedSource(Source):
                          qualified=dialect.qualified(schema, table), expr=expr, indexed=indexed,
                          delta_names=", ".join(c.name for c in delta_cols),
                          codec=WatermarkCodec(settings.watermark_type or "simple", class_name), prev=prev,
-                         is_full=is_full, extract=extract, base=base, zone=source_zone(settings.timezone))
+                         is_full=is_full, extract=extract, base=base, zone=source_zone(settings.timezone),
+                         slots=_task_slots(state))
         point = startpoint_for(state, entity)
         if point is not None:
             if part_col is not None:
@@ -233,7 +234,8 @@ class QueryBasedSource(Source):
             if point.kind is StartpointKind.TIMESTAMP:
                 plan.replay = replay_low(state.previous_dataset_states.get(entity), "", point.timestamp_ms)
         planner = RangePlanner(plan)
-        return (planner.partitioned(part_col) if part_col else planner.single()), prev
+        units = planner.partitioned(part_col) if part_col else planner.single()
+        return _share_row_groups(units, plan.slots), prev
 
     def explain_empty_plan(self) -> EmptyPlan | None:
         """Why the last plan was empty: tables with no row to pull (a first run), or none past its watermark."""
@@ -257,6 +259,30 @@ def _row_groups(state: SourceState) -> dict[str, str]:
     if any(key.startswith(ROW_GROUP_KEYS) for key in state.properties):
         return {}
     return {ROW_GROUP_KEYS[0]: str(ROW_GROUP_BYTES)}
+
+
+def _share_row_groups(units: list[WorkUnit], slots: int) -> list[WorkUnit]:
+    """A table's work units that run at once hold together the row group memory one unit would: each writes
+    row groups of :data:`ROW_GROUP_BYTES` ÷ the units at once (unless the job sized them itself)."""
+    at_once = min(len(units), slots)
+    if at_once > 1:
+        for unit in units:
+            if unit.properties.get(ROW_GROUP_KEYS[0]) == str(ROW_GROUP_BYTES):
+                unit.set_prop(ROW_GROUP_KEYS[0], str(ROW_GROUP_BYTES // at_once))
+    return units
+
+
+def _task_slots(state: SourceState) -> int:
+    """How many of the job's work units run at once: its worker processes when it asks for them, else its task
+    threads (the engine's own keys, read here only to size a large range's split; the engine checks them)."""
+    for key, default in (("gpy.taskexecutor.processes", 0), ("taskexecutor.threadpool.size", 2)):
+        try:
+            slots = int(str(state.get_prop(key) or default).strip())
+        except ValueError:
+            slots = default
+        if slots > 0:
+            return slots
+    return 1
 
 
 def _why_empty(entities: list[str], skipped: list[str], frontiers: Mapping[str, Previous]) -> EmptyPlan:
