@@ -2,8 +2,9 @@
 and the row groups a table's rows are written in.
 
 A range of more rows than ``split.rows`` is cut into equal widths of the delta column, one per ``split.rows``
-rows (at most ``source.max.number.of.partitions``), so that the work units read at once; every row is read by
-exactly one of them, each unit's count matches its rows, and the next run starts where the last range ended.
+rows, and a range of at least ``split.min.rows`` into at least one per task slot of the job (at most
+``source.max.number.of.partitions``), so that the work units read at once; every row is read by exactly one of
+them, each unit's count matches its rows, and the next run starts where the last range ended.
 """
 
 from __future__ import annotations
