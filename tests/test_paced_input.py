@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 
@@ -13,7 +15,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.json as pa_json
 import pytest
 
-from gobblin_py.io.paced_input import AHEAD, PacedInput
+from gobblin_py.io.paced_input import AHEAD, PacedBatches, PacedInput
 
 SCHEMA = pa.schema([("n", pa.int64())])
 BLOCK = 16 << 10
@@ -140,3 +142,38 @@ def test_a_read_held_for_batches_never_taken_ends_when_the_file_is_closed():
     held.join(10)
     assert not held.is_alive()
     batches.close()
+
+
+def test_files_paced_at_once_leave_arrows_io_threads_to_the_process_other_reads():
+    # each file read ahead as far as it may go holds one of Arrow's IO threads (8, shared by every read of the
+    # process): a file more, or any other Arrow read, would otherwise wait for a thread until a batch is taken
+    data = csv_rows(-1, 0, count=60_000)
+    opened: list[PacedBatches] = []
+
+    def read_while_others_held() -> int:
+        for _ in range(pa.io_thread_count() + 1):
+            paced = PacedInput(io.BytesIO(data))
+            opened.append(paced.batches(pa_csv.open_csv(paced, read_options=pa_csv.ReadOptions(block_size=BLOCK))))
+        threading.Event().wait(0.3)  # each reader runs up to its held read
+        return pa_csv.open_csv(io.BytesIO(data), read_options=pa_csv.ReadOptions(block_size=BLOCK)).read_all().num_rows
+
+    try:
+        assert finished(read_while_others_held) == 60_000
+    finally:
+        for batches in opened:
+            batches.close()
+
+
+def test_a_process_exiting_with_a_file_half_read_exits_cleanly():
+    # the held read of a file never closed would call into the interpreter as it finalizes: a fatal error
+    script = f"""
+import io
+import pyarrow.csv as pa_csv
+from gobblin_py.io.paced_input import PacedInput
+paced = PacedInput(io.BytesIO(b"n\\n" + b"1\\n" * 60_000))
+LEFT_OPEN = [paced.batches(pa_csv.open_csv(paced, read_options=pa_csv.ReadOptions(block_size={BLOCK})))]
+next(LEFT_OPEN[0])
+import time; time.sleep(0.3)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -11,10 +11,15 @@ the reader: when the consumer waits for a batch and Arrow holds at most one bloc
 parsed and freed), the batch waits on the next read, which passes at once (a row longer than ``ahead`` blocks
 costs no wait). While the consumer waits on Arrow's parse of blocks already read, reads stay held: that wait is
 the moment Arrow would otherwise run its 32 blocks ahead. Closing the batches or the file lets every read through.
+
+A held read keeps one of Arrow's IO threads (a pool of 8, shared by every Arrow read in the process): each read
+held adds one to the pool, so files paced at once never leave the other readers of the process without a thread.
+When the process exits, reads of files still open fail at once rather than call into a finalizing interpreter.
 """
 
 from __future__ import annotations
 
+import atexit
 import threading
 import time
 import weakref
@@ -28,6 +33,11 @@ POLL_S = 0.1  # how often a held read looks whether its file was closed under it
 # A reader that neither frees the blocks it has read nor gives a batch while its consumer waits (no Arrow reader
 # does so: a batch needs its own block and the ones before) gets a held read after this: a wait, never a hang.
 STALL_S = 0.05
+
+_live: weakref.WeakSet[PacedInput] = weakref.WeakSet()
+_pool = threading.Lock()
+_held = 0  # reads held, across every paced file
+_spare = pa.io_thread_count()  # Arrow's IO threads left to its other reads, whatever the paced files hold
 
 
 class PacedInput:
@@ -48,18 +58,36 @@ class PacedInput:
         # when the consumer began to wait for a batch: from the start, as it waits for the reader to open
         self._waiting_since: float | None = time.monotonic()
         self._done = False
+        self._exiting = False
+        self._inside = 0  # reads under way
         self._turn = threading.Condition()  # a reentrant lock: a block may be freed by a thread that holds it
         self.stalls = 0  # held reads let through by STALL_S
+        _live.add(self)
 
     def read(self, nbytes: int = -1) -> Any:
         with self._turn:
-            while (wait := self._hold()) > 0:
-                self._turn.wait(wait)
-            self._read += 1
-        # an Arrow buffer, not bytes: Arrow takes it without a copy, and lets it go once the block is parsed
-        block = self._raw.read_buffer(nbytes) if self._native else pa.py_buffer(self._raw.read(nbytes))
-        weakref.finalize(block, self._free).atexit = False
-        return block
+            self._inside += 1
+        try:
+            with self._turn:
+                if (wait := self._hold()) > 0:
+                    _holding(1)
+                    try:
+                        while wait > 0:
+                            self._turn.wait(wait)
+                            wait = self._hold()
+                    finally:
+                        _holding(-1)
+                if self._exiting:
+                    raise OSError("the process is exiting: the file is no longer read")
+                self._read += 1
+            # an Arrow buffer, not bytes: Arrow takes it without a copy, and lets it go once the block is parsed
+            block = self._raw.read_buffer(nbytes) if self._native else pa.py_buffer(self._raw.read(nbytes))
+            weakref.finalize(block, self._free).atexit = False
+            return block
+        finally:
+            with self._turn:
+                self._inside -= 1
+                self._turn.notify_all()
 
     def _hold(self) -> float:
         """How long a read waits before it looks again; 0: it passes."""
@@ -98,6 +126,15 @@ class PacedInput:
             self._done = True
             self._turn.notify_all()
 
+    def _exit(self, bound_s: float) -> None:
+        """Fail every read from now on, and wait (up to ``bound_s``) for those under way to end."""
+        with self._turn:
+            self._exiting = self._done = True
+            self._turn.notify_all()
+            end = time.monotonic() + bound_s
+            while self._inside and (left := end - time.monotonic()) > 0:
+                self._turn.wait(left)
+
     @property
     def closed(self) -> bool:
         return bool(getattr(self._raw, "closed", False))
@@ -107,6 +144,23 @@ class PacedInput:
 
     def seekable(self) -> bool:
         return False
+
+
+def _holding(change: int) -> None:
+    """Count a read held (``1``) or let through (``-1``), growing Arrow's IO pool to keep its spare threads."""
+    global _held
+    with _pool:
+        _held += change
+        if change > 0 and pa.io_thread_count() < _spare + _held:
+            pa.set_io_thread_count(_spare + _held)
+
+
+@atexit.register
+def _exiting() -> None:
+    # Arrow's read-ahead thread of a file still open would call into the interpreter as it finalizes (a fatal
+    # error that aborts the process): its reads end here, while the interpreter still runs them
+    for paced in list(_live):
+        paced._exit(1.0)
 
 
 class PacedBatches(Iterator[pa.RecordBatch]):
