@@ -13,6 +13,7 @@ import fsspec
 import pyarrow.parquet as pq
 import pytest
 
+from gobblin_py.connectors.files import file_readers
 from gobblin_py.connectors.files.file_readers import open_file
 from gobblin_py.connectors.files.file_settings import FileSourceSettings
 from gobblin_py.connectors.files.filebased import FileBasedSource
@@ -63,6 +64,34 @@ def test_files_read_to_the_dataset_schema_arrive_a_megabyte_at_a_time(tmp_path, 
     sizes = [b.nbytes for b in read[f"b.{ext}"]]
     assert sum(b.num_rows for b in read[f"b.{ext}"]) == 40_000
     assert len(sizes) >= 4 and max(sizes) < 4 << 20, sizes  # not one 16 MB block of the configured size
+
+
+@pytest.mark.parametrize("ext", ["jsonl", "csv"])
+def test_a_local_file_within_the_read_ahead_is_read_by_arrow_alone(tmp_path, ext, monkeypatch):
+    # pacing such a file bounds nothing (Arrow may read it all anyway) and costs a Python stream each read: a job
+    # of many small files pays for it on every one
+    block = 64 << 10
+    small = write_lines(tmp_path / f"small.{ext}", records(0, 2_000))  # under AHEAD blocks
+    large = write_lines(tmp_path / f"large.{ext}", records(0, 40_000, pad="p" * 60))
+    assert small.stat().st_size <= AHEAD * block < large.stat().st_size
+    settings = FileSourceSettings.load({"source.filebased.data.directory": str(tmp_path)})
+    paced_streams: list = []
+
+    class Counted(file_readers.PacedInput):
+        def __init__(self, raw, *args, **kwargs) -> None:
+            paced_streams.append(raw)
+            super().__init__(raw, *args, **kwargs)
+
+    monkeypatch.setattr(file_readers, "PacedInput", Counted)
+    for path, paced in ((small, False), (large, True)):
+        paced_streams.clear()
+        opened = open_file(fsspec.filesystem("file"), str(path), settings, block_size=block)
+        try:
+            assert len(paced_streams) == paced, path.name
+            rows = [i for b in opened.batches for i in b.column("id").to_pylist()]
+            assert rows == list(range(2_000 if path is small else 40_000))
+        finally:
+            opened.stream.close()
 
 
 @pytest.mark.parametrize("ext", ["jsonl", "csv"])

@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from gobblin_py.connectors.files.file_schema import first_bad_row, shown
 from gobblin_py.connectors.files.file_settings import SCHEMA_CHANGE_KEY, FileSourceSettings, file_format
 from gobblin_py.io.native_io import open_input
+from gobblin_py.io.paced_input import AHEAD as PACED_AHEAD
 from gobblin_py.io.paced_input import PacedInput
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 
@@ -150,19 +151,30 @@ def _open(stream: Any, path: str, fmt: str, settings: FileSourceSettings, refere
     if block_size is not None:
         block_size = min(block_size, settings.block_size_key(fmt)[1])
     block_size = _whole_file_block(stream, block_size or settings.block_size_key(fmt)[1])
+    if _within_read_ahead(stream, block_size):  # nothing to pace: Arrow reads it natively, all at once
+        reader = _text_reader(stream, fmt, settings, block_size, known)
+        return reader.schema, iter(reader)
     paced = PacedInput(stream)  # Arrow would read 32 blocks ahead of the batches taken
     try:
-        if fmt == "json":
-            explicit = pa.schema(list(known.items())) if known else None
-            reader = pa_json.open_json(paced, read_options=pa_json.ReadOptions(
-                block_size=block_size or settings.json_block_size),
-                parse_options=pa_json.ParseOptions(explicit_schema=explicit))
-        else:
-            reader = _csv(paced, settings, block_size, pa_csv.ConvertOptions(column_types=known))
+        reader = _text_reader(paced, fmt, settings, block_size, known)
     except BaseException:
         paced.close()
         raise
     return reader.schema, paced.batches(reader)
+
+
+def _text_reader(stream: Any, fmt: str, settings: FileSourceSettings, block_size: int,
+                 known: dict[str, pa.DataType]) -> Any:
+    if fmt == "json":
+        explicit = pa.schema(list(known.items())) if known else None
+        return pa_json.open_json(stream, read_options=pa_json.ReadOptions(block_size=block_size),
+                                 parse_options=pa_json.ParseOptions(explicit_schema=explicit))
+    return _csv(stream, settings, block_size, pa_csv.ConvertOptions(column_types=known))
+
+
+def _within_read_ahead(stream: Any, block_size: int) -> bool:
+    """Whether ``stream`` is a local file no longer than the blocks a paced read lets Arrow read ahead."""
+    return isinstance(stream, pa.OSFile) and stream.size() <= block_size * PACED_AHEAD
 
 
 def _whole_file_block(stream: Any, block_size: int) -> int:
