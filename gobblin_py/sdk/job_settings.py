@@ -67,3 +67,20 @@ class ReplaySettings(Settings):
                                      doc="a run replaying from a time drops records with an earlier event time")
     max_pairs: int = setting("gpy.replay.pairs.max", default=1000, minimum=1, maximum=1_000_000,
                              doc="(watermark, event time) pairs kept per partition for timestamp replay")
+
+
+@dataclass(frozen=True)
+class TaskSlotSettings(Settings):
+    """How many of a job's tasks run at once on ``--engine local``: the engine's keys, declared here, below the
+    runtime, so a source may size its work units to them."""
+
+    threads: int = setting("taskexecutor.threadpool.size", default=2, minimum=1, maximum=1024,
+                           doc="tasks run at once by --engine local")
+    processes: int = setting("gpy.taskexecutor.processes", default=0, minimum=0, maximum=1024,
+                             doc="--engine local: run tasks in this many worker processes instead of threads "
+                                 "(0: threads); for many small tasks or tasks that spend their time in Python")
+
+    @property
+    def slots(self) -> int:
+        """Tasks run at once: the worker processes when the job asks for them, else the task threads."""
+        return self.processes or self.threads

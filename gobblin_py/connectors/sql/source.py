@@ -40,6 +40,7 @@ from gobblin_py.io.contained_paths import path_problem, relative_parts
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.contracts import EmptyPlan, Extractor, Source
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.job_settings import TaskSlotSettings
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.packing import worst_fit_decreasing
 from gobblin_py.sdk.run_states import SourceState
@@ -224,7 +225,7 @@ class QueryBasedSource(Source):
                          delta_names=", ".join(c.name for c in delta_cols),
                          codec=WatermarkCodec(settings.watermark_type or "simple", class_name), prev=prev,
                          is_full=is_full, extract=extract, base=base, zone=source_zone(settings.timezone),
-                         slots=_task_slots(state))
+                         slots=TaskSlotSettings.load(state).slots)
         point = startpoint_for(state, entity)
         if point is not None:
             if part_col is not None:
@@ -270,19 +271,6 @@ def _share_row_groups(units: list[WorkUnit], slots: int) -> list[WorkUnit]:
             if unit.properties.get(ROW_GROUP_KEYS[0]) == str(ROW_GROUP_BYTES):
                 unit.set_prop(ROW_GROUP_KEYS[0], str(ROW_GROUP_BYTES // at_once))
     return units
-
-
-def _task_slots(state: SourceState) -> int:
-    """How many of the job's work units run at once: its worker processes when it asks for them, else its task
-    threads (the engine's own keys, read here only to size a large range's split; the engine checks them)."""
-    for key, default in (("gpy.taskexecutor.processes", 0), ("taskexecutor.threadpool.size", 2)):
-        try:
-            slots = int(str(state.get_prop(key) or default).strip())
-        except ValueError:
-            slots = default
-        if slots > 0:
-            return slots
-    return 1
 
 
 def _why_empty(entities: list[str], skipped: list[str], frontiers: Mapping[str, Previous]) -> EmptyPlan:

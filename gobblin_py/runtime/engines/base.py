@@ -14,22 +14,18 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from gobblin_py.runtime.execute import task_progress
+from gobblin_py.sdk.job_settings import TaskSlotSettings
 from gobblin_py.sdk.logs import get_logger
-from gobblin_py.sdk.settings import Settings, setting
+from gobblin_py.sdk.settings import setting
 from gobblin_py.sdk.states import MultiWorkUnit, TaskState, WorkUnit
 
 log = get_logger(__name__)
 
 
 @dataclass(frozen=True)
-class EngineSettings(Settings):
+class EngineSettings(TaskSlotSettings):
     """The keys of the engines."""
 
-    threads: int = setting("taskexecutor.threadpool.size", default=2, minimum=1, maximum=1024,
-                           doc="tasks run at once by --engine local")
-    processes: int = setting("gpy.taskexecutor.processes", default=0, minimum=0, maximum=1024,
-                             doc="--engine local: run tasks in this many worker processes instead of threads "
-                                 "(0: threads); for many small tasks or tasks that spend their time in Python")
     master: str | None = setting("spark.master", default_doc="local[*]", doc="Spark master of --engine spark")
     remote: str | None = setting("spark.remote", example="sc://spark-connect.example.com:15002",
                                  doc="Spark Connect server (sc://HOST:PORT) whose executors run the tasks, as "
