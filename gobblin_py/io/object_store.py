@@ -26,25 +26,15 @@ def _is_s3(fs: AbstractFileSystem) -> bool:
 def file_exists(fs: AbstractFileSystem, path: str) -> bool:
     """Whether a file is at ``path``. On S3 one ``HEAD`` of the key: a folder of that name (other keys under
     ``path/``) is not a file, and does not stop one being written there. Elsewhere ``fs.exists``."""
-    if not _is_s3(fs):
-        return fs.exists(path)
-    bucket, key, version = fs.split_path(path)
-    if not key:
-        return fs.exists(path)
-    try:
-        fs.call_s3("head_object", getattr(fs, "kwargs", {}), Bucket=bucket, Key=key,
-                   **({"VersionId": version} if version else {}))
-    except FileNotFoundError:
-        return False
-    return True
+    return files_exist(fs, [path])[0]
 
 
 def files_exist(fs: AbstractFileSystem, paths: list[str]) -> list[bool]:
     """:func:`file_exists` of each path, in the order given. On S3 the lookups are in flight together, up to
     ``fs.s3a.threads.max`` at once, on s3fs's own event loop; the first error (other than a missing file) is
     raised once every lookup has ended."""
-    if not _is_s3(fs) or len(paths) < 2:
-        return [file_exists(fs, path) for path in paths]
+    if not _is_s3(fs):
+        return [fs.exists(path) for path in paths]
     import asyncio
 
     from fsspec.asyn import sync
