@@ -129,14 +129,19 @@ class CommitSequence:
         ``fresh``: the sequence was just logged by this process, so no step can have run; verifying is only
         needed when finishing a sequence an earlier run left behind (steps are idempotent either way).
         """
+        # moves onto an object store that follow one another write one object each (a plan never gives two files
+        # one name), so they may run at once: together, and all done before the next step
+        uploads = [_is_upload(step) for step in self.steps]
         index = 0
         while index < len(self.steps):
-            uploads = _uploads_from(self.steps, index)
-            if len(uploads) > 1:  # independent of one another: together, and all done before the next step
-                _run_together(uploads, fresh)
+            end = index + 1
+            while uploads[index] and end < len(self.steps) and uploads[end]:
+                end += 1
+            if end - index > 1:
+                _run_together(self.steps[index:end], fresh)
             else:
-                _run_step(self.steps[index], fresh, upload=_is_upload(self.steps[index]))
-            for step in uploads or self.steps[index:index + 1]:
+                _run_step(self.steps[index], fresh, uploads[index])
+            for step in self.steps[index:end]:
                 on_step(f"{self.urn}:step{index}:{step.kind}")
                 index += 1
 
@@ -155,20 +160,6 @@ def _run_step(step: CommitStep, fresh: bool, upload: bool) -> None:
             if not isinstance(step, FsRenameStep):
                 raise
             raise GobblinPyError(f"cannot {step.describe()}: {type(exc).__name__}: {exc}") from exc
-
-
-def _uploads_from(steps: list[CommitStep], start: int) -> list[CommitStep]:
-    """The moves onto an object store that follow one another from ``steps[start]`` on (none if it is not one, or is
-    one alone): each writes its own object (a plan never gives two files one name), so they may run in any order,
-    or at once."""
-    found: list[CommitStep] = []
-    if not isinstance(steps[start + 1] if start + 1 < len(steps) else None, FsRenameStep):
-        return found  # a move alone runs as any step does
-    for step in steps[start:]:
-        if not _is_upload(step):
-            break
-        found.append(step)
-    return found
 
 
 def _is_upload(step: CommitStep) -> bool:
