@@ -19,12 +19,9 @@ records per partition Gobblin's fetch times and ``<topic>.<id>.avg.record.millis
 
 from __future__ import annotations
 
-import gc
 import operator
-import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,6 +52,7 @@ from gobblin_py.connectors.kafka.raw import (
 )
 from gobblin_py.connectors.kafka.settings import KafkaSourceSettings
 from gobblin_py.connectors.kafka.spool import Spool
+from gobblin_py.connectors.kafka.turns import FetchTurn, gc_paused
 from gobblin_py.sdk.contracts import Extractor, PartitionProgress
 from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.logs import get_logger
@@ -381,61 +379,6 @@ class KafkaExtractor(Extractor):
             if self._consumer is not None:
                 consumer, self._consumer = self._consumer, None
                 consumer.close()
-
-
-_turn_lock = threading.Lock()
-_turns: dict[int, threading.Semaphore] = {}
-
-
-class FetchTurn:
-    """One task's turn at fetching, out of ``source.kafka.fetch.parallelism`` per process.
-
-    librdkafka keeps what it has fetched of a partition until it is consumed (up to ``queued.max.messages.kbytes``,
-    or the whole rest of the partition from a broker that ignores fetch size limits), at several hundred bytes per
-    message: tasks reading partitions at once in parallel threads multiply that, for little gain in speed, since
-    turning messages into Arrow arrays holds the interpreter's lock.
-    """
-
-    def __init__(self, parallelism: int) -> None:
-        with _turn_lock:
-            self._slots = _turns.setdefault(parallelism, threading.Semaphore(parallelism))
-        self._held = False
-
-    def take(self) -> None:
-        if not self._held:
-            self._slots.acquire()
-            self._held = True
-
-    def give(self) -> None:
-        if self._held:
-            self._held = False
-            self._slots.release()
-
-
-_gc_lock = threading.Lock()
-_gc_users = 0
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """The cyclic garbage collector off while a batch of messages is turned into lists.
-
-    confluent-kafka's messages are garbage-collected objects: thousands of them alive at once set the collector
-    off again and again (a third of the time of a pull, measured), though they form no cycles and go with
-    their last reference. Collection is process-wide, so tasks in parallel threads share one pause (counted).
-    """
-    global _gc_users
-    with _gc_lock:
-        _gc_users += 1
-        if _gc_users == 1:
-            gc.disable()
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_users -= 1
-            if _gc_users == 0:
-                gc.enable()
 
 
 def _first_at_or_after(messages: list, offset: int) -> int:
