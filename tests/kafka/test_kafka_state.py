@@ -86,6 +86,19 @@ def test_single_level_squeezes_idle_partitions_and_spreads_the_rest():
     assert loads == [1, 3]
 
 
+def test_the_last_message_read_and_the_topic_id_ride_along_in_squeezed_work_units():
+    """Idle partitions keep, through the empty work unit they share, what finds a recreated topic next run."""
+    plans = [plan("a", 0, 0, 10), plan("a", 1, 5, 5), plan("a", 2, 7, 7)]
+    for p in plans:
+        p.last, p.topic_id = (p.low - 1, 1_700_000_000_000 + p.partition), "rzWxQHgnT5mtdVbZB13Q0g"
+    units = [u for m in pack(settings(), plans, 0) for u in m.work_units]
+    [idle] = [u for u in units if u.get_prop(f"{K.PARTITION}.0") is not None]
+    for pid, offset in ((1, 4), (2, 6)):
+        assert idle.get_prop(K.partition_key("a", pid, K.LAST_OFFSET)) == str(offset)
+        assert idle.get_prop(K.partition_key("a", pid, K.LAST_TIMESTAMP)) == str(1_700_000_000_000 + pid)
+    assert {u.get_prop(K.TOPIC_ID) for u in units} == {"rzWxQHgnT5mtdVbZB13Q0g"}
+
+
 def test_bi_level_groups_partitions_of_a_topic_and_squeezes_every_group():
     plans = [plan("a", p, 0, 100) for p in range(6)] + [plan("b", 0, 0, 10)]
     packed = pack(settings(kafka__workunit__packer__type="BI_LEVEL", mr__job__max__mappers="2"), plans, 0)

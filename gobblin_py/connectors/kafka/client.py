@@ -7,6 +7,7 @@ Kafka plugin never needs the ``kafka`` extra.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,3 +154,50 @@ class BrokerClient:
             return {tp.partition: future.result().offset for tp, future in futures.items()}
         except kafka.KafkaException as exc:
             raise translate(exc, f"finding the offsets of topic {topic} at {timestamp_ms}", self.settings) from None
+
+    def topic_ids(self, topics: list[str]) -> dict[str, str]:
+        """``{topic: its id}`` (base64, as Kafka prints it) of those the broker names; empty when it keeps none or
+        cannot say (a broker before Kafka 2.8): an id only adds evidence, so its absence fails nothing."""
+        kafka = kafka_module()
+        from confluent_kafka import TopicCollection
+
+        if not topics:
+            return {}
+        try:
+            futures = self.admin.describe_topics(TopicCollection(topics), request_timeout=self.timeout)
+        except (kafka.KafkaException, NotImplementedError):
+            return {}
+        found = {}
+        for name, future in futures.items():
+            try:
+                found[name] = str(future.result().topic_id)
+            except kafka.KafkaException:
+                continue
+        return found
+
+    def first_messages(self, topic: str, starts: dict[int, int]) -> dict[int, tuple[int, int]]:
+        """``{partition: (offset, timestamp)}`` of the first committed message at or after each partition's start
+        offset, read with one small fetch each; a partition without an answer within the socket timeout is left
+        out."""
+        kafka = kafka_module()
+        config = consumer_config(self.settings)
+        for alias in ("max.partition.fetch.bytes", "fetch.message.max.bytes"):
+            config.pop(alias, None)
+        config["fetch.message.max.bytes"] = 1  # a broker still sends a whole first batch: no more is needed
+        try:
+            consumer = kafka.Consumer(config)
+        except (kafka.KafkaException, ValueError, TypeError) as exc:
+            raise translate(exc, "creating a consumer", self.settings) from None
+        found: dict[int, tuple[int, int]] = {}
+        deadline = time.monotonic() + self.timeout
+        try:
+            consumer.assign([kafka.TopicPartition(topic, pid, offset) for pid, offset in starts.items()])
+            while len(found) < len(starts) and time.monotonic() < deadline:
+                for message in consumer.consume(len(starts), timeout=0.1):
+                    if message.error() is None and message.partition() not in found:
+                        found[message.partition()] = (message.offset(), message.timestamp()[1])
+        except kafka.KafkaException as exc:
+            raise translate(exc, f"reading back the last messages of topic {topic}", self.settings) from None
+        finally:
+            consumer.close()
+        return found

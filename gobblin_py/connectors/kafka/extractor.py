@@ -14,7 +14,8 @@ are counted. Undecodable messages (:mod:`.deserializers`) are counted, written t
 
 ``close()`` sets the actual high watermark — per partition the offset after the last message read — and
 records per partition Gobblin's fetch times and ``<topic>.<id>.avg.record.millis``, and gpy's
-``<topic>.<id>.avg.record.size``, ``.record.count`` and ``.max.record.timestamp`` (epoch ms).
+``<topic>.<id>.avg.record.size``, ``.record.count``, ``.max.record.timestamp`` (epoch ms) and the last message's
+``.last.record.offset`` and ``.last.record.timestamp`` (:mod:`.recreated`).
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ class PartitionStats:
     lost: int = 0
     start: int = 0
     stop: int = 0
+    last: tuple[int, int] | None = None  # the last message read: (offset, timestamp)
 
 
 class KafkaExtractor(Extractor):
@@ -297,6 +299,7 @@ class KafkaExtractor(Extractor):
         raw = RawBatch(index, binary_array(values), int64_array(offsets), int64_array(stamps),
                        binary_array(keys) if "key" in self.columns else None)
         stats.records += len(values)
+        stats.last = (offsets[-1], stamps[-1])
         stats.bytes += int(pc.sum(pc.binary_length(raw.values)).as_py() or 0)
         extremes = pc.min_max(raw.timestamps)
         if (extremes["min"].as_py() or 0) < 0:  # some messages have no timestamp (-1): only the others count
@@ -368,6 +371,8 @@ class KafkaExtractor(Extractor):
                     state.set_prop(key(K.AVG_RECORD_SIZE), round(stats.bytes / stats.records))
                 if stats.max_timestamp is not None:
                     state.set_prop(key(K.MAX_TIMESTAMP), stats.max_timestamp)
+                for what, value in zip(K.LAST_MESSAGE, stats.last or (), strict=False):
+                    state.set_prop(key(what), value)
                 if stats.lost:
                     state.set_prop(f"{K.OFFSETS_LOST}.read.{index}", stats.lost)
         finally:

@@ -28,12 +28,17 @@ INDEXED = (*PREVIOUS, OFFSET_FETCH_TIME)  # the keys a squeezed work unit keeps 
 UNDECODABLE_COUNT = "error.message.undecodable.count"
 ERROR_PARTITION_COUNT = "error.partition.count"
 OFFSETS_LOST = "kafka.offsets.lost"  # gpy: offsets never read (out of range, or a new partition's start)
+TOPIC_ID = "kafka.topic.id"  # gpy: the topic's id, where the broker gives one (a recreated topic has another)
 
 # gpy's per-partition facts in a task state, by topic and partition id (next to Gobblin's avg.record.millis)
 AVG_RECORD_MILLIS = "avg.record.millis"
 AVG_RECORD_SIZE = "avg.record.size"
 RECORD_COUNT = "record.count"
 MAX_TIMESTAMP = "max.record.timestamp"
+# the last message ever read of the partition: its offset and timestamp (a recreated topic has another one there)
+LAST_OFFSET = "last.record.offset"
+LAST_TIMESTAMP = "last.record.timestamp"
+LAST_MESSAGE = (LAST_OFFSET, LAST_TIMESTAMP)
 
 
 def partition_key(topic: str, partition: int, what: str) -> str:

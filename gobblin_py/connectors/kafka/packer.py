@@ -72,6 +72,11 @@ def partition_unit(plan: PartitionPlan, extract: Extract, size: float, num_parti
         unit.set_prop(key, value)
     if plan.lost:
         unit.set_prop(K.OFFSETS_LOST, plan.lost)
+    if plan.topic_id:
+        unit.set_prop(K.TOPIC_ID, plan.topic_id)
+    if plan.last is not None:  # carried: a task that reads nothing of the partition keeps it in its state
+        for key, value in zip(K.LAST_MESSAGE, plan.last, strict=True):
+            unit.set_prop(K.partition_key(plan.topic, plan.partition, key), value)
     if plan.startpoint is not None:
         mark_applied(unit, plan.startpoint)
     return unit
@@ -93,6 +98,10 @@ def squeeze(units: list[WorkUnit]) -> WorkUnit:
             value = unit.get_prop(key)
             if value is not None:
                 carrier.set_prop(f"{key}.{index}", value)
+        for key in K.LAST_MESSAGE:  # named by topic and partition already
+            name = K.partition_key(unit.get_prop(K.TOPIC) or "", int(unit.get_prop(K.PARTITION) or 0), key)
+            if unit.get_prop(name) is not None:
+                carrier.set_prop(name, unit.get_prop(name))
         total += unit.get_prop_as_float(K.ESTIMATED_SIZE, 0.0) or 0.0
         if unit.get_prop(K.OFFSETS_LOST):
             carrier.set_prop(f"{K.OFFSETS_LOST}.{index}", unit.get_prop(K.OFFSETS_LOST))

@@ -11,6 +11,9 @@ planned, so a run is a bounded batch that leaves what arrives meanwhile for the 
 4. otherwise per ``reset.on.offset.out.of.range``: ``earliest``, ``latest``, ``nearest`` (earliest when the stored
    offset fell below the range, latest when it is beyond it), or ``skip`` (stored offset kept, nothing pulled).
 
+A topic deleted and created again since the stored offsets were read (:mod:`.recreated` finds it) has no stored
+offset: its partitions start per rule 2, with a warning and the messages skipped counted as lost.
+
 Stored offsets are read from every previous task state of the job, Gobblin's layouts included: per-topic
 datasets (``dataset.urn`` = topic) win over a job-level state (URN ``""``) that Gobblin writes by default.
 """
@@ -43,6 +46,9 @@ class Previous:
     times: dict[str, int] = field(default_factory=dict)  # offsetFetch/startFetch/stopFetchEpochTime
     avg_millis: float | None = None
     avg_size: float | None = None
+    topic_id: str | None = None  # the topic's id when the offsets were read, where the broker gave one
+    last_offset: int | None = None  # the last message read of the partition, ever: its offset
+    last_timestamp: int | None = None  # … and its timestamp
 
     @property
     def complete(self) -> bool:
@@ -91,6 +97,10 @@ def _read_unit(unit: WorkUnitState, urn: str, found: dict[tuple[str, int], Previ
         entry.leader = unit.get_prop(f"{K.LEADER}.{i}") or unit.get_prop(K.LEADER) or entry.leader
         for key in (K.OFFSET_FETCH_TIME, K.START_FETCH_TIME, K.STOP_FETCH_TIME):
             entry.times[key] = K.indexed_long(unit, key, i)
+        entry.topic_id = unit.get_prop(K.TOPIC_ID) or entry.topic_id
+        last = [_whole(unit.get_prop(K.partition_key(topic, pid, key))) for key in (K.LAST_OFFSET, K.LAST_TIMESTAMP)]
+        if last[0] is not None and last[1] is not None:
+            entry.last_offset, entry.last_timestamp = last
         for attr, what in (("avg_millis", K.AVG_RECORD_MILLIS), ("avg_size", K.AVG_RECORD_SIZE)):
             value = unit.get_prop(K.partition_key(topic, pid, what))
             if value is not None:
@@ -98,6 +108,13 @@ def _read_unit(unit: WorkUnitState, urn: str, found: dict[tuple[str, int], Previ
                     setattr(entry, attr, float(value))
                 except ValueError:
                     pass
+
+
+def _whole(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
 
 
 @dataclass
@@ -115,6 +132,8 @@ class PartitionPlan:
     lost: int = 0
     changed: bool = True  # False: nothing to read and the stored offset stays: the topic may sit this run out
     startpoint: Startpoint | None = None  # the operator's startpoint this plan starts from
+    topic_id: str | None = None  # the topic's id now, where the broker gives one
+    last: tuple[int, int] | None = None  # the last message read before: (offset, timestamp), kept in the state
 
     @property
     def records(self) -> int:
@@ -200,18 +219,21 @@ def start_at(startpoint: Startpoint, earliest: int, latest: int, at_time: int | 
 
 def plan_topic(settings: KafkaSourceSettings, topic: str, partitions: list, offsets: dict[int, tuple[int, int]],
                previous: dict[tuple[str, int], Previous], fetched_at: int,
-               startpoints: DatasetStartpoints | None = None, times: dict[int, int] | None = None) -> list[PartitionPlan]:
+               startpoints: DatasetStartpoints | None = None, times: dict[int, int] | None = None,
+               recreated: str | None = None, topic_id: str | None = None) -> list[PartitionPlan]:
     """The plans of one topic's partitions; empty when the topic has nothing to read and nothing to store.
 
     A startpoint (``startpoints``, with ``times``: the offsets of a TIMESTAMP startpoint's time) replaces where a
-    partition would start."""
+    partition would start. ``recreated``: why the topic is not the one its offsets were stored for (see
+    :mod:`.recreated`): every partition then starts per ``bootstrap.with.offset``, as one never seen does, and the
+    messages that skips count as lost."""
     plans: list[PartitionPlan] = []
     seen = set()
     pulled = any(prev.complete for (name, _), prev in previous.items() if name == topic)
     for info in partitions:
         seen.add(info.partition)
         prev = previous.get((topic, info.partition))
-        known = prev.offset if prev is not None and prev.complete else None
+        known = prev.offset if prev is not None and prev.complete and not recreated else None
         if info.partition not in offsets:
             log.warning("kafka_offsets_unavailable", topic=topic, partition=info.partition,
                         action="offset kept; pulled next run" if known is not None else "not pulled this run")
@@ -227,6 +249,13 @@ def plan_topic(settings: KafkaSourceSettings, topic: str, partitions: list, offs
             plans.append(PartitionPlan(topic, info.partition, start, latest, str(info.leader_id), info.leader,
                                        fetched_at, prev, startpoint=point))
             continue
+        if recreated:
+            decided = _plan(settings, topic, info.partition, earliest, latest, None)
+            if decided is not None:
+                start, high, _ = decided
+                plans.append(PartitionPlan(topic, info.partition, start, high, str(info.leader_id), info.leader,
+                                           fetched_at, prev, max(0, start - earliest)))
+            continue
         decided = plan_partition(settings, topic, info.partition, earliest, latest, prev, pulled)
         if decided is None:
             continue
@@ -234,12 +263,23 @@ def plan_topic(settings: KafkaSourceSettings, topic: str, partitions: list, offs
         changed = not (known is not None and start == known == high)
         plans.append(PartitionPlan(topic, info.partition, start, high, str(info.leader_id), info.leader, fetched_at,
                                    prev, lost, changed))
-    # partitions stored before that the topic no longer has: their offsets are carried, unchanged
+    # partitions stored before that the topic no longer has: their offsets are carried, unchanged (unless the topic
+    # was recreated: they were the old topic's)
     for (name, pid), prev in sorted(previous.items()):
-        if name == topic and pid not in seen and prev.complete and plans:
+        if name == topic and pid not in seen and prev.complete and plans and not recreated:
             assert prev.offset is not None  # (complete)
             plans.append(PartitionPlan(topic, pid, prev.offset, prev.offset, prev.leader_id or "-1", prev.leader or "",
                                        fetched_at, prev, changed=False))
+    for plan in plans:
+        plan.topic_id = topic_id
+        last = plan.previous
+        if not recreated and last is not None and last.last_offset is not None and last.last_timestamp is not None:
+            plan.last = (last.last_offset, last.last_timestamp)
+    if recreated:
+        log.warning("kafka_topic_recreated", topic=topic, evidence=recreated, bootstrap=settings.bootstrap,
+                    partitions=len(plans), offsets_lost=sum(p.lost for p in plans),
+                    note="the topic was deleted and created again since the last run: its stored offsets were the "
+                         "old topic's; every partition starts per bootstrap.with.offset, as a new one does")
     if not any(p.changed for p in plans):
         return []
     return plans

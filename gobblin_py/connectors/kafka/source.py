@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from gobblin_py.connectors.kafka.client import BrokerClient
 from gobblin_py.connectors.kafka.packer import pack
 from gobblin_py.connectors.kafka.planning import PartitionPlan, Previous, plan_topic, previous_partitions
+from gobblin_py.connectors.kafka.recreated import known_id, recreation_evidence
 from gobblin_py.connectors.kafka.settings import KafkaSourceSettings
 from gobblin_py.sdk.contracts import EmptyPlan, Extractor, Source
 from gobblin_py.sdk.errors import UsageError
@@ -54,18 +55,22 @@ class KafkaSimpleSource(Source):
         listed = client.topics()  # a dead broker fails here, before any work, naming kafka.brokers
         topics = sorted(t for t in listed if settings.topic_passes(t))
         previous = previous_partitions(state)
+        ids = {topic: known_id(found) for topic, found in client.topic_ids(topics).items()}
         now_ms = int(time.time() * 1000)
 
         def plan(topic: str) -> list[PartitionPlan]:
             pids = [p.partition for p in listed[topic]]
             offsets = client.offsets(topic, pids)
+            recreated = recreation_evidence(topic, pids, offsets, previous, ids.get(topic),
+                                            lambda starts: client.first_messages(topic, starts))
             points = state.startpoints.get(topic)
             times: dict[int, int] = {}
             for pid in pids:
                 point = points.for_partition(str(pid)) if points is not None else None
                 if point is not None and point.kind is StartpointKind.TIMESTAMP:
                     times.update(client.offsets_for_time(topic, [pid], point.timestamp_ms))
-            return plan_topic(settings, topic, listed[topic], offsets, previous, int(time.time() * 1000), points, times)
+            return plan_topic(settings, topic, listed[topic], offsets, previous, int(time.time() * 1000), points, times,
+                              recreated, ids.get(topic))
 
         threads = max(1, min(settings.threads, len(topics)))
         with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gpy-kafka-plan") as pool:
