@@ -50,6 +50,14 @@ def reference(registry, topic: str, values: list[bytes]) -> list[dict]:
     return [decode(v, None) for v in values]
 
 
+def decoder_of(registry, subject: str):
+    from gobblin_py.connectors.kafka.registry import RegistryAvroDeserializer
+    from gobblin_py.connectors.kafka.registry_http import RegistryHttp
+
+    return RegistryAvroDeserializer(RegistryHttp(registry.url, 10, "kafka.schema.registry.timeout.seconds"), subject,
+                                    None, 10)
+
+
 def registry_job(tmp_path, broker, registry, topic: str) -> KafkaJob:
     return KafkaJob(tmp_path, broker, topic__whitelist=topic, kafka__deserializer__type="CONFLUENT_AVRO",
                     kafka__schema__registry__url=registry.url, source__kafka__metadata__columns="offset")
@@ -99,12 +107,11 @@ def test_the_registry_decoder_sets_apart_unframed_values_and_fails_on_unknown_id
     from confluent_kafka.serialization import MessageField, SerializationContext
 
     from gobblin_py.connectors.kafka.deserializers import UnreadableMessage
-    from gobblin_py.connectors.kafka.registry import RegistryAvroDeserializer
 
     topic = "orders_unit"
     encode = serializer(schema_registry, V1)
     good = encode({"id": 5, "note": "x"}, SerializationContext(topic, MessageField.VALUE))
-    decoder = RegistryAvroDeserializer(schema_registry.url, f"{topic}-value", None, 10)
+    decoder = decoder_of(schema_registry, f"{topic}-value")
     decoder.load_schema(empty=False)
     values = pa.array([good, None, b"\x00\x00\x00", b"\x05" + good[1:], good + b"\x00", good], pa.binary())
     batch, bad = decoder.decode(values)
@@ -117,13 +124,11 @@ def test_the_registry_decoder_sets_apart_unframed_values_and_fails_on_unknown_id
 
 
 def test_an_empty_work_unit_needs_no_subject(schema_registry):
-    from gobblin_py.connectors.kafka.registry import RegistryAvroDeserializer
-
-    decoder = RegistryAvroDeserializer(schema_registry.url, "never-registered-value", None, 10)
+    decoder = decoder_of(schema_registry, "never-registered-value")
     decoder.load_schema(empty=True)
     assert decoder.schema == pa.schema([])
     with pytest.raises(Exception, match="never-registered-value"):
-        RegistryAvroDeserializer(schema_registry.url, "never-registered-value", None, 10).load_schema(empty=False)
+        decoder_of(schema_registry, "never-registered-value").load_schema(empty=False)
 
 
 @pytest.mark.parametrize("publisher", ["org.apache.gobblin.publisher.NoopPublisher", "KafkaTransactionPublisher"])

@@ -2,8 +2,10 @@
 and writing (the Kafka writer with ``value.serializer`` Confluent's ``KafkaAvroSerializer``).
 
 A message in Confluent's wire format is a magic byte 0, its writer schema's id (4 bytes, big-endian) and the
-Avro binary record. confluent-kafka's ``SchemaRegistryClient`` talks to the registry and caches what it gets:
-each schema id, and the subject's latest version, is asked for once per task.
+Avro binary record. The registry is asked through :mod:`.registry_http`: every request ends within
+``kafka.schema.registry.timeout.seconds`` (``writer.kafka.schema.registry.timeout.seconds`` for the writer),
+connection and whole answer, and at once when the run is stopped. Each schema id, and the subject's latest
+version, is asked for once per task.
 
 **Reading** is Gobblin's ``KafkaDeserializerExtractor`` with its ``ConfluentKafkaSchemaRegistry``: every record
 is read with one reader schema — the latest version of the topic's subject (``<topic>-value``, the suffix being
@@ -12,24 +14,26 @@ compatible change mid-topic (a field added with a default) gives every record th
 records their default (null). Per batch, over the Arrow buffers with numpy: the framing check (more than 5
 bytes, magic byte 0), the schema ids and the runs of consecutive messages of one id. Per record — the slow path,
 forced by the format, as no vectorised Avro decoder for Arrow exists — fastavro's ``schemaless_reader`` resolves
-the writer's schema into the reader's. It is the call confluent-kafka's own ``AvroDeserializer`` makes; made
-directly it costs half as much per record (no per-message subject, rule and context work) and checks that
-nothing is left after the record. The decoded dicts then become one Arrow batch.
+the writer's schema into the reader's (the call confluent-kafka's own ``AvroDeserializer`` makes, without its
+per-message subject, rule and context work) and checks that nothing is left after the record. The decoded
+dicts then become one Arrow batch.
 
 Set apart as undecodable (counted, stepped over, like any source's bad values): tombstones, values without
 Confluent's framing, records that do not decode. Failing the task, naming the topic, partition and offset: a
 writer schema that the reader's cannot read (an incompatible change), a schema id the registry does not know,
-a registry that does not answer.
+a registry that does not answer in time.
 
-**Writing**: confluent-kafka's ``AvroSerializer`` registers the batch's Avro schema under ``<topic>-value``
-(``auto.register.schemas``, true by default as in Confluent's Java serializer; false: the schema must be
-registered already) and frames each record, one call per record (the slow path of the writer).
+**Writing**, as Confluent's ``KafkaAvroSerializer`` does: the batch's Avro schema is registered under
+``<topic>-value`` (``auto.register.schemas``, true by default; false: it is looked up, and must be registered
+already), and each record is framed with its id and written by fastavro, one call per record (the slow path of
+the writer).
 """
 
 from __future__ import annotations
 
 import io
 import json
+import struct
 from typing import Any
 
 import numpy as np
@@ -37,31 +41,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gobblin_py.connectors.kafka.deserializers import Bad, Deserializer, UnreadableMessage
-from gobblin_py.connectors.kafka.settings import REGISTRY_URL_KEY, SCHEMA_KEY, KafkaSourceSettings
-from gobblin_py.sdk.errors import GobblinPyError, PermanentError, UsageError
+from gobblin_py.connectors.kafka.registry_http import RegistryError, RegistryHttp, path_of
+from gobblin_py.connectors.kafka.settings import (
+    REGISTRY_TIMEOUT_KEY,
+    REGISTRY_URL_KEY,
+    SCHEMA_KEY,
+    KafkaSourceSettings,
+)
+from gobblin_py.sdk.errors import GobblinPyError, PermanentError
 
-CONFLUENT_SERIALIZER = "io.confluent.kafka.serializers.KafkaAvroSerializer"
 _DECODE_ERRORS = (ValueError, EOFError, IndexError, KeyError, TypeError, OverflowError)
 
 
-def registry_client(url: str, cache_size: int = 1000) -> Any:
-    """confluent-kafka's registry client for ``url`` (a comma list), its caches ``cache_size`` entries each."""
-    try:
-        from confluent_kafka.schema_registry import SchemaRegistryClient
-    except ImportError as exc:
-        raise UsageError(f"Confluent's schema registry needs confluent-kafka's extras ({exc}): "
-                         "pip install 'gobblin_py[kafka]'") from None
-    return SchemaRegistryClient({"url": url, "cache.capacity": cache_size})
-
-
-def _why(exc: BaseException) -> str:
-    status = getattr(exc, "http_status_code", None)
-    text = getattr(exc, "error_message", None) or str(exc) or type(exc).__name__
-    return f"{text} (HTTP {status})" if status and status > 0 else text
-
-
-def _not_found(exc: BaseException) -> bool:
-    return getattr(exc, "http_status_code", None) == 404
+def _not_found(exc: RegistryError) -> bool:
+    return exc.http_status_code == 404
 
 
 def _parse(text: str, where: str) -> Any:
@@ -76,18 +69,19 @@ def _parse(text: str, where: str) -> Any:
 def registry_deserializer(settings: KafkaSourceSettings, topic: str) -> RegistryAvroDeserializer:
     """The ``CONFLUENT_AVRO`` decoder of a topic when ``kafka.schema.registry.url`` is set."""
     assert settings.registry_url
-    return RegistryAvroDeserializer(settings.registry_url, topic + settings.subject_suffix, settings.schema,
-                                    settings.registry_cache)
+    return RegistryAvroDeserializer(RegistryHttp(settings.registry_url, settings.registry_timeout_s,
+                                                 REGISTRY_TIMEOUT_KEY),
+                                    topic + settings.subject_suffix, settings.schema, settings.registry_cache)
 
 
 class RegistryAvroDeserializer(Deserializer):
     """Confluent-framed Avro records, each writer schema from the registry, all read with one reader schema."""
 
-    def __init__(self, url: str, subject: str, reader_schema: str | None, cache_size: int) -> None:
-        self.url = url
+    def __init__(self, registry: RegistryHttp, subject: str, reader_schema: str | None, cache_size: int) -> None:
+        self.registry = registry
         self.subject = subject
         self.reader_text = reader_schema
-        self.client = registry_client(url, cache_size)
+        self.cache_size = cache_size
         self.reader: Any = None
         self.reader_avro: Any = None
         self.reader_name = ""
@@ -103,13 +97,17 @@ class RegistryAvroDeserializer(Deserializer):
             return
         else:
             try:
-                latest = self.client.get_latest_version(self.subject)
-            except Exception as exc:  # noqa: BLE001 - the client raises its own errors and the HTTP library's
+                latest = self.registry.get(path_of("subjects", self.subject, "versions", "latest"))
+                text = str(latest["schema"])
+            except RegistryError as exc:
                 error = (PermanentError if _not_found(exc) else GobblinPyError)(
-                    f"{REGISTRY_URL_KEY}={self.url}: the latest schema of subject {self.subject}: {_why(exc)}")
+                    f"{REGISTRY_URL_KEY}: the latest schema of subject {self.subject}: {exc}")
                 raise error from None
-            text = latest.schema.schema_str
-            self.reader_name = f"subject {self.subject}'s latest schema (version {latest.version}, id {latest.schema_id})"
+            except (TypeError, KeyError):
+                raise GobblinPyError(f"{REGISTRY_URL_KEY}={self.registry.display}: the latest version of subject "
+                                     f"{self.subject} holds no schema") from None
+            self.reader_name = (f"subject {self.subject}'s latest schema (version {latest.get('version')}, "
+                                f"id {latest.get('id')})")
         from gobblin_py.formats.avro import avro_to_arrow
 
         avro = json.loads(text) if text else None
@@ -120,22 +118,26 @@ class RegistryAvroDeserializer(Deserializer):
         self.schema = avro_to_arrow(avro)
 
     def close(self) -> None:
-        self.client.close()
+        self._writers.clear()
 
     def _writer(self, schema_id: int, index: int) -> tuple[Any, Any]:
         known = self._writers.get(schema_id)
         if known is not None:
             return known
         try:
-            schema = self.client.get_schema(schema_id)
-        except Exception as exc:  # noqa: BLE001
-            raise UnreadableMessage(index, f"schema id {schema_id}: {_why(exc)} ({REGISTRY_URL_KEY}={self.url})",
+            answer = self.registry.get(path_of("schemas", "ids", schema_id))
+        except RegistryError as exc:
+            raise UnreadableMessage(index, f"schema id {schema_id}: {exc} ({REGISTRY_URL_KEY})",
                                     retryable=None if not _not_found(exc) else False) from None
-        if (schema.schema_type or "AVRO") != "AVRO" or schema.references:
+        answer = answer if isinstance(answer, dict) else {}
+        kind, references = answer.get("schemaType") or "AVRO", answer.get("references") or []
+        if kind != "AVRO" or references or not isinstance(answer.get("schema"), str):
             raise UnreadableMessage(index, f"schema id {schema_id} is not a self-contained Avro schema "
-                                    f"({schema.schema_type or 'AVRO'}, {len(schema.references or [])} reference(s))")
-        parsed = _parse(schema.schema_str, f"schema id {schema_id}")
-        same = json.loads(schema.schema_str) == self.reader_avro  # no resolution to do
+                                    f"({kind}, {len(references)} reference(s))")
+        parsed = _parse(answer["schema"], f"schema id {schema_id}")
+        same = json.loads(answer["schema"]) == self.reader_avro  # no resolution to do
+        if len(self._writers) >= self.cache_size:  # kafka.schema.registry.max.cache.size: the oldest goes
+            del self._writers[next(iter(self._writers))]
         known = self._writers[schema_id] = (parsed, None if same else self.reader)
         return known
 
@@ -209,43 +211,58 @@ def frames(values: pa.Array) -> tuple[np.ndarray, np.ndarray, Bad]:
 
 
 class ConfluentAvroEncoder:
-    """Batches into Confluent-framed Avro values for one topic, through confluent-kafka's AvroSerializer."""
+    """Batches into Confluent-framed Avro values for one topic: the schema registered (or looked up) under
+    ``<topic>-value`` once, then a magic byte 0, its id and fastavro's record per value."""
 
-    def __init__(self, url: str, topic: str, auto_register: bool, cache_size: int = 1000) -> None:
-        self.url = url
+    def __init__(self, registry: RegistryHttp, topic: str, auto_register: bool) -> None:
+        self.registry = registry
         self.topic = topic
         self.auto_register = auto_register
-        self.client = registry_client(url, cache_size)
         self._schema: pa.Schema | None = None
-        self._serializer: Any = None
+        self._writer_schema: Any = None
+        self._header = b""
         self._rows: Any = None
 
     def _prepare(self, schema: pa.Schema) -> None:
-        from confluent_kafka.schema_registry.avro import AvroSerializer
+        import fastavro
 
         from gobblin_py.formats.avro import AvroRows, arrow_to_avro
         from gobblin_py.sdk.schema_meta import avro_schema_of
 
         avro = avro_schema_of(schema) or arrow_to_avro(schema, self.topic)
-        self._serializer = AvroSerializer(self.client, json.dumps(avro),
-                                          conf={"auto.register.schemas": self.auto_register,
-                                                "subject.name.strategy": lambda ctx, name: f"{ctx.topic}-value"})
+        subject = f"{self.topic}-value"
+        where = path_of("subjects", subject, "versions") if self.auto_register else path_of("subjects", subject)
+        try:
+            answer = self.registry.post(where, {"schema": json.dumps(avro)})
+            schema_id = int(answer["id"])
+        except RegistryError as exc:
+            raise GobblinPyError(f"writer.kafka.topic={self.topic}: Confluent Avro (subject {subject}"
+                                 f"{'' if self.auto_register else ', auto.register.schemas=false'}): {exc}") from None
+        except (TypeError, KeyError, ValueError):
+            raise GobblinPyError(f"writer.kafka.topic={self.topic}: the registry {self.registry.display} gave no "
+                                 f"schema id for subject {subject}") from None
+        self._writer_schema = fastavro.parse_schema(avro)
+        self._header = struct.pack(">bI", 0, schema_id)
         self._rows = AvroRows(schema)
         self._schema = schema
 
     def encode(self, batch: pa.RecordBatch) -> pa.Array:
-        """The batch's records as Confluent-framed Avro values (one serializer call per record)."""
-        from confluent_kafka.serialization import MessageField, SerializationContext
+        """The batch's records as Confluent-framed Avro values (one fastavro call per record)."""
+        from fastavro import schemaless_writer
 
         if self._schema is None or not batch.schema.equals(self._schema):
             self._prepare(batch.schema)
-        context = SerializationContext(self.topic, MessageField.VALUE)
-        serialize = self._serializer
+        values = []
         try:
-            return pa.array([serialize(row, context) for row in self._rows.rows(batch)], pa.binary())
-        except Exception as exc:  # noqa: BLE001 - the registry's errors, the HTTP library's, the encoder's
-            raise GobblinPyError(f"writer.kafka.topic={self.topic}: Confluent Avro through {self.url} (subject "
-                                 f"{self.topic}-value): {_why(exc)}") from None
+            for row in self._rows.rows(batch):
+                out = io.BytesIO()
+                out.write(self._header)
+                schemaless_writer(out, self._writer_schema, row)
+                values.append(out.getvalue())
+        except (ValueError, TypeError, KeyError, OverflowError) as exc:
+            raise GobblinPyError(f"writer.kafka.topic={self.topic}: a record does not fit its Avro schema: "
+                                 f"{exc}") from None
+        return pa.array(values, pa.binary())
 
     def close(self) -> None:
-        self.client.close()
+        self._rows = None

@@ -12,6 +12,7 @@ BROKERS_KEY = "kafka.brokers"
 DESERIALIZER_KEY = "kafka.deserializer.type"
 SCHEMA_KEY = "source.schema"
 REGISTRY_URL_KEY = "kafka.schema.registry.url"
+REGISTRY_TIMEOUT_KEY = "kafka.schema.registry.timeout.seconds"
 METADATA_COLUMNS_KEY = "source.kafka.metadata.columns"
 METADATA_COLUMNS = ("key", "partition", "offset", "timestamp", "topic")
 DESERIALIZERS = ("BYTE_ARRAY", "STRING", "JSON", "GSON", "AVRO", "CONFLUENT_AVRO")
@@ -91,7 +92,11 @@ class KafkaSourceSettings(Settings):
     subject_suffix: str = setting("kafka.schema_registry.confluent.schema_name_suffix", default="-value",
                                   doc="CONFLUENT_AVRO: a topic's subject in the registry is the topic name and this")
     registry_cache: int = setting("kafka.schema.registry.max.cache.size", default=1000, minimum=1,
-                                  doc="CONFLUENT_AVRO: schemas a task keeps (the registry client's cache)")
+                                  doc="CONFLUENT_AVRO: writer schemas a task keeps (the oldest goes first)")
+    registry_timeout_s: float = setting(REGISTRY_TIMEOUT_KEY, default=30.0, minimum=0.001, maximum=3600,
+                                        doc="CONFLUENT_AVRO: each request to the registry, connection and whole "
+                                            "answer, ends within this many seconds (the next URL is tried, else "
+                                            "the task fails naming the registry)")
     metadata_columns: tuple[str, ...] = setting(METADATA_COLUMNS_KEY, default=(),
                                                 doc="add columns kafka_key, kafka_partition, kafka_offset, "
                                                     "kafka_timestamp, kafka_topic (comma list of key, partition, "

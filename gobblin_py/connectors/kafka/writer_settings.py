@@ -27,6 +27,7 @@ MD5_REGISTRY = "org.apache.gobblin.kafka.schemareg.ConfigDrivenMd5SchemaRegistry
 STAGED = pa.schema([("key", pa.binary()), ("value", pa.binary())])
 SERIALIZER_KEY = PRODUCER_PREFIX + "value.serializer"
 WRITER_REGISTRY_KEY = PRODUCER_PREFIX + "schema.registry.url"
+WRITER_REGISTRY_TIMEOUT_KEY = "writer.kafka.schema.registry.timeout.seconds"
 CONFLUENT_SERIALIZER = "io.confluent.kafka.serializers.KafkaAvroSerializer"
 
 
@@ -61,6 +62,11 @@ class KafkaWriterSettings(Settings):
                                            "records' schema under <topic>-value")
     auto_register: bool = setting(PRODUCER_PREFIX + "auto.register.schemas", default=True, scope=Scope.BRANCH,
                                   doc="KafkaAvroSerializer registers the schema; false: it must be registered")
+    registry_timeout_s: float = setting(WRITER_REGISTRY_TIMEOUT_KEY, default=30.0, minimum=0.001, maximum=3600,
+                                        scope=Scope.BRANCH,
+                                        doc="KafkaAvroSerializer: each request to the registry, connection and "
+                                            "whole answer, ends within this many seconds (else the task fails "
+                                            "naming the registry)")
     failure_allowance: float = setting("writer.kafka.failureAllowancePercentage", default=0.0, minimum=0,
                                        maximum=100, scope=Scope.BRANCH,
                                        doc="percent of messages whose delivery may fail before the task fails")
@@ -125,9 +131,11 @@ class KafkaWriterSettings(Settings):
         if not self.confluent_avro:
             return None
         from gobblin_py.connectors.kafka.registry import ConfluentAvroEncoder
+        from gobblin_py.connectors.kafka.registry_http import RegistryHttp
 
         assert self.registry_url
-        return ConfluentAvroEncoder(self.registry_url, self.topic, self.auto_register)
+        registry = RegistryHttp(self.registry_url, self.registry_timeout_s, WRITER_REGISTRY_TIMEOUT_KEY)
+        return ConfluentAvroEncoder(registry, self.topic, self.auto_register)
 
     def producer_settings(self) -> dict[str, Any]:
         """librdkafka producer settings: idempotent, all replicas; the job's settings win."""
