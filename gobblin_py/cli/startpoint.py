@@ -26,6 +26,17 @@ def job_context(job_file: str, conf_root: str | None, sysconfig: str | None):
     return props, name
 
 
+def committed_event_ms(props, job: str, urn: str, partition: str) -> int | None:
+    """The newest event time committed for the dataset (its partition, when one is named), None when none was."""
+    from gobblin_py.store import FsDatasetStateStore, progress
+
+    latest = FsDatasetStateStore.from_properties(props).get_latest_dataset_state(job, urn)
+    events = progress.partition_event_progress(latest)
+    if partition:
+        return events.get(partition)
+    return max(events.values(), default=None)
+
+
 @state.group("startpoint", cls=_Group)
 def startpoint() -> None:
     """Ask datasets to start elsewhere at the next run: from the oldest data, the upcoming, a time or a watermark."""
@@ -39,17 +50,19 @@ def startpoint() -> None:
 @click.option("--upcoming", is_flag=True, help="Skip what exists now; read only what comes after.")
 @click.option("--timestamp", "at", default=None, help="Read again from this event time (ISO 8601 or epoch ms).")
 @click.option("--value", default=None, help="Start at this watermark value (an offset, an id, a time).")
+@click.option("--force", is_flag=True, help="Set a --timestamp after the latest data all the same.")
 @conf_options
 def startpoint_set(job_file: str, urn: str, partition: str, oldest: bool, upcoming: bool, at: str | None,
-                   value: str | None, conf_root: str | None, sysconfig: str | None) -> None:
+                   value: str | None, force: bool, conf_root: str | None, sysconfig: str | None) -> None:
     """Set a startpoint; it is used by the next run and removed by the commit that used it.
 
     It is checked against the job's source before it is stored: a dataset the job has (with state, or planned
-    by the source now), a kind the source supports, a partition only where the source has partitions, a value
-    of the source's watermark type.
+    by the source now), a kind the source supports, a partition only where the source has partitions (and one
+    the dataset has, where the source can say), a value of the source's watermark type, and a time not after
+    the latest data (unless --force).
     """
     from gobblin_py.runtime.dry_run import known_datasets
-    from gobblin_py.runtime.plan.startpoint_checks import check_dataset_known, check_startpoint
+    from gobblin_py.runtime.plan.startpoint_checks import check_against_data, check_dataset_known, check_startpoint
     from gobblin_py.sdk.plugins import resolve_class
     from gobblin_py.store.startpoints import Startpoint, StartpointKind, StartpointStore, parse_time_ms
 
@@ -63,11 +76,15 @@ def startpoint_set(job_file: str, urn: str, partition: str, oldest: bool, upcomi
                        str(parse_time_ms(at, "--timestamp")) if at is not None else value)
     if not props.get("source.class"):
         raise UsageError(f"{job_file}: source.class is not set")
-    check_startpoint(resolve_class(props["source.class"], "source.class"), props, urn, partition, point)
+    source = resolve_class(props["source.class"], "source.class")
+    check_startpoint(source, props, urn, partition, point)
     known, unplanned = known_datasets(props, name, urn)
     if unplanned is None:
         check_dataset_known(name, urn, known)
-    elif urn not in known:  # a source that is down cannot say: the operator may prepare a run for when it is up
+    # a source that could not plan (its server down) cannot say what its data holds either: not asked again
+    check_against_data(source, props, urn, partition, point, committed_event_ms(props, name, urn, partition), force,
+                       ask_source=unplanned is None)
+    if unplanned is not None and urn not in known:  # a source that is down cannot say: the operator may prepare a run for when it is up
         click.echo(f"gpy: warning: dataset {urn!r} has no state, and the source could not plan to show whether it "
                    f"is one of its datasets ({unplanned}); check the name", err=True)
     StartpointStore.for_job(props).set(name, urn, partition, point)

@@ -384,6 +384,11 @@ class StartpointSource(Protocol):
     planning, it asks :func:`gobblin_py.store.startpoints.startpoint_for` for each partition it plans and marks
     every work unit planned from a startpoint with :func:`gobblin_py.store.startpoints.mark_applied`; the commit
     that publishes the dataset consumes the startpoint. A run that fails or crashes before that keeps it.
+
+    Optional class methods: ``check_startpoint(props, urn, partition, startpoint)`` checks one offline (a partition
+    name, a value of the watermark's type); ``newest_event_ms(props, urn, partition)`` asks the source's data, when
+    an operator sets one: the newest event time of the dataset (or partition), None when it cannot tell, and a
+    :class:`~gobblin_py.sdk.errors.UsageError` for a partition the dataset does not have.
     """
 
     startpoint_kinds: ClassVar[frozenset[str]]

@@ -116,3 +116,23 @@ def test_failed_and_killed_runs_keep_a_kafka_startpoint(tmp_path, broker):
     job.run()
     assert pending() == {}
     assert Counter(job.values()) == Counter({f"p{p}-{h}": 2 for p in (0, 1) for h in range(4)})  # replayed once
+
+
+def test_a_startpoint_for_a_partition_the_topic_lacks_or_a_time_after_its_data_is_refused(tmp_path, broker):
+    topic = broker.create_topic(partitions=3)
+    for partition in (0, 1, 2):
+        produce_hours(broker, topic, partition, 0, 2 + partition)  # the newest: partition 2 at 03:00
+    job = KafkaJob(tmp_path, broker, topic__whitelist=topic, kafka__deserializer__type="STRING")
+    job.run()
+    refused = run_gpy("state", "startpoint", "set", str(job.file), "--dataset", topic, "--partition", "99", "--oldest")
+    assert refused.returncode == 2 and f"topic {topic} has no partition 99" in refused.stderr
+    late = run_gpy("state", "startpoint", "set", str(job.file), "--dataset", topic, "--timestamp", "2024-01-01T03:00:01Z")
+    assert late.returncode == 2, late.stderr
+    assert "after the latest data of dataset" in late.stderr and "2024-01-01T03:00:00" in late.stderr
+    late = run_gpy("state", "startpoint", "set", str(job.file), "--dataset", topic, "--partition", "0",
+                   "--timestamp", "2024-01-01T01:30:00Z")  # partition 0's newest message is at 01:00
+    assert late.returncode == 2 and "partition '0'" in late.stderr
+    assert json.loads(run_gpy("state", "startpoint", "list", str(job.file), "--json").stdout) == {}
+    startpoint(job, topic, "--timestamp", "2024-01-01T03:00:00Z")  # the newest message's own time
+    startpoint(job, topic, "--partition", "2", "--timestamp", "9999-12-31", "--force")
+    assert set(json.loads(run_gpy("state", "startpoint", "list", str(job.file), "--json").stdout)[topic]) == {"", "2"}

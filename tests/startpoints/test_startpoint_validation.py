@@ -42,8 +42,14 @@ def test_a_timestamp_out_of_range_is_refused_and_nothing_is_stored(job, at):
     assert stored(job.file) == {}
 
 
-def test_the_latest_timestamp_that_can_be_written_is_accepted(job):
-    assert set_startpoint(job.file, "--timestamp", "9999-12-31T23:59:59.999Z").returncode == 0
+def test_a_time_after_the_latest_data_is_refused_unless_forced(job):
+    """Without an event time to filter by, a replay from a time no record reaches would publish everything again:
+    the file source cannot say what its newest record is, so no time after now (or after the newest event time
+    committed) is taken without --force."""
+    assert_refused(set_startpoint(job.file, "--timestamp", "9999-12-31"), "--timestamp 9999-12-31T00:00:00",
+                   "after the latest data of dataset ''", "--force")
+    assert stored(job.file) == {}
+    assert set_startpoint(job.file, "--timestamp", "9999-12-31T23:59:59.999Z", "--force").returncode == 0
     listed = run_gpy("state", "startpoint", "list", str(job.file))
     assert listed.returncode == 0 and "TIMESTAMP 9999-12-31T23:59:59.999Z" in listed.stdout
 
@@ -108,6 +114,7 @@ def test_sql_values_follow_the_tables_watermark_type(tmp_path):
                                "source.querybased.entity.orders.source.querybased.watermark.type": "timestamp"})
     assert_refused(set_startpoint(job, "--value", "2024-01-01", dataset="events"), "'2024-01-01'", "whole number")
     assert_refused(set_startpoint(job, "--value", "soon", dataset="orders"), "'soon'", "not a time")
+    assert_refused(set_startpoint(job, "--timestamp", "9999-12-31", dataset="orders"), "after the latest data")
     assert_refused(set_startpoint(job, "--partition", "1", "--oldest", dataset="orders"), "partition '1'")
     assert stored(job) == {}
     assert set_startpoint(job, "--value", "17", dataset="events").returncode == 0

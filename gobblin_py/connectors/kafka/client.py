@@ -177,27 +177,32 @@ class BrokerClient:
 
     def first_messages(self, topic: str, starts: dict[int, int]) -> dict[int, tuple[int, int]]:
         """``{partition: (offset, timestamp)}`` of the first committed message at or after each partition's start
-        offset, read with one small fetch each; a partition without an answer within the socket timeout is left
-        out."""
+        offset, read with one small fetch each; a partition with none there (its end reached, the offset out of
+        range), or without an answer within the socket timeout, is left out."""
         kafka = kafka_module()
         config = consumer_config(self.settings)
         for alias in ("max.partition.fetch.bytes", "fetch.message.max.bytes"):
             config.pop(alias, None)
         config["fetch.message.max.bytes"] = 1  # a broker still sends a whole first batch: no more is needed
+        config["enable.partition.eof"] = True  # a partition with nothing there says so at once
         try:
             consumer = kafka.Consumer(config)
         except (kafka.KafkaException, ValueError, TypeError) as exc:
             raise translate(exc, "creating a consumer", self.settings) from None
         found: dict[int, tuple[int, int]] = {}
+        pending = set(starts)
         deadline = time.monotonic() + self.timeout
         try:
             consumer.assign([kafka.TopicPartition(topic, pid, offset) for pid, offset in starts.items()])
-            while len(found) < len(starts) and time.monotonic() < deadline:
+            while pending and time.monotonic() < deadline:
                 for message in consumer.consume(len(starts), timeout=0.1):
-                    if message.error() is None and message.partition() not in found:
-                        found[message.partition()] = (message.offset(), message.timestamp()[1])
+                    pid = message.partition()
+                    if pid in pending:  # its message, or its end (or an error): either way, it has answered
+                        pending.discard(pid)
+                        if message.error() is None:
+                            found[pid] = (message.offset(), message.timestamp()[1])
         except kafka.KafkaException as exc:
-            raise translate(exc, f"reading back the last messages of topic {topic}", self.settings) from None
+            raise translate(exc, f"reading back messages of topic {topic}", self.settings) from None
         finally:
             consumer.close()
         return found

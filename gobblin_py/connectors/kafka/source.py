@@ -19,7 +19,7 @@ from gobblin_py.connectors.kafka.planning import PartitionPlan, Previous, plan_t
 from gobblin_py.connectors.kafka.recreated import known_id, recreation_evidence
 from gobblin_py.connectors.kafka.settings import KafkaSourceSettings
 from gobblin_py.sdk.contracts import EmptyPlan, Extractor, Source
-from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.states import WorkUnit, WorkUnitState
@@ -47,6 +47,30 @@ class KafkaSimpleSource(Source):
             raise UsageError(f"partition {partition!r} is not a Kafka partition number (0, 1, 2 …)")
         if point.kind is StartpointKind.SPECIFIC and whole_number(str(point.value), LONG_MAX) is None:
             raise UsageError(f"value {point.value!r} is not a Kafka offset (a whole number from 0 to {LONG_MAX})")
+
+    @classmethod
+    def newest_event_ms(cls, props: Mapping[str, str], urn: str, partition: str) -> int | None:
+        """The newest timestamp among the last messages of topic ``urn``'s partitions (of partition ``partition``
+        only, when given); None when the brokers cannot say (unreachable) or hold no message. A partition the topic
+        does not have is refused."""
+        settings = KafkaSourceSettings.load(props)
+        try:
+            client = BrokerClient(settings)
+            listed = client.topics()
+            if urn not in listed:
+                return None
+            pids = [p.partition for p in listed[urn]]
+            if partition and int(partition) not in pids:
+                raise UsageError(f"topic {urn} has no partition {partition}: its {len(pids)} partition(s) are "
+                                 f"{', '.join(map(str, pids[:10]))}{' …' if len(pids) > 10 else ''}")
+            offsets = client.offsets(urn, [int(partition)] if partition else pids)
+            ends = {pid: latest - 1 for pid, (earliest, latest) in offsets.items() if latest > earliest}
+            stamps = [stamp for _, stamp in client.first_messages(urn, ends).values() if stamp >= 0]
+        except UsageError:
+            raise
+        except GobblinPyError:  # the brokers cannot be asked: nothing is known
+            return None
+        return max(stamps, default=None)
 
     def get_workunits(self, state: SourceState) -> list[WorkUnit]:
         settings = KafkaSourceSettings.load(state)

@@ -7,14 +7,23 @@ source's type: a Kafka offset, a file modification time, a value of the SQL tabl
 plugin — gpy's own sources too — checks its own with a class method ``check_startpoint(props, urn, partition,
 startpoint)`` that raises :class:`~gobblin_py.sdk.errors.UsageError`; one without it is held to the kind only.
 And it must name a dataset of the job: one with state, or one the source plans now.
+
+When an operator sets one, the source's data is asked too (:func:`check_against_data`): a partition the dataset
+does not have is refused, and so is a ``TIMESTAMP`` after the latest data, unless forced — such a startpoint
+replays nothing (Kafka: it starts at the end, skipping what is unread), or everything where records carry no
+event time to filter by. A source says what its data holds with a class method ``newest_event_ms(props, urn,
+partition)`` — the newest event time of the dataset's (or partition's) data, None when it cannot tell — that
+raises :class:`~gobblin_py.sdk.errors.UsageError` for a partition it does not have; where it cannot tell, no data
+is later than now, or than the newest event time committed.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.store.startpoints import DatasetStartpoints, Startpoint, StartpointStore
+from gobblin_py.store.startpoints import DatasetStartpoints, Startpoint, StartpointKind, StartpointStore, human_time
 
 
 def check_startpoint(source: type, props: Mapping[str, str], urn: str, partition: str, point: Startpoint) -> None:
@@ -27,6 +36,31 @@ def check_startpoint(source: type, props: Mapping[str, str], urn: str, partition
     own = getattr(source, "check_startpoint", None)
     if callable(own):
         own(props, urn, partition, point)
+
+
+def check_against_data(source: type, props: Mapping[str, str], urn: str, partition: str, point: Startpoint,
+                       committed_ms: int | None, force: bool = False, ask_source: bool = True) -> None:
+    """Raise UsageError when the source's data says no: a partition the dataset does not have, or a TIMESTAMP after
+    the latest data (unless ``force``). ``committed_ms``: the newest event time committed for the dataset (or the
+    partition), None when none was; ``ask_source``: False when the source is known to be unable to answer."""
+    timed = point.kind is StartpointKind.TIMESTAMP
+    own = getattr(source, "newest_event_ms", None)
+    asked = ask_source and callable(own) and (partition or timed)
+    newest = own(props, urn, partition) if asked else None  # type: ignore[misc]
+    if not timed or force:
+        return
+    if newest is not None:
+        latest, what = newest, "its newest record's time"
+    else:
+        latest, what = int(time.time() * 1000), "now: the source cannot say more"
+    if committed_ms is not None and committed_ms > latest:
+        latest, what = committed_ms, "the newest event time committed"
+    if point.timestamp_ms > latest:
+        where = f"dataset {urn!r}" + (f" partition {partition!r}" if partition else "")
+        raise UsageError(f"--timestamp {human_time(point.timestamp_ms)} is after the latest data of {where} "
+                         f"({human_time(latest)}, {what}): it would replay nothing (Kafka: start at the end, "
+                         "skipping what is unread), or everything where records carry no event time; check the "
+                         "time, use --upcoming to skip to what comes next, or give --force to set it anyway")
 
 
 def check_stored(source: type, props: Mapping[str, str], store: StartpointStore, job: str,
