@@ -26,6 +26,7 @@ from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.failures import Failure, classify
 from gobblin_py.sdk.interrupts import TaskCancelled, pause
 from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.redact import redact
 from gobblin_py.sdk.states import State, TaskState, WorkingState, WorkUnit
 
 log = get_logger(__name__)
@@ -64,9 +65,10 @@ def run_task(job_props: Mapping[str, str], workunit: WorkUnit, job_id: str, task
             task.working_state = WorkingState.SUCCESSFUL
         except Exception as exc:  # noqa: BLE001 - any plugin error fails the task, not the job
             task.working_state = WorkingState.FAILED
-            task.set_prop("task.failure.exception", "".join(traceback.format_exception(exc)))
+            # kept on the state, the history, metrics and lineage: credentials in it masked
+            task.set_prop("task.failure.exception", redact("".join(traceback.format_exception(exc))))
             if isinstance(exc, GobblinPyError) and exc.exit_code == UsageError.exit_code:
-                task.set_prop(USAGE_FAILURE_KEY, str(exc))  # the run exits 2 with this message
+                task.set_prop(USAGE_FAILURE_KEY, redact(str(exc)))  # the run exits 2 with this message
             failure = classify(exc)
             retry = (attempt < settings.max_retries and failure.retryable and not isinstance(exc, TaskCancelled))
             delay = settings.retry_interval_s * attempt if retry else None
@@ -92,7 +94,7 @@ def run_task(job_props: Mapping[str, str], workunit: WorkUnit, job_id: str, task
 
 
 def _error_text(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}"
+    text = redact(f"{type(exc).__name__}: {exc}")
     return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS - 1] + "…"
 
 
