@@ -5,7 +5,8 @@
 ``revid``, ``parentid``, ``user``, ``userid``, ``timestamp``, ``size``, ``anon`` for anonymous edits; ``rvlimit``,
 ``rvstartid``, ``rvendid``, ``rvstart``, ``rvdir`` older by default; ``continue`` when more are left).
 ``/items`` serves records under ``data.items`` by cursor (``cursor``, ``limit``, ``next``), ``offset`` or ``page``, ``since`` to
-leave out records with ``id`` at or below it, and a bearer token; newest first with ``order="desc"``, and as hostile servers do: ``ignore_paging`` (the
+leave out records with ``id`` at or below it, and a bearer token (a refused one is echoed in the reason phrase,
+as careless servers do); newest first with ``order="desc"``, and as hostile servers do: ``ignore_paging`` (the
 first page whatever is asked), ``repeat_cursor`` (the same next cursor every time). Faults queued with
 :meth:`WebApi.fail_next` answer the next requests instead (a status, with ``Retry-After`` if given, or any body
 and headers, for the requests ``when`` accepts); :meth:`WebApi.route` serves a fixed answer at a path, its body
@@ -198,8 +199,9 @@ class _Handler(BaseHTTPRequestHandler):
         elif parts.path == "/moved":  # a redirect to ?to=
             status, headers = 302, {"Location": params["to"]}
         elif parts.path == "/items":
-            if self.headers.get("Authorization") != f"Bearer {TOKEN}":
+            if self.headers.get("Authorization") != f"Bearer {TOKEN}":  # echoed, as careless servers do
                 status, body = 401, b'{"error": "unauthorized"}'
+                reason = f"Unauthorized: {self.headers.get('Authorization')}"
             else:
                 with api.lock:
                     body = json.dumps(api.paged_items(params)).encode()

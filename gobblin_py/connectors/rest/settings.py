@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import urllib.parse
 from dataclasses import dataclass
 
-from gobblin_py.connectors.rest.http import JsonHttpClient, RetryPolicy
+from gobblin_py.connectors.rest.http import MAX_BYTES, JsonHttpClient, RetryPolicy
 from gobblin_py.sdk.settings import Settings, setting
 
 PAGING = ("none", "page", "offset", "cursor")
@@ -15,7 +16,12 @@ class HttpSettings(Settings):
     """How every HTTP request of a REST-based source is made and retried."""
 
     timeout_s: float = setting("rest.timeout.seconds", default=30.0, minimum=0.001, maximum=3600,
-                               doc="seconds to wait for an answer")
+                               doc="seconds one request may take in all: connecting, redirects and the whole "
+                                   "answer (a server sending its answer slowly cannot hold the run); retried "
+                                   "as a lost connection")
+    max_bytes: int = setting("rest.response.max.bytes", default=MAX_BYTES, minimum=1,
+                             doc="the largest answer read (bytes): a larger one fails the task naming the URL, "
+                                 "before it is read whole")
     retries: int = setting("rest.retry.max", default=5, minimum=0, maximum=100,
                            doc="retries of a request answered 429 or 5xx, or whose connection failed")
     backoff_ms: int = setting("rest.retry.backoff.ms", default=500, minimum=0,
@@ -26,7 +32,8 @@ class HttpSettings(Settings):
     def client(self, headers: dict[str, str] | None = None) -> JsonHttpClient:
         """A client making requests as these settings say."""
         return JsonHttpClient(headers, self.timeout_s,
-                              RetryPolicy(self.retries, self.backoff_ms / 1000, self.max_wait_ms / 1000))
+                              RetryPolicy(self.retries, self.backoff_ms / 1000, self.max_wait_ms / 1000),
+                              self.max_bytes)
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,9 @@ class RestSettings(HttpSettings):
         if self.watermark_param and not self.watermark_field:
             problems.append(ConfigError("needs rest.watermark.field", key="rest.watermark.param",
                                         hint="name the record field whose highest value is sent next run"))
+        if "@" in urllib.parse.urlsplit(self.url).netloc and self.auth_token:
+            problems.append(ConfigError("has a user and password and rest.auth.token is set too: which credential?",
+                                        key="rest.url", hint="keep one of them"))
         if not self.url.lower().startswith(("http://", "https://")):
             problems.append(ConfigError(f"{self.url!r} is not an http:// or https:// URL", key="rest.url",
                                         hint="the endpoint's full URL"))
