@@ -1,8 +1,10 @@
-"""A stop ends every wait of a REST run at once: SIGTERM or SIGINT during a request's retry wait makes no further
-request; the run exits 143 / 130 with its lock released. Real ``gpy run`` processes and real signals."""
+"""A stop ends every wait of a REST run at once: SIGTERM or SIGINT during a request's retry wait, or during the
+back-off between task attempts, makes no further request nor attempt; the run exits 143 / 130 with its lock
+released. Real ``gpy run`` processes and real signals."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -50,3 +52,19 @@ def test_a_stop_during_a_request_retry_wait_ends_it_at_once(web_api, tmp_path, s
     seconds, _ = _stopped(proc, signum, tmp_path)
     assert seconds < 10  # the retries alone would wait 150 s
     assert len(web_api.requests("/down")) == 1  # no request after the signal
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_during_the_back_off_between_task_attempts_makes_no_further_attempt(web_api, tmp_path, signum):
+    web_api.route("/down", b"{}", status=503)
+    job = write_job(tmp_path, web_api.url, **{"rest.url": web_api.url + "/down", "rest.retry.max": "1",
+                                              "rest.retry.backoff.ms": "10", "task.maxretries": "3",
+                                              "task.retry.intervalinsec": "60"})
+    proc = _start(job, tmp_path)
+    _wait_for_requests(web_api, "/down", 4, proc)  # two attempts of two requests; the next attempt is 60 s away
+    seconds, err = _stopped(proc, signum, tmp_path)
+    assert seconds < 10
+    assert len(web_api.requests("/down")) == 4  # no request after the signal
+    failed = [json.loads(line) for line in err.splitlines() if '"task_failed"' in line]
+    assert [f["attempt"] for f in failed] == [2]  # and no third attempt was started
+    assert "no further attempt" in failed[0]["note"]
