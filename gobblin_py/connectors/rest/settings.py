@@ -50,7 +50,11 @@ class RestSettings(HttpSettings):
                                doc="the word before the credential in the header; empty for the credential alone")
     records_path: str = setting("rest.records.path", default="",
                                 doc="where the records are in an answer: a dotted path (data.items; * for every "
-                                    "member); empty for the answer itself")
+                                    "member); empty for the answer itself. A path that leads nowhere in an answer "
+                                    "fails the task")
+    nonobject: str = setting("rest.records.nonobject", default="fail", choices=("fail", "skip"),
+                             doc="a record that is not a JSON object (a list, number, string, null): fail the task "
+                                 "naming it, or skip: leave it out, counted in a warning")
     paging: str = setting("rest.paging.type", default="none", choices=PAGING,
                           doc="none: one request; page: a page number; offset: a record offset; cursor: a token the "
                               "answer gives")
@@ -65,10 +69,17 @@ class RestSettings(HttpSettings):
                                      doc="the first page number (page) or offset (offset)")
     cursor_path: str = setting("rest.paging.cursor.path", default="next",
                                doc="with cursor paging: where the answer gives the next cursor; none ends the pulls")
-    max_pages: int = setting("rest.paging.max", default=10000, minimum=1, doc="the most pages one run requests")
+    max_pages: int = setting("rest.paging.max", default=10000, minimum=1,
+                             doc="the most pages one run requests; a run stopped by it keeps its place in its "
+                                 "watermark and the next run goes on from there")
+    repeated: str = setting("rest.paging.repeated", default="fail", choices=("fail", "stop"),
+                            doc="a cursor the run asked before, or a page holding the records of the page before (a "
+                                "server ignoring the page number): fail the task (nothing of the run is committed), "
+                                "or stop: end the pages there, with a warning")
     watermark_field: str | None = setting("rest.watermark.field",
                                           doc="a whole-number field of each record (an id, epoch milliseconds): "
-                                              "records at or below the last run's highest are skipped")
+                                              "records at or below the last run's highest are skipped; a value "
+                                              "that is not a whole number fails the task naming the record")
     watermark_param: str | None = setting("rest.watermark.param",
                                           doc="a query parameter sent the last run's highest watermark, so the "
                                               "server sends only newer records")

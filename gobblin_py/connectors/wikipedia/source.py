@@ -24,7 +24,6 @@ from typing import Any
 import pyarrow as pa
 
 from gobblin_py.connectors.rest.jsonpath import select
-from gobblin_py.connectors.rest.source import NO_WATERMARK, previous_high
 from gobblin_py.connectors.wikipedia.settings import WikipediaSettings, period
 from gobblin_py.sdk.contracts import Extractor, Source
 from gobblin_py.sdk.errors import PermanentError
@@ -37,6 +36,14 @@ from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval
 log = get_logger(__name__)
 TABLE = "WikipediaOutput"
 BASE_QUERY = {"format": "json", "action": "query", "prop": "revisions"}
+NO_WATERMARK = -1  # Gobblin's: a page's first run
+
+
+def previous_high(state: SourceState, urn: str) -> int:
+    """The highest actual high watermark the dataset's last run saved, or -1."""
+    marks = [w.actual_high_watermark(LongWatermark) for w in state.previous_workunit_states_by_urn().get(urn, [])]
+    values = [m.value for m in marks if m is not None]
+    return max(values) if values else NO_WATERMARK
 
 
 class WikipediaSource(Source):
