@@ -113,10 +113,10 @@ def web_api_server():
 
 @pytest.fixture
 def web_api(web_api_server):
-    """The session's web server, emptied of pages, records, faults and logged requests for this test."""
+    """The session's web server, emptied of pages, records, faults, routes and logged requests for this test, and
+    behaving again."""
     api = web_api_server
-    with api.lock:
-        api.pages.clear(), api.items.clear(), api.faults.clear(), api.log.clear()
+    api.reset()
     return api
 
 

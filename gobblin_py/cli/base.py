@@ -14,6 +14,7 @@ import click
 from gobblin_py import __version__
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.logs import configure_logging
+from gobblin_py.sdk.redact import redact
 
 DEFAULT_SYSCONFIG = Path("conf") / "gobblin.properties"
 CONF_ROOT_ENV = "GPY_CONF_ROOT"
@@ -24,7 +25,7 @@ def _fail(exc: GobblinPyError) -> None:
 
     problems = exc.problems if isinstance(exc, SettingsError) else [exc]
     for problem in problems:  # one line each, every one naming its file, line and key
-        click.echo(f"gpy: error: {problem}", err=True)
+        click.echo(redact(f"gpy: error: {problem}"), err=True)
     sys.exit(exc.exit_code)
 
 
@@ -37,7 +38,7 @@ class _Group(click.Group):
         except GobblinPyError as exc:
             _fail(exc)
         except OSError as exc:  # a filesystem that refuses: say which path, without a traceback
-            click.echo(f"gpy: error: {exc}", err=True)
+            click.echo(redact(f"gpy: error: {exc}"), err=True)
             sys.exit(1)
         except Exception as exc:
             if not type(exc).__module__.startswith("botocore"):

@@ -8,17 +8,24 @@ from typing import Any
 
 from gobblin_py.jobconf import load_jobs
 from gobblin_py.sdk.plugins import gobblin_name
+from gobblin_py.sdk.redact import MASK, credential_name, redact
 from gobblin_py.sdk.unported import explain
 
 SECRET_KEY = re.compile(r"(password|passwd|secret|token|credential|private[._]?key)", re.IGNORECASE)
-MASK = "******"
 
 
 def mask_secrets(props: dict[str, str]) -> dict[str, str]:
-    """The properties with the values of password-like keys, and of keys declared secret, replaced by ``******``."""
+    """The properties with the values of password-like keys, and of keys declared secret, replaced by ``******``,
+    and credentials inside other values (a URL's user-info or ``api_key=`` query parameter) masked."""
     names, prefixes = _declared_secrets()
-    return {k: (MASK if v and (SECRET_KEY.search(k) or _base(k) in names or k.startswith(prefixes)) else v)
-            for k, v in props.items()}
+    return {k: (MASK if v and (SECRET_KEY.search(k) or _base(k) in names or k.startswith(prefixes) or _query_secret(k))
+                else redact(v)) for k, v in props.items()}
+
+
+def _query_secret(key: str) -> bool:
+    """A query parameter's key (``rest.query.api_key``) whose name says it carries a credential."""
+    family, _, name = key.rpartition(".")
+    return family.endswith(".query") and credential_name(name)
 
 
 def _base(key: str) -> str:

@@ -9,7 +9,7 @@ before any work: structlog pulls in rich and asyncio, about a quarter of a small
 Lines go to whatever ``sys.stderr`` is when they are written, so a live progress display that takes stderr over
 prints them above itself. A listener (:func:`add_listener`) sees every event before it is rendered and may take
 it instead of a line (the progress display takes the INFO events it shows). Stdlib ``logging`` (libraries) goes
-to stderr at WARNING and above.
+to stderr at WARNING and above. Credentials in an event's fields are masked (:mod:`gobblin_py.sdk.redact`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import traceback
 from collections.abc import Callable, MutableMapping
 from datetime import datetime, timezone
 from typing import Any
+
+from gobblin_py.sdk.redact import redact, redact_value
 
 Listener = Callable[[str, MutableMapping[str, Any]], bool]
 _listeners: list[Listener] = []
@@ -143,14 +145,14 @@ def _emit(level: str, event: str, fields: dict[str, Any]) -> None:
     if _LEVELS[level] < _output.threshold:
         return
     exc_info = fields.pop("exc_info", None)
-    record: dict[str, Any] = {**fields, "event": event, "level": level}
+    record: dict[str, Any] = {**redact_value(fields), "event": event, "level": level}
     taken = False
     for listener in list(_listeners):
         taken = listener(level, record) or taken
     if taken:
         return
     record["timestamp"] = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    trace = _traceback_text(exc_info)
+    trace = redact(_traceback_text(exc_info))
     if _output.fmt == "json":
         if trace:
             record["exception"] = trace

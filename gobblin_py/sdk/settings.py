@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
+from gobblin_py.sdk import redact
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.errors import UsageError
 
@@ -344,6 +345,8 @@ class Settings:
                     problems.append(_problem(locate, key.name, "is not set", f"set it: {key.doc}"))
                 values[field_name] = key.default
                 continue
+            if key.secret:
+                redact.remember(str(raw))  # masked wherever this process writes it
             try:
                 values[field_name] = coerce(key, str(raw))
             except ValueError as exc:

@@ -21,6 +21,7 @@ from gobblin_py.io import fs as fsutil
 from gobblin_py.io.contained_paths import contained_join
 from gobblin_py.io.processes import host_name, pid_alive
 from gobblin_py.sdk.errors import CorruptFileError, UsageError
+from gobblin_py.sdk.redact import redact_value
 from gobblin_py.sdk.settings import Settings, setting
 
 RUNNING = "RUNNING"
@@ -91,7 +92,7 @@ class RunHistoryStore:
     def put(self, job: str, record: Mapping[str, Any]) -> str:
         """Write (or rewrite) a run's record atomically; returns its path."""
         path = contained_join(self.job_dir(job), self.file_name(record), what="job.id")
-        fsutil.atomic_write(self.fs, path, encode_record(record))
+        fsutil.atomic_write(self.fs, path, encode_record(redact_value(dict(record))))  # no credential kept
         return path
 
     def prune(self, job: str, now: float | None = None) -> list[str]:

@@ -10,10 +10,11 @@ from pathlib import Path
 import fastavro
 import pyarrow as pa
 import pyarrow.orc as orc
+import pytest
 
-from tests.conftest import run_gpy
+from tests.conftest import NEEDS_CORPUS, run_gpy
 from tests.corpus.harness import local_copy, run_job, system_config
-from tests.conftest import NEEDS_CORPUS
+from tests.sources.rest_jobs import run_here
 
 pytestmark = NEEDS_CORPUS
 
@@ -128,3 +129,74 @@ def test_a_hive_serde_pair_gpy_does_not_map_is_refused_naming_the_key(tmp_path):
     reports = {Path(r["path"]).parent.name: r for r in json.loads(result.stdout)}
     for n, (key, value) in enumerate(cases.items()):
         assert any(f"key '{key}': {value}" in p for p in reports[str(n)]["problems"]), reports[str(n)]["problems"]
+
+
+def _linkedin_job(web_api, tmp_path, **system: str) -> Path:
+    job = local_copy(EXAMPLES + "wikipedia.pull", tmp_path, {"wikipedia.api.rooturl": web_api.api,
+                                                             "source.page.titles": "LinkedIn"})
+    system_config(tmp_path, **{"rest.retry.backoff.ms": "10", **system})
+    return job
+
+
+def _listing(path: str, params: dict) -> bool:
+    return params.get("rvdir") == "newer" and "rvstartid" in params
+
+
+MAXLAG = {"error": {"code": "maxlag", "info": "Waiting for db1: 7 seconds lagged", "host": "db1", "lag": 7,
+                    "type": "db", "*": "See https://www.mediawiki.org/w/api.php for API usage"}, "servedby": "mw1"}
+
+
+def test_an_api_error_inside_an_http_200_fails_the_task_and_commits_no_watermark(web_api, tmp_path):
+    web_api.add_revisions("LinkedIn", 95, 6, age=2 * HOURS)
+    job = _linkedin_job(web_api, tmp_path, **{"rest.retry.max": "1"})
+    run_here(job, tmp_path)
+    assert [r["revid"] for r in published(tmp_path)["LinkedIn"]] == [96.0, 97.0, 98.0, 99.0, 100.0]
+    web_api.add_revisions("LinkedIn", 101, 10, age=HOURS)
+    for _ in range(2):  # MediaWiki under load: maxlag in an HTTP 200, beyond the one retry allowed
+        web_api.fail_next(200, retry_after="0", body=MAXLAG, headers={"MediaWiki-API-Error": "maxlag"}, when=_listing)
+    result = run_here(job, tmp_path, expect=1)
+    assert "the MediaWiki API answered error 'maxlag': Waiting for db1: 7 seconds lagged" in result.output
+    assert len(published(tmp_path)["LinkedIn"]) == 5
+    web_api.log.clear()
+    run_here(job, tmp_path)  # the next run pulls what the failed one could not, from the same watermark
+    assert [r["revid"] for r in published(tmp_path)["LinkedIn"]] == [float(i) for i in range(96, 111)]
+    assert [r.params["rvstartid"] for r in web_api.requests("/w/api.php") if _listing("", r.params)][0] == "100"
+
+
+def test_maxlag_is_retried_after_the_wait_the_api_asks(web_api, tmp_path):
+    web_api.add_revisions("LinkedIn", 95, 6, age=2 * HOURS)
+    web_api.fail_next(200, retry_after="1", body=MAXLAG, headers={"MediaWiki-API-Error": "maxlag"}, when=_listing)
+    run_here(_linkedin_job(web_api, tmp_path), tmp_path)
+    assert len(published(tmp_path)["LinkedIn"]) == 5
+    listings = [r for r in web_api.requests("/w/api.php") if _listing("", r.params)]
+    assert len(listings) == 2 and listings[1].at - listings[0].at >= 1.0
+
+
+@pytest.mark.parametrize("answer, says", [
+    ({"errors": [{"code": "badvalue", "text": "Unrecognized value for parameter \"rvdir\": sideways.",
+                  "module": "query+revisions"}], "docref": "See https://www.mediawiki.org/w/api.php"},
+     "error 'badvalue': Unrecognized value"),
+    ({"batchcomplete": ""}, "the answer has no page (no query.pages)"),
+    ({"query": {"pages": {"-1": {"title": "Link|edIn", "invalidreason": "The requested page title contains invalid "
+                                 "characters: \"|\".", "invalid": ""}}}}, "MediaWiki calls the title 'LinkedIn' invalid"),
+])
+def test_other_error_answers_fail_the_task_at_once(web_api, tmp_path, answer, says):
+    web_api.add_revisions("LinkedIn", 95, 6, age=2 * HOURS)
+    web_api.fail_next(200, body=answer, when=_listing)
+    result = run_here(_linkedin_job(web_api, tmp_path), tmp_path, expect=1)
+    assert says in result.output
+    assert len([r for r in web_api.requests("/w/api.php") if _listing("", r.params)]) == 1  # not retried
+    assert published(tmp_path) == {}
+
+
+def test_a_missing_page_is_a_warning_and_keeps_its_watermark(web_api, tmp_path):
+    web_api.add_revisions("LinkedIn", 95, 6, age=2 * HOURS)
+    job = _linkedin_job(web_api, tmp_path)
+    run_here(job, tmp_path)
+    removed = web_api.pages.pop("LinkedIn")
+    result = run_here(job, tmp_path)
+    assert "wikipedia_page_missing" in result.output
+    web_api.pages["LinkedIn"] = removed
+    web_api.add_revisions("LinkedIn", 101, 2, age=HOURS)
+    run_here(job, tmp_path)
+    assert [r["revid"] for r in published(tmp_path)["LinkedIn"]] == [float(i) for i in range(96, 103)]

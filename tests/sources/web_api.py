@@ -5,8 +5,12 @@
 ``revid``, ``parentid``, ``user``, ``userid``, ``timestamp``, ``size``, ``anon`` for anonymous edits; ``rvlimit``,
 ``rvstartid``, ``rvendid``, ``rvstart``, ``rvdir`` older by default; ``continue`` when more are left).
 ``/items`` serves records under ``data.items`` by cursor (``cursor``, ``limit``, ``next``), ``offset`` or ``page``, ``since`` to
-leave out records with ``id`` at or below it, and a bearer token. Faults queued with :meth:`WebApi.fail_next`
-answer the next requests instead (a status, with ``Retry-After`` if given); every request is logged.
+leave out records with ``id`` at or below it, and a bearer token (a refused one is echoed in the reason phrase,
+as careless servers do); newest first with ``order="desc"``, and as hostile servers do: ``ignore_paging`` (the
+first page whatever is asked), ``repeat_cursor`` (the same next cursor every time). Faults queued with
+:meth:`WebApi.fail_next` answer the next requests instead (a status, with ``Retry-After`` if given, or any body
+and headers, for the requests ``when`` accepts); :meth:`WebApi.route` serves a fixed answer at a path, its body
+dripped a byte at a time if asked. Every request is logged.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import datetime as dt
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
@@ -34,12 +39,38 @@ class Request:
 
 
 @dataclass
+class Fault:
+    """An answer given instead of the normal one, once, to the first request ``when`` accepts."""
+
+    status: int
+    retry_after: str | None = None
+    body: bytes | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    when: Callable[[str, dict[str, str]], bool] | None = None
+
+
+@dataclass
+class Route:
+    """A fixed answer at a path: its body sent whole, or a byte every ``drip_s`` seconds."""
+
+    body: bytes
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    drip_s: float = 0.0
+    length: bool = True  # send Content-Length (else the body ends when the connection closes)
+
+
+@dataclass
 class WebApi:
     """The server's content, its queued faults and its request log."""
 
     pages: dict[str, dict] = field(default_factory=dict)  # title -> {"pageid": n, "revisions": [...] oldest first}
     items: list[dict] = field(default_factory=list)
-    faults: list[tuple[int, str | None]] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
+    routes: dict[str, Route] = field(default_factory=dict)
+    order: str = "asc"  # of /items: "asc" by id, or "desc" (newest first)
+    ignore_paging: bool = False
+    repeat_cursor: str | None = None
     log: list[Request] = field(default_factory=list)
     url: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -64,9 +95,24 @@ class WebApi:
                     revision.update(user=f"192.0.2.{revid % 250}", userid=0, anon="")
                 revisions.append(revision)
 
-    def fail_next(self, status: int, retry_after: str | None = None) -> None:
+    def fail_next(self, status: int, retry_after: str | None = None, body: object = None,
+                  headers: dict[str, str] | None = None,
+                  when: Callable[[str, dict[str, str]], bool] | None = None) -> None:
+        """Answer the next request (that ``when`` accepts) so: ``body`` as JSON, else a small error document."""
         with self.lock:
-            self.faults.append((status, retry_after))
+            self.faults.append(Fault(status, retry_after, None if body is None else json.dumps(body).encode(),
+                                     dict(headers or {}), when))
+
+    def route(self, path: str, body: bytes | str | object, **how: object) -> None:
+        """Serve ``body`` (bytes, text, or anything else as JSON) at ``path`` (see :class:`Route`)."""
+        raw = body if isinstance(body, bytes) else body.encode() if isinstance(body, str) else json.dumps(body).encode()
+        with self.lock:
+            self.routes[path] = Route(raw, **how)  # type: ignore[arg-type]
+
+    def reset(self) -> None:
+        with self.lock:
+            self.pages.clear(), self.items.clear(), self.faults.clear(), self.log.clear(), self.routes.clear()
+            self.order, self.ignore_paging, self.repeat_cursor = "asc", False, None
 
     def requests(self, path: str) -> list[Request]:
         return [r for r in self.log if r.path == path]
@@ -110,16 +156,19 @@ class WebApi:
         return answer
 
     def paged_items(self, params: dict[str, str]) -> dict:
-        since = int(params.get("since", "-1"))
-        chosen = [i for i in self.items if i["id"] > since]
+        chosen = sorted(self.items, key=lambda i: i["id"], reverse=self.order == "desc")
+        if "since" in params:
+            chosen = [i for i in chosen if i["id"] > int(params["since"])]
         limit = int(params.get("limit", "3"))
         offset = int(params.get("cursor") or params.get("offset") or 0)
         if "page" in params:  # page numbers from 1
             offset = (int(params["page"]) - 1) * limit
+        if self.ignore_paging:
+            offset = 0
         page = chosen[offset:offset + limit]
         answer: dict = {"data": {"items": page}}
         if offset + limit < len(chosen):
-            answer["next"] = str(offset + limit)
+            answer["next"] = self.repeat_cursor or str(offset + limit)
         return answer
 
 
@@ -131,20 +180,28 @@ class _Handler(BaseHTTPRequestHandler):
         params = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
         api = self.api
         with api.lock:
-            fault = api.faults.pop(0) if api.faults else None
-        status, body, headers = 200, b"", {}
+            fault = next((f for f in api.faults if f.when is None or f.when(parts.path, params)), None)
+            if fault is not None:
+                api.faults.remove(fault)
+            route = api.routes.get(parts.path)
+        status, body, headers, reason = 200, b"", {}, None
         if fault:
-            status, retry_after = fault
-            headers = {"Retry-After": retry_after} if retry_after else {}
-            body = json.dumps({"error": {"code": "ratelimited" if status == 429 else "internal"}}).encode()
+            status = fault.status
+            headers = {**({"Retry-After": fault.retry_after} if fault.retry_after else {}), **fault.headers}
+            body = fault.body if fault.body is not None else \
+                json.dumps({"error": {"code": "ratelimited" if status == 429 else "internal"}}).encode()
+        elif route is not None:
+            self._send_route(parts.path, params, route)
+            return
         elif parts.path == "/w/api.php" and params.get("action") == "query" and params.get("prop") == "revisions":
             with api.lock:
                 body = json.dumps(api.revisions(params)).encode()
         elif parts.path == "/moved":  # a redirect to ?to=
             status, headers = 302, {"Location": params["to"]}
         elif parts.path == "/items":
-            if self.headers.get("Authorization") != f"Bearer {TOKEN}":
+            if self.headers.get("Authorization") != f"Bearer {TOKEN}":  # echoed, as careless servers do
                 status, body = 401, b'{"error": "unauthorized"}'
+                reason = f"Unauthorized: {self.headers.get('Authorization')}"
             else:
                 with api.lock:
                     body = json.dumps(api.paged_items(params)).encode()
@@ -152,13 +209,37 @@ class _Handler(BaseHTTPRequestHandler):
             status, body = 400, b'{"error": {"code": "badrequest"}}'
         with api.lock:
             api.log.append(Request(parts.path, params, dict(self.headers.items()), time.monotonic(), status))
-        self.send_response(status)
+        self.send_response(status, reason)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
         for key, value in headers.items():
             self.send_header(key, value)
         self.end_headers()
         self.wfile.write(body)
+
+    def _send_route(self, path: str, params: dict[str, str], route: Route) -> None:
+        with self.api.lock:
+            self.api.log.append(Request(path, params, dict(self.headers.items()), time.monotonic(), route.status))
+        self.send_response(route.status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        if route.length:
+            self.send_header("Content-Length", str(len(route.body)))
+        else:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        for key, value in route.headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        try:
+            if not route.drip_s:
+                self.wfile.write(route.body)
+                return
+            for n in range(len(route.body)):
+                self.wfile.write(route.body[n:n + 1])
+                self.wfile.flush()
+                time.sleep(route.drip_s)
+        except OSError:  # the client gave up
+            self.close_connection = True
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the standard library's signature
         pass

@@ -8,6 +8,12 @@ from typing import Any
 
 def select(document: Any, path: str) -> list[Any]:
     """Every value ``path`` leads to in ``document``; a list at the end is its elements. Missing parts give none."""
+    return locate(document, path)[0]
+
+
+def locate(document: Any, path: str) -> tuple[list[Any], bool]:
+    """:func:`select`'s values, and whether the path led anywhere (False when a part of it is missing: an empty
+    list at its end is a place with no values)."""
     found = [document]
     for part in [p for p in path.split(".") if p] if path else []:
         step: list[Any] = []
@@ -18,11 +24,13 @@ def select(document: Any, path: str) -> list[Any]:
                 step.extend([value[part]] if part in value else [])
             elif isinstance(value, list) and part.lstrip("-").isdigit() and -len(value) <= int(part) < len(value):
                 step.append(value[int(part)])
+        if not step and (part != "*" or not any(isinstance(v, (dict, list)) for v in found)):
+            return [], False  # ("*" of an empty object or list is a place with nothing in it)
         found = step
     out: list[Any] = []
     for value in found:
         out.extend(value if isinstance(value, list) else [value])
-    return out
+    return out, True
 
 
 def first(document: Any, path: str) -> Any:

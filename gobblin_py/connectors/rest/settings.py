@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import urllib.parse
 from dataclasses import dataclass
 
-from gobblin_py.connectors.rest.http import JsonHttpClient, RetryPolicy
+from gobblin_py.connectors.rest.http import MAX_BYTES, JsonHttpClient, RetryPolicy
 from gobblin_py.sdk.settings import Settings, setting
 
 PAGING = ("none", "page", "offset", "cursor")
@@ -15,7 +16,12 @@ class HttpSettings(Settings):
     """How every HTTP request of a REST-based source is made and retried."""
 
     timeout_s: float = setting("rest.timeout.seconds", default=30.0, minimum=0.001, maximum=3600,
-                               doc="seconds to wait for an answer")
+                               doc="seconds one request may take in all: connecting, redirects and the whole "
+                                   "answer (a server sending its answer slowly cannot hold the run); retried "
+                                   "as a lost connection")
+    max_bytes: int = setting("rest.response.max.bytes", default=MAX_BYTES, minimum=1,
+                             doc="the largest answer read (bytes): a larger one fails the task naming the URL, "
+                                 "before it is read whole")
     retries: int = setting("rest.retry.max", default=5, minimum=0, maximum=100,
                            doc="retries of a request answered 429 or 5xx, or whose connection failed")
     backoff_ms: int = setting("rest.retry.backoff.ms", default=500, minimum=0,
@@ -26,7 +32,8 @@ class HttpSettings(Settings):
     def client(self, headers: dict[str, str] | None = None) -> JsonHttpClient:
         """A client making requests as these settings say."""
         return JsonHttpClient(headers, self.timeout_s,
-                              RetryPolicy(self.retries, self.backoff_ms / 1000, self.max_wait_ms / 1000))
+                              RetryPolicy(self.retries, self.backoff_ms / 1000, self.max_wait_ms / 1000),
+                              self.max_bytes)
 
 
 @dataclass(frozen=True)
@@ -43,7 +50,11 @@ class RestSettings(HttpSettings):
                                doc="the word before the credential in the header; empty for the credential alone")
     records_path: str = setting("rest.records.path", default="",
                                 doc="where the records are in an answer: a dotted path (data.items; * for every "
-                                    "member); empty for the answer itself")
+                                    "member); empty for the answer itself. A path that leads nowhere in an answer "
+                                    "fails the task")
+    nonobject: str = setting("rest.records.nonobject", default="fail", choices=("fail", "skip"),
+                             doc="a record that is not a JSON object (a list, number, string, null): fail the task "
+                                 "naming it, or skip: leave it out, counted in a warning")
     paging: str = setting("rest.paging.type", default="none", choices=PAGING,
                           doc="none: one request; page: a page number; offset: a record offset; cursor: a token the "
                               "answer gives")
@@ -58,10 +69,17 @@ class RestSettings(HttpSettings):
                                      doc="the first page number (page) or offset (offset)")
     cursor_path: str = setting("rest.paging.cursor.path", default="next",
                                doc="with cursor paging: where the answer gives the next cursor; none ends the pulls")
-    max_pages: int = setting("rest.paging.max", default=10000, minimum=1, doc="the most pages one run requests")
+    max_pages: int = setting("rest.paging.max", default=10000, minimum=1,
+                             doc="the most pages one run requests; a run stopped by it keeps its place in its "
+                                 "watermark and the next run goes on from there")
+    repeated: str = setting("rest.paging.repeated", default="fail", choices=("fail", "stop"),
+                            doc="a cursor the run asked before, or a page holding the records of the page before (a "
+                                "server ignoring the page number): fail the task (nothing of the run is committed), "
+                                "or stop: end the pages there, with a warning")
     watermark_field: str | None = setting("rest.watermark.field",
                                           doc="a whole-number field of each record (an id, epoch milliseconds): "
-                                              "records at or below the last run's highest are skipped")
+                                              "records at or below the last run's highest are skipped; a value "
+                                              "that is not a whole number fails the task naming the record")
     watermark_param: str | None = setting("rest.watermark.param",
                                           doc="a query parameter sent the last run's highest watermark, so the "
                                               "server sends only newer records")
@@ -77,6 +95,9 @@ class RestSettings(HttpSettings):
         if self.watermark_param and not self.watermark_field:
             problems.append(ConfigError("needs rest.watermark.field", key="rest.watermark.param",
                                         hint="name the record field whose highest value is sent next run"))
+        if "@" in urllib.parse.urlsplit(self.url).netloc and self.auth_token:
+            problems.append(ConfigError("has a user and password and rest.auth.token is set too: which credential?",
+                                        key="rest.url", hint="keep one of them"))
         if not self.url.lower().startswith(("http://", "https://")):
             problems.append(ConfigError(f"{self.url!r} is not an http:// or https:// URL", key="rest.url",
                                         hint="the endpoint's full URL"))

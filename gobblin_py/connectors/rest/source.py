@@ -1,11 +1,16 @@
 """A generic HTTP/REST source: the records of one JSON endpoint, page by page, incrementally by a watermark field.
 
-One work unit per run: every page of ``rest.url`` (``rest.paging.type``: page numbers, offsets or a cursor the answer
-gives), the records found at ``rest.records.path`` in each. With ``rest.watermark.field`` the run's watermark is the
-highest value of that field: the next run skips records at or below it (and sends it as ``rest.watermark.param``
-when set, so the server can leave them out). Requests carry ``rest.auth.token`` in ``rest.auth.header`` and are
-retried on 429 and 5xx answers (:mod:`gobblin_py.connectors.rest.http`). With ``rest.schema`` (Avro) the records
-are rows of it; without, each is a text record of its JSON (for ``JsonTextToAvroConverter`` or a writer of text).
+One work unit per run: the pages of ``rest.url`` (``rest.paging.type``: page numbers, offsets or a cursor the answer
+gives; :mod:`.paging`), the records found at ``rest.records.path`` in each. With ``rest.watermark.field`` the run's
+watermark is the highest value of that field (:mod:`.watermark`): the next run skips records at or below it (and
+sends it as ``rest.watermark.param`` when set, so the server can leave them out). Requests carry
+``rest.auth.token`` in ``rest.auth.header`` and are retried on 429 and 5xx answers (:mod:`.http`). With
+``rest.schema`` (Avro) the records are rows of it; without, each is a text record of its JSON (for
+``JsonTextToAvroConverter`` or a writer of text).
+
+Nothing is dropped without a word: a record that is not a JSON object fails the task, or with
+``rest.records.nonobject=skip`` is counted in a warning; a watermark value that is not a whole number fails the
+task naming the record; a server whose values went below the last run's watermark (a reset server) is a warning.
 """
 
 from __future__ import annotations
@@ -16,26 +21,38 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.connectors.rest.jsonpath import first, select
+from gobblin_py.connectors.rest.jsonpath import first
+from gobblin_py.connectors.rest.paging import Page, Pager
 from gobblin_py.connectors.rest.records import schema_of, to_batch
 from gobblin_py.connectors.rest.settings import RestSettings
+from gobblin_py.connectors.rest.watermark import NONE, RestWatermark, whole_number
 from gobblin_py.sdk.contracts import Extractor, Source
 from gobblin_py.sdk.errors import PermanentError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.schema_meta import text_schema
 from gobblin_py.sdk.states import Extract, WorkUnit, WorkUnitState
-from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval
+from gobblin_py.sdk.watermarks import WatermarkInterval
 
 log = get_logger(__name__)
-NO_WATERMARK = -1
+SKIPPED_KEY = "rest.records.skipped"  # on the task's state: records that were not JSON objects, skipped
 
 
-def previous_high(state: SourceState, urn: str) -> int:
-    """The highest actual high watermark the dataset's last run saved, or -1."""
-    marks = [w.actual_high_watermark(LongWatermark) for w in state.previous_workunit_states_by_urn().get(urn, [])]
-    values = [m.value for m in marks if m is not None]
-    return max(values) if values else NO_WATERMARK
+def previous_mark(state: SourceState) -> RestWatermark:
+    """The watermark the dataset's last run committed (with where its pages resume), or :data:`NONE`."""
+    marks = [w.actual_high_watermark(RestWatermark) for w in state.previous_workunit_states_by_urn().get("", [])]
+    marks = [m for m in marks if m is not None]
+    return max(marks, key=lambda m: m.value) if marks else RestWatermark(NONE)
+
+
+def text_batch(records: list[dict[str, Any]]) -> pa.RecordBatch:
+    """Text records, each one JSON object: as UTF-8 (``\\u`` escapes of text that is not ASCII take two or three
+    times the bytes), escaped only where a record holds a lone surrogate, which UTF-8 cannot carry."""
+    try:
+        texts = pa.array([json.dumps(r, ensure_ascii=False) for r in records], pa.string())
+    except UnicodeEncodeError:
+        texts = pa.array([json.dumps(r) for r in records], pa.string())
+    return pa.RecordBatch.from_arrays([texts], schema=text_schema())
 
 
 class RestSource(Source):
@@ -45,9 +62,9 @@ class RestSource(Source):
 
     def get_workunits(self, state: SourceState) -> list[WorkUnit]:
         settings = RestSettings.load(state)
-        low = previous_high(state, "")
+        low = previous_mark(state)
         extract = Extract.create("APPEND_ONLY", settings.namespace, settings.table)
-        return [WorkUnit.create(extract, WatermarkInterval.of(LongWatermark(low), LongWatermark(NO_WATERMARK)))]
+        return [WorkUnit.create(extract, WatermarkInterval.of(low, RestWatermark(NONE)))]
 
     def get_extractor(self, state: WorkUnitState) -> Extractor:
         return RestExtractor(state)
@@ -60,8 +77,14 @@ class RestExtractor(Extractor):
         self.state = state
         self.settings = RestSettings.load(state)
         self.client = self.settings.client(self.settings.headers())
-        self.low = state.workunit.low_watermark(LongWatermark).value
-        self.high = self.low
+        mark = state.workunit.low_watermark(RestWatermark) or RestWatermark(NONE)
+        self.floor = mark.value
+        self.pager = Pager(self.settings, self.client, self.floor, mark.resume)
+        high = (mark.resume or {}).get("high")
+        self.high = high if isinstance(high, int) else NONE  # of this walk through the pages, resumed or new
+        self.highest_seen = NONE
+        self.below = self.skipped = 0
+        self.finished = False
         self.schema = schema_of(self.settings.schema, "rest.schema")
 
     def get_schema(self) -> pa.Schema:
@@ -70,54 +93,74 @@ class RestExtractor(Extractor):
     def get_expected_record_count(self) -> int:
         return -1
 
-    def pages(self) -> Iterator[Any]:
-        """Every answer of the run, in order."""
-        s = self.settings
-        params: dict[str, str] = {k: str(v) for k, v in (s.query or {}).items()}
-        if s.watermark_param and self.low != NO_WATERMARK:
-            params[s.watermark_param] = str(self.low)
-        if s.page_size and s.paging != "none":
-            params[s.page_size_param] = str(s.page_size)
-        position: Any = s.first_page if s.first_page is not None else 0 if s.paging == "offset" else 1
-        for number in range(s.max_pages):
-            if s.paging in ("page", "offset") or (s.paging == "cursor" and number):
-                params[s.paging_param] = str(position)
-            document, _ = self.client.get(s.url, params)
-            yield document
-            count = len(select(document, s.records_path))
-            if s.paging == "none" or (s.paging in ("page", "offset") and (not count or (s.page_size or 0) > count)):
-                return
-            if s.paging == "page":
-                position += 1
-            elif s.paging == "offset":
-                position += count
-            else:
-                position = first(document, s.cursor_path)
-                if position in (None, ""):
-                    return
-        log.warning("rest_page_limit", url=s.url, pages=s.max_pages, note="rest.paging.max reached; the rest next run")
-
     def read_batches(self) -> Iterator[pa.RecordBatch]:
-        field = self.settings.watermark_field
-        for document in self.pages():
-            records = [r for r in select(document, self.settings.records_path) if isinstance(r, dict)]
-            if field:
-                records = [r for r in records if self._mark(r, field) > self.low]
-                self.high = max([self.high, *(self._mark(r, field) for r in records)])
-            if records and self.schema is None:  # text records: each one JSON object
-                yield pa.RecordBatch.from_arrays([pa.array([json.dumps(r) for r in records], pa.string())],
-                                                 schema=text_schema())
-            elif records:
-                yield to_batch(records, self.schema, self.settings.url)
+        for page in self.pager.pages():
+            records = self._new_records(page)
+            page.records.clear()
+            if not records:
+                continue
+            try:
+                if self.schema is None:
+                    batch = text_batch(records)
+                else:
+                    batch = to_batch(records, self.schema, f"GET {page.url}")
+            except RecursionError:
+                raise PermanentError(f"GET {page.url}: a record of page {page.number} is nested deeper than can "
+                                     "be written") from None
+            del records  # only the batch is held while it is written
+            yield batch
+        self.finished = True
+        self._report()
 
-    @staticmethod
-    def _mark(record: dict, field: str) -> int:
-        value = first(record, field)
-        try:
-            return int(value)
-        except (TypeError, ValueError):
-            raise PermanentError(f"rest.watermark.field={field}: {value!r} of a record is not a whole number") \
-                from None
+    def _new_records(self, page: Page) -> list[dict[str, Any]]:
+        """The page's records that are JSON objects above the watermark."""
+        field = self.settings.watermark_field
+        kept = []
+        for index, record in enumerate(page.records):
+            if not isinstance(record, dict):
+                self._not_an_object(page, index, record)
+                continue
+            if field:
+                value = whole_number(first(record, field), field, f"GET {page.url}: record {index + 1} of page "
+                                                                  f"{page.number}")
+                self.highest_seen = max(self.highest_seen, value)
+                if self.floor != NONE and value <= self.floor:
+                    self.below += 1
+                    continue
+                self.high = max(self.high, value)
+            kept.append(record)
+        return kept
+
+    def _not_an_object(self, page: Page, index: int, record: Any) -> None:
+        shown = json.dumps(record)[:200]
+        if self.settings.nonobject == "fail":
+            raise PermanentError(f"GET {page.url}: record {index + 1} of page {page.number} is not a JSON object but "
+                                 f"{type(record).__name__} {shown} (rest.records.nonobject=skip skips such records, "
+                                 "counted)")
+        if not self.skipped:
+            log.warning("rest_record_not_an_object", url=page.url, page=page.number, record=index + 1, value=shown,
+                        note="skipped (rest.records.nonobject=skip); the run's count follows at its end")
+        self.skipped += 1
+
+    def _report(self) -> None:
+        s = self.settings
+        if self.skipped:
+            self.state.set_prop(SKIPPED_KEY, self.skipped)
+            log.warning("rest_records_skipped", url=s.url, records=self.skipped,
+                        reason="not JSON objects (rest.records.nonobject=skip)")
+        backwards = self.highest_seen != NONE and self.highest_seen < self.floor
+        if self.below and (backwards or s.watermark_param):
+            log.warning("rest_watermark_backwards", url=s.url, field=s.watermark_field, watermark=self.floor,
+                        highest_now=self.highest_seen, skipped=self.below,
+                        note="the server's values are at or below the last run's watermark (was it reset?): those "
+                             "records are skipped; reset the job's state to pull them")
 
     def close(self) -> None:
-        self.state.set_actual_high_watermark(LongWatermark(self.high))
+        if not self.finished:  # a failed run leaves the last committed watermark (and where its pages resume)
+            return
+        if self.pager.complete:
+            mark = RestWatermark(max(self.floor, self.high))
+        else:
+            mark = RestWatermark(self.floor, {"paging": self.settings.paging, "position": self.pager.position,
+                                              "high": self.high})
+        self.state.set_actual_high_watermark(mark)

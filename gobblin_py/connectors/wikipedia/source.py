@@ -10,8 +10,11 @@ time. Each revision is a text record: its JSON with the page's ``pageid`` and ``
 revision pulled when ``gobblin.wikipediaSource.maxRevisionsPerPage`` stopped it.
 
 Differences: a request that fails after its retries fails the task (Gobblin logs it, ends the page's pull and
-saves the newest revision id as watermark, losing the rest); a title removed from ``source.page.titles`` is no
-longer pulled (Gobblin pulls it on from its last watermark); its state is kept.
+saves the newest revision id as watermark, losing the rest), and so does an API error inside an HTTP 200 answer
+(:mod:`.mediawiki`: ``maxlag`` and the like retried first, as the server asks): an answer is never read as "no
+revisions" unless it is one, and the watermark only ever names revisions pulled. A page that does not exist is a
+warning and keeps its watermark; a title MediaWiki calls invalid fails the task. A title removed from
+``source.page.titles`` is no longer pulled (Gobblin pulls it on from its last watermark); its state is kept.
 """
 
 from __future__ import annotations
@@ -23,12 +26,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.connectors.rest.jsonpath import select
-from gobblin_py.connectors.rest.source import NO_WATERMARK, previous_high
+from gobblin_py.connectors.rest.http import with_query
+from gobblin_py.connectors.rest.jsonpath import locate
+from gobblin_py.connectors.wikipedia.mediawiki import api_error, warnings
 from gobblin_py.connectors.wikipedia.settings import WikipediaSettings, period
 from gobblin_py.sdk.contracts import Extractor, Source
 from gobblin_py.sdk.errors import PermanentError
 from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.redact import redact
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.schema_meta import text_schema
 from gobblin_py.sdk.states import DATASET_URN_KEY, Extract, WorkUnit, WorkUnitState
@@ -37,6 +42,14 @@ from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval
 log = get_logger(__name__)
 TABLE = "WikipediaOutput"
 BASE_QUERY = {"format": "json", "action": "query", "prop": "revisions"}
+NO_WATERMARK = -1  # Gobblin's: a page's first run
+
+
+def previous_high(state: SourceState, urn: str) -> int:
+    """The highest actual high watermark the dataset's last run saved, or -1."""
+    marks = [w.actual_high_watermark(LongWatermark) for w in state.previous_workunit_states_by_urn().get(urn, [])]
+    values = [m.value for m in marks if m is not None]
+    return max(values) if values else NO_WATERMARK
 
 
 class WikipediaSource(Source):
@@ -70,6 +83,7 @@ class WikipediaExtractor(Extractor):
         self.low = state.workunit.low_watermark(LongWatermark).value
         self.newest = NO_WATERMARK
         self.high = self.low
+        self.missing = False
 
     def get_schema(self) -> pa.Schema:
         return text_schema(self.settings.schema)
@@ -78,17 +92,32 @@ class WikipediaExtractor(Extractor):
         return -1
 
     def _revisions(self, **query: str) -> list[dict[str, Any]]:
-        """The revisions an API query answers, each with its page's ``pageid`` and ``title``."""
-        document, _ = self.client.get(self.settings.root_url, {**BASE_QUERY, "titles": self.title, **query})
-        pages = select(document, "query.pages.*")
-        if pages and not isinstance(pages[0], dict):
-            raise PermanentError(f"{self.settings.root_url}: query.pages of the answer for {self.title!r} is not "
-                                 "an object of pages")
-        page = pages[0] if pages else {}
+        """The revisions an API query answers, each with its page's ``pageid`` and ``title``; an error answer, or
+        one without the page, fails the task (it is never "no revisions")."""
+        params = {**BASE_QUERY, "titles": self.title, **query}
+        document, _ = self.client.get(self.settings.root_url, params, check=api_error)
+        shown = f"GET {redact(with_query(self.settings.root_url, params))}"
+        for warning in warnings(document):
+            log.warning("wikipedia_api_warning", title=self.title, url=shown, warning=warning)
+        pages, found = locate(document, "query.pages.*")
+        if not found or not pages:
+            raise PermanentError(f"{shown}: the answer has no page (no query.pages): not a revisions answer")
+        if not isinstance(pages[0], dict):
+            raise PermanentError(f"{shown}: query.pages of the answer for {self.title!r} is not an object of pages")
+        page = pages[0]
+        if "invalid" in page:
+            raise PermanentError(f"{shown}: MediaWiki calls the title {self.title!r} invalid: "
+                                 f"{page.get('invalidreason', '')}".rstrip(": "))
+        if "missing" in page:
+            if not self.missing:
+                log.warning("wikipedia_page_missing", title=self.title, watermark=self.low,
+                            note="the wiki has no such page: nothing pulled, its watermark kept")
+            self.missing = True
+            return []
         revisions = [r for r in page.get("revisions", []) if isinstance(r, dict)]
         for revision in revisions:
             if "revid" not in revision:
-                raise PermanentError(f"{self.settings.root_url}: a revision of {self.title!r} has no revid")
+                raise PermanentError(f"{shown}: a revision of {self.title!r} has no revid")
             for key in ("pageid", "title"):
                 if key in page:
                     revision[key] = page[key]
@@ -104,8 +133,9 @@ class WikipediaExtractor(Extractor):
 
     def read_batches(self) -> Iterator[pa.RecordBatch]:
         newest = self._revisions(rvprop="ids", rvlimit="1")
-        self.newest = int(newest[0]["revid"]) if newest else NO_WATERMARK
-        self.high = self.newest
+        if not newest:  # a missing page, or one without revisions: the watermark stays
+            return
+        self.newest = int(newest[0]["revid"])
         last, pulled, limit = self._start(), 0, self.settings.max_revisions
         log.info("wikipedia_pull", title=self.title, after=last, newest=self.newest)
         while last < self.newest and (limit < 0 or pulled < limit):
@@ -118,10 +148,12 @@ class WikipediaExtractor(Extractor):
                 break
             pulled += len(page)
             last = int(page[-1]["revid"])
-            if limit >= 0 and pulled >= limit:
-                self.high = last  # stopped by maxRevisionsPerPage: the next run goes on from here
             yield pa.RecordBatch.from_arrays([pa.array([json.dumps(r) for r in page], pa.string())],
                                              schema=self.get_schema())
+        # every revision up to the newest was pulled (an answer without more says none is left between), or
+        # maxRevisionsPerPage stopped the pull at ``last``: the next run goes on from there
+        stopped = (limit >= 0 and pulled >= limit) or self.missing  # (a page deleted while it was pulled)
+        self.high = max(self.low, last if stopped else self.newest)
 
     def close(self) -> None:
         self.state.set_actual_high_watermark(LongWatermark(self.high))

@@ -19,6 +19,7 @@ from gobblin_py.runtime.commit.job_run import JobRun
 from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.interrupts import JobInterrupted
 from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.redact import redact
 from gobblin_py.sdk.watermarks import watermark_sort_key
 from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.store.report import iso_time, watermark_text
@@ -60,7 +61,7 @@ def outcome(result: JobResult, failure: BaseException | None) -> tuple[str, int,
     if failure is not None:
         code = failure.exit_code if isinstance(failure, GobblinPyError) else 1
         text = str(failure) if isinstance(failure, GobblinPyError) else f"{type(failure).__name__}: {failure}"
-        return "FAILED", code, text
+        return "FAILED", code, redact(text)  # the history's and every reporter's error: credentials masked
     code = result.exit_code
     status = _STATUS_BY_EXIT.get(code, "FAILED")
     if status == "SUCCEEDED" and result.message.startswith(NOTHING_NEW) and not result.datasets:

@@ -2,8 +2,9 @@
 
 Each attempt is a :class:`~gobblin_py.runtime.execute.pipeline.TaskPipeline` and writes under its own attempt folder;
 a failed attempt is retried up to ``task.maxretries`` times, the k-th retry after (k−1) ×
-``task.retry.intervalinsec`` seconds, unless its failure is permanent (:func:`gobblin_py.sdk.failures.classify`:
-a bad value, a missing file, a configuration error fail the task at once). Each retry is a ``task_retry`` event and
+``task.retry.intervalinsec`` seconds (a stop of the run ends that wait and makes no further attempt), unless its
+failure is permanent (:func:`gobblin_py.sdk.failures.classify`: a bad value, a missing file, a configuration
+error fail the task at once). Each retry is a ``task_retry`` event and
 a line on the live display; every failed attempt is kept on the task's state (:data:`ATTEMPTS_KEY`). The TaskState
 that comes back holds Gobblin's counters, the working state, the quality results and the actual high watermark
 the extractor set, or the failure.
@@ -24,8 +25,9 @@ from gobblin_py.runtime.execute.pipeline import TaskPipeline
 from gobblin_py.runtime.execute.task_settings import TaskSettings
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.failures import Failure, classify
-from gobblin_py.sdk.interrupts import TaskCancelled, pause
+from gobblin_py.sdk.interrupts import TaskCancelled, cancelled, pause
 from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.redact import redact
 from gobblin_py.sdk.states import State, TaskState, WorkingState, WorkUnit
 
 log = get_logger(__name__)
@@ -64,20 +66,24 @@ def run_task(job_props: Mapping[str, str], workunit: WorkUnit, job_id: str, task
             task.working_state = WorkingState.SUCCESSFUL
         except Exception as exc:  # noqa: BLE001 - any plugin error fails the task, not the job
             task.working_state = WorkingState.FAILED
-            task.set_prop("task.failure.exception", "".join(traceback.format_exception(exc)))
+            # kept on the state, the history, metrics and lineage: credentials in it masked
+            task.set_prop("task.failure.exception", redact("".join(traceback.format_exception(exc))))
             if isinstance(exc, GobblinPyError) and exc.exit_code == UsageError.exit_code:
-                task.set_prop(USAGE_FAILURE_KEY, str(exc))  # the run exits 2 with this message
+                task.set_prop(USAGE_FAILURE_KEY, redact(str(exc)))  # the run exits 2 with this message
             failure = classify(exc)
-            retry = (attempt < settings.max_retries and failure.retryable and not isinstance(exc, TaskCancelled))
+            retry = (attempt < settings.max_retries and failure.retryable and not isinstance(exc, TaskCancelled)
+                     and not cancelled())
             delay = settings.retry_interval_s * attempt if retry else None
             attempts.append({"attempt": attempt + 1, "error": _error_text(exc), "kind": failure.kind,
                              "reason": failure.reason, "retry_in_s": delay})
             task.set_prop(FAILURE_KIND_KEY, failure.kind)
             if retry and delay is not None:
                 _announce_retry(task, exc, failure, attempt + 2, settings.max_retries + 1, delay)
-                attempt += 1
-                pause(delay)
-                continue
+                pause(delay)  # a stop ends the back-off at once, and no further attempt is made
+                if not cancelled():
+                    attempt += 1
+                    continue
+                attempts[-1]["retry_in_s"] = None
             log.warning("task_failed", task=task_id, attempt=attempt + 1, error=_error_text(exc), kind=failure.kind,
                         reason=failure.reason, note=_final_note(exc, failure, attempt + 1))
         if attempts:  # on the state that goes back, whether the last attempt failed or not
@@ -92,13 +98,13 @@ def run_task(job_props: Mapping[str, str], workunit: WorkUnit, job_id: str, task
 
 
 def _error_text(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}"
+    text = redact(f"{type(exc).__name__}: {exc}")
     return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS - 1] + "…"
 
 
 def _final_note(exc: BaseException, failure: Failure, attempts: int) -> str:
-    if isinstance(exc, TaskCancelled):
-        return "the run was stopped"
+    if isinstance(exc, TaskCancelled) or cancelled():
+        return "the run was stopped: no further attempt"
     if not failure.retryable:
         return f"permanent ({failure.reason}): not retried"
     return f"{failure.kind}: failed {attempts} attempt(s), task.maxretries reached"

@@ -29,6 +29,7 @@ from gobblin_py.io.contained_paths import contained_join
 from gobblin_py.runtime.monitor.report import RunInfo, RunReport
 from gobblin_py.runtime.monitor.settings import MetricsSettings
 from gobblin_py.sdk import logs
+from gobblin_py.sdk.redact import redact_value
 from gobblin_py.store.report import iso_time
 
 RECORDS_READ = "gobblin.extractor.records.read"
@@ -144,7 +145,7 @@ class FileReporter:
         self._line({"type": "metric", "name": name, "value": value, "tags": dict(tags)})
 
     def _event(self, name: str, metadata: Mapping[str, Any]) -> None:
-        self._line({"type": "event", "name": name, "metadata": dict(metadata)})
+        self._line({"type": "event", "name": name, "metadata": redact_value(dict(metadata))})  # errors: no credential
 
     def _line(self, record: dict[str, Any]) -> None:
         stamp = iso_time(int(time.time() * 1000))

@@ -34,6 +34,7 @@ from gobblin_py.runtime.monitor.lineage_names import DatasetName, input_name, ou
 from gobblin_py.runtime.monitor.report import RunInfo, RunReport, within
 from gobblin_py.runtime.monitor.settings import LineageSettings, transport_config
 from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.redact import redact
 
 log = get_logger(__name__)
 
@@ -122,7 +123,7 @@ class LineageReporter:
                 run=parent_run.Run(runId=parent_run_id), job=parent_run.Job(namespace=namespace, name=job_name))
         if error:
             run_facets["errorMessage"] = error_message_run.ErrorMessageRunFacet(
-                message=error, programmingLanguage="python")
+                message=redact(error), programmingLanguage="python")
         job_facets: dict[str, Any] = {"jobType": job_type_job.JobTypeJobFacet(processingType="BATCH", integration="GPY",
                                                               jobType="JOB")}
         return RunEvent(eventType=RunState[event_type], eventTime=_now(), producer=PRODUCER,

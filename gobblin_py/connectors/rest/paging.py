@@ -1,0 +1,128 @@
+"""Walking through an endpoint's pages: page numbers, offsets or cursors, from where the last run stopped.
+
+A run requests at most ``rest.paging.max`` pages. When it stops there before the last page, :attr:`Pager.position`
+is the next page's number, offset or cursor: the run's watermark keeps it (``resume``) and the next run starts
+there, so no page is skipped. A server that loops is caught: a cursor the walk already asked, or a page whose
+records are those of the page before (a server ignoring the page number or offset), fails the task, or with
+``rest.paging.repeated=stop`` ends the walk there with a warning; either way nothing is pulled twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from gobblin_py.connectors.rest.http import JsonHttpClient, with_query
+from gobblin_py.connectors.rest.jsonpath import first, locate
+from gobblin_py.connectors.rest.settings import RestSettings
+from gobblin_py.connectors.rest.watermark import NONE
+from gobblin_py.sdk.errors import PermanentError, UsageError
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.redact import redact
+
+log = get_logger(__name__)
+
+
+@dataclass
+class Page:
+    """One answer's records, the request that brought them (credentials masked) and its number in the run."""
+
+    number: int
+    url: str
+    records: list[Any]
+
+
+class Pager:
+    """The pages of one run, in order (see the module)."""
+
+    def __init__(self, settings: RestSettings, client: JsonHttpClient, floor: int,
+                 resume: dict[str, Any] | None) -> None:
+        self.settings, self.client, self.floor = settings, client, floor
+        s = settings
+        self.start: Any = s.first_page if s.first_page is not None else 0 if s.paging == "offset" else 1
+        if s.paging == "cursor":
+            self.start = None  # the first request carries no cursor
+        if resume is not None and "position" in resume:
+            if resume.get("paging") != s.paging:
+                raise UsageError(f"rest.paging.type={s.paging}: the last run stopped at rest.paging.max with "
+                                 f"rest.paging.type={resume.get('paging')} at {resume['position']!r}; set it back "
+                                 "until a run reads the last page, or reset the job's state")
+            self.start = resume["position"]
+        self.position: Any = self.start
+        self.complete = False  # the last page was read (or a repeat ended the walk)
+
+    def pages(self) -> Iterator[Page]:
+        """Every page of the run; :attr:`complete` and :attr:`position` say where it ended."""
+        s = self.settings
+        params: dict[str, str] = {k: str(v) for k, v in (s.query or {}).items()}
+        if s.watermark_param and self.floor != NONE:
+            params[s.watermark_param] = str(self.floor)
+        if s.page_size and s.paging != "none":
+            params[s.page_size_param] = str(s.page_size)
+        cursors = {self.position} if s.paging == "cursor" and self.position is not None else set()
+        previous: bytes | None = None
+        for number in range(1, s.max_pages + 1):
+            if self.position is not None and s.paging != "none":
+                params[s.paging_param] = str(self.position)
+            shown = redact(with_query(s.url, params))
+            document, _ = self.client.get(s.url, params)
+            records, found = locate(document, s.records_path)
+            if document is not None and not found:
+                raise PermanentError(f"GET {shown}: rest.records.path={s.records_path} leads nowhere in the answer "
+                                     f"(it has {_outline(document)}); records are not where the key says")
+            fingerprint = _fingerprint(records) if records and s.paging != "none" else None
+            if fingerprint is not None and fingerprint == previous:
+                self._repeated(shown, f"page {number} holds the same records as the page before (does the server "
+                                      f"read {s.paging_param}?)")
+                return
+            previous = fingerprint
+            last = not self._advance(document, len(records))
+            del document  # the records alone go on: a large answer is not held whole while they are written
+            yield Page(number, shown, records)
+            if last:
+                self.complete = True
+                return
+            if s.paging == "cursor":
+                if self.position in cursors:
+                    self._repeated(shown, f"the answer's next cursor {self.position!r} was asked before")
+                    return
+                cursors.add(self.position)
+        log.warning("rest_page_limit", url=redact(s.url), pages=s.max_pages, resumes_at=self.position,
+                    note="rest.paging.max reached: the next run goes on from here (nothing is skipped)")
+
+    def _advance(self, document: Any, count: int) -> bool:
+        """Move to the next page; False when this one was the last."""
+        s = self.settings
+        if s.paging == "none":
+            return False
+        if s.paging in ("page", "offset"):
+            if not count or (s.page_size or 0) > count:
+                return False
+            self.position = int(self.position) + (1 if s.paging == "page" else count)
+            return True
+        cursor = first(document, s.cursor_path)
+        if cursor in (None, ""):
+            return False
+        self.position = cursor if isinstance(cursor, str) else json.dumps(cursor)
+        return True
+
+    def _repeated(self, shown: str, what: str) -> None:
+        if self.settings.repeated == "fail":
+            raise PermanentError(f"GET {shown}: {what}: the server is going round in circles; the pages before are "
+                                 "not committed (rest.paging.repeated=stop ends the pages there instead)")
+        log.warning("rest_paging_repeated", url=shown, problem=what, note="the pages end here (rest.paging.repeated=stop)")
+        self.complete = True
+
+
+def _fingerprint(records: list[Any]) -> bytes:
+    return hashlib.sha256(json.dumps(records, sort_keys=True, default=str).encode()).digest()
+
+
+def _outline(document: Any) -> str:
+    if isinstance(document, dict):
+        keys = ", ".join(list(map(str, document))[:10])
+        return f"the keys {keys}" if keys else "no keys"
+    return f"a {type(document).__name__}" if not isinstance(document, list) else f"a list of {len(document)}"

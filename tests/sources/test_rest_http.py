@@ -1,0 +1,161 @@
+"""The REST client against hostile servers: an answer dripped a byte at a time meets a total deadline, one too large
+or nested too deep fails naming the URL; credentials never cross an https → http redirect and are masked in
+everything gpy writes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import ssl
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from tests.sources.rest_jobs import ids, items, run_here, write_job
+
+
+def test_an_answer_dripped_a_byte_at_a_time_fails_at_the_deadline_naming_the_url(web_api, tmp_path):
+    body = json.dumps({"data": {"items": []}}) + " " * 40  # 62 bytes, one each 0.5 s: 31 s for the whole answer
+    web_api.route("/drip", body, drip_s=0.5)
+    job = write_job(tmp_path, web_api.url, **{"rest.url": web_api.url + "/drip", "rest.paging.type": "none",
+                                              "rest.timeout.seconds": "1", "rest.retry.max": "0"})
+    began = time.monotonic()
+    result = run_here(job, tmp_path, expect=1)
+    assert time.monotonic() - began < 15  # about the 1 s deadline, where each read's timeout never trips
+    assert f"GET {web_api.url}/drip: no whole answer within 1 s (rest.timeout.seconds)" in result.output
+
+
+def test_an_answer_nested_too_deep_fails_naming_the_url(web_api, tmp_path):
+    web_api.route("/deep", "[" * 100_000 + "]" * 100_000)
+    result = run_here(write_job(tmp_path, web_api.url, **{"rest.url": web_api.url + "/deep"}), tmp_path, expect=1)
+    assert f"GET {web_api.url}/deep" in result.output and "nested deeper than can be read" in result.output
+    assert "RecursionError" not in result.output
+
+
+@pytest.mark.parametrize("length", [True, False])
+def test_an_answer_larger_than_the_limit_fails_before_it_is_read_whole(web_api, tmp_path, length):
+    big = {"data": {"items": items(*range(1, 200))}}
+    web_api.route("/big", big, length=length)
+    job = write_job(tmp_path, web_api.url, **{"rest.url": web_api.url + "/big", "rest.response.max.bytes": "1000",
+                                              "rest.paging.type": "none"})
+    result = run_here(job, tmp_path, expect=1)
+    assert f"GET {web_api.url}/big" in result.output and "larger than rest.response.max.bytes=1000" in result.output
+    assert "IncompleteRead" not in result.output
+
+
+class _EitherProtocol(ThreadingHTTPServer):
+    """One port answering TLS and plain HTTP alike (as https://host and http://host are one host): a TLS
+    connection is redirected to the same URL over plain HTTP, where the headers that came are kept."""
+
+    def __init__(self, context: ssl.SSLContext) -> None:
+        self.context = context
+        self.plain_headers: list[dict[str, str]] = []
+        super().__init__(("127.0.0.1", 0), _Redirecting)
+
+    def get_request(self) -> tuple[socket.socket, object]:
+        sock, address = super().get_request()
+        if sock.recv(1, socket.MSG_PEEK) == b"\x16":  # a TLS handshake
+            sock = self.context.wrap_socket(sock, server_side=True)
+        return sock, address
+
+
+class _Redirecting(BaseHTTPRequestHandler):
+    server: _EitherProtocol
+
+    def do_GET(self) -> None:  # noqa: N802 - the standard library's name
+        port = self.server.server_address[1]
+        if isinstance(self.connection, ssl.SSLSocket):
+            self.send_response(302)
+            self.send_header("Location", f"http://127.0.0.1:{port}{self.path}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.server.plain_headers.append(dict(self.headers.items()))
+        body = json.dumps({"data": {"items": items(1, 2)}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    return cert, key
+
+
+@pytest.fixture
+def either_protocol(certificate) -> Iterator[_EitherProtocol]:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(*map(str, certificate))
+    server = _EitherProtocol(context)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_no_credential_is_sent_over_plain_http_after_an_https_redirect_on_the_same_host(either_protocol, certificate,
+                                                                                        tmp_path):
+    port = either_protocol.server_address[1]
+    job = write_job(tmp_path, "", **{"rest.url": f"https://127.0.0.1:{port}/items", "rest.paging.type": "none",
+                                     "rest.watermark.param": None})
+    run_here(job, tmp_path, env={"SSL_CERT_FILE": str(certificate[0])})
+    assert ids(tmp_path) == [1, 2]  # the redirect was followed (over TLS the token went, verified)
+    assert len(either_protocol.plain_headers) == 1 and "Authorization" not in either_protocol.plain_headers[0]
+
+
+SECRETS = ("pw-Secret9", "abc123KEY", "wrong-token-77", "dTpwdy1TZWNyZXQ5")  # (the last: u:pw-Secret9 in base64)
+
+
+def _written(root: Path, result_output: str) -> dict[str, str]:
+    """What gpy wrote: its output, run history, metrics file and lineage events (not the job file it was given)."""
+    written = {"output": result_output}
+    for folder in ("state-store/_history", "metrics", "lineage"):
+        for path in sorted((root / folder).rglob("*")):
+            if path.is_file():
+                written[str(path.relative_to(root))] = path.read_text(errors="replace")
+    return written
+
+
+@pytest.mark.parametrize("how", ["user-info and api_key in rest.url", "a refused token echoed, api_key as a query key"])
+def test_credentials_are_masked_in_logs_errors_history_metrics_and_lineage(web_api, tmp_path, how):
+    web_api.fail_next(503)  # a retry line naming the URL first
+    (tmp_path / "lineage").mkdir()
+    host = web_api.url.removeprefix("http://")
+    reporting = {"metrics.reporting.file.enabled": "true", "metrics.log.dir": str(tmp_path / "metrics"),
+                 "openlineage.transport.type": "file", "openlineage.transport.append": "true",
+                 "openlineage.transport.log_file_path": str(tmp_path / "lineage" / "events.jsonl"),
+                 "rest.retry.backoff.ms": "10"}
+    if how.startswith("user-info"):
+        job = write_job(tmp_path, web_api.url, **reporting, **{
+            "rest.url": f"http://u:pw-Secret9@{host}/items?api_key=abc123KEY", "rest.auth.token": None})
+    else:
+        job = write_job(tmp_path, web_api.url, **reporting, **{"rest.query.api_key": "abc123KEY",
+                                                               "rest.auth.token": "wrong-token-77"})
+    result = run_here(job, tmp_path, expect=1)
+    assert "HTTP 401" in result.output and "http_retry" in result.output
+    sent = web_api.requests("/items")[-1]
+    assert sent.params.get("api_key") == "abc123KEY"  # the credentials did go to the server, and only there
+    written = _written(tmp_path, result.output)
+    assert any(name.startswith("state-store/_history") for name in written) and "lineage/events.jsonl" in written
+    assert any(name.startswith("metrics") for name in written)
+    leaks = {name: secret for name, text in written.items() for secret in SECRETS if secret in text}
+    assert not leaks
+    assert "api_key=******" in written["output"]

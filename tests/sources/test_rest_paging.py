@@ -1,0 +1,60 @@
+"""The REST source's walk through pages: a run stopped by rest.paging.max is resumed exactly by the next one, and
+a server going round in circles (a cursor it gave before, the same page whatever is asked) is caught."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.sources.rest_jobs import ids, items, run_here, write_job
+
+TEN = list(range(1, 11))
+
+
+@pytest.mark.parametrize("order, paging, param, watermark_param", [
+    ("asc", "page", "page", None),  # the server sends everything: no watermark parameter
+    ("desc", "page", "page", "since"),  # newest first, the server told the last run's highest
+    ("desc", "offset", "offset", "since"),
+    ("asc", "cursor", "cursor", "since"),
+])
+def test_a_run_stopped_by_the_page_limit_is_resumed_where_it_stopped(web_api, tmp_path, order, paging, param,
+                                                                    watermark_param):
+    web_api.items.extend(items(*TEN))
+    web_api.order = order
+    job = write_job(tmp_path, web_api.url, **{"rest.paging.type": paging, "rest.paging.param": param,
+                                              "rest.paging.size": "2", "rest.paging.max": "2",
+                                              "rest.watermark.param": watermark_param})
+    run_here(job, tmp_path)
+    assert len(ids(tmp_path)) == 4
+    run_here(job, tmp_path)
+    run_here(job, tmp_path)  # the last two records, and the walk is complete
+    assert sorted(ids(tmp_path)) == TEN
+    run_here(job, tmp_path)
+    assert sorted(ids(tmp_path)) == TEN  # nothing twice
+    web_api.items.extend(items(11, 12))
+    for _ in range(3):  # without the parameter the walk goes through the old pages again, two a run
+        run_here(job, tmp_path)
+    assert sorted(ids(tmp_path)) == [*TEN, 11, 12]
+
+
+def test_a_cursor_the_server_gave_before_fails_the_run_before_anything_is_published_twice(web_api, tmp_path):
+    web_api.items.extend(items(1, 2, 3, 4, 5, 6, 7))
+    web_api.repeat_cursor = "3"  # every answer says the next page is at cursor 3
+    job = write_job(tmp_path, web_api.url)
+    result = run_here(job, tmp_path, expect=1)
+    assert "'3' was asked before" in result.output and "rest.paging.repeated" in result.output
+    assert ids(tmp_path) == [] and len(web_api.requests("/items")) == 2  # the first page and cursor 3, once
+    run_here(write_job(tmp_path, web_api.url, **{"rest.paging.repeated": "stop"}), tmp_path)
+    assert ids(tmp_path) == [1, 2, 3, 4, 5, 6]  # the two distinct pages, once; the walk ends with a warning
+
+
+@pytest.mark.parametrize("paging", ["page", "offset"])
+def test_a_server_ignoring_the_page_number_is_caught_at_the_second_page(web_api, tmp_path, paging):
+    web_api.items.extend(items(*TEN))
+    web_api.ignore_paging = True
+    job = write_job(tmp_path, web_api.url, **{"rest.paging.type": paging, "rest.paging.param": paging})
+    result = run_here(job, tmp_path, expect=1)
+    assert "holds the same records as the page before" in result.output
+    assert ids(tmp_path) == [] and len(web_api.requests("/items")) == 2
+    run_here(write_job(tmp_path, web_api.url, **{"rest.paging.type": paging, "rest.paging.param": paging,
+                                                  "rest.paging.repeated": "stop"}), tmp_path)
+    assert ids(tmp_path) == [1, 2, 3]
