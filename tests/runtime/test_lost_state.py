@@ -97,3 +97,14 @@ def test_a_first_run_into_an_empty_or_another_jobs_folder_runs(tmp_path):
     write_csv(empty.data / "c.csv", 201)
     empty.final.mkdir(parents=True)
     assert launch(empty).exit_code == 0 and empty.published_ids() == list(range(201, 241))
+
+
+def test_a_final_folder_each_run_replaces_is_not_marked(tmp_path):
+    """A run without state replaces the folder with everything: nothing is published twice, nothing to refuse."""
+    job = Job(tmp_path, extra="data.publisher.replace.final.dir=true\n"
+                              "gobblin.runtime.delivery.semantics=AT_LEAST_ONCE\n")
+    write_csv(job.data / "a.csv", 1)
+    assert launch(job).exit_code == 0
+    assert not list(job.final.glob("_gpy_published.*"))
+    shutil.rmtree(job.state)
+    assert launch(job).exit_code == 0 and job.published_ids() == list(range(1, 41))

@@ -83,12 +83,15 @@ class FinalFolder:
 
 
 def final_folders(props: dict[str, str]) -> list[FinalFolder]:
-    """Each branch's ``data.publisher.final.dir`` (once each), where one is set."""
+    """Each branch's ``data.publisher.final.dir`` (once each), where one is set and not replaced by each run
+    (``data.publisher.replace.final.dir``: a run without state then publishes everything in place of itself)."""
     branches = branch_count(props)
     found: list[FinalFolder] = []
     state = State(props)
     for branch in range(branches):
         scope = BranchScope(state, branches, branch)
+        if (scope.prop("data.publisher.replace.final.dir") or "").strip().lower() == "true":
+            continue
         try:
             root = scope.final_root()
         except UsageError:  # no final folder: a publisher that writes elsewhere (a database, a topic)
@@ -101,6 +104,7 @@ def final_folders(props: dict[str, str]) -> list[FinalFolder]:
 
 
 def marker_path(folder: FinalFolder, job_name: str) -> str:
+    """Where the marker of job ``job_name`` lies in ``folder``."""
     return posixpath.join(folder.path, f"{MARKER_PREFIX}{job_name}{MARKER_SUFFIX}")
 
 
@@ -120,6 +124,7 @@ def job_file_of(props: Mapping[str, str]) -> str | None:
 
 
 def this_mark(run: JobRun, job_file: str | None) -> Mark:
+    """What this run's marker says (its state store as an absolute path or a URL)."""
     assert run.store is not None
     store = run.store.display_path(run.store.root)
     return Mark(run.job_name, job_file, os.path.abspath(store) if fsutil.is_local(run.store.fs) else store)
@@ -169,9 +174,11 @@ def check_state_not_lost(run: JobRun, job_file: str | None, republish: bool) -> 
 
 
 def _refusal(run: JobRun, folder: FinalFolder, path: str, mark: Mark, mine: Mark) -> str:
-    relative = run.props.get("state.store.dir", "")
-    where = (f"state.store.dir={relative!r} is relative: it resolves from the working folder {os.getcwd()}"
-             if relative and "://" not in relative and not os.path.isabs(relative) else f"state.store.dir={relative!r}")
+    configured = run.props.get("state.store.dir", "")
+    fs_uri = run.props.get("state.store.fs.uri") or "file:"
+    relative = "://" not in configured and not os.path.isabs(configured) and fs_uri.startswith("file:")
+    where = (f"state.store.dir={configured!r} is relative: it resolves from the working folder {os.getcwd()}"
+             if relative else f"state.store.dir={configured!r}")
     if mark.state_store == mine.state_store and mark.job == mine.job:
         why = "that state store held this job's state when it last published; the state is gone"
     else:
