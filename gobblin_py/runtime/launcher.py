@@ -208,7 +208,7 @@ class JobLauncher:
             folders.remove_staging()
             self._commit(run, task_states + skipped, result)
             if self.marks and any(d.published for d in result.datasets):
-                mark_published(run, self.job_file)
+                mark_published(run, self.job_file, [place for d in result.datasets for place in d.published])
             return result
         finally:
             try:

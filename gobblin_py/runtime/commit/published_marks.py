@@ -133,7 +133,10 @@ def this_mark(run: JobRun, job_file: str | None) -> Mark:
 def _marks(folder: FinalFolder) -> list[tuple[str, Mark]]:
     """The markers in ``folder``: (path, what it says); none when the folder is not there."""
     try:
-        entries = folder.fs.ls(folder.path, detail=False)
+        if fsutil.is_object_store(folder.fs):  # only the markers, by their prefix: one listing, a missing folder too
+            entries = folder.fs.find(folder.path, maxdepth=1, prefix=MARKER_PREFIX)
+        else:
+            entries = folder.fs.ls(folder.path, detail=False)
     except (FileNotFoundError, NotADirectoryError):
         return []
     found = []
@@ -192,26 +195,23 @@ def _refusal(run: JobRun, folder: FinalFolder, path: str, mark: Mark, mine: Mark
             f"again on purpose, run once with {REPUBLISH_HINT}")
 
 
-def mark_published(run: JobRun, job_file: str | None) -> None:
-    """After a run published: each existing final folder names this job and its state store (written only when
-    the marker is missing or says otherwise). A marker that cannot be written is a warning: the data is
-    committed whatever happens here."""
+def mark_published(run: JobRun, job_file: str | None, published: list[str]) -> None:
+    """After a run published (``published``: the folders its datasets published to): each final folder holding
+    one of them names this job and its state store, written whole each time (one request on an object store,
+    where reading it first would cost two). A marker that cannot be written is a warning: the data is committed
+    whatever happens here."""
     if run.store is None:
         return
     mine = this_mark(run, job_file)
     data = mine.to_json()
     for folder in final_folders(run.props):
         path = marker_path(folder, run.job_name)
+        root = folder.shown.rstrip("/")
+        if not any(place == root or place.startswith(root + "/") for place in published):
+            continue
         try:
-            if not folder.fs.isdir(folder.path):
-                continue
             if fsutil.is_local(folder.fs):
                 _remove_temporary_copies(folder.path, posixpath.basename(path))
-            try:
-                if Mark.parse(folder.fs.cat_file(path)) == mine:
-                    continue
-            except FileNotFoundError:
-                pass
             fsutil.atomic_write(folder.fs, path, data)
         except OSError as exc:
             log.warning("published_marker_not_written", marker=path, error=str(exc),
