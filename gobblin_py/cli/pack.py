@@ -24,13 +24,18 @@ def pack(job_file: str | None, conf_root: str | None, sysconfig: str | None, out
     import time
 
     from gobblin_py.runtime.engines.pack import environment_archive
+    from gobblin_py.sdk import interrupts
 
     props: dict[str, str] = {}
     if job_file is not None:
         require_job_file(job_file)
         props = dict(load_job_properties(job_file, conf_root, sysconfig))
     began = time.monotonic()
-    archive = environment_archive(props)
+    try:
+        with interrupts.handle_signals():  # SIGTERM or SIGINT: the partial archive is removed, exit 143 / 130
+            archive = environment_archive(props)
+    except interrupts.JobInterrupted as stop:
+        raise interrupts.JobInterrupted(stop.signum, "no archive was written", locked=False) from None
     seconds = time.monotonic() - began
     if output is not None:
         shutil.copyfile(archive, output)

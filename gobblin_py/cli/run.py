@@ -32,8 +32,10 @@ if TYPE_CHECKING:
 @click.option("--strict", is_flag=True, help="Unknown keys in namespaces gpy owns are errors, not warnings.")
 @click.option("--dry-run", is_flag=True, help="Print the work units the next run would plan (startpoints applied); "
                                               "change nothing.")
+@click.option("--republish", is_flag=True, help="Run even when the job has no state while its final folder holds "
+                                                "data it published: pull and publish everything again.")
 def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str, master: str | None,
-        remote: str | None, strict: bool, dry_run: bool) -> None:
+        remote: str | None, strict: bool, dry_run: bool, republish: bool) -> None:
     """Run one job: pull what is new, publish it per the commit policy, save the watermarks.
 
     Exit codes: 0 all committed, 3 committed with failed tasks, 1 failed, 2 bad configuration or usage,
@@ -43,7 +45,7 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
     from gobblin_py.sdk import interrupts
 
     with interrupts.handle_signals():  # a signal at any time stops the run, from loading the job file on
-        launcher = _load(job_file, conf_root, sysconfig, engine, master, remote, strict, dry_run)
+        launcher = _load(job_file, conf_root, sysconfig, engine, master, remote, strict, dry_run, republish)
         if launcher is None:
             return  # a standalone job (job.class): done
         if dry_run:
@@ -87,7 +89,7 @@ def _run_standalone(props: Any, dry_run: bool) -> bool:
 
 
 def _load(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str, master: str | None,
-          remote: str | None, strict: bool, dry_run: bool) -> JobLauncher | None:
+          remote: str | None, strict: bool, dry_run: bool, republish: bool = False) -> JobLauncher | None:
     """The job's launcher: its file loaded and checked (a signal meanwhile stops ``gpy`` before the run starts).
     None when ``job.class`` names a standalone job: it has run."""
     from gobblin_py.runtime.launcher import JobLauncher
@@ -100,7 +102,8 @@ def _load(job_file: str, conf_root: str | None, sysconfig: str | None, engine: s
         require_job_file(job_file)
         props = load_job_properties(job_file, conf_root, sysconfig)
         if standalone_job_class(props) is None:
-            return JobLauncher(props, engine=engine, master=master, strict=strict, remote=remote)
+            return JobLauncher(props, engine=engine, master=master, strict=strict, remote=remote,
+                               republish=republish)
     except BaseException as exc:
         stop = interrupts.as_stop(exc)
         if stop is None:

@@ -7,17 +7,20 @@ schedule its job file names: a crontab line running ``gpy run <job>``, or a thin
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
 from gobblin_py.cli.base import conf_options, load_job_properties, main, require_job_file
 from gobblin_py.io.contained_paths import contained_join
+from gobblin_py.jobconf.remote import is_remote
 from gobblin_py.jobconf.schedule import DISABLED_KEY, RUN_ONCE_KEY, SCHEDULE_KEY, ScheduleError, quartz_to_cron
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 
@@ -44,10 +47,19 @@ def gpy_command() -> list[str]:
     return [os.path.abspath(sys.executable), "-m", "gobblin_py.cli"]
 
 
+def _breaks_lines(value: str) -> bool:
+    """Whether ``value`` holds a line break (or a NUL), which would end a crontab line or a comment early."""
+    return "\x00" in value or len(f"{value}.".splitlines()) > 1
+
+
 def _scheduled(job_file: str, conf_root: str | None, sysconfig: str | None) -> Scheduled:
     require_job_file(job_file)
     props = load_job_properties(job_file, conf_root, sysconfig)
     where = f"{job_file}: key '{SCHEDULE_KEY}'"
+    for key in ("job.name", SCHEDULE_KEY):
+        if _breaks_lines(props.get(key) or ""):
+            raise UsageError(f"{job_file}: key '{key}' holds a line break ({props.get(key)!r}), which would start a "
+                             "new crontab entry or DAG line; write it on one line")
     if (props.get(DISABLED_KEY) or "").strip().lower() == "true":
         raise UsageError(f"{job_file}: {DISABLED_KEY}=true: Gobblin would not run this job; not scheduled")
     if (props.get(RUN_ONCE_KEY) or "").strip().lower() == "true":
@@ -60,7 +72,8 @@ def _scheduled(job_file: str, conf_root: str | None, sysconfig: str | None) -> S
         cron = quartz_to_cron(quartz)
     except ScheduleError as exc:
         raise UsageError(f"{job_file}: {exc}") from None
-    return Scheduled(os.path.abspath(job_file), props.get("job.name") or Path(job_file).stem, quartz, cron)
+    absolute = job_file if is_remote(job_file) else os.path.abspath(job_file)
+    return Scheduled(absolute, props.get("job.name") or Path(job_file).stem, quartz, cron)
 
 
 def _conf_args(conf_root: str | None, sysconfig: str | None) -> list[str]:
@@ -72,11 +85,23 @@ def _conf_args(conf_root: str | None, sysconfig: str | None) -> list[str]:
     return args
 
 
+def _cron_word(word: str) -> str:
+    """``word`` quoted for the shell cron starts, and for cron itself: cron ends a command at a ``%`` and turns
+    ``\\%`` into ``%``, but cannot pass a backslash right before a ``%``; so each ``%`` stands outside the shell's
+    quotes, as ``'\\%'``, where the character before it is always a quote."""
+    return shlex.quote(word).replace("%", "'\\%'")
+
+
 def crontab_line(job: Scheduled, gpy: list[str], workdir: str, conf_args: list[str]) -> str:
-    """The crontab line that runs ``job`` on its schedule, from ``workdir`` (where its relative paths point)."""
-    command = f"cd {shlex.quote(workdir)} && exec {shlex.join([*gpy, 'run', job.job_file, *conf_args])}"
-    # in a crontab, an unescaped % ends the command
-    return f"{job.cron} {command.replace('%', chr(92) + '%')}"
+    """The crontab line that runs ``job`` on its schedule, from ``workdir`` (where its relative paths point);
+    UsageError naming the job file when a value would break the line."""
+    words = [*gpy, "run", job.job_file, *conf_args]
+    for value, what in ((job.job_file, "the job file's path"), (workdir, "the working folder"),
+                        (shlex.join(gpy), "the gpy command"), (shlex.join(conf_args), "--conf-root/--sysconfig")):
+        if _breaks_lines(value):
+            raise UsageError(f"{job.job_file!r}: {what} holds a line break ({value!r}), which would start a new "
+                             "crontab entry; rename it")
+    return f"{job.cron} cd {_cron_word(workdir)} && exec {' '.join(_cron_word(word) for word in words)}"
 
 
 def dag_id(job: Scheduled) -> str:
@@ -85,8 +110,11 @@ def dag_id(job: Scheduled) -> str:
 
 
 def dag_file(job: Scheduled, gpy: list[str], workdir: str, dag_module: Path, conf_args: list[str]) -> str:
-    """The text of a DAG file that runs ``job`` on its schedule with ``gpy_job_dag`` of ``dag_module``."""
-    return f'''"""Airflow DAG {dag_id(job)}: gpy runs {job.job_file} on its Gobblin schedule.
+    """The text of a DAG file that runs ``job`` on its schedule with ``gpy_job_dag`` of ``dag_module``.
+
+    Every value from outside (paths, the command, the description) is a ``repr()`` literal; the docstring holds
+    only the DAG id and the schedule, which hold no quote or backslash (``quartz_to_cron`` refused any other)."""
+    return f'''"""Airflow DAG {dag_id(job)}: gpy runs the job file given below on its Gobblin schedule.
 
 {SCHEDULE_KEY}={job.quartz} (Quartz), {job.cron} as cron. Written by `gpy schedule --airflow`; write it again
 after the job's schedule changes.
@@ -111,6 +139,59 @@ dag = gpy_job_dag(
 '''
 
 
+def dag_owner(path: Path) -> str | None:
+    """The job file a DAG file written by ``gpy schedule --airflow`` runs, or None for any other file."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    for node in tree.body:
+        call = node.value if isinstance(node, ast.Assign) else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "gpy_job_dag":
+            for keyword in call.keywords:
+                if keyword.arg == "job_file" and isinstance(keyword.value, ast.Constant):
+                    return str(keyword.value.value)
+    return None
+
+
+def dag_conflicts(jobs: list[Scheduled], folder: Path) -> list[str]:
+    """Why some jobs cannot have their DAG files in ``folder``: two jobs of one DAG id, here or already there,
+    or a file of that name that ``gpy schedule`` did not write (it is never replaced)."""
+    problems = []
+    by_id: dict[str, Scheduled] = {}
+    for job in jobs:
+        other = by_id.setdefault(dag_id(job), job)
+        if other is not job:
+            problems.append(f"--airflow: jobs {other.job_file} (job.name {other.name!r}) and {job.job_file} "
+                            f"(job.name {job.name!r}) would both be DAG {dag_id(job)}: give each its own job.name")
+    for name, job in by_id.items():
+        path = folder / f"{name}.py"
+        if not path.exists():
+            continue
+        owner = dag_owner(path)
+        if owner is None:
+            problems.append(f"--airflow: {path} is there and was not written by gpy schedule; DAG {name} of "
+                            f"{job.job_file} would replace it: move it, or give the job another job.name")
+        elif owner != job.job_file:
+            problems.append(f"--airflow: {path} is already DAG {name} of {owner}; {job.job_file} (job.name "
+                            f"{job.name!r}) would replace it: give one of them another job.name")
+    return problems
+
+
+def _refuse(problems: list[str], total: int) -> NoReturn:
+    for problem in problems:
+        click.echo(f"gpy: error: {problem}", err=True)
+    click.echo(f"gpy: error: {len(problems)} of {total} jobs not scheduled; nothing written", err=True)
+    sys.exit(2)
+
+
+def _write_dag(path: Path, text: str) -> None:
+    """Replace ``path`` whole: Airflow's DAG processor never reads half a file (the temporary name is hidden)."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+
+
 @main.command("schedule")
 @click.argument("job_files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @conf_options
@@ -123,40 +204,43 @@ def schedule(job_files: tuple[str, ...], conf_root: str | None, sysconfig: str |
 
     gpy does not schedule jobs itself: --crontab prints the lines for `crontab -e`, --airflow DIR writes one
     DAG file per job. The commands run from the current folder (where the jobs' relative paths point). A
-    schedule cron cannot express (seconds other than 0, L, W, #, a year) is refused, naming the job; when
-    any job is refused, nothing is printed or written (exit 2).
+    schedule cron cannot express (seconds other than 0, L, W, #, a year) is refused, naming the job; so is a
+    line break in a job's name, schedule or path, and a DAG file another job (or not gpy) wrote. When any job
+    is refused, nothing is printed or written (exit 2).
     """
     if crontab == (airflow_dir is not None):
         raise UsageError("give one of --crontab or --airflow DIR")
     jobs: list[Scheduled] = []
-    refused: list[GobblinPyError] = []
+    refused: list[str] = []
     for job_file in job_files:
         try:
             jobs.append(_scheduled(job_file, conf_root, sysconfig))
         except GobblinPyError as exc:
-            refused.append(exc)
-    if refused:
-        for problem in refused:
-            click.echo(f"gpy: error: {problem}", err=True)
-        click.echo(f"gpy: error: {len(refused)} of {len(job_files)} jobs not scheduled; nothing written", err=True)
-        sys.exit(2)
+            refused.append(str(exc))
     gpy, workdir, conf_args = gpy_command(), os.getcwd(), _conf_args(conf_root, sysconfig)
     if crontab:
+        lines = []
         for job in jobs:
-            click.echo(f"# {job.name}: {SCHEDULE_KEY}={job.quartz}")
-            click.echo(crontab_line(job, gpy, workdir, conf_args))
+            try:
+                lines += [f"# {job.name}: {SCHEDULE_KEY}={job.quartz}", crontab_line(job, gpy, workdir, conf_args)]
+            except UsageError as exc:
+                refused.append(str(exc))
+        if refused:
+            _refuse(refused, len(job_files))
+        click.echo("\n".join(lines))
         return
+    if refused:
+        _refuse(refused, len(job_files))
     assert airflow_dir is not None
     if not DAG_MODULE.is_file():
         raise UsageError(f"--airflow: {DAG_MODULE} (the DAG's operators) is not beside this gpy; run gpy from a "
                          "checkout of its repository")
     folder = Path(airflow_dir)
+    conflicts = dag_conflicts(jobs, folder)
+    if conflicts:
+        _refuse(conflicts, len(job_files))
     folder.mkdir(parents=True, exist_ok=True)
-    names = [dag_id(job) for job in jobs]
-    doubled = sorted({n for n in names if names.count(n) > 1})
-    if doubled:
-        raise UsageError(f"--airflow: several jobs would be DAG {', '.join(doubled)}: give each job its own job.name")
     for job in jobs:
         path = Path(contained_join(str(folder), f"{dag_id(job)}.py", what="job.name"))
-        path.write_text(dag_file(job, gpy, workdir, DAG_MODULE, conf_args), encoding="utf-8")
+        _write_dag(path, dag_file(job, gpy, workdir, DAG_MODULE, conf_args))
         click.echo(f"{path}: DAG {dag_id(job)}, schedule {job.cron} ({SCHEDULE_KEY}={job.quartz})")

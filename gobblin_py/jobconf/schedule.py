@@ -49,7 +49,7 @@ def _number(token: str, field: str, low: int, high: int, expression: str) -> int
                 return index + low
         raise ScheduleError(f"{SCHEDULE_KEY}={expression}: {field} field: '{token}' is not a "
                             f"{'day' if field == 'day-of-week' else 'month'} name ({'/'.join(names[0])})")
-    if not token.isdigit():
+    if not (token.isascii() and token.isdigit()):
         raise ScheduleError(f"{SCHEDULE_KEY}={expression}: {field} field: '{token}' is not a number")
     value = int(token)
     if not low <= value <= high:

@@ -28,6 +28,12 @@ from gobblin_py.runtime.commit.datasets import (
 from gobblin_py.runtime.commit.history import RunRecorder
 from gobblin_py.runtime.commit.job_result import EXIT_FAILED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, JobResult
 from gobblin_py.runtime.commit.job_run import JobRun
+from gobblin_py.runtime.commit.published_marks import (
+    check_state_not_lost,
+    job_file_of,
+    mark_published,
+    marks_final_folders,
+)
 from gobblin_py.runtime.commit.recovery import finish_pending_commits, remove_temporary_files
 from gobblin_py.runtime.commit.replace_check import check_replaced_folders
 from gobblin_py.runtime.engines import choose_engine, make_engine
@@ -101,7 +107,7 @@ class JobLauncher:
     """Runs one job: ``JobLauncher(props, engine="spark").run()``."""
 
     def __init__(self, props: Mapping[str, str], engine: str = "spark", master: str | None = None,
-                 strict: bool = False, remote: str | None = None) -> None:
+                 strict: bool = False, remote: str | None = None, republish: bool = False) -> None:
         check = check_job(props, strict=strict)  # before any work: every configuration problem at once
         for warning in check.warnings:
             log.warning("config_warning", problem=warning)
@@ -112,6 +118,9 @@ class JobLauncher:
         self.settings = JobSettings.load(self.props)
         self.engine = make_engine(*choose_engine(engine, master, remote, self.props))
         self.job_name = self.settings.name
+        self.republish = republish  # a run without state may publish into a final folder the job published to
+        self.job_file = job_file_of(props)
+        self.marks = marks_final_folders(self.props)  # its final folders name the job that published there
         self._lock: JobLock | None = None
 
     def run(self) -> JobResult:
@@ -180,6 +189,8 @@ class JobLauncher:
             remove_temporary_files(run)
         source, source_state = open_source(run)
         try:
+            if self.marks:
+                check_state_not_lost(run, self.job_file, self.republish)
             units = self._plan(run, source, source_state, blocked)
             interrupts.raise_if_interrupted()
             if not units:
@@ -196,6 +207,8 @@ class JobLauncher:
             interrupts.raise_if_interrupted()  # stopped while tasks ran (a library may swallow the signal's error)
             folders.remove_staging()
             self._commit(run, task_states + skipped, result)
+            if self.marks and any(d.published for d in result.datasets):
+                mark_published(run, self.job_file, [place for d in result.datasets for place in d.published])
             return result
         finally:
             try:

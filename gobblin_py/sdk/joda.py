@@ -69,3 +69,33 @@ def lowest_unit(pattern: str) -> str | None:
         if letter in pattern:
             return unit
     return None
+
+
+# Each field a date-only folder name can hold, the coarser field it needs beside it to name one time, and what
+# the letters read as (Joda's letters: y/Y year, M month, D day of year, d day of month, H/k/h/K hour, m minute,
+# s second, S fraction of a second).
+_FIELD_NAMES = {"y": "year", "Y": "year", "M": "month", "D": "day of year", "d": "day of month", "H": "hour",
+                "k": "hour", "h": "hour", "K": "hour", "m": "minute", "s": "second", "S": "fraction of a second"}
+_NEEDS = {"M": ("yY", "a year"), "D": ("yY", "a year"), "d": ("M", "a month (MM)"), "H": ("dD", "a day"),
+          "k": ("dD", "a day"), "h": ("dD", "a day"), "K": ("dD", "a day"), "m": ("HkhK", "an hour"),
+          "s": ("m", "a minute (mm)"), "S": ("s", "a second (ss)")}
+
+
+def version_pattern_problem(pattern: str) -> str | None:
+    """Why a date pattern cannot name the times of the folders it matches, or None when it can.
+
+    Each field must come with the coarser ones that make it a point in time: a year always (without one every
+    folder reads as 1900), a month for a day of the month, a day for an hour, an hour for minutes (``yyyy/mm/dd``
+    reads minutes where the month stands: every folder a January), a minute for seconds; a 12-hour clock
+    (``hh``) needs its AM/PM (``a``)."""
+    letters = {text[0] for kind, text in tokens(pattern) if kind == "field"}
+    if not letters & set("yY"):
+        return "has no year (yyyy): every folder would read as a day of 1900"
+    if "m" in letters and not letters & set("HkhK"):
+        return "has minutes (mm) and no hour: 'mm' is minutes, a month is 'MM'"
+    for letter, (needed, name) in _NEEDS.items():
+        if letter in letters and not letters & set(needed):
+            return f"has a {_FIELD_NAMES[letter]} ({letter * 2 if letter != 'S' else 'SSS'}) without {name}"
+    if letters & set("hK") and "a" not in letters:
+        return "has a 12-hour clock (hh) without AM/PM (a): write HH for a 24-hour clock"
+    return None

@@ -26,6 +26,7 @@ from typing import ClassVar, cast
 import pyarrow as pa
 import pytest
 
+from gobblin_py.runtime.commit.published_marks import MARKER_PREFIX
 from gobblin_py.runtime.plan.validation import check_job
 from gobblin_py.sdk.contracts import DataWriter, DataWriterBuilder
 from gobblin_py.sdk.plugins import instantiate
@@ -39,6 +40,11 @@ WRITER_ID = "task_contract_1700000000000_0_0"
 def files_under(root: Path) -> list[Path]:
     """Every file under ``root`` (hidden ones included: a writer leaves nothing behind)."""
     return sorted(p for p in root.rglob("*") if p.is_file()) if root.exists() else []
+
+
+def published_files(root: Path) -> list[Path]:
+    """Every file a job published under ``root``: all of them but the marker naming the job that published there."""
+    return [p for p in files_under(root) if not p.name.startswith(MARKER_PREFIX)]
 
 
 class WriterContract(Contract):
@@ -181,13 +187,13 @@ class WriterContract(Contract):
                               **{**self.writer_props(fmt), "writer.builder.class": self.builder_for(fmt)})
         result = job.run(engine)
         assert result.exit_code == 0, [d.error for d in result.datasets]
-        published = [str(p) for p in files_under(job.final)]
+        published = [str(p) for p in published_files(job.final)]
         table = self.read_back(published, fmt)
         exactly_once(keys_of(table, self.key_columns), job.expected)
         same_rows(table, self.sample_table())
         again = job.run(engine)
         assert again.exit_code == 0 and sum(d.records_extracted for d in again.datasets) == 0
-        assert [str(p) for p in files_under(job.final)] == published
+        assert [str(p) for p in published_files(job.final)] == published
 
     def test_in_a_forked_job_it_reads_its_branch_keys(self, tmp_path: Path, fmt: str) -> None:
         props = {f"{key}.1": value for key, value in self.writer_props(fmt).items() if value is not None}
@@ -196,5 +202,5 @@ class WriterContract(Contract):
                                  "writer.output.format.0": "PARQUET"})
         result = job.run()
         assert result.exit_code == 0, [d.error for d in result.datasets]
-        same_rows(read_files([str(p) for p in files_under(job.final / "fork_0")]), self.sample_table())
-        same_rows(self.read_back([str(p) for p in files_under(job.final / "fork_1")], fmt), self.sample_table())
+        same_rows(read_files([str(p) for p in published_files(job.final / "fork_0")]), self.sample_table())
+        same_rows(self.read_back([str(p) for p in published_files(job.final / "fork_1")], fmt), self.sample_table())

@@ -45,6 +45,7 @@ import os
 import shlex
 import subprocess
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +86,11 @@ class GpyRunOperator(BashOperator):
 
     The command is built when the task runs, from the settings then in force (``job_file``, ``engine`` and
     ``gpy``, when given, fix the job, the engine and the gpy command instead); its output goes to the task log.
+    Only ``env`` is a Jinja template: the working folder and the command reach gpy as given, so a path holding
+    ``{{ }}`` is never rendered.
     """
+
+    template_fields: Sequence[str] = ("env",)
 
     def __init__(self, *, command: list[str] | None = None, job_file: str | None = None, engine: str | None = None,
                  gpy: str | None = None, conf_args: list[str] | None = None, **kwargs: Any) -> None:
@@ -180,6 +185,20 @@ def state_reached(at: str, cwd: str | None = None, wait_for: str | None = None, 
     return _time(latest["end_time"]) >= _time(at)
 
 
+class StateReached:
+    """:func:`state_reached` with a DAG's fixed settings, for its sensor. They are kept here, not in the sensor's
+    ``op_kwargs``, which Airflow renders with Jinja: a job path holding ``{{ }}`` reaches gpy as given."""
+
+    def __init__(self, **settings: Any) -> None:
+        self.settings = settings
+
+    def __call__(self, at: str) -> bool:
+        return state_reached(at, **self.settings)
+
+    def __repr__(self) -> str:
+        return f"state_reached({', '.join(f'{k}={v!r}' for k, v in self.settings.items() if v is not None)})"
+
+
 def gpy_job_dag(dag_id: str, *, schedule: str | None = None, job_file: str | None = None,
                 workdir: str | None = None, engine: str | None = None, dataset: str | None = None,
                 wait_for: str | None = None, gpy: str | None = None, conf_args: list[str] | None = None,
@@ -204,10 +223,9 @@ def gpy_job_dag(dag_id: str, *, schedule: str | None = None, job_file: str | Non
                                  cwd=workdir)
         wait_for_state = PythonSensor(
             task_id="wait_for_state",
-            python_callable=state_reached,
-            op_kwargs={"at": "{{ (data_interval_end or logical_date or dag_run.start_date).isoformat() }}",
-                       "cwd": workdir, "wait_for": wait_for, "job_file": job_file, "dataset": dataset, "gpy": gpy,
-                       "conf_args": conf_args},
+            python_callable=StateReached(cwd=workdir, wait_for=wait_for, job_file=job_file, dataset=dataset, gpy=gpy,
+                                         conf_args=conf_args),
+            op_kwargs={"at": "{{ (data_interval_end or logical_date or dag_run.start_date).isoformat() }}"},
             poke_interval=float(os.environ.get("GPY_SENSOR_POKE_SECONDS", "60")),
             timeout=float(os.environ.get("GPY_SENSOR_TIMEOUT_SECONDS", str(6 * 3600))),
             mode="reschedule",

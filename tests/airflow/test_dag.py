@@ -168,12 +168,22 @@ def test_exit_codes_become_task_fates_and_the_sensor_judges_the_state(tmp_path, 
     assert "gpy exited 3: committed, but some tasks failed" in result.stderr + result.stdout
 
 
-# Runs in the Airflow environment: Airflow's own DagBag parses the DAG files `gpy schedule --airflow` wrote.
+# Runs in the Airflow environment: Airflow's own DagBag parses the DAG files `gpy schedule --airflow` wrote, and
+# the tasks' templates are rendered as for a run: the job's path and folder must reach gpy as written.
 PARSE = r"""
-import json, sys
+import datetime, json, sys
 from airflow.dag_processing.dagbag import DagBag
 bag = DagBag(dag_folder=sys.argv[1])
-print(json.dumps({"errors": bag.import_errors,
+rendered = {}
+for i, d in bag.dags.items():
+    run, sensor = d.get_task("gpy_run"), d.get_task("wait_for_state")
+    context = {"ds": "RENDERED", "data_interval_end": datetime.datetime(2026, 1, 2), "logical_date": None}
+    run.render_template_fields(context)
+    sensor.render_template_fields(context)
+    rendered[i] = {"cwd": run.cwd, "at": sensor.op_kwargs["at"],
+                   "sensor": {k: getattr(sensor.python_callable, "settings", sensor.op_kwargs)[k]
+                              for k in ("job_file", "cwd")}}
+print(json.dumps({"errors": bag.import_errors, "rendered": rendered,
                   "dags": {i: {"schedule": str(d.schedule), "tasks": sorted(d.task_ids),
                                "job": d.get_task("gpy_run").gpy_job_file} for i, d in bag.dags.items()}}))
 """
@@ -185,8 +195,14 @@ def test_gpy_schedule_writes_dags_airflow_parses_with_each_jobs_schedule(tmp_pat
     (jobs / "every2.pull").write_text("job.name=Every2\nsource.class=FileBasedSource\njob.schedule=0 0/2 * * * ?\n")
     (jobs / "sundays.pull").write_text("job.name=Sundays\nsource.class=FileBasedSource\n"
                                        "job.schedule=0 0 18 ? * Sunday\n")
-    written = run_gpy("schedule", str(jobs / "every2.pull"), str(jobs / "sundays.pull"), "--airflow",
-                      str(tmp_path / "dags"))
+    # a path Python, Jinja and a docstring each read differently: quotes, backslashes, {{ }}
+    hostile = jobs / 'q"""; open("PWNED", "w"); """ \\N{a} {{ ds }}'
+    hostile.mkdir()
+    (hostile / "hostile.pull").write_text("job.name=Hostile\nsource.class=FileBasedSource\njob.schedule=0 0 3 * * ?\n")
+    workdir = tmp_path / "work {{ ds }}"
+    workdir.mkdir()
+    written = run_gpy("schedule", str(jobs / "every2.pull"), str(jobs / "sundays.pull"), str(hostile / "hostile.pull"),
+                      "--airflow", str(tmp_path / "dags"), cwd=workdir)
     assert written.returncode == 0, written.stderr
     result = subprocess.run([str(airflow_venv / "bin" / "python"), "-c", PARSE, str(tmp_path / "dags")],
                             env=airflow.env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
@@ -198,4 +214,10 @@ def test_gpy_schedule_writes_dags_airflow_parses_with_each_jobs_schedule(tmp_pat
                        "job": str(jobs / "every2.pull")},
         "gpy_Sundays": {"schedule": "0 18 * * 0", "tasks": ["gpy_run", "wait_for_state"],
                         "job": str(jobs / "sundays.pull")},
+        "gpy_Hostile": {"schedule": "0 3 * * *", "tasks": ["gpy_run", "wait_for_state"],
+                        "job": str(hostile / "hostile.pull")},
     }
+    assert parsed["rendered"]["gpy_Hostile"] == {
+        "cwd": str(workdir), "at": "2026-01-02T00:00:00",
+        "sensor": {"job_file": str(hostile / "hostile.pull"), "cwd": str(workdir)}}
+    assert not list(tmp_path.rglob("PWNED"))

@@ -45,7 +45,7 @@ def test_a_run_at_a_terminal_shows_live_progress_then_a_summary_table(tmp_path):
            [line for line in text.splitlines() if "fork_1" in line and "│" in line]
     assert len(rows) == 2, text
     first = summary_cells(header, rows[0])
-    fork_0_bytes = sum(p.stat().st_size for p in (job.final / "fork_0").rglob("*") if p.is_file())
+    fork_0_bytes = sum(p.stat().st_size for p in (job.final / "fork_0").rglob("*.parquet"))
     assert {k: v for k, v in first.items() if k not in ("watermark from → to", "duration")} == {
         "dataset": '"" (default)', "status": "COMMITTED", "tasks": "2/2", "rows in": "80", "branch": "fork_0",
         "rows out": "80", "files": "2", "bytes": f"{fork_0_bytes:,}"}, rows[0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -87,3 +88,24 @@ def test_validate_and_run_warn_that_gpy_does_not_schedule_the_job(tmp_path):
     assert ran.returncode == 0, ran.stderr
     assert "gpy does not schedule jobs itself" in ran.stderr
     assert job.published_ids() == list(range(1, 41))
+
+
+def test_a_crontab_line_runs_the_job_where_gpy_schedule_ran_whatever_folder_cron_starts_in(tmp_path):
+    """A job with relative folders keeps one state and one published folder: cron starts in $HOME, not where
+    the job was scheduled, and the line moves there first."""
+    workdir, elsewhere = tmp_path / "work", tmp_path / "home"
+    workdir.mkdir()
+    elsewhere.mkdir()
+    job = Job(tmp_path / "job", extra="state.store.dir=state\ndata.publisher.final.dir=published\n"
+                                      "writer.staging.dir=staging\nwriter.output.dir=output\n")
+    write_csv(job.data / "a.csv", 1)
+    job.file.write_text(job.file.read_text() + "job.schedule=0 0 2 * * ?\n")
+    printed = run_gpy("schedule", str(job.file), "--crontab", cwd=workdir)
+    assert printed.returncode == 0, printed.stderr
+    [line] = [line for line in printed.stdout.splitlines() if not line.startswith("#")]
+    command = line.split(" ", 5)[5] + " --engine local"
+    ran = subprocess.run(["sh", "-c", command.replace("\\%", "%")], cwd=elsewhere, capture_output=True, text=True,
+                         timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    assert (workdir / "state" / "Orders").is_dir() and list((workdir / "published").rglob("*.parquet"))
+    assert list(elsewhere.iterdir()) == []

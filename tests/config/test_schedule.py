@@ -51,6 +51,7 @@ REFUSED = [
     ("0 0 25 * * ?", "hour field: 25 is not within 0-23"),
     ("0 0 0 ? * Funday", "not a day name"),
     ("0 0 0 ? * FRI-MON", "runs backwards"),
+    ("0 \u00b2 0 * * ?", "minute field: '\u00b2' is not a number"),  # a digit to str.isdigit, not to int()
 ]
 
 

@@ -153,7 +153,7 @@ def test_the_lookups_of_a_datasets_files_written_by_several_tasks_go_together(tm
         f"state.store.dir={tmp_path}/state", "fs.s3a.threads.max=4", s3_server.job_keys()]))
     result = CliRunner().invoke(main, ["run", str(job), "--engine", "local"])
     assert result.exit_code == 0, result.output
-    assert len(s3.find(f"{bucket}/published")) == FILES
+    assert len(s3.find(f"{bucket}/published/shop")) == FILES  # and beside them the job's marker
     assert lookups.sent == FILES and 1 < lookups.most <= 4, (lookups.sent, lookups.most)
 
 

@@ -148,6 +148,8 @@ def _published_rows(s3_server, bucket: str) -> list[int]:
     fs = s3_server.filesystem()
     out = []
     for path in fs.find(f"{bucket}/published"):
+        if not path.endswith(".parquet"):
+            continue  # the marker of the job that published there
         with fs.open(path, "rb") as stream:
             out.extend(pq.read_table(stream).column("order_id").to_pylist())
     return sorted(out)

@@ -3,8 +3,11 @@ that an unchanged environment is not packed again, and which ``spark.*`` setting
 
 from __future__ import annotations
 
+import fcntl
 import os
+import signal
 import subprocess
+import sys
 import tarfile
 import time
 from pathlib import Path
@@ -149,3 +152,56 @@ def test_a_kafka_jobs_archive_holds_the_kafka_client():
     shipped = {normalized(d.metadata["Name"]) for d in contents([], extras=frozenset({"kafka"})).distributions}
     assert "confluent-kafka" in shipped and "pandas" not in shipped
     assert "confluent-kafka" not in {normalized(d.metadata["Name"]) for d in contents([], extras=frozenset()).distributions}
+
+
+def _partials(folder: Path) -> list[Path]:
+    return sorted(folder.glob(".building-*")) if folder.exists() else []
+
+
+def _pack_until_it_writes(job: Path, cache: Path, seen: list[Path]) -> tuple[subprocess.Popen, Path]:
+    """A real `gpy pack`, started and watched until its partial archive appears (about a second in)."""
+    process = subprocess.Popen([sys.executable, "-m", "gobblin_py.cli", "pack", str(job)], cwd=ROOT,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        new = [p for p in _partials(cache) if p not in seen]
+        if new:
+            return process, new[0]
+        time.sleep(0.02)
+    process.kill()
+    raise AssertionError(f"gpy pack wrote no partial archive: {process.communicate()[1][-2000:]!r}")
+
+
+def test_a_killed_pack_leaves_a_partial_archive_the_next_pack_removes(tmp_path):
+    cache = tmp_path / "cache"
+    job = tmp_path / "job.pull"
+    job.write_text(f"source.class=FileBasedSource\ngpy.pack.cache.dir={cache}\n")
+    killed, partial = _pack_until_it_writes(job, cache, [])
+    killed.send_signal(signal.SIGKILL)
+    killed.wait(timeout=60)
+    assert partial.exists()  # nothing can clean up after SIGKILL but the next pack
+    a_minute_ago = time.time() - 120
+    os.utime(partial, (a_minute_ago, a_minute_ago))
+
+    # the next pack removes it before it writes its own; it is stopped by SIGTERM, and removes its own
+    stopped, own = _pack_until_it_writes(job, cache, [partial])
+    assert not partial.exists()
+    stopped.send_signal(signal.SIGTERM)
+    assert stopped.wait(timeout=60) == 143
+    assert "stopped by SIGTERM: no archive was written" in stopped.stderr.read().decode()
+    assert _partials(cache) == []
+
+
+def test_a_partial_archive_a_build_holds_is_never_removed(tmp_path):
+    from gobblin_py.runtime.engines.pack import _remove_abandoned
+
+    busy, young = tmp_path / ".building-busy.tar.gz", tmp_path / ".building-young.tar.gz"
+    busy.write_bytes(b"x")
+    young.write_bytes(b"x")
+    os.utime(busy, (time.time() - 3600, time.time() - 3600))
+    with open(busy, "rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # a build writing it
+        _remove_abandoned(tmp_path)
+        assert busy.exists() and young.exists()  # locked; just created (not locked yet)
+    _remove_abandoned(tmp_path)
+    assert not busy.exists() and young.exists()

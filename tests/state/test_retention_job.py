@@ -3,9 +3,12 @@ files, or a dataset's old published versions, deleted by Gobblin's time-based se
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+
+import pytest
 
 from tests.conftest import CORPUS, run_gpy
 from tests.state.test_retention import _add_old_runs, _tree_digest, job  # noqa: F401 - job is a fixture
@@ -68,6 +71,13 @@ def _folder(day: datetime, pattern: str) -> str:
     return day.strftime(pattern)
 
 
+def _written_on(folder: Path, day: datetime) -> None:
+    """Give ``folder`` and everything in it the modification time ``day``, as if written then."""
+    moment = day.timestamp()
+    for path in [*folder.rglob("*"), folder]:
+        os.utime(path, (moment, moment))
+
+
 def _versions_job(tmp_path: Path, lookback: str, extra: str = "", policy: str = "SelectBeforeTimeBasedPolicy") -> Path:
     job_file = tmp_path / "published-retention.pull"
     job_file.write_text("\n".join([
@@ -90,9 +100,10 @@ def test_published_date_partitioned_versions_older_than_the_lookback_are_deleted
     today = datetime.now(timezone.utc)
     orders = tmp_path / "published" / "shop" / "orders"
     days = {age: orders / _folder(today - timedelta(days=age), "%Y/%m/%d") for age in (1, 5, 12, 40)}
-    for folder in days.values():
+    for age, folder in days.items():
         folder.mkdir(parents=True)
         (folder / "part-0.parquet").write_bytes(b"data")
+        _written_on(folder, today - timedelta(days=age))
     (orders / "latest").mkdir()  # not a date: never a version
     outside = tmp_path / "elsewhere" / "2001" / "01" / "01"
     outside.mkdir(parents=True)
@@ -116,9 +127,10 @@ def test_append_folders_are_versions_and_the_newest_is_kept_by_a_combined_policy
     now = datetime.now(timezone.utc)
     events = tmp_path / "published" / "shop" / "events"
     folders = [events / f"{_folder(now - timedelta(days=age), '%Y%m%d%H%M%S')}_append" for age in (20, 30, 45)]
-    for folder in folders:
+    for age, folder in zip((20, 30, 45), folders, strict=True):
         folder.mkdir(parents=True)
         (folder / "part.json").write_text("{}\n")
+        _written_on(folder, now - timedelta(days=age))
     policy = "org.apache.gobblin.data.management.policy."
     job_file = _versions_job(tmp_path, "10d", "\n".join([
         "gobblin.retention.version.datetime.pattern=yyyyMMddHHmmss",
@@ -136,6 +148,7 @@ def test_a_version_that_leads_outside_its_dataset_is_refused(tmp_path):
     outside = tmp_path / "precious" / "2001"
     (outside / "01" / "01").mkdir(parents=True)
     (outside / "01" / "01" / "keep.txt").write_text("x")
+    _written_on(outside, datetime(2001, 1, 1, tzinfo=timezone.utc))  # old by its name and by its files
     orders = tmp_path / "published" / "shop" / "orders"
     orders.mkdir(parents=True)
     (orders / "2001").symlink_to(outside, target_is_directory=True)  # the year's folder leads elsewhere
@@ -179,3 +192,64 @@ def test_a_retention_finder_gpy_lacks_is_named_with_the_nearest_one(tmp_path):
     assert result.returncode == 2
     assert "unsupported: gobblin.retention.dataset.finder.class=" in result.stdout
     assert "nearest gpy built-in: GlobCleanableDatasetFinder" in result.stdout
+
+
+@pytest.mark.parametrize(("pattern", "says"), [
+    ("yyyy/mm/dd", "has minutes (mm) and no hour: 'mm' is minutes, a month is 'MM'"),
+    ("MM/dd", "has no year (yyyy): every folder would read as a day of 1900"),
+    ("yyyy/dd", "has a day of month (dd) without a month (MM)"),
+    ("yyyyMMddhhmmss", "has a 12-hour clock (hh) without AM/PM (a)"),
+])
+def test_a_version_pattern_that_cannot_name_its_folders_dates_is_refused(tmp_path, pattern, says):
+    today = datetime.now(timezone.utc)
+    version = tmp_path / "published" / "shop" / "orders" / today.strftime("%Y/%m/%d")
+    version.mkdir(parents=True)
+    job_file = _versions_job(tmp_path, "10d", f"gobblin.retention.version.datetime.pattern={pattern}")
+    validated = run_gpy("validate", str(job_file))
+    assert validated.returncode == 2, validated.stdout + validated.stderr
+    assert f"gobblin.retention.version.datetime.pattern={pattern!r} {says}" in validated.stdout
+    ran = run_gpy("run", str(job_file))
+    assert ran.returncode == 2 and says in ran.stderr, ran.stdout + ran.stderr
+    assert version.is_dir()  # today's folder, read as a January by yyyy/mm/dd, is still there
+
+
+def test_a_version_named_old_whose_files_are_new_is_kept_with_a_warning(tmp_path):
+    """Whatever the name's parse says, a version with files modified within the lookback is not deleted."""
+    now = datetime.now(timezone.utc)
+    orders = tmp_path / "published" / "shop" / "orders"
+    misnamed = orders / "2001" / "01" / "01"  # today's data in a folder whose name says 2001
+    misnamed.mkdir(parents=True)
+    (misnamed / "part-0.parquet").write_bytes(b"today's data")
+    old = orders / _folder(now - timedelta(days=40), "%Y/%m/%d")
+    old.mkdir(parents=True)
+    (old / "part-0.parquet").write_bytes(b"old data")
+    _written_on(old, now - timedelta(days=40))
+    job_file = _versions_job(tmp_path, "10d", "gobblin.retention.version.datetime.pattern=yyyy/MM/dd")
+    result = run_gpy("run", str(job_file))
+    assert result.returncode == 0, result.stderr
+    assert misnamed.is_dir() and not old.exists()
+    assert f"kept  {misnamed}: its name reads 2001-01-01T00:00:00Z, older than the lookback, but it holds entries " \
+           "modified" in result.stdout
+    assert "1 dataset version(s)" in result.stdout and "1 kept: modified within the lookback" in result.stdout
+    assert "retention_version_kept" in result.stderr
+
+
+@pytest.mark.parametrize(("operation", "policies", "cutoff_days"), [
+    ("intersect", "SelectBeforeTimeBasedPolicy,NewestKSelectionPolicy", 10),  # a version must pass both
+    ("union", "SelectBeforeTimeBasedPolicy,NewestKSelectionPolicy", None),  # newest-k alone may pick any version
+    ("union", "SelectBeforeTimeBasedPolicy,SelectBetweenTimeBasedPolicy", 3),  # the later of the two cutoffs
+])
+def test_the_newest_time_a_combined_policy_may_delete(operation, policies, cutoff_days):
+    from gobblin_py.connectors.retention.policies import CombineSelectionPolicy
+    from gobblin_py.connectors.retention.settings import CleanerSettings
+
+    settings = CleanerSettings.load({
+        "gobblin.retention.dataset.finder.class": "GlobCleanableDatasetFinder",
+        "gobblin.retention.selection.combine.operation": operation,
+        "gobblin.retention.selection.combine.policy.classes": policies,
+        "gobblin.retention.selection.timeBased.lookbackTime": "10d",
+        "gobblin.retention.selection.timeBased.minLookbackTime": "3d",
+    })
+    now = datetime(2026, 3, 1, tzinfo=timezone.utc).timestamp()
+    expected = None if cutoff_days is None else now - cutoff_days * 86_400
+    assert CombineSelectionPolicy.newest_selected(settings, now) == expected

@@ -26,7 +26,7 @@ import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
 from gobblin_py.connectors.files.file_schema import first_bad_row, shown
-from gobblin_py.connectors.files.file_settings import SCHEMA_CHANGE_KEY, FileSourceSettings, file_format
+from gobblin_py.connectors.files.file_settings import MAX_BLOCK, SCHEMA_CHANGE_KEY, FileSourceSettings, file_format
 from gobblin_py.io.native_io import open_input
 from gobblin_py.io.paced_input import AHEAD as PACED_AHEAD
 from gobblin_py.io.paced_input import PacedInput
@@ -206,8 +206,14 @@ def raise_for(exc: BaseException, fs: Any, path: str, settings: FileSourceSettin
     if fmt in ("csv", "json") and ("straddling" in text or "block size" in text):
         key, size = settings.block_size_key(fmt)
         row = "line" if fmt == "json" else "row"
-        raise UsageError(f"{path}: a {fmt.upper()} {row} is longer than {key} ({size} bytes): raise {key} "
-                         f"above the longest {row}") from exc
+        where = f" (the {row} after its record {rows})" if rows else ""
+        raise UsageError(f"{path}: a {fmt.upper()} {row}{where} is longer than {key} ({size} bytes): raise {key} "
+                         f"above the longest {row} (at most {MAX_BLOCK >> 20}MB), or split the {row}") from exc
+    if fmt in ("csv", "json") and isinstance(exc, pa.ArrowMemoryError):
+        key, size = settings.block_size_key(fmt)
+        where = f"after its record {rows}" if rows else "in its first block"
+        raise GobblinPyError(f"{path}: out of memory reading it {size} bytes at a time ({key}), {where}: {text}; "
+                             f"lower {key} (a task holds a few blocks at once), or give the task more memory") from exc
     conversion = _CSV_CONVERSION.search(text) if fmt == "csv" else None
     if conversion is not None:
         names = _csv_schema(fs, path, settings).names

@@ -21,6 +21,9 @@ FILE_MTIMES_KEY = "source.filebased.files.mtime"  # the modification times of th
 SCHEMA_FILE_KEY = "source.filebased.schema.file"  # a unit that reads no file takes its schema from this one
 SNAPSHOT_SEPARATOR = ":::"
 SCHEMA_CHANGE_KEY = "source.filebased.schema.change"
+# the most a CSV or JSON block (so a row) may be: a task holds a few blocks and what is parsed from them at once, and
+# a row of a gigabyte fails for memory somewhere past the reader, naming nothing
+MAX_BLOCK = 256 << 20
 
 FORMATS = READ_EXTENSIONS
 
@@ -48,13 +51,15 @@ class FileSourceSettings(Settings):
     csv_columns: tuple[str, ...] = setting("source.filebased.csv.column.names", default=(),
                                            doc="column names when the CSV has no header")
     csv_block_size: int = setting("source.filebased.csv.block.size", kind=Kind.SIZE, default=16 << 20, minimum=1 << 16,
-                                  default_doc="16MB",
+                                  maximum=MAX_BLOCK, default_doc="16MB",
                                   doc="bytes of CSV parsed at a time (1 MB when the dataset's schema types every "
-                                      "column); a row must fit in one block")
+                                      "column); a row must fit in one block, so this bounds a row's length (a "
+                                      "task holds a few blocks at once: at most 256MB)")
     json_block_size: int = setting("source.filebased.json.block.size", kind=Kind.SIZE, default=16 << 20,
-                                   minimum=1 << 16, default_doc="16MB",
+                                   minimum=1 << 16, maximum=MAX_BLOCK, default_doc="16MB",
                                    doc="bytes of JSON lines parsed at a time (1 MB when the dataset's schema types "
-                                       "every column); a line must fit in one block")
+                                       "every column); a line must fit in one block, so this bounds a line's "
+                                       "length (a task holds a few blocks at once: at most 256MB)")
     batch_size: int = setting("source.filebased.batch.size", default=65536, minimum=1,
                               doc="rows per batch read from Parquet and Avro files")
     schema_change: str = setting(SCHEMA_CHANGE_KEY, default="fail", choices=("fail", "allow"),

@@ -66,6 +66,7 @@ class BaseDataPublisher(DataPublisher):
 
     settings_class = PublisherSettings
     publishes_counted_files = True
+    marks_final_folders = True  # its files are named by the run: a run without state would publish them again
 
     @classmethod
     def validate(cls, props: Mapping[str, str]) -> list[ConfigError]:

@@ -106,10 +106,15 @@ class DatasetCleanerJob(StandaloneJob):
         verb = "would delete" if dry_run else "deleted"
         now = time.time()
         if resolve_class(settings.finder, FINDER_KEY) is GlobCleanableDatasetFinder:
-            fs, root, versions = plan_versions(settings, _version_policy(settings), now)
-            count = len(versions) if dry_run else delete_versions(fs, root, versions)
-            lines = [f"{verb}  {v.path}" for v in versions]
-            return lines + [f"{count} dataset version(s) under {root} {verb}" + (" (dry run)" if dry_run else "")]
+            policy = _version_policy(settings)
+            cutoff = policy_class(settings.policy, POLICY_KEY).newest_selected(settings, now)  # type: ignore[arg-type]
+            versions = plan_versions(settings, policy, now, cutoff)
+            count = len(versions.deletions) if dry_run else delete_versions(versions.fs, versions.root,
+                                                                            versions.deletions)
+            lines = [f"{verb}  {v.path}" for v in versions.deletions] + [f"kept  {k.describe()}" for k in versions.kept]
+            return lines + [f"{count} dataset version(s) under {versions.root} {verb}"
+                            + (" (dry run)" if dry_run else "")
+                            + (f"; {len(versions.kept)} kept: modified within the lookback" if versions.kept else "")]
         if settings.store_type == "mysql":
             rows = plan_rows(settings, _state_policy(settings), settings.store_name, now)
             count = len(rows) if dry_run else delete_rows(settings, rows)

@@ -28,6 +28,11 @@ class SelectionPolicy:
     def policy(cls, settings: CleanerSettings) -> Policy:
         raise NotImplementedError
 
+    @classmethod
+    def newest_selected(cls, settings: CleanerSettings, now: float) -> float | None:
+        """The newest time a version this policy selects can have (its lookback's cutoff); None when any."""
+        return None
+
 
 def _lookback(value: str | None, key: str, required: bool = True) -> Lookback | None:
     if value is None or not value.strip():
@@ -44,6 +49,10 @@ class SelectBeforeTimeBasedPolicy(SelectionPolicy):
     def policy(cls, settings: CleanerSettings) -> Policy:
         return select_before(_lookback(settings.lookback, LOOKBACK_KEY))  # type: ignore[arg-type]
 
+    @classmethod
+    def newest_selected(cls, settings: CleanerSettings, now: float) -> float | None:
+        return _lookback(settings.lookback, LOOKBACK_KEY).cutoff(now)  # type: ignore[union-attr]
+
 
 class SelectBetweenTimeBasedPolicy(SelectionPolicy):
     """Gobblin's ``SelectBetweenTimeBasedPolicy``: versions between the min and the max lookback."""
@@ -52,6 +61,11 @@ class SelectBetweenTimeBasedPolicy(SelectionPolicy):
     def policy(cls, settings: CleanerSettings) -> Policy:
         return select_between(_lookback(settings.min_lookback, MIN_LOOKBACK_KEY, required=False),
                               _lookback(settings.max_lookback, MAX_LOOKBACK_KEY, required=False))
+
+    @classmethod
+    def newest_selected(cls, settings: CleanerSettings, now: float) -> float | None:
+        newest = _lookback(settings.min_lookback, MIN_LOOKBACK_KEY, required=False)
+        return newest.cutoff(now) if newest is not None else None
 
 
 class NewestKSelectionPolicy(SelectionPolicy):
@@ -78,6 +92,17 @@ class CombineSelectionPolicy(SelectionPolicy):
             raise UsageError(f"{OPERATION_KEY}: is not set; intersect or union")
         return combine([policy_class(name, COMBINE_KEY).policy(settings) for name in names],
                        settings.operation.strip().lower())
+
+    @classmethod
+    def newest_selected(cls, settings: CleanerSettings, now: float) -> float | None:
+        """Intersected: the earliest of its policies' cutoffs (a version must pass each); united: the latest,
+        when every policy has one (else one of them may select any version)."""
+        names = [n.strip() for n in (settings.combined or "").split(",") if n.strip()]
+        cutoffs = [policy_class(name, COMBINE_KEY).newest_selected(settings, now) for name in names]
+        if (settings.operation or "").strip().lower() == "intersect":
+            known = [c for c in cutoffs if c is not None]
+            return min(known) if known else None
+        return None if not cutoffs or None in cutoffs else max(c for c in cutoffs if c is not None)
 
 
 class SelectAllPolicy(SelectionPolicy):

@@ -5,6 +5,12 @@ named by a date, ``yyyy/MM/dd`` say, or a publish's ``<yyyyMMddHHmmss>_append``,
 A version is deleted with everything in it, then the folders above it left empty, up to the dataset's folder
 (kept). Nothing outside a dataset's folder is ever deleted: each version must lie below it, also through
 symbolic links.
+
+A folder's name is only as good as its pattern, so two guards stand between a name and a deletion: a pattern
+that cannot name a time (no year; minutes where a month stands, ``yyyy/mm/dd``) is refused before any work, and
+a version the policy selects by its name's date is kept, with a warning, when anything in it was modified after
+the policy's own lookback cutoff: its name says it is old, its files say otherwise. A version is thus deleted
+only when both its name and its files are older than the lookback.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from gobblin_py.connectors.retention.settings import DATETIME_PATTERN_KEY, PATTERN_KEY, CleanerSettings
@@ -21,7 +27,10 @@ from gobblin_py.io.contained_paths import PathEscapeError, check_no_symlink_esca
 from gobblin_py.sdk import joda
 from gobblin_py.sdk.crash_points import phase
 from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.logs import get_logger
 from gobblin_py.store.retention import DELETE_PHASE, Policy, Version
+
+log = get_logger(__name__)
 
 APPEND_SUFFIX = "_append"
 _GLOB_CHARS = re.compile(r"[*?\[]")
@@ -46,6 +55,10 @@ class DateTimeDatasetVersionFinder:
             self.format = joda.to_strftime(self.pattern)
         except ValueError as exc:
             raise UsageError(f"{DATETIME_PATTERN_KEY}: {exc}") from None
+        problem = joda.version_pattern_problem(self.pattern)
+        if problem:
+            raise UsageError(f"{DATETIME_PATTERN_KEY}={self.pattern!r} {problem}; the folders' dates would be read "
+                             "wrong, and retention would delete by them")
         try:
             self.zone = ZoneInfo(settings.timezone)
         except (ZoneInfoNotFoundError, ValueError):
@@ -86,6 +99,42 @@ class VersionDeletion:
     time: float
 
 
+@dataclass(frozen=True)
+class KeptVersion:
+    """A version the policy selected by its name's date, kept because something in it is newer than the cutoff."""
+
+    path: str
+    time: float  # what its name says
+    modified: float  # its newest entry's modification time
+
+    def describe(self) -> str:
+        def when(moment: float) -> str:
+            return datetime.fromtimestamp(moment, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return (f"{self.path}: its name reads {when(self.time)}, older than the lookback, but it holds entries "
+                f"modified {when(self.modified)}, within it; not deleted (check {DATETIME_PATTERN_KEY})")
+
+
+def _modified(info: dict[str, Any]) -> float | None:
+    """A listing entry's modification time in epoch seconds, or None when the filesystem gives none."""
+    for key in ("mtime", "LastModified", "last_modified", "updated"):
+        value = info.get(key)
+        if isinstance(value, datetime):
+            return value.timestamp()
+        if value is not None:
+            try:
+                return float(value)
+            except (TypeError, ValueError):
+                return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+    return None
+
+
+def newest_modification(fs: Any, path: str) -> float | None:
+    """The newest modification time of ``path`` and of everything below it (folders too, where they have one)."""
+    entries = [fs.info(path), *fs.find(path, withdirs=True, detail=True).values()]
+    times = [moment for moment in map(_modified, entries) if moment is not None]
+    return max(times) if times else None
+
+
 def _common_root(pattern: str) -> str:
     parts = pattern.split("/")
     for index, part in enumerate(parts):
@@ -111,15 +160,32 @@ def find_datasets(settings: CleanerSettings) -> tuple[Any, str, list[str]]:
     return fs, root, datasets
 
 
-def plan_versions(settings: CleanerSettings, policy: Policy, now: float) -> tuple[Any, str, list[VersionDeletion]]:
-    """The published versions ``policy`` selects in every dataset the pattern finds, oldest first."""
+@dataclass(frozen=True)
+class VersionPlan:
+    """What a retention run of published versions deletes, and what it keeps against its policy's choice."""
+
+    fs: Any
+    root: str
+    deletions: list[VersionDeletion]
+    kept: list[KeptVersion]
+
+
+def plan_versions(settings: CleanerSettings, policy: Policy, now: float, cutoff: float | None) -> VersionPlan:
+    """The published versions ``policy`` selects in every dataset the pattern finds, oldest first, but those
+    with anything modified at or after ``cutoff`` (the newest time the policy's lookback lets it delete; None:
+    the policy has no lookback)."""
     fs, root, datasets = find_datasets(settings)
     finder = DateTimeDatasetVersionFinder(settings)
-    planned = []
+    planned, kept = [], []
     for dataset in datasets:
         for version in policy(finder.versions(fs, dataset), now):
+            modified = newest_modification(fs, version.path) if cutoff is not None else None
+            if modified is not None and cutoff is not None and modified >= cutoff:
+                kept.append(KeptVersion(version.path, version.time, modified))
+                log.warning("retention_version_kept", version=version.path, reason=kept[-1].describe())
+                continue
             planned.append(VersionDeletion(dataset, version.path, version.time))
-    return fs, root, sorted(planned, key=lambda d: (d.dataset, d.time, d.path))
+    return VersionPlan(fs, root, sorted(planned, key=lambda d: (d.dataset, d.time, d.path)), kept)
 
 
 def delete_versions(fs: Any, root: str, deletions: list[VersionDeletion]) -> int:

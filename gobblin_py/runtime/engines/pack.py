@@ -21,6 +21,7 @@ packed it. Native wheels ship as they are: executors must share the packing mach
 
 from __future__ import annotations
 
+import fcntl
 import gzip
 import io
 import os
@@ -41,6 +42,8 @@ EXECUTOR_PYTHON = f"./{ALIAS}/bin/python"
 FORMAT = "gpy-pack-2"  # bump when the layout or the launcher changes: it is part of every fingerprint
 KEEP = 3  # archives always kept in the cache folder, the most recently used
 STALE_SECONDS = 86_400  # others go once unused this long (a running job's driver serves its archive to new executors)
+PARTIAL_PREFIX = ".building-"  # an archive being written; one no build holds locked was left by a killed build
+PARTIAL_GRACE_SECONDS = 60  # younger partial archives are never removed (a build locks its own right after creating it)
 DEFAULT_CACHE = Path("~/.cache/gobblin_py/packs")
 log = get_logger(__name__)
 
@@ -67,6 +70,7 @@ def environment_archive(props: Mapping[str, str]) -> Path:
                                            sysconfig.get_platform(), sys.version,
                                            "extras:" + ",".join(sorted(extras if extras is not None else ["*"])))
     folder = cache_dir(props)
+    _remove_abandoned(folder)
     archive = folder / f"gpy-env-py{sys.version_info.major}{sys.version_info.minor}-{digest[:16]}.tar.gz"
     if archive.is_file():
         os.utime(archive)  # most recently used: kept by the pruning
@@ -107,10 +111,13 @@ def _plugin_modules(props: Mapping[str, str]) -> list[str]:
 
 
 def _build(contents: pack_contents.Contents, archive: Path, tag: str) -> int:
-    """Write the archive beside its final name, then rename it there (a concurrent build does the same)."""
-    fd, temporary = tempfile.mkstemp(prefix=".building-", suffix=".tar.gz", dir=archive.parent)
+    """Write the archive beside its final name, then rename it there (a concurrent build does the same). The
+    partial archive stays locked while it is written: a build killed part way leaves it unlocked, and the next
+    ``gpy pack`` (or run that packs) removes it."""
+    fd, temporary = tempfile.mkstemp(prefix=PARTIAL_PREFIX, suffix=".tar.gz", dir=archive.parent)
     count = 0
     try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # released by the system when this process dies, however it dies
         with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1, mtime=0) as zipped, \
                 tarfile.open(fileobj=zipped, mode="w", format=tarfile.PAX_FORMAT) as tar:
             launcher = _launcher(tag).encode()
@@ -125,6 +132,27 @@ def _build(contents: pack_contents.Contents, archive: Path, tag: str) -> int:
         Path(temporary).unlink(missing_ok=True)
         raise
     return count
+
+
+def _remove_abandoned(folder: Path) -> None:
+    """Remove the partial archives builds left behind when they were killed: those no process holds locked,
+    older than a minute (a build creates its file, then locks it)."""
+    now = time.time()
+    for partial in folder.glob(f"{PARTIAL_PREFIX}*"):
+        try:
+            fd = os.open(partial, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            if now - os.fstat(fd).st_mtime < PARTIAL_GRACE_SECONDS:
+                continue
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # locked: a build is writing it
+            continue
+        finally:
+            os.close(fd)
+        partial.unlink(missing_ok=True)
+        log.info("pack_partial_removed", path=str(partial), reason="left by a build that did not finish")
 
 
 def _owned_by_nobody(info: tarfile.TarInfo) -> tarfile.TarInfo:

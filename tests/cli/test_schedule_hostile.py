@@ -1,0 +1,116 @@
+"""`gpy schedule` with hostile job names, paths and schedules: every value that reaches a crontab line or a DAG
+file is quoted or refused, and two jobs never silently share one DAG."""
+
+from __future__ import annotations
+
+import ast
+import shlex
+
+from tests.cli.test_schedule_cli import job_file
+from tests.conftest import run_gpy
+
+# legal in a file name, and each breaks naive quoting somewhere: a docstring, a Python string, Jinja, the shell, cron
+HOSTILE = 'x"""; open("PWNED", "w"); """ \\N{a} {{ ds }} $(touch PWNED) `id` \' 50% \\%'
+
+
+def cron_command(line: str) -> list[str]:
+    """The words the shell gets from a crontab line, after cron's own pass (Vixie cron's ``do_command``): an
+    unescaped ``%`` ends the command, ``\\%`` becomes ``%``, and a backslash escapes the next character only."""
+    command, kept, escaped = line.split(" ", 5)[5], [], False
+    for ch in command:
+        if escaped:
+            escaped = False
+            if ch == "%":
+                kept[-1] = "%"
+                continue
+        elif ch == "%":
+            break
+        elif ch == "\\":
+            escaped = True
+        kept.append(ch)
+    return shlex.split("".join(kept))
+
+
+def test_a_line_break_in_a_crontab_value_is_refused_naming_the_job_and_key(tmp_path):
+    named = job_file(tmp_path, "Named", "0 0 2 * * ?")
+    named.write_text("job.name=Nightly\\n* * * * * touch /tmp/PWNED\nsource.class=FileBasedSource\n"
+                     "job.schedule=0 0 2 * * ?\n")
+    scheduled = job_file(tmp_path, "Scheduled", "0 0 2 * * ?")
+    scheduled.write_text("job.name=Scheduled\nsource.class=FileBasedSource\njob.schedule=0 0 2\\n* * ?\n")
+    odd_folder = tmp_path / "a\n* * * * * touch PWNED #"
+    odd_path = job_file(odd_folder, "Path", "0 0 2 * * ?")
+    good = job_file(tmp_path, "Good", "0 0 2 * * ?")
+    result = run_gpy("schedule", str(named), str(scheduled), str(odd_path), str(good), "--crontab")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stdout == ""
+    assert f"{named}: key 'job.name'" in result.stderr and "line break" in result.stderr
+    assert f"{scheduled}: key 'job.schedule'" in result.stderr
+    assert f"{str(odd_path)!r}: the job file's path holds a line break" in result.stderr
+    assert "3 of 4 jobs not scheduled; nothing written" in result.stderr
+    assert not list(tmp_path.rglob("PWNED"))
+
+
+def test_a_hostile_job_path_is_one_crontab_line_that_runs_exactly_that_job(tmp_path):
+    hostile = job_file(tmp_path / HOSTILE, "Hostile", "0 0 2 * * ?")
+    good = job_file(tmp_path, "Good", "0 30 1 * * ?")
+    result = run_gpy("schedule", str(hostile), str(good), "--crontab", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stdout.splitlines() if not line.startswith("#")]
+    assert len(lines) == 2 and len(result.stdout.splitlines()) == 4
+    argv = cron_command(lines[0])
+    assert argv[:3] == ["cd", str(tmp_path), "&&"] and argv[-2:] == ["run", str(hostile)]
+    assert cron_command(lines[1])[-1] == str(good)
+
+
+def test_a_hostile_job_path_makes_a_dag_file_that_compiles_and_names_it_exactly(tmp_path):
+    hostile = job_file(tmp_path / HOSTILE, "Hostile", "0 0 2 * * ?")
+    workdir = tmp_path / "work {{ ds }} \\x"
+    workdir.mkdir()
+    result = run_gpy("schedule", str(hostile), "--airflow", str(tmp_path / "dags"), cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    written = tmp_path / "dags" / "gpy_Hostile.py"
+    source = written.read_text()
+    code = compile(source, str(written), "exec")  # a SyntaxError before: the path's backslashes in the docstring
+    tree = ast.parse(source)
+    assert [type(node).__name__ for node in tree.body] == ["Expr", "Import", "Expr", "ImportFrom", "Assign"]
+    assert HOSTILE not in ast.get_docstring(tree)  # the path only as a repr'd argument, never pasted raw
+    [call] = [n.value for n in tree.body if isinstance(n, ast.Assign)]
+    args = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+    assert args["job_file"] == str(hostile) and args["workdir"] == str(workdir)
+    assert code.co_consts  # compiled, and nothing ran: the docstring's quotes did not end it
+    assert not list(tmp_path.rglob("PWNED"))
+
+
+def test_two_jobs_that_map_to_one_dag_id_are_refused_naming_both(tmp_path):
+    first = job_file(tmp_path / "a", "Orders Daily", "0 0 2 * * ?")
+    second = job_file(tmp_path / "b", "Orders_Daily", "0 0 3 * * ?")
+    together = run_gpy("schedule", str(first), str(second), "--airflow", str(tmp_path / "dags"))
+    assert together.returncode == 2
+    assert str(first) in together.stderr and str(second) in together.stderr and "gpy_Orders_Daily" in together.stderr
+    assert not (tmp_path / "dags").exists() or not list((tmp_path / "dags").iterdir())
+
+    # one at a time, into one DAGs folder: the second must not replace the first's DAG
+    assert run_gpy("schedule", str(first), "--airflow", str(tmp_path / "dags")).returncode == 0
+    dag = tmp_path / "dags" / "gpy_Orders_Daily.py"
+    before = dag.read_text()
+    again = run_gpy("schedule", str(second), "--airflow", str(tmp_path / "dags"))
+    assert again.returncode == 2, again.stdout + again.stderr
+    assert str(first) in again.stderr and str(second) in again.stderr and str(dag) in again.stderr
+    assert dag.read_text() == before
+    # the same job again rewrites its own DAG (a changed schedule)
+    first.write_text(first.read_text().replace("0 0 2 * * ?", "0 0 4 * * ?"))
+    rewritten = run_gpy("schedule", str(first), "--airflow", str(tmp_path / "dags"))
+    assert rewritten.returncode == 0, rewritten.stderr
+    assert "schedule='0 4 * * *'" in dag.read_text()
+
+
+def test_a_file_in_the_dags_folder_not_written_by_gpy_schedule_is_never_replaced(tmp_path):
+    job = job_file(tmp_path, "Mine", "0 0 2 * * ?")
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    (dags / "gpy_Mine.py").write_text("# someone's own DAG\n")
+    result = run_gpy("schedule", str(job), "--airflow", str(dags))
+    assert result.returncode == 2
+    assert f"{dags / 'gpy_Mine.py'}" in result.stderr and "not written by gpy schedule" in result.stderr
+    assert (dags / "gpy_Mine.py").read_text() == "# someone's own DAG\n"
+
