@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.environment import missing
 from tests.sources.rest_jobs import ids, items, run_here, write_job
 
 
@@ -91,7 +92,7 @@ class _Redirecting(BaseHTTPRequestHandler):
 def certificate(tmp_path_factory) -> tuple[Path, Path]:
     """A self-signed certificate for 127.0.0.1 and its key."""
     if shutil.which("openssl") is None:
-        pytest.skip("needs the openssl command")
+        missing("the openssl command, to make a test certificate")
     folder = tmp_path_factory.mktemp("tls")
     cert, key = folder / "cert.pem", folder / "key.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
