@@ -18,6 +18,7 @@ from typing import Any, BinaryIO
 import pyarrow as pa
 
 from gobblin_py.io import fs as fsutil
+from gobblin_py.io import object_store
 from gobblin_py.io.native_io import open_output
 from gobblin_py.sdk.contracts import CountingDataWriter
 from gobblin_py.sdk.errors import UsageError
@@ -83,8 +84,10 @@ class StagedFileWriter(CountingDataWriter):
         self._sink: Any = None
         self._open_ok = False
         self._committed = False  # moved to the output folder: nothing of it is left in staging
+        self._object_store = fsutil.is_object_store(fs)
         fsutil.makedirs(fs, posixpath.dirname(staging_path))
-        if fs.exists(staging_path):  # a leftover of an earlier attempt
+        # a leftover of an earlier attempt; an object store's upload replaces it whole (no lookup: a request)
+        if not self._object_store and fs.exists(staging_path):
             log.warning("staging_file_exists", path=staging_path)
             fsutil.remove(fs, staging_path)
         self._stream = open_output(fs, staging_path)
@@ -145,9 +148,10 @@ class StagedFileWriter(CountingDataWriter):
             self._finish()
             if self._sink is not self._stream:
                 self._sink.close()
+            written = int(self._stream.tell())  # what was sent is what the upload holds: no lookup afterwards
         finally:
             self._stream.close()
-        self._bytes = int(self.fs.size(self.staging_path))
+        self._bytes = written if self._object_store else int(self.fs.size(self.staging_path))
 
     def commit(self) -> list[str]:
         """Move the file to the output directory; returns its path (a URL on a non-local filesystem)."""
@@ -156,10 +160,14 @@ class StagedFileWriter(CountingDataWriter):
         if self.include_record_count:
             output = posixpath.join(posixpath.dirname(output), with_record_count(posixpath.basename(output), self._records))
         fsutil.makedirs(self.fs, posixpath.dirname(output))
-        if self.fs.exists(output):  # like Gobblin: a retried task overwrites its own earlier output
+        # like Gobblin: a retried task overwrites its own earlier output (an object store's copy replaces it)
+        if not self._object_store and self.fs.exists(output):
             fsutil.remove(self.fs, output)
         try:
-            self.fs.mv(self.staging_path, output)
+            if self._object_store:
+                object_store.move_file(self.fs, self.staging_path, output, self._bytes)
+            else:
+                self.fs.mv(self.staging_path, output)
         except FileNotFoundError:
             if not self.fs.exists(self.staging_path):
                 raise FileNotFoundError(f"staging file {self.staging_path} does not exist") from None

@@ -72,6 +72,22 @@ def read_tail(fs: AbstractFileSystem, path: str, size: int) -> bytes:
     return fs.cat_file(path, start=max(0, int(fs.size(path) or 0) - size))
 
 
+COPY_LIMIT = 5 << 30  # the largest object S3 copies in one request; a larger one is copied in parts
+
+
+def move_file(fs: AbstractFileSystem, src: str, dst: str, size: int) -> None:
+    """Move the file ``src`` of ``size`` bytes to ``dst``, replacing a file there. On S3 a copy of the object
+    then a delete: two requests, where fsspec's ``mv`` first lists ``src`` (it might be a folder) and looks up
+    its size. Elsewhere ``fs.mv``."""
+    if not _is_s3(fs) or size > COPY_LIMIT:
+        fs.mv(src, dst)
+        return
+    from fsspec.asyn import sync
+
+    sync(fs.loop, fs._copy_basic, src, dst)
+    fs.rm_file(src)
+
+
 BULK_READ = 256  # files whose reads are in flight together; each batch is handed back before the next is read
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io import fs_conditional as conditional
+from gobblin_py.io import object_store
 from gobblin_py.sdk.commit import CommitStep, PublishConflictError
 from gobblin_py.sdk.errors import GobblinPyError
 
@@ -79,12 +80,19 @@ class FsRenameStep(CommitStep):
             self._copy_to_object_store(src_fs, src, dst_fs, dst)
             fsutil.remove(src_fs, src)
             return
-        if dst_fs.exists(dst):
+        if object_store.file_exists(dst_fs, dst):
             if not src_fs.exists(src):
                 return  # done before
             if fresh or not self._interrupted_move(src_fs, src, dst_fs, dst):
                 raise self._conflict()
             fsutil.remove(src_fs, src)  # an interrupted move: the destination is complete
+            return
+        if self._same_store(src_fs, dst_fs):  # a server-side copy, then a delete: the source's size chooses how
+            try:
+                size = int(src_fs.info(src)["size"])
+            except FileNotFoundError:
+                raise GobblinPyError(f"cannot publish {self.src}: it is gone and {self.dst} does not exist") from None
+            object_store.move_file(src_fs, src, dst, size)
             return
         if not src_fs.exists(src):
             raise GobblinPyError(f"cannot publish {self.src}: it is gone and {self.dst} does not exist")
@@ -142,10 +150,16 @@ class FsRenameStep(CommitStep):
         fsutil.after_durable(lambda: os.unlink(src), posixpath.dirname(src))
         return True
 
+    @staticmethod
+    def _same_store(src_fs, dst_fs) -> bool:
+        """Whether both ends are one object store (a copy is then server-side)."""
+        return (fsutil.is_object_store(dst_fs) and type(src_fs) is type(dst_fs)
+                and src_fs.storage_options == dst_fs.storage_options)
+
     def _copy_to_object_store(self, src_fs, src: str, dst_fs, dst: str) -> None:
         """Write ``dst`` whole in one step: a crash leaves it absent or complete (an interrupted multipart
         upload stays invisible), so a destination seen on replay is never a torn copy."""
-        if type(src_fs) is type(dst_fs) and src_fs.storage_options == dst_fs.storage_options:
+        if self._same_store(src_fs, dst_fs):
             dst_fs.cp_file(src, dst)  # server-side copy within the store
             return
         create = {"mode": "create"} if conditional.conditional_writes(dst_fs) else {}
