@@ -7,13 +7,13 @@ key (or the file) and says what is wrong, and leave the state store and the publ
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from gobblin_py.cli import main
 from tests.runtime.test_run_cli import write_csv
 
 BASE = {
@@ -219,10 +219,23 @@ def committed(tmp_path_factory) -> Path:
     return root
 
 
-def _gpy(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "GPY_UNSET_DIR"}
-    return subprocess.run([sys.executable, "-m", "gobblin_py.cli", "--log-format", "json", *args], cwd=cwd,
-                          env=env, capture_output=True, text=True, timeout=120)
+@dataclass
+class Outcome:
+    returncode: int
+    stderr: str
+
+
+def _gpy(cwd: Path, *args: str) -> Outcome:
+    """``gpy`` in this process (a subprocess each would cost the corpus most of its time), from ``cwd``."""
+    before = os.getcwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(main, ["--log-format", "json", *args], env={"GPY_UNSET_DIR": None})
+    finally:
+        os.chdir(before)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return Outcome(result.exit_code, result.stderr)
 
 
 def test_the_corpus_is_large_enough():
