@@ -100,6 +100,26 @@ def run_gpy(*args: str, cwd: str | os.PathLike | None = None, env: dict | None =
     )
 
 
+def run_gpy_here(*args: str, cwd: str | os.PathLike | None = None,
+                 env: dict | None = None) -> subprocess.CompletedProcess:
+    """The CLI in this process, as :func:`run_gpy` runs it in a subprocess: for tests of what a run does, where
+    a new interpreter each time (half a second) is not what is tested. ``env`` values of None unset a variable."""
+    from click.testing import CliRunner
+
+    from gobblin_py.cli import main
+
+    before = os.getcwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(main, list(args), env=env)
+    finally:
+        os.chdir(before)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return subprocess.CompletedProcess(["gpy", *args], result.exit_code, result.stdout, result.stderr)
+
+
 @pytest.fixture(scope="session")
 def web_api_server():
     """One local web server for the session: MediaWiki's API and a paged REST endpoint (tests/sources/web_api.py)."""

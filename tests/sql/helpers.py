@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from click.testing import CliRunner
 
-from tests.conftest import run_gpy
+from tests.conftest import run_gpy, run_gpy_here
 
 BASE = dt.datetime(2024, 3, 1, 8, 0, 0)
 LATER = BASE + dt.timedelta(hours=3)  # after the orders create_shop makes (up to 179 of them)
@@ -212,7 +212,7 @@ class SqlJob:
             if result.exception and not isinstance(result.exception, SystemExit):
                 raise result.exception
             return Outcome(result.exit_code, result.output, "")
-        done = run_gpy("run", str(self.file), "--engine", "local")
+        done = run_gpy_here("run", str(self.file), "--engine", "local")
         return Outcome(done.returncode, done.stdout, done.stderr)
 
     def published(self, table: str) -> pa.Table:
