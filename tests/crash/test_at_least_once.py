@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import signal
 
-from tests.runtime.test_run_cli import Job, run_local, write_csv
+from tests.runtime.test_run_cli import Job, run_local_process, write_csv
 
 PLUGINS = "tests.runtime.sample_plugins"
 
@@ -15,20 +15,20 @@ def test_at_least_once_delivery_republishes_what_a_crash_left_without_state(tmp_
     job = Job(tmp_path / "job", extra=(f"gobblin.runtime.delivery.semantics=AT_LEAST_ONCE\n"
                                        f"data.publisher.type={PLUGINS}.DieAfterPublishing\ntest.die.marker={marker}\n"))
     write_csv(job.data / "a.csv", 1)
-    killed = run_local(job)
+    killed = run_local_process(job)
     assert killed.returncode == -signal.SIGKILL and marker.exists()
     assert job.published_ids() == list(range(1, 41))  # published ...
     assert not list(job.state.rglob("*.jst"))  # ... and killed before its state was saved
-    again = run_local(job)
+    again = run_local_process(job)
     assert again.returncode == 0, again.stdout + again.stderr
     assert job.published_ids() == sorted(list(range(1, 41)) * 2)  # the same rows again: at least once
-    assert "nothing new to pull" in run_local(job).stdout
+    assert "nothing new to pull" in run_local_process(job).stdout
 
 
 def test_a_publisher_without_plan_publishes_at_least_once_and_says_so(tmp_path):
     job = Job(tmp_path / "job", extra=f"data.publisher.type={PLUGINS}.PublishOnly\n")
     write_csv(job.data / "a.csv", 1)
-    first = run_local(job)
+    first = run_local_process(job)
     assert first.returncode == 0, first.stdout + first.stderr
     [warning] = [line for line in first.stderr.splitlines() if "publisher_not_exactly_once" in line]
     assert "PublishOnly" in warning
@@ -38,6 +38,6 @@ def test_a_publisher_without_plan_publishes_at_least_once_and_says_so(tmp_path):
     marker = tmp_path / "died"
     job = Job(tmp_path / "job", extra=f"data.publisher.type={PLUGINS}.PublishOnly\ntest.die.marker={marker}\n")
     write_csv(job.data / "b.csv", 101)
-    assert run_local(job).returncode == -signal.SIGKILL
-    assert run_local(job).returncode == 0
+    assert run_local_process(job).returncode == -signal.SIGKILL
+    assert run_local_process(job).returncode == 0
     assert job.published_ids() == list(range(1, 41)) + sorted(list(range(101, 141)) * 2)

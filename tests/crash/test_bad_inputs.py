@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.environment import missing
-from tests.runtime.test_run_cli import Job, run_local, write_csv
+from tests.runtime.test_run_cli import Job, run_local_process, write_csv
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -25,7 +25,7 @@ def committed_job(tmp_path):
     """A job with one committed run, and a new file waiting for the next run."""
     job = Job(tmp_path)
     write_csv(job.data / "a.csv", 1)
-    assert run_local(job).returncode == 0
+    assert run_local_process(job).returncode == 0
     write_csv(job.data / "b.csv", 101)
     return job
 
@@ -42,7 +42,7 @@ def test_malformed_job_file(committed_job):
     job = committed_job
     before = snapshot(job.state)
     job.file.write_text(job.file.read_text() + "=false\n")
-    result = run_local(job)
+    result = run_local_process(job)
     assert_refused(job, result, 2, f"{job.file}:", "has an empty key (`=false`)")
     assert snapshot(job.state) == before
 
@@ -51,7 +51,7 @@ def test_unknown_class(committed_job):
     job = committed_job
     before = snapshot(job.state)
     job.file.write_text(job.file.read_text().replace("TypeCastConverter", "TypeCastConvertr"))
-    assert_refused(job, run_local(job), 2, "converter.classes=gobblin_py.transforms.converters.cast.TypeCastConvertr", "TypeCastConverter")
+    assert_refused(job, run_local_process(job), 2, "converter.classes=gobblin_py.transforms.converters.cast.TypeCastConvertr", "TypeCastConverter")
     assert snapshot(job.state) == before
 
 
@@ -63,7 +63,7 @@ def test_corrupt_state_file(committed_job, damage):
     current.write_bytes({"truncate": data[: len(data) // 2], "empty": b"", "garbage": b"not a sequence file",
                          "flip": data[:-20] + bytes(b ^ 0xFF for b in data[-20:])}[damage])
     before = snapshot(job.state)
-    assert_refused(job, run_local(job), 2, str(current))
+    assert_refused(job, run_local_process(job), 2, str(current))
     assert snapshot(job.state) == before and job.published_ids() == list(range(1, 41))
 
 
@@ -73,7 +73,7 @@ def test_corrupt_commit_sequence(committed_job):
     pending.parent.mkdir(parents=True, exist_ok=True)
     pending.write_text('{"version": 1, "steps": [')
     before = snapshot(job.state)
-    assert_refused(job, run_local(job), 2, str(pending), "corrupt commit sequence")
+    assert_refused(job, run_local_process(job), 2, str(pending), "corrupt commit sequence")
     assert snapshot(job.state) == before
 
 
@@ -83,7 +83,7 @@ def test_output_directory_that_cannot_be_written(committed_job):
     blocker.write_text("a file where a directory should be")
     job.file.write_text(job.file.read_text().replace(f"writer.output.dir={job.root}/output", f"writer.output.dir={blocker}/out"))
     before = snapshot(job.state)
-    assert_refused(job, run_local(job), 1, "nothing published, state kept", "NotADirectoryError", str(blocker))
+    assert_refused(job, run_local_process(job), 1, "nothing published, state kept", "NotADirectoryError", str(blocker))
     assert snapshot(job.state) == before and job.published_ids() == list(range(1, 41))
 
 
@@ -102,12 +102,12 @@ def test_full_disk(tmp_path, tiny_disk):
     job = Job(tmp_path, extra=f"writer.staging.dir={tiny_disk}/staging\nsource.filebased.file.pattern=*.parquet\nconverter.classes=\n")
     pq.write_table(pa.table({"order_id": pa.array(range(1, 11), pa.int64()), "noise": [""] * 10}),
                    job.data / "small.parquet")
-    assert run_local(job).returncode == 0
+    assert run_local_process(job).returncode == 0
     noise = pa.array([uuid.uuid4().hex * 4 for _ in range(20_000)])  # ~2.5 MB that does not compress
     pq.write_table(pa.table({"order_id": pa.array(range(100, 20_100), pa.int64()), "noise": noise}), job.data / "big.parquet",
                    compression="none")
     before = snapshot(job.state)
-    assert_refused(job, run_local(job), 1, "nothing published, state kept", "No space left on device")
+    assert_refused(job, run_local_process(job), 1, "nothing published, state kept", "No space left on device")
     assert snapshot(job.state) == before and job.published_ids() == list(range(1, 11))
 
 
@@ -122,7 +122,7 @@ def test_full_disk_under_the_state_store(tmp_path, tiny_disk):
                 out.write(b"\0" * 4096)
         except OSError:
             pass
-    result = run_local(job)
+    result = run_local_process(job)
     assert result.returncode == 1, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.startswith("gpy: error:")]
     assert len(lines) == 1 and "No space left on device" in lines[0] and str(tiny_disk / "state") in lines[0], lines
@@ -130,4 +130,4 @@ def test_full_disk_under_the_state_store(tmp_path, tiny_disk):
     assert left == [], left  # no empty lock file, no lock temp file, no half state file
     assert job.published_ids() == []
     filler.unlink()
-    assert run_local(job).returncode == 0 and job.published_ids() == list(range(1, 41))
+    assert run_local_process(job).returncode == 0 and job.published_ids() == list(range(1, 41))

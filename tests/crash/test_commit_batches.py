@@ -6,7 +6,7 @@ from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.sdk.run_states import DatasetState
 from tests.crash.harness import CrashJob, boundary_campaign, killed_boundaries
 from tests.crash.phases import BATCH_PHASES, phase_campaign, recovery_campaign
-from tests.runtime.test_run_cli import Job, run_local, write_csv
+from tests.runtime.test_run_cli import Job, run_local_process, write_csv
 
 BATCHED = "gobblin.runtime.commit.sequence.batch.size=3\njob.commit.parallelCommits=1\n"
 
@@ -43,7 +43,7 @@ def test_a_batch_with_an_unfinishable_commit_finishes_the_others_and_keeps_that_
         CommitSequence("Orders", "apac", "job_Orders_1", [DatasetStateStep(store, "apac", DatasetState("Orders", "job_Orders_1", dataset_urn="apac"))]),
         CommitSequence("Orders", "us", "job_Orders_1", [lost, DatasetStateStep(store, "us", DatasetState("Orders", "job_Orders_1", dataset_urn="us"))]),
     ])
-    result = run_local(job)
+    result = run_local_process(job)
     assert result.returncode == 1
     assert "dataset us: FAILED" in result.stdout and "could not be finished after 2 tries" in result.stdout
     assert store.get_latest_dataset_state("Orders", "apac").job_id == "job_Orders_1"  # finished from the batch

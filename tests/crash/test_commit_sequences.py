@@ -10,7 +10,7 @@ from gobblin_py.runtime.commit.commit_sequence import CommitSequence, CommitSequ
 from gobblin_py.sdk.errors import CorruptFileError
 from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.sdk.run_states import DatasetState
-from tests.runtime.test_run_cli import Job, run_local, write_csv
+from tests.runtime.test_run_cli import Job, run_local_process, write_csv
 
 
 def test_rename_step_is_idempotent_and_finishes_an_interrupted_copy(tmp_path):
@@ -81,7 +81,7 @@ def test_a_dataset_whose_name_starts_like_a_hidden_file_or_a_batch_has_its_commi
 def test_at_least_once_writes_no_sequences(tmp_path):
     job = Job(tmp_path, extra="gobblin.runtime.delivery.semantics=AT_LEAST_ONCE\n")
     write_csv(job.data / "a.csv", 1)
-    assert run_local(job).returncode == 0
+    assert run_local_process(job).returncode == 0
     assert job.published_ids() == list(range(1, 41))
     assert not (job.state / "_commit_sequences").exists()
 
@@ -89,7 +89,7 @@ def test_at_least_once_writes_no_sequences(tmp_path):
 def test_unknown_delivery_semantics_is_a_usage_error(tmp_path):
     job = Job(tmp_path, extra="gobblin.runtime.delivery.semantics=AT_MOST_ONCE\n")
     write_csv(job.data / "a.csv", 1)
-    result = run_local(job)
+    result = run_local_process(job)
     assert result.returncode == 2 and "key 'gobblin.runtime.delivery.semantics': 'AT_MOST_ONCE'" in result.stderr
 
 
@@ -105,7 +105,7 @@ def test_an_unfinishable_pending_commit_skips_its_dataset_loudly_while_others_pr
         FsRenameStep(str(tmp_path / "lost.parquet"), str(tmp_path / "nowhere.parquet")),
         DatasetStateStep(store, "us", state),
     ]))
-    result = run_local(job)
+    result = run_local_process(job)
     assert result.returncode == 1
     assert "dataset us: FAILED" in result.stdout and "could not be finished after 2 tries" in result.stdout
     assert "pending_commit_failed" in result.stderr
@@ -127,7 +127,7 @@ def test_a_commit_cut_short_is_finished_by_the_next_run(tmp_path):
     assert FsDatasetStateStore(str(job.state)).get_latest_dataset_state("Orders", "") is None  # state not yet
     [pending] = list((job.state / "_commit_sequences" / "Orders").iterdir())
     assert json.loads(pending.read_text())["urn"] == ""
-    again = run_local(job)
+    again = run_local_process(job)
     assert again.returncode == 0, again.stderr
     assert "pending_commit_finished" in again.stderr and "nothing new to pull" in again.stdout
     assert job.published_ids() == list(range(1, 41)) + list(range(101, 141))
@@ -140,10 +140,10 @@ def test_a_commit_failing_without_a_crash_keeps_its_files_for_the_next_run(tmp_p
     job = Job(tmp_path / "job", extra=f"data.publisher.type=tests.runtime.sample_plugins.FlakyPublisher\ntest.flaky.marker.dir={marker}\n")
     for k in range(3):
         write_csv(job.data / f"f{k}.csv", 1 + 100 * k)
-    first = run_local(job)
+    first = run_local_process(job)
     assert first.returncode == 1 and "commit interrupted" in first.stdout
     assert len(job.published_ids()) == 40  # one file made it before the injected error
-    second = run_local(job)
+    second = run_local_process(job)
     assert second.returncode == 0, second.stdout + second.stderr
     assert "pending_commit_finished" in second.stderr
     assert job.published_ids() == sorted(i for k in range(3) for i in range(1 + 100 * k, 41 + 100 * k))
@@ -153,7 +153,7 @@ def test_two_files_planned_onto_one_name_are_refused_before_anything_moves(tmp_p
     job = Job(tmp_path, extra="writer.file.pathType=TABLENAME\nwriter.file.name=orders.parquet\n")
     write_csv(job.data / "a.csv", 1)
     write_csv(job.data / "b.csv", 101)
-    result = run_local(job)
+    result = run_local_process(job)
     assert result.returncode == 1 and "is published to the same" in result.stdout
     assert job.published_ids() == []
     assert not list((job.state / "_commit_sequences").rglob("*.json"))

@@ -8,7 +8,7 @@ import sys
 import time
 
 from tests.conftest import run_gpy
-from tests.runtime.test_run_cli import Job, run_local, write_csv
+from tests.runtime.test_run_cli import Job, run_local_process, write_csv
 
 
 def lock_file(job: Job):
@@ -30,7 +30,7 @@ def test_a_second_run_exits_75_naming_the_holder_and_changes_nothing(tmp_path):
     holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         write_lock(job, holder.pid)
-        result = run_local(job)
+        result = run_local_process(job)
         assert result.returncode == 75
         [line] = result.stderr.strip().splitlines()[-1:]
         assert "already running" in line and f"pid {holder.pid}" in line and str(lock_file(job)) in line
@@ -52,7 +52,7 @@ def test_lock_of_a_dead_process_on_this_host_is_taken_over(tmp_path):
     dead.wait()
     write_lock(job, dead.pid)
     assert run_gpy("lock", "show", str(job.file)).returncode == 0  # stale
-    result = run_local(job)
+    result = run_local_process(job)
     assert result.returncode == 0, result.stderr
     assert job.published_ids() == list(range(1, 41))
     assert not lock_file(job).exists()  # released at the end
@@ -62,9 +62,9 @@ def test_lock_not_refreshed_for_the_timeout_is_taken_over(tmp_path):
     job = Job(tmp_path, extra="job.lock.timeout.seconds=60\n")
     write_csv(job.data / "a.csv", 1)
     write_lock(job, 1, host="another-host", refreshed=time.time() - 3600)
-    assert run_local(job).returncode == 0
+    assert run_local_process(job).returncode == 0
     write_lock(job, 1, host="another-host", refreshed=time.time())
-    assert run_local(job).returncode == 75
+    assert run_local_process(job).returncode == 75
 
 
 def gated_job(tmp_path, extra: str = "") -> Job:
@@ -115,7 +115,7 @@ def test_lock_can_be_disabled(tmp_path):
     job = Job(tmp_path, extra="job.lock.enabled=false\n")
     write_csv(job.data / "a.csv", 1)
     write_lock(job, os.getpid())
-    assert run_local(job).returncode == 0
+    assert run_local_process(job).returncode == 0
 
 
 def test_an_unreadable_lock_is_stale_only_after_the_timeout(tmp_path):
@@ -123,11 +123,11 @@ def test_an_unreadable_lock_is_stale_only_after_the_timeout(tmp_path):
     write_csv(job.data / "a.csv", 1)
     lock_file(job).parent.mkdir(parents=True, exist_ok=True)
     lock_file(job).write_bytes(b"")  # e.g. left by a crash of an older writer
-    refused = run_local(job)
+    refused = run_local_process(job)
     assert refused.returncode == 2 and "unreadable lock file" in refused.stderr
     old = time.time() - 3600
     os.utime(lock_file(job), (old, old))
-    assert run_local(job).returncode == 0
+    assert run_local_process(job).returncode == 0
     assert job.published_ids() == list(range(1, 41))
 
 

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from tests.crash.harness import CrashJob
-from tests.runtime.test_run_cli import Job, run_local, write_csv
+from tests.runtime.test_run_cli import Job, run_local_process, write_csv
 
 
 def _start(job: Job) -> subprocess.Popen:
@@ -49,7 +49,7 @@ def test_a_signal_while_tasks_run_stops_the_run_and_releases_the_lock(tmp_path, 
     left = [p for d in ("staging", "output") for p in (tmp_path / d).rglob("*") if p.is_file()]
     assert left == []  # this run's task files are gone
     job.file.write_text(job.file.read_text().replace("test.crawl.seconds=2", "test.crawl.seconds=0"))
-    rerun = run_local(job)
+    rerun = run_local_process(job)
     assert rerun.returncode == 0, rerun.stderr
     assert job.published_ids() == sorted(1 + k * 100 + i for k in range(4) for i in range(40))
 

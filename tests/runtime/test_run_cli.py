@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from gobblin_py.cli import main
-from tests.conftest import REPO, run_gpy
+from tests.conftest import REPO, run_gpy, run_gpy_here
 
 ROWS_PER_FILE = 40
 
@@ -74,6 +74,13 @@ class Job:
 
 
 def run_local(job: Job, *args: str):
+    """``gpy run --engine local`` in this process (see :func:`tests.conftest.run_gpy_here`)."""
+    return run_gpy_here("run", str(job.file), "--engine", "local", *args)
+
+
+def run_local_process(job: Job, *args: str):
+    """``gpy run --engine local`` in a process of its own: for what only a process shows (its exit when killed or
+    crashed, locks held by another process, its worker processes)."""
     return run_gpy("run", str(job.file), "--engine", "local", *args)
 
 

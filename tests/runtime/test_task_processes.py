@@ -20,7 +20,7 @@ from gobblin_py.runtime.execute.task_progress import TaskReport
 from gobblin_py.runtime.launcher import JobLauncher
 from tests.conftest import run_gpy
 from tests.environment import needs
-from tests.runtime.test_run_cli import Job, run_local, write_csv
+from tests.runtime.test_run_cli import Job, run_local_process, write_csv
 
 ROWS = 40
 
@@ -96,7 +96,7 @@ def test_tasks_in_worker_processes_publish_and_check_in_what_threads_do(tmp_path
     in_threads = _job(tmp_path / "threads", extra="gpy.taskexecutor.processes=0\n")
     first = run_gpy("--log-format", "json", "run", str(in_processes.file), "--engine", "local")
     assert first.returncode == 0, first.stderr
-    assert run_local(in_threads).returncode == 0
+    assert run_local_process(in_threads).returncode == 0
     expected = sorted(1 + k * 1000 + i for k in range(12) for i in range(ROWS))
     assert in_processes.published_ids() == in_threads.published_ids() == expected
     events = [json.loads(line) for line in first.stderr.splitlines() if line.startswith("{")]
@@ -105,7 +105,7 @@ def test_tasks_in_worker_processes_publish_and_check_in_what_threads_do(tmp_path
     states = {d["urn"]: d for d in in_processes.state_json()["datasets"]}
     assert sorted(states) == sorted(d["urn"] for d in in_threads.state_json()["datasets"])
     assert len(states) == 12
-    again = run_local(in_processes)  # the watermarks the workers set were checked in: nothing new
+    again = run_local_process(in_processes)  # the watermarks the workers set were checked in: nothing new
     assert again.returncode == 0, again.stderr
     assert in_processes.published_ids() == expected
 
@@ -157,7 +157,7 @@ def test_as_many_tasks_as_workers_run_one_on_each(tmp_path):
     begun.mkdir()
     job = _job(tmp_path, files=2, extra=("converter.classes=tests.runtime.sample_plugins.TouchDataset\n"
                                          f"test.touch.dir={begun}\n"))
-    result = run_local(job)
+    result = run_local_process(job)
     assert result.returncode == 0, result.stderr
     assert len({(begun / name).read_text() for name in os.listdir(begun)}) == 2  # two processes
 
@@ -192,13 +192,13 @@ def test_sigterm_stops_the_workers_and_commits_nothing(tmp_path):
 def test_a_worker_that_dies_fails_the_run_and_nothing_is_committed(tmp_path):
     job = _job(tmp_path, extra=("converter.classes=tests.runtime.sample_plugins.KillOwnProcess\n"
                                 "test.kill.order=5001\n"))
-    result = run_local(job)
+    result = run_local_process(job)
     assert result.returncode == 1, result.stderr
     assert "a task worker process died" in result.stderr and "nothing of this run was committed" in result.stderr
     assert not job.final.exists() or not list(job.final.rglob("*.parquet"))
     assert not (job.state / "Orders").exists() and not (job.state / "Orders.lock").exists()
     job.file.write_text(job.file.read_text().replace("test.kill.order=5001", "test.kill.order=-1"))
-    assert run_local(job).returncode == 0
+    assert run_local_process(job).returncode == 0
     assert job.published_ids() == sorted(1 + k * 1000 + i for k in range(12) for i in range(ROWS))
 
 
@@ -209,7 +209,7 @@ def test_workers_die_with_a_killed_run(tmp_path):
     proc.communicate(timeout=60)
     assert _all_gone(workers)  # no orphan writes on after the run is gone
     job.file.write_text(job.file.read_text().replace("test.crawl.seconds=30", "test.crawl.seconds=0"))
-    rerun = run_local(job)
+    rerun = run_local_process(job)
     assert rerun.returncode == 0, rerun.stderr
     assert job.published_ids() == sorted(1 + k * 1000 + i for k in range(12) for i in range(ROWS))
 
