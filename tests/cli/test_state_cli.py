@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from tests.conftest import run_gpy
+from tests.conftest import run_gpy_here
 
 
 @pytest.fixture
@@ -15,7 +15,7 @@ def store_dir(tmp_path, sample_store_module):
 
 
 def test_show_json_lists_every_dataset_with_its_watermarks(store_dir, sample_store_module):
-    result = run_gpy("state", "show", str(store_dir), "--json")
+    result = run_gpy_here("state", "show", str(store_dir), "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     datasets = {d["urn"]: d for d in report["datasets"]}
@@ -32,7 +32,7 @@ def test_show_json_lists_every_dataset_with_its_watermarks(store_dir, sample_sto
 
 
 def test_show_text_and_job_folder_and_dataset_filter(store_dir):
-    result = run_gpy("state", "show", str(store_dir / "SampleOrdersPull"), "--dataset", "orders_db:public.refunds")
+    result = run_gpy_here("state", "show", str(store_dir / "SampleOrdersPull"), "--dataset", "orders_db:public.refunds")
     assert result.returncode == 0, result.stderr
     assert "dataset orders_db:public.refunds" in result.stdout
     assert "orders_db:public.orders" not in result.stdout
@@ -42,14 +42,14 @@ def test_show_text_and_job_folder_and_dataset_filter(store_dir):
 
 
 def test_unknown_dataset_and_missing_target_exit_2(store_dir, tmp_path):
-    result = run_gpy("state", "show", str(store_dir), "--dataset", "nope")
+    result = run_gpy_here("state", "show", str(store_dir), "--dataset", "nope")
     assert result.returncode == 2 and "no state for dataset 'nope'" in result.stderr
-    result = run_gpy("state", "show", str(tmp_path / "missing"))
+    result = run_gpy_here("state", "show", str(tmp_path / "missing"))
     assert result.returncode == 2 and "no such job file or state store directory" in result.stderr
 
 
 def test_history_lists_runs(store_dir):
-    result = run_gpy("state", "history", str(store_dir), "--dataset", "orders_db:public.orders", "--json")
+    result = run_gpy_here("state", "history", str(store_dir), "--dataset", "orders_db:public.orders", "--json")
     assert result.returncode == 0, result.stderr
     runs = json.loads(result.stdout)["runs"]
     assert [r["job_id"] for r in runs] == ["job_SampleOrdersPull_1763600000000"]
@@ -65,7 +65,7 @@ def test_truncating_any_state_file_by_one_byte_gives_exit_2_and_one_line(store_d
         target.write_bytes(target.read_bytes()[:-1])
         urn = victim.name.rsplit("-", 1)[0].replace(".", ":", 1)
         command = ["show", str(copy)] if victim.name.endswith("current.jst") else ["history", str(copy), "--dataset", urn]
-        result = run_gpy("state", *command)
+        result = run_gpy_here("state", *command)
         assert result.returncode == 2, (victim, result.stdout, result.stderr)
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and "Traceback" not in result.stderr

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_gpy
+from tests.conftest import run_gpy_here
 
 
 def write_job(root: Path, state_dir: Path) -> Path:
@@ -33,7 +33,7 @@ def assert_refused(result, *words: str) -> None:
 @pytest.fixture
 def job(tmp_path) -> Path:
     job = write_job(tmp_path, tmp_path / "state")
-    done = run_gpy("run", str(job), "--engine", "local")
+    done = run_gpy_here("run", str(job), "--engine", "local")
     assert done.returncode == 0, done.stderr[-2000:]
     return job
 
@@ -41,19 +41,19 @@ def job(tmp_path) -> Path:
 def test_export_onto_a_regular_file_is_refused(job, tmp_path):
     target = tmp_path / "a-file"
     target.write_text("not a folder")
-    assert_refused(run_gpy("state", "export", str(job), str(target)), str(target), "not a folder")
+    assert_refused(run_gpy_here("state", "export", str(job), str(target)), str(target), "not a folder")
     assert target.read_text() == "not a folder"
     # the job's folder inside the target is a file
     (tmp_path / "export").mkdir()
     (tmp_path / "export" / "Events").write_text("")
-    assert_refused(run_gpy("state", "export", str(job), str(tmp_path / "export")),
+    assert_refused(run_gpy_here("state", "export", str(job), str(tmp_path / "export")),
                    str(tmp_path / "export" / "Events"), "not a folder")
 
 
 def test_import_from_a_regular_file_is_refused(job, tmp_path):
     (tmp_path / "source").mkdir()
     (tmp_path / "source" / "Events").write_text("")
-    assert_refused(run_gpy("state", "import", str(job), str(tmp_path / "source")),
+    assert_refused(run_gpy_here("state", "import", str(job), str(tmp_path / "source")),
                    str(tmp_path / "source" / "Events"), "not a folder")
 
 
@@ -65,16 +65,16 @@ def test_a_state_folder_that_is_a_regular_file(tmp_path, below):
     for command in (["state", "show", str(job)], ["state", "datasets", str(job)],
                     ["state", "startpoint", "list", str(job)], ["lock", "show", str(job)],
                     ["run", str(job), "--engine", "local"]):
-        assert_refused(run_gpy(*command), str(blocker), "not a folder")
+        assert_refused(run_gpy_here(*command), str(blocker), "not a folder")
     assert not (tmp_path / "job" / "published").exists()
 
 
 def test_a_corrupt_lock_file_exits_2_and_lock_break_removes_it(job, tmp_path):
     lock = tmp_path / "state" / "Events.lock"
     lock.write_text("{not json")
-    assert_refused(run_gpy("lock", "show", str(job)), str(lock), "unreadable lock file")
-    assert_refused(run_gpy("run", str(job), "--engine", "local"), str(lock), "unreadable lock file")
-    broken = run_gpy("lock", "break", str(job))
+    assert_refused(run_gpy_here("lock", "show", str(job)), str(lock), "unreadable lock file")
+    assert_refused(run_gpy_here("run", str(job), "--engine", "local"), str(lock), "unreadable lock file")
+    broken = run_gpy_here("lock", "break", str(job))
     assert broken.returncode == 0 and "unreadable" in broken.stdout, broken.stderr
     assert not lock.exists()
-    assert run_gpy("run", str(job), "--engine", "local").returncode == 0
+    assert run_gpy_here("run", str(job), "--engine", "local").returncode == 0

@@ -14,7 +14,7 @@ from gobblin_py.sdk.states import Extract, RunningState, TaskState, WorkUnit
 
 from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval
 from gobblin_py.store.summary_index import INDEX_FILE, VERSION
-from tests.conftest import run_gpy
+from tests.conftest import run_gpy_here
 
 JOB = "Many"
 COUNT = 25
@@ -46,7 +46,7 @@ def store(tmp_path):
 
 
 def show(store, *args):
-    result = run_gpy("state", "show", store.root, *args)
+    result = run_gpy_here("state", "show", store.root, *args)
     assert result.returncode == 0, result.stderr
     return result
 
@@ -81,7 +81,7 @@ def test_stale_index_is_not_believed(store):
     show(store)  # builds the index
     store.persist_dataset_state(make_state(3, run=2, written=7))  # a newer run of one dataset
     os.remove(os.path.join(store.root, JOB, "db.public.table_05-current.jst"))  # another one's latest is gone
-    result = run_gpy("state", "show", store.root)
+    result = run_gpy_here("state", "show", store.root)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith(f"job {JOB}: {COUNT - 1} datasets")
@@ -102,12 +102,12 @@ def test_corrupt_index_is_reported_and_rebuilt(store):
                     no_time.encode()):
         with open(index_path, "wb") as out:
             out.write(garbage)
-        result = run_gpy("state", "show", store.root)
+        result = run_gpy_here("state", "show", store.root)
         assert result.returncode == 0, result.stderr
         assert result.stdout == good
         assert index_path in result.stderr and "corrupt" in result.stderr
         assert len(json.loads(open(index_path).read())["tables"]) == COUNT  # rebuilt
-        assert run_gpy("state", "show", store.root).stderr == ""
+        assert run_gpy_here("state", "show", store.root).stderr == ""
 
 
 def test_corrupt_state_file_still_fails_naming_it(store):
@@ -116,7 +116,7 @@ def test_corrupt_state_file_still_fails_naming_it(store):
     data = open(victim, "rb").read()
     with open(victim, "wb") as out:
         out.write(data[:-1])
-    result = run_gpy("state", "show", store.root)
+    result = run_gpy_here("state", "show", store.root)
     assert result.returncode == 2 and victim in result.stderr and "truncated" in result.stderr
 
 
@@ -144,7 +144,7 @@ def test_a_run_keeps_the_index_fresh(tmp_path):
         "extract.namespace=many", f"writer.staging.dir={tmp_path}/staging", f"writer.output.dir={tmp_path}/output",
         f"data.publisher.final.dir={tmp_path}/published", f"state.store.dir={tmp_path}/state",
         "writer.file.pathType=TABLENAME", ""]))
-    result = run_gpy("run", str(job), "--engine", "local")
+    result = run_gpy_here("run", str(job), "--engine", "local")
     assert result.returncode == 0, result.stderr
     job_dir = tmp_path / "state" / "ManyFiles"
     index = json.loads((job_dir / INDEX_FILE).read_text())
@@ -153,11 +153,11 @@ def test_a_run_keeps_the_index_fresh(tmp_path):
         stat = os.stat(job_dir / name)
         assert entry["fp"] == [stat.st_size, str(stat.st_mtime_ns), str(stat.st_ino)]
     modified = os.stat(job_dir / INDEX_FILE).st_mtime_ns
-    indexed = run_gpy("state", "show", str(job))
+    indexed = run_gpy_here("state", "show", str(job))
     assert indexed.returncode == 0 and indexed.stderr == ""
     assert os.stat(job_dir / INDEX_FILE).st_mtime_ns == modified  # the run's index was fresh: used as it was
     (job_dir / INDEX_FILE).unlink()
-    rebuilt = run_gpy("state", "show", str(job))
+    rebuilt = run_gpy_here("state", "show", str(job))
     assert rebuilt.stdout == indexed.stdout and len(indexed.stdout.splitlines()) == COUNT + 2
 
 
@@ -181,8 +181,8 @@ def test_state_datasets_reads_many_datasets_from_the_index_with_their_completene
     job.write_text(f"job.name={JOB}\nstate.store.dir={store.root}\n")
     expected = [f"db:public.table_{i:02d}  job_{JOB}_1763600000001  COMMITTED" +
                 ("  complete up to 2025-11-20T00:53:20.000Z" if i == 3 else "") for i in range(COUNT)]
-    first = run_gpy("state", "datasets", str(job))
+    first = run_gpy_here("state", "datasets", str(job))
     assert first.returncode == 0, first.stderr
     assert first.stdout.splitlines() == expected  # read from the state files, the index built on the way
     assert os.path.exists(os.path.join(store.root, JOB, INDEX_FILE))
-    assert run_gpy("state", "datasets", str(job)).stdout == first.stdout  # from the index
+    assert run_gpy_here("state", "datasets", str(job)).stdout == first.stdout  # from the index

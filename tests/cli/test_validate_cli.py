@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from tests.conftest import CORPUS, REPO, run_gpy
+from tests.conftest import CORPUS, REPO, run_gpy_here
 from tests.environment import missing
 
 
@@ -14,7 +14,7 @@ def corpus_reports(tmp_path_factory):
         missing(f"the Gobblin job corpus is not beside the repository ({CORPUS})")
     # as Gobblin's launcher scripts do, the deployment names its work folder (several corpus jobs use it)
     work = tmp_path_factory.mktemp("gobblin-work")
-    result = run_gpy("validate", str(CORPUS), "--json", "--sysconfig", str(REPO / "conf" / "gobblin.properties"),
+    result = run_gpy_here("validate", str(CORPUS), "--json", "--sysconfig", str(REPO / "conf" / "gobblin.properties"),
                      env={"GOBBLIN_WORK_DIR": str(work)})
     assert result.returncode == 2  # some real Gobblin files name classes gpy does not have
     return {r["path"].split("gobblin-jobs/", 1)[1]: r for r in json.loads(result.stdout)}
@@ -54,7 +54,7 @@ def test_a_job_file_without_a_source_is_not_valid(corpus_reports):
 
 
 def test_our_jobs_validate_and_json_shows_resolved_properties():
-    result = run_gpy("validate", str(REPO / "jobs"), "--json")
+    result = run_gpy_here("validate", str(REPO / "jobs"), "--json")
     assert result.returncode == 0, result.stdout + result.stderr
     reports = json.loads(result.stdout)
     quickstart = next(r for r in reports if r["path"].endswith("quickstart.pull"))
@@ -73,7 +73,7 @@ def test_validate_goes_on_past_bad_files(tmp_path):
     (tmp_path / "a.pull").write_text("job.name=A\nsource.class=gobblin_py.connectors.files.filebased.FileBasedSource\n" + COMPLETE)
     (tmp_path / "b.pull").write_text("job.name=B\nsource.class=no.such.Source\n")
     (tmp_path / "c.pull").write_text("job.name=C\n=a-line-with-an-empty-key\n")
-    result = run_gpy("validate", str(tmp_path))
+    result = run_gpy_here("validate", str(tmp_path))
     assert result.returncode == 2
     assert "ok   " in result.stdout and "a.pull" in result.stdout
     assert "source.class=no.such.Source: no such plugin class" in result.stdout
@@ -86,7 +86,7 @@ def test_json_masks_secrets(tmp_path):
         "job.name=Db\nsource.class=gobblin_py.connectors.files.filebased.FileBasedSource\n"
         "source.conn.password=hunter2\nsource.conn.username=app\napi.token=abc\n" + COMPLETE
     )
-    result = run_gpy("validate", str(tmp_path / "db.pull"), "--json")
+    result = run_gpy_here("validate", str(tmp_path / "db.pull"), "--json")
     assert result.returncode == 0, result.stdout
     props = json.loads(result.stdout)[0]["properties"]
     assert props["source.conn.password"] == "******" and props["api.token"] == "******"
@@ -99,14 +99,14 @@ def test_unported_classes_come_with_the_nearest_built_in_and_a_hint(tmp_path):
         "job.name=A\nsource.class=org.apache.gobblin.source.extractor.filebased.TextFileBasedSource\n"
         "converter.classes=gobblin.converter.avro.AvroFieldRetrieverConverter\n"
         "writer.builder.class=org.apache.gobblin.writer.NoSuchBuilder\n")
-    result = run_gpy("validate", str(tmp_path / "a.pull"))
+    result = run_gpy_here("validate", str(tmp_path / "a.pull"))
     assert result.returncode == 2
     lines = result.stdout.splitlines()
     text_source = lines.index("     unsupported: source.class=org.apache.gobblin.source.extractor.filebased.TextFileBasedSource")
     assert lines[text_source + 1].strip().startswith("nearest gpy built-in: FileBasedSource; the file source reads CSV")
     assert "nearest gpy built-in: FieldProjectionConverter; keep fields with converter.projection.fields" in result.stdout
     assert "nearest gpy built-in: none; no gpy equivalent yet" in result.stdout
-    report = json.loads(run_gpy("validate", str(tmp_path / "a.pull"), "--json").stdout)[0]
+    report = json.loads(run_gpy_here("validate", str(tmp_path / "a.pull"), "--json").stdout)[0]
     assert report["unported"][0] == {"key": "converter.classes",
                                      "class": "gobblin.converter.avro.AvroFieldRetrieverConverter",
                                      "nearest": "FieldProjectionConverter",

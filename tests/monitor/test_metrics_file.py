@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import run_gpy
+from tests.conftest import run_gpy_here
 from tests.monitor.conftest import make_job
 
 
@@ -19,7 +19,7 @@ def metrics_lines(folder: Path) -> tuple[Path, list[dict]]:
 def test_each_run_writes_its_metrics_file_with_gobblins_names(tmp_path):
     job = make_job(tmp_path, "metrics.reporting.file.enabled=true", f"metrics.log.dir={tmp_path}/metrics",
                    "metrics.reporting.file.suffix=txt")
-    result = run_gpy("run", str(job), "--engine", "local")
+    result = run_gpy_here("run", str(job), "--engine", "local")
     assert result.returncode == 0, result.stderr[-3000:]
     path, lines = metrics_lines(tmp_path / "metrics")
     job_id = path.parent.name.removeprefix("gobblin.metrics.")
@@ -38,7 +38,7 @@ def test_each_run_writes_its_metrics_file_with_gobblins_names(tmp_path):
     succeeded = next(line for line in lines if line["name"] == "JobSucceededTimer")["metadata"]
     assert succeeded["durationMillis"] == succeeded["endTime"] - succeeded["startTime"] >= 0
 
-    again = run_gpy("run", str(job), "--engine", "local")  # one file per run
+    again = run_gpy_here("run", str(job), "--engine", "local")  # one file per run
     assert again.returncode == 0
     assert len(list((tmp_path / "metrics").glob("gobblin.metrics.job_Orders_*"))) == 2
 
@@ -47,7 +47,7 @@ def test_a_failed_run_ends_its_file_with_job_failed(tmp_path):
     job = make_job(tmp_path, "metrics.reporting.file.enabled=true", f"metrics.log.dir={tmp_path}/metrics",
                    "metrics.reporting.file.suffix=.txt")
     (tmp_path / "data" / "orders.csv").write_text("order_id,amount,ordered_at\n1,x,not a time\n")
-    result = run_gpy("run", str(job), "--engine", "local")
+    result = run_gpy_here("run", str(job), "--engine", "local")
     assert result.returncode != 0
     _, lines = metrics_lines(tmp_path / "metrics")
     events = [line["name"] for line in lines if line["type"] == "event"]
@@ -62,7 +62,7 @@ def test_progress_is_reported_every_interval_while_the_job_runs(tmp_path):
                    "metrics.reporting.file.suffix=txt", "metrics.report.interval=100",
                    "source.numParallelism=1", "source.numRecordsPerExtract=3", "source.sleepTimePerRecordMillis=250")
     job.write_text(job.read_text().replace("source.class=FileBasedSource", "source.class=SequentialTestSource"))
-    result = run_gpy("run", str(job), "--engine", "local")
+    result = run_gpy_here("run", str(job), "--engine", "local")
     assert result.returncode == 0, result.stderr[-3000:]
     _, lines = metrics_lines(tmp_path / "metrics")
     progress = [line["metadata"] for line in lines if line["name"] == "JobProgress"]
@@ -71,7 +71,7 @@ def test_progress_is_reported_every_interval_while_the_job_runs(tmp_path):
 
 def test_file_reporting_without_a_folder_is_a_configuration_error(tmp_path):
     job = make_job(tmp_path, "metrics.reporting.file.enabled=true")
-    result = run_gpy("validate", str(job))
+    result = run_gpy_here("validate", str(job))
     assert result.returncode == 2
     assert "metrics.log.dir" in result.stdout + result.stderr
 
@@ -79,18 +79,18 @@ def test_file_reporting_without_a_folder_is_a_configuration_error(tmp_path):
 def test_metrics_enabled_false_writes_no_file(tmp_path):
     job = make_job(tmp_path, "metrics.enabled=false", "metrics.reporting.file.enabled=true",
                    f"metrics.log.dir={tmp_path}/metrics")
-    assert run_gpy("run", str(job), "--engine", "local").returncode == 0
+    assert run_gpy_here("run", str(job), "--engine", "local").returncode == 0
     assert not (tmp_path / "metrics").exists()
 
 
 def test_validate_names_the_keys_of_reporters_gpy_does_not_have(tmp_path):
     job = make_job(tmp_path, "metrics.reporting.kafka.enabled=true", "metrics.reporting.kafka.brokers=k:9092",
                    "metrics.reporting.graphite.enabled=true", "metrics.reporting.influxdb.enabled=false")
-    result = run_gpy("validate", str(job))
+    result = run_gpy_here("validate", str(job))
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
     for key in ("metrics.reporting.kafka.enabled", "metrics.reporting.kafka.brokers", "metrics.reporting.graphite.enabled"):
         assert f"key '{key}': Gobblin's" in out, out
     assert "metrics.reporting.influxdb.enabled" not in out  # switched off: nothing is lost
-    strict = run_gpy("validate", "--strict", str(job))
+    strict = run_gpy_here("validate", "--strict", str(job))
     assert strict.returncode == 2 and "metrics.reporting.graphite.enabled" in strict.stdout + strict.stderr

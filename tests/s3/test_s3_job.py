@@ -15,7 +15,7 @@ from gobblin_py.io import fs_settings
 from gobblin_py.cli import main
 from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.store.sequencefile import SequenceFileReader
-from tests.conftest import run_gpy
+from tests.conftest import run_gpy, run_gpy_here
 from tests.s3.conftest import SECRET_KEY
 
 ROWS = 25
@@ -80,18 +80,18 @@ def test_forked_incremental_job_on_s3(job, s3_server, bucket, spark):
     expected = list(range(1, 1 + ROWS)) + list(range(101, 101 + ROWS))
     assert ids(fs, published(fs, bucket, "parquet", ".parquet"), "parquet") == expected
     assert ids(fs, published(fs, bucket, "jsonl", ".json"), "json") == expected
-    before = json.loads(run_gpy("state", "show", str(job), "--json").stdout)
+    before = json.loads(run_gpy_here("state", "show", str(job), "--json").stdout)
     assert {d["urn"] for d in before["datasets"]} == {"eu", "us"} and before["store"] == f"s3://{bucket}/state"
 
     # new data arrives; the second run (local engine, a separate process as cron runs it) pulls only that
     put_csv(fs, f"{bucket}/incoming/eu/day2.csv", 201)
-    second = run_gpy("run", str(job), "--engine", "local")
+    second = run_gpy_here("run", str(job), "--engine", "local")
     assert second.returncode == 0, second.stderr
     assert SECRET_KEY not in second.stdout + second.stderr
     expected += list(range(201, 201 + ROWS))
     assert ids(fs, published(fs, bucket, "parquet", ".parquet"), "parquet") == sorted(expected)
     assert ids(fs, published(fs, bucket, "jsonl", ".json"), "json") == sorted(expected)
-    after = json.loads(run_gpy("state", "show", str(job), "--json").stdout)
+    after = json.loads(run_gpy_here("state", "show", str(job), "--json").stdout)
     old = {d["urn"]: d for d in before["datasets"]}
     new = {d["urn"]: d for d in after["datasets"]}
     assert new["eu"]["job_id"] != old["eu"]["job_id"]  # eu's state moved to the second run
@@ -116,7 +116,7 @@ def test_forked_incremental_job_on_s3(job, s3_server, bucket, spark):
         for task in store.get_latest_dataset_state("S3Orders", urn).all_task_states():
             assert SECRET_KEY not in json.dumps(task.properties)
 
-    third = run_gpy("run", str(job), "--engine", "local")
+    third = run_gpy_here("run", str(job), "--engine", "local")
     assert third.returncode == 0 and "nothing new to pull" in third.stdout
 
 
@@ -144,27 +144,28 @@ def test_a_job_file_on_s3_with_its_folders_global_file(tmp_path, s3_server, buck
     url = f"s3://{bucket}/jobs/shop/orders.pull"
     env = {**s3_server.env(), "AWS_EC2_METADATA_DISABLED": "true"}  # reading the job file: the environment's keys
 
-    result = run_gpy("run", url, "--engine", "local", env=env)
+    result = run_gpy_here("run", url, "--engine", "local", env=env)
     assert result.returncode == 0, result.stderr
     # the folder's global file applied: extract.namespace=shop names the published folder
     files = [p for p in fs.find(f"{bucket}/published") if p.endswith(".parquet")]
     assert files and all(p.startswith(f"{bucket}/published/shop/") for p in files)
     assert ids(fs, files, "parquet") == list(range(1, 1 + ROWS))
-    shown = run_gpy("state", "show", url, "--json", env=env)
+    shown = run_gpy_here("state", "show", url, "--json", env=env)
     assert shown.returncode == 0 and json.loads(shown.stdout)["datasets"][0]["job"] == "RemoteOrders"
-    assert run_gpy("lock", "show", url, env=env).stdout.strip() == f"s3://{bucket}/state/RemoteOrders.lock: free"
+    assert run_gpy_here("lock", "show", url, env=env).stdout.strip() == f"s3://{bucket}/state/RemoteOrders.lock: free"
 
     # errors name the URL and line of the file that holds the key
     fs.pipe_file(f"{bucket}/jobs/shop/shop.properties", b"extract.namespace=shop\ntask.maxretries=many\n")
-    bad = run_gpy("run", url, "--engine", "local", env=env)
+    bad = run_gpy_here("run", url, "--engine", "local", env=env)
     assert bad.returncode == 2
     assert bad.stderr.strip() == (f"gpy: error: s3://{bucket}/jobs/shop/shop.properties:2: key 'task.maxretries': "
                                   "'many': not a whole number; expected whole number (>= 0, <= 100)")
-    missing = run_gpy("run", f"s3://{bucket}/jobs/shop/nothing.pull", env=env)
+    missing = run_gpy_here("run", f"s3://{bucket}/jobs/shop/nothing.pull", env=env)
     assert missing.returncode == 2 and "job file not found" in missing.stderr
-    no_keys = run_gpy("run", url, env={"AWS_ENDPOINT_URL": s3_server.endpoint, "AWS_ACCESS_KEY_ID": "",
-                                       "AWS_SECRET_ACCESS_KEY": "", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
-                                       "AWS_CONFIG_FILE": "/nonexistent", "AWS_EC2_METADATA_DISABLED": "true"})
+    no_keys = run_gpy(  # a new process: no filesystem cached with the keys above
+        "run", url, env={"AWS_ENDPOINT_URL": s3_server.endpoint, "AWS_ACCESS_KEY_ID": "",
+                         "AWS_SECRET_ACCESS_KEY": "", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+                         "AWS_CONFIG_FILE": "/nonexistent", "AWS_EC2_METADATA_DISABLED": "true"})
     assert no_keys.returncode == 2 and len(no_keys.stderr.strip().splitlines()) == 1
     assert "S3: Unable to locate credentials; set fs.s3a.access.key" in no_keys.stderr
 
@@ -177,7 +178,7 @@ def test_a_data_prefix_without_objects_is_named(tmp_path, s3_server, bucket):
         f"data.publisher.final.dir=s3://{bucket}/published", f"state.store.dir=s3://{bucket}/state",
         s3_server.job_keys(),
     ]))
-    result = run_gpy("run", str(job), "--engine", "local")
+    result = run_gpy_here("run", str(job), "--engine", "local")
     assert result.returncode == 1
     assert (f"source.filebased.data.directory=s3://{bucket}/nothing-here: no such directory "
             "(no object has this prefix)") in result.stdout + result.stderr

@@ -9,7 +9,7 @@ import fastavro
 import pytest
 
 from gobblin_py.store import FsDatasetStateStore
-from tests.conftest import run_gpy
+from tests.conftest import run_gpy_here
 
 SCHEMA = {
     "type": "record", "name": "User", "namespace": "example.avro", "doc": "a user",
@@ -57,7 +57,7 @@ def test_avro_file_source_pulls_each_file_once_and_keeps_the_avro_schema(tmp_pat
     write_users(tmp_path / "data" / "sub" / "b.data", 10, 5)  # any name: every file is Avro
     job = job_file(tmp_path, "org.apache.gobblin.source.extractor.hadoop.AvroFileSource",
                    "source.max.number.of.partitions=4\n")
-    first = run_gpy("run", str(job), "--engine", "local")
+    first = run_gpy_here("run", str(job), "--engine", "local")
     assert first.returncode == 0, first.stdout + first.stderr
     rows, schemas = published(tmp_path)
     assert sorted(r["name"] for r in rows) == sorted(f"u{i}" for i in range(15))
@@ -71,7 +71,7 @@ def test_avro_file_source_pulls_each_file_once_and_keeps_the_avro_schema(tmp_pat
     assert f"file:{tmp_path / 'data' / 'a.avro'}" in snapshot  # Gobblin's entries: qualified paths, no mtime
     write_users(tmp_path / "data" / "a.avro", 100, 1)  # rewritten under the same name: not pulled again
     write_users(tmp_path / "data" / "c.avro", 20, 2)
-    second = run_gpy("run", str(job), "--engine", "local")
+    second = run_gpy_here("run", str(job), "--engine", "local")
     assert second.returncode == 0, second.stdout + second.stderr
     rows, _ = published(tmp_path)
     assert sorted(r["name"] for r in rows) == sorted(f"u{i}" for i in [*range(15), 20, 21])
@@ -81,7 +81,7 @@ def test_avro_file_source_needs_the_table_type(tmp_path):
     write_users(tmp_path / "data" / "a.avro", 0, 1)
     job = job_file(tmp_path, "org.apache.gobblin.source.extractor.hadoop.AvroFileSource")
     job.write_text(job.read_text().replace("extract.table.type=SNAPSHOT_ONLY\n", ""))
-    result = run_gpy("run", str(job), "--engine", "local")
+    result = run_gpy_here("run", str(job), "--engine", "local")
     assert result.returncode == 2 and "extract.table.type" in result.stderr
 
 
@@ -89,7 +89,7 @@ def test_the_file_source_reads_avro_by_extension(tmp_path):
     write_users(tmp_path / "data" / "a.avro", 0, 7)
     job = job_file(tmp_path, "gobblin_py.connectors.files.filebased.FileBasedSource", "writer.output.format=PARQUET\n")
     job.write_text(job.read_text().replace("writer.codec.type=null", "writer.codec.type=snappy"))
-    result = run_gpy("run", str(job), "--engine", "local")
+    result = run_gpy_here("run", str(job), "--engine", "local")
     assert result.returncode == 0, result.stdout + result.stderr
     import pyarrow.parquet as pq
 
@@ -104,7 +104,7 @@ def test_a_bad_avro_file_fails_its_task_naming_the_file(tmp_path, bad):
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "x.avro").write_bytes(bad)
     job = job_file(tmp_path, "org.apache.gobblin.source.extractor.hadoop.AvroFileSource")
-    result = run_gpy("run", str(job), "--engine", "local")
+    result = run_gpy_here("run", str(job), "--engine", "local")
     assert result.returncode == 1 and "x.avro" in result.stdout + result.stderr
 
 
@@ -113,6 +113,6 @@ def test_an_avro_file_whose_header_names_no_schema_fails_its_task_naming_the_fil
     data = (tmp_path / "data" / "x.avro").read_bytes()
     (tmp_path / "data" / "x.avro").write_bytes(data.replace(b"avro.schema", b"avro.schemX", 1))
     job = job_file(tmp_path, "org.apache.gobblin.source.extractor.hadoop.AvroFileSource")
-    result = run_gpy("run", str(job), "--engine", "local")
+    result = run_gpy_here("run", str(job), "--engine", "local")
     output = result.stdout + result.stderr
     assert result.returncode == 1 and "x.avro: not a readable Avro file" in output, output

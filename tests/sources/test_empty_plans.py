@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from gobblin_py.sdk.contracts import Source
-from tests.conftest import run_gpy
+from tests.conftest import run_gpy_here
 from tests.runtime.test_run_cli import Job, run_local, write_csv
 
 FIRST_RUN_WARNING = "warning: the job's first run found nothing at all to pull"
@@ -33,11 +33,11 @@ class BrokenExplanationSource(SilentSource):
 
 def runs(job_file) -> list[dict]:
     """Every recorded run of the job in full, newest first."""
-    listed = run_gpy("history", str(job_file), "--json")
+    listed = run_gpy_here("history", str(job_file), "--json")
     assert listed.returncode == 0, listed.stderr
     full = []
     for row in json.loads(listed.stdout)["runs"]:
-        shown = run_gpy("history", str(job_file), row["run_id"], "--json")
+        shown = run_gpy_here("history", str(job_file), row["run_id"], "--json")
         assert shown.returncode == 0, shown.stderr
         full.append(json.loads(shown.stdout))
     return full
@@ -55,7 +55,7 @@ def test_a_pattern_missing_a_file_by_case_names_it_and_warns_on_the_first_run(tm
     [record] = runs(job.file)
     assert record["status"] == "NOTHING_NEW" and record["exit_code"] == 0
     assert reason in record["message"] and record["warnings"]
-    shown = run_gpy("history", str(job.file), record["run_id"])
+    shown = run_gpy_here("history", str(job.file), record["run_id"])
     assert "Orders-1.csv differs only in case" in shown.stdout and "warning" in shown.stdout
 
 
@@ -65,7 +65,7 @@ def test_an_empty_files_to_pull_is_named(tmp_path):
                    "source.filebased.files.to.pull=\nwriter.output.format=AVRO\n"
                    f"task.data.root.dir={tmp_path / 'work'}\ndata.publisher.final.dir={tmp_path / 'out'}\n"
                    f"state.store.dir={tmp_path / 'state'}\n")
-    result = run_gpy("run", str(job), "--engine", "local")
+    result = run_gpy_here("run", str(job), "--engine", "local")
     assert result.returncode == 0, result.stderr
     assert "nothing new to pull: source.filebased.files.to.pull is empty" in result.stdout
     assert FIRST_RUN_WARNING in result.stdout
@@ -78,7 +78,7 @@ def test_a_source_files_list_without_a_file_is_named(tmp_path):
     job.write_text("job.name=Listed\nsource.class=org.apache.gobblin.test.TestSource\nsource.files=,\n"
                    f"writer.output.format=AVRO\ntask.data.root.dir={tmp_path / 'work'}\n"
                    f"data.publisher.final.dir={tmp_path / 'out'}\nstate.store.dir={tmp_path / 'state'}\n")
-    result = run_gpy("run", str(job), "--engine", "local")
+    result = run_gpy_here("run", str(job), "--engine", "local")
     assert result.returncode == 0, result.stderr
     assert "nothing new to pull: source.files lists no file" in result.stdout and FIRST_RUN_WARNING in result.stdout
 
@@ -142,7 +142,7 @@ def test_a_source_that_does_not_say_why_is_named_on_a_first_run_and_a_failing_ex
         job.write_text(f"job.name={name}\nsource.class=tests.sources.test_empty_plans.{name}\n"
                        f"task.data.root.dir={tmp_path / 'work'}\nstate.store.dir={tmp_path / 'state'}\n"
                        f"data.publisher.final.dir={tmp_path / 'out'}\n")
-        result = run_gpy("run", str(job), "--engine", "local")
+        result = run_gpy_here("run", str(job), "--engine", "local")
         assert result.returncode == 0, result.stderr
         assert f"{name} planned no work unit (it does not say why)" in result.stdout
         assert FIRST_RUN_WARNING in result.stdout

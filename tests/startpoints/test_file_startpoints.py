@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import run_gpy
+from tests.conftest import run_gpy, run_gpy_here
 
 DAY_MS = 86_400_000
 BASE_MS = 1_704_067_200_000  # 2024-01-01T00:00:00Z
@@ -59,16 +59,16 @@ class EventJob:
             self.files += 1
 
     def run(self, *args: str, expect: int = 0, env: dict | None = None) -> subprocess.CompletedProcess:
-        result = run_gpy("run", str(self.file), "--engine", "local", *args, env=env)
+        result = run_gpy_here("run", str(self.file), "--engine", "local", *args, env=env)
         assert result.returncode == expect, result.stdout + result.stderr[-3000:]
         return result
 
     def startpoint(self, *args: str) -> None:
-        done = run_gpy("state", "startpoint", "set", str(self.file), "--dataset", "", *args)
+        done = run_gpy_here("state", "startpoint", "set", str(self.file), "--dataset", "", *args)
         assert done.returncode == 0, done.stderr
 
     def pending_startpoints(self) -> dict:
-        listed = run_gpy("state", "startpoint", "list", str(self.file), "--json")
+        listed = run_gpy_here("state", "startpoint", "list", str(self.file), "--json")
         assert listed.returncode == 0, listed.stderr
         return json.loads(listed.stdout)
 
@@ -182,13 +182,13 @@ def test_dry_run_prints_the_plan_with_startpoints_and_changes_nothing(job):
 
 
 def test_completeness_watermark_and_the_sensor_exit_codes(job):
-    shown = run_gpy("state", "watermark", str(job.file), "--dataset", "", "--json")
+    shown = run_gpy_here("state", "watermark", str(job.file), "--dataset", "", "--json")
     assert shown.returncode == 0
     assert json.loads(shown.stdout)["watermark_ms"] == day(2, 9)  # file 2's latest event
-    assert run_gpy("state", "watermark", str(job.file), "--dataset", "", "--at", "2024-01-03T09:00:00Z").returncode == 0
-    late = run_gpy("state", "watermark", str(job.file), "--dataset", "", "--at", "2024-01-03T09:00:01Z")
+    assert run_gpy_here("state", "watermark", str(job.file), "--dataset", "", "--at", "2024-01-03T09:00:00Z").returncode == 0
+    late = run_gpy_here("state", "watermark", str(job.file), "--dataset", "", "--at", "2024-01-03T09:00:01Z")
     assert late.returncode == 1 and "not yet" in late.stdout
-    text = run_gpy("state", "show", str(job.file))
+    text = run_gpy_here("state", "show", str(job.file))
     assert "complete  up to 2024-01-03T09:00:00.000Z" in text.stdout
 
 
@@ -197,13 +197,13 @@ def test_a_failed_run_does_not_move_the_completeness_watermark(tmp_path):
                    converter__classes="TypeCastConverter,tests.runtime.sample_plugins.FailOnMarker")
     job.add(2)
     job.run()
-    before = json.loads(run_gpy("state", "watermark", str(job.file), "--dataset", "", "--json").stdout)["watermark_ms"]
+    before = json.loads(run_gpy_here("state", "watermark", str(job.file), "--dataset", "", "--json").stdout)["watermark_ms"]
     job.add(1)
     (job.data / "f002.csv").write_text("id,at,note\n200,2024-01-03T00:00:00Z,FAIL\n")  # this file's task fails
     os.utime(job.data / "f002.csv", (1_700_000_200, 1_700_000_200))
     job.add(1)  # file 3 commits, with later events
     job.run(expect=3)
-    after = json.loads(run_gpy("state", "watermark", str(job.file), "--dataset", "", "--json").stdout)["watermark_ms"]
+    after = json.loads(run_gpy_here("state", "watermark", str(job.file), "--dataset", "", "--json").stdout)["watermark_ms"]
     assert after == before  # a failed work unit holds the clock
 
 
@@ -222,28 +222,28 @@ def test_a_deleted_task_output_file_is_caught_before_publishing(tmp_path):
     done = job.run(expect=1)
     assert "wrote 10 records to this file, and it is gone" in done.stdout
     assert job.ids() == []  # nothing of the dataset is published
-    state = run_gpy("state", "show", str(job.file), "--json")
+    state = run_gpy_here("state", "show", str(job.file), "--json")
     assert all(t["working_state"] != "COMMITTED" for d in json.loads(state.stdout)["datasets"] for t in d["tasks"])
 
 
 def test_reset_export_and_import(job, tmp_path):
     exported = tmp_path / "gobblin-store"
-    assert run_gpy("state", "export", str(job.file), str(exported)).returncode == 0
+    assert run_gpy_here("state", "export", str(job.file), str(exported)).returncode == 0
     files = sorted(p.name for p in (exported / "Events").iterdir())
     assert "current.jst" in files and any(n.startswith("job_Events_") for n in files)
     # the exported store is a plain Gobblin store: every file decodes as a Hadoop SequenceFile of dataset states
     from gobblin_py.store import FsDatasetStateStore
 
     assert FsDatasetStateStore(str(exported)).get_latest_dataset_state("Events", "") is not None
-    dry = run_gpy("state", "reset", str(job.file), "--dataset", "", "--dry-run")
+    dry = run_gpy_here("state", "reset", str(job.file), "--dataset", "", "--dry-run")
     assert dry.returncode == 0 and "replaced by an empty one" in dry.stdout
-    assert run_gpy("state", "reset", str(job.file), "--dataset", "").returncode == 2  # no terminal: --yes needed
-    assert run_gpy("state", "reset", str(job.file), "--dataset", "", "--yes").returncode == 0
+    assert run_gpy_here("state", "reset", str(job.file), "--dataset", "").returncode == 2  # no terminal: --yes needed
+    assert run_gpy_here("state", "reset", str(job.file), "--dataset", "", "--yes").returncode == 0
     job.run()
     assert job.ids() == sorted(FIRST_RUN * 2)  # reset: the dataset started afresh (published data was not touched)
-    refused = run_gpy("state", "import", str(job.file), str(exported))
+    refused = run_gpy_here("state", "import", str(job.file), str(exported))
     assert refused.returncode == 2 and "--replace" in refused.stderr
-    assert run_gpy("state", "import", str(job.file), str(exported), "--replace").returncode == 0
+    assert run_gpy_here("state", "import", str(job.file), str(exported), "--replace").returncode == 0
     job.add(1)
     job.run()  # continues from the imported watermarks: only the new file
     assert job.ids() == sorted(FIRST_RUN * 2 + list(range(300, 310)))

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from tests.conftest import run_gpy
+from tests.conftest import run_gpy_here
 from tests.startpoints.test_file_startpoints import EventJob
 
 
 def set_startpoint(job_file, *args: str, dataset: str = ""):
-    return run_gpy("state", "startpoint", "set", str(job_file), "--dataset", dataset, *args)
+    return run_gpy_here("state", "startpoint", "set", str(job_file), "--dataset", dataset, *args)
 
 
 def assert_refused(result, *words: str) -> None:
@@ -23,7 +23,7 @@ def assert_refused(result, *words: str) -> None:
 
 
 def stored(job_file) -> dict:
-    listed = run_gpy("state", "startpoint", "list", str(job_file), "--json")
+    listed = run_gpy_here("state", "startpoint", "list", str(job_file), "--json")
     assert listed.returncode == 0, listed.stderr
     return json.loads(listed.stdout)
 
@@ -50,7 +50,7 @@ def test_a_time_after_the_latest_data_is_refused_unless_forced(job):
                    "after the latest data of dataset ''", "--force")
     assert stored(job.file) == {}
     assert set_startpoint(job.file, "--timestamp", "9999-12-31T23:59:59.999Z", "--force").returncode == 0
-    listed = run_gpy("state", "startpoint", "list", str(job.file))
+    listed = run_gpy_here("state", "startpoint", "list", str(job.file))
     assert listed.returncode == 0 and "TIMESTAMP 9999-12-31T23:59:59.999Z" in listed.stdout
 
 
@@ -139,7 +139,7 @@ def write_raw_startpoint(job: EventJob, partition: str, kind: str, value) -> str
 def test_a_bad_stored_startpoint_stops_list_and_run_naming_its_file(job, partition, kind, value, words):
     path = write_raw_startpoint(job, partition, kind, value)
     before = job.ids()
-    listed = run_gpy("state", "startpoint", "list", str(job.file))
+    listed = run_gpy_here("state", "startpoint", "list", str(job.file))
     if kind == "TIMESTAMP":  # cannot even be read back as a startpoint: list names the file too
         assert_refused(listed, path, *words)
     else:  # listed, with a warning that the next run refuses it
@@ -148,7 +148,7 @@ def test_a_bad_stored_startpoint_stops_list_and_run_naming_its_file(job, partiti
     refused = job.run(expect=2)
     assert_refused(refused, path, "gpy state startpoint clear", *words)
     assert job.ids() == before  # nothing read again
-    cleared = run_gpy("state", "startpoint", "clear", str(job.file))
+    cleared = run_gpy_here("state", "startpoint", "clear", str(job.file))
     assert cleared.returncode == 0, cleared.stderr
     assert stored(job.file) == {}
     job.run()

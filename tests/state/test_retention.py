@@ -15,7 +15,7 @@ from gobblin_py.sdk.errors import UsageError
 from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.store.retention import Lookback, plan_state_clean, select_before
 from gobblin_py.store.state_files import encode_dataset_state_file
-from tests.conftest import run_gpy
+from tests.conftest import run_gpy_here
 
 DAY = 86400
 OLD_RUNS = 1000
@@ -46,7 +46,7 @@ def job(tmp_path):
         f"data.publisher.final.dir={tmp_path / 'published'}",
         f"state.store.dir={tmp_path / 'state'}",
     ]) + "\n")
-    result = run_gpy("run", str(job_file), "--engine", "local")
+    result = run_gpy_here("run", str(job_file), "--engine", "local")
     assert result.returncode == 0, result.stderr
     return job_file
 
@@ -88,21 +88,21 @@ def test_a_store_of_1000_runs_is_cleaned_and_the_job_resumes_from_its_watermark(
     old = _add_old_runs(state_dir, OLD_RUNS)
     before = _tree_digest(published)
 
-    dry = run_gpy("state", "clean", str(job), "--older-than", "30d", "--dry-run")
+    dry = run_gpy_here("state", "clean", str(job), "--older-than", "30d", "--dry-run")
     assert dry.returncode == 0, dry.stderr
     listed = [line.split(None, 2)[-1] for line in dry.stdout.splitlines() if line.startswith("would delete")]
     assert sorted(listed) == sorted(str(p) for p in old)
     assert f"{OLD_RUNS} state file(s) older than 30d would be deleted (dry run)" in dry.stdout
     assert all(p.exists() for p in old)
 
-    result = run_gpy("state", "clean", str(job), "--older-than", "30d")
+    result = run_gpy_here("state", "clean", str(job), "--older-than", "30d")
     assert result.returncode == 0, result.stderr
     assert f"Orders: {OLD_RUNS} state file(s) older than 30d deleted" in result.stdout
     assert {p.name for p in (state_dir / "Orders").glob("*.jst")} == kept
     assert _tree_digest(published) == before  # state retention never touches published data
 
     _write_orders(tmp_path / "incoming", "orders-2.csv", 4, 2)
-    rerun = run_gpy("run", str(job), "--engine", "local")
+    rerun = run_gpy_here("run", str(job), "--engine", "local")
     assert rerun.returncode == 0, rerun.stderr
     assert "records extracted 2" in rerun.stdout  # only the new file: the watermark survived the cleaning
     assert _published_ids(published) == [1, 2, 3, 4, 5]
@@ -113,7 +113,7 @@ def test_current_and_the_run_it_copies_are_kept_however_old(job, tmp_path):
     ancient = time.time() - 400 * DAY
     for path in folder.glob("*.jst"):
         os.utime(path, (ancient, ancient))
-    result = run_gpy("state", "clean", str(job), "--older-than", "1d")
+    result = run_gpy_here("state", "clean", str(job), "--older-than", "1d")
     assert result.returncode == 0, result.stderr
     assert "Orders: 0 state file(s) older than 1d deleted" in result.stdout
     assert len(list(folder.glob("*.jst"))) == 2

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CORPUS, run_gpy
+from tests.conftest import CORPUS, run_gpy_here
 from tests.state.test_retention import _add_old_runs, _tree_digest, job  # noqa: F401 - job is a fixture
 from tests.conftest import NEEDS_CORPUS
 
@@ -37,33 +37,33 @@ def test_gobblins_state_store_retention_job_runs_as_it_is(job, tmp_path):  # noq
     cleaner = _pointed_at(EXAMPLES / "state-store-retention.pull", tmp_path / "state-store-retention.pull",
                           **{"state.store.fs.uri": "file:///", "state.store.dir": str(state_dir)})
 
-    valid = run_gpy("validate", str(cleaner))
+    valid = run_gpy_here("validate", str(cleaner))
     assert valid.returncode == 0, valid.stdout + valid.stderr
 
-    dry = run_gpy("run", str(cleaner), "--dry-run")
+    dry = run_gpy_here("run", str(cleaner), "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert sorted(line.split(None, 2)[-1] for line in dry.stdout.splitlines() if line.startswith("would delete")) \
         == sorted(str(p) for p in old)
     assert "50 state file(s)" in dry.stdout and all(p.exists() for p in old)
 
-    result = run_gpy("run", str(cleaner))
+    result = run_gpy_here("run", str(cleaner))
     assert result.returncode == 0, result.stderr
     assert f"50 state file(s) under {state_dir} deleted" in result.stdout
     assert not any(p.exists() for p in old) and recent.exists()
     assert len(list((state_dir / "Orders").glob("*.jst"))) == 3  # the job's run, its current, the recent one
     assert _tree_digest(published) == before
-    shown = run_gpy("state", "show", str(job))
+    shown = run_gpy_here("state", "show", str(job))
     assert shown.returncode == 0, shown.stderr
 
 
 @needs_corpus
 def test_the_mysql_retention_job_names_the_encrypted_password_gpy_cannot_read(tmp_path):
     source = EXAMPLES / "mysql-state-store-retention.pull"
-    result = run_gpy("validate", str(source))
+    result = run_gpy_here("validate", str(source))
     assert result.returncode != 0
     assert "key 'state.store.db.password': ENC(…) needs Gobblin's master key (encrypt.key.loc)" in result.stdout
     assert "source.class" not in result.stdout  # a retention job: no pipeline is asked for
-    run = run_gpy("run", str(source))
+    run = run_gpy_here("run", str(source))
     assert run.returncode == 2 and "state.store.db.password" in run.stderr and "Traceback" not in run.stderr
 
 
@@ -109,13 +109,13 @@ def test_published_date_partitioned_versions_older_than_the_lookback_are_deleted
     outside.mkdir(parents=True)
     job_file = _versions_job(tmp_path, "10d", "gobblin.retention.version.datetime.pattern=yyyy/MM/dd")
 
-    dry = run_gpy("run", str(job_file), "--dry-run")
+    dry = run_gpy_here("run", str(job_file), "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert sorted(line.split(None, 2)[-1] for line in dry.stdout.splitlines() if line.startswith("would delete")) \
         == sorted([str(days[12]), str(days[40])])
     assert all(folder.exists() for folder in days.values())
 
-    result = run_gpy("run", str(job_file))
+    result = run_gpy_here("run", str(job_file))
     assert result.returncode == 0, result.stderr
     assert not days[12].exists() and not days[40].exists() and days[1].exists() and days[5].exists()
     assert (orders / "latest").is_dir() and outside.is_dir()
@@ -139,7 +139,7 @@ def test_append_folders_are_versions_and_the_newest_is_kept_by_a_combined_policy
         f"{policy}NewestKSelectionPolicy",
         "gobblin.retention.selection.newestK.versionsNotSelected=1",
     ]), policy="CombineSelectionPolicy")
-    result = run_gpy("run", str(job_file))
+    result = run_gpy_here("run", str(job_file))
     assert result.returncode == 0, result.stderr
     assert [f.exists() for f in folders] == [True, False, False]  # all older than 10 days; the newest kept
 
@@ -154,7 +154,7 @@ def test_a_version_that_leads_outside_its_dataset_is_refused(tmp_path):
     (orders / "2001").symlink_to(outside, target_is_directory=True)  # the year's folder leads elsewhere
     job_file = _versions_job(tmp_path, "10d", "gobblin.retention.version.datetime.pattern=yyyy/MM/dd\n"
                              "gobblin.retention.version.globPattern=2001/*/*")  # a glob that goes through it
-    result = run_gpy("run", str(job_file))
+    result = run_gpy_here("run", str(job_file))
     assert result.returncode == 2 and "symbolic link" in result.stderr, result.stdout + result.stderr
     assert (outside / "01" / "01" / "keep.txt").exists()
 
@@ -167,7 +167,7 @@ def test_a_version_folder_that_is_a_link_is_not_followed(tmp_path):
     (orders / "2001" / "01").mkdir(parents=True)
     (orders / "2001" / "01" / "01").symlink_to(outside, target_is_directory=True)
     job_file = _versions_job(tmp_path, "10d", "gobblin.retention.version.datetime.pattern=yyyy/MM/dd")
-    run_gpy("run", str(job_file))
+    run_gpy_here("run", str(job_file))
     assert (outside / "keep.txt").exists()
 
 
@@ -175,7 +175,7 @@ def test_a_bad_lookback_is_refused_before_anything_is_deleted(tmp_path):
     orders = tmp_path / "published" / "shop" / "orders" / "2001" / "01" / "01"
     orders.mkdir(parents=True)
     job_file = _versions_job(tmp_path, "ten days", "gobblin.retention.version.datetime.pattern=yyyy/MM/dd")
-    run = run_gpy("run", str(job_file))
+    run = run_gpy_here("run", str(job_file))
     assert run.returncode == 2 and "gobblin.retention.selection.timeBased.lookbackTime='ten days'" in run.stderr
     assert orders.exists()
 
@@ -188,7 +188,7 @@ def test_a_retention_finder_gpy_lacks_is_named_with_the_nearest_one(tmp_path):
         "ManagedCleanableDatasetFinder",
         f"state.store.dir={tmp_path / 'state'}",
     ]) + "\n")
-    result = run_gpy("validate", str(job_file))
+    result = run_gpy_here("validate", str(job_file))
     assert result.returncode == 2
     assert "unsupported: gobblin.retention.dataset.finder.class=" in result.stdout
     assert "nearest gpy built-in: GlobCleanableDatasetFinder" in result.stdout
@@ -205,10 +205,10 @@ def test_a_version_pattern_that_cannot_name_its_folders_dates_is_refused(tmp_pat
     version = tmp_path / "published" / "shop" / "orders" / today.strftime("%Y/%m/%d")
     version.mkdir(parents=True)
     job_file = _versions_job(tmp_path, "10d", f"gobblin.retention.version.datetime.pattern={pattern}")
-    validated = run_gpy("validate", str(job_file))
+    validated = run_gpy_here("validate", str(job_file))
     assert validated.returncode == 2, validated.stdout + validated.stderr
     assert f"gobblin.retention.version.datetime.pattern={pattern!r} {says}" in validated.stdout
-    ran = run_gpy("run", str(job_file))
+    ran = run_gpy_here("run", str(job_file))
     assert ran.returncode == 2 and says in ran.stderr, ran.stdout + ran.stderr
     assert version.is_dir()  # today's folder, read as a January by yyyy/mm/dd, is still there
 
@@ -225,7 +225,7 @@ def test_a_version_named_old_whose_files_are_new_is_kept_with_a_warning(tmp_path
     (old / "part-0.parquet").write_bytes(b"old data")
     _written_on(old, now - timedelta(days=40))
     job_file = _versions_job(tmp_path, "10d", "gobblin.retention.version.datetime.pattern=yyyy/MM/dd")
-    result = run_gpy("run", str(job_file))
+    result = run_gpy_here("run", str(job_file))
     assert result.returncode == 0, result.stderr
     assert misnamed.is_dir() and not old.exists()
     assert f"kept  {misnamed}: its name reads 2001-01-01T00:00:00Z, older than the lookback, but it holds entries " \

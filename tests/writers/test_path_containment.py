@@ -13,7 +13,7 @@ import pytest
 from gobblin_py.io.contained_paths import PathEscapeError
 from gobblin_py.sdk.states import State
 from gobblin_py.io.branch_paths import BranchScope
-from tests.conftest import run_gpy
+from tests.conftest import run_gpy_here
 from tests.runtime.test_run_cli import Job, write_csv
 
 
@@ -52,7 +52,7 @@ BAD = [
 def test_validate_and_run_refuse_a_value_that_leaves_its_folder(tmp_path, key, value, says):
     job = nested_job(tmp_path, f"{key}={value.format(tmp=tmp_path)}\n")
     for command in (["validate", str(job.file)], ["run", str(job.file), "--engine", "local"]):
-        done = run_gpy(*command)
+        done = run_gpy_here(*command)
         output = done.stdout + done.stderr
         assert done.returncode == 2, output
         assert f"key '{key}'" in output and says in output, output
@@ -64,7 +64,7 @@ def test_validate_and_run_refuse_a_value_that_leaves_its_folder(tmp_path, key, v
 def test_a_namespace_whose_dots_make_an_absolute_path_is_refused(tmp_path):
     target = tmp_path / "E"
     job = nested_job(tmp_path, f"extract.namespace={absolute_namespace(target)}\n")
-    done = run_gpy("run", str(job.file), "--engine", "local")
+    done = run_gpy_here("run", str(job.file), "--engine", "local")
     assert done.returncode == 2, done.stdout + done.stderr
     assert "key 'extract.namespace'" in done.stderr and "absolute path" in done.stderr
     assert not target.exists() and files_outside(tmp_path, job) == []
@@ -74,7 +74,7 @@ def test_branch_names_and_per_branch_keys_are_named(tmp_path):
     job = nested_job(tmp_path, "fork.branches=2\nfork.branch.name.1=../../odd\nwriter.file.name.0=../a.parquet\n"
                                "data.publisher.final.dir.0=" + str(tmp_path / "f0") + "\n"
                                "data.publisher.final.dir.1=" + str(tmp_path / "f1") + "\n")
-    done = run_gpy("validate", str(job.file))
+    done = run_gpy_here("validate", str(job.file))
     assert done.returncode == 2
     assert "key 'fork.branch.name.1'" in done.stdout + done.stderr
     assert "key 'writer.file.name.0'" in done.stdout + done.stderr
@@ -82,13 +82,13 @@ def test_branch_names_and_per_branch_keys_are_named(tmp_path):
 
 def test_a_nul_byte_is_refused(tmp_path):
     job = nested_job(tmp_path, "extract.table.name=or\\u0000ders\n")
-    done = run_gpy("validate", str(job.file))
+    done = run_gpy_here("validate", str(job.file))
     assert done.returncode == 2 and "NUL" in done.stdout + done.stderr, done.stdout + done.stderr
 
 
 def test_good_names_still_publish_where_they_did(tmp_path):
     job = nested_job(tmp_path, "writer.file.path=/events/daily/\nwriter.file.name=orders.parquet\n")
-    done = run_gpy("run", str(job.file), "--engine", "local")
+    done = run_gpy_here("run", str(job.file), "--engine", "local")
     assert done.returncode == 0, done.stderr
     assert (job.final / "events" / "daily" / "orders.parquet").is_file()  # a leading '/' is dropped, as by Gobblin
     assert files_outside(tmp_path, job) == []
@@ -134,10 +134,10 @@ def test_a_final_folder_reached_through_a_link_outside_it_is_refused(tmp_path):
     outside.mkdir()
     job.final.mkdir()
     (job.final / "orders").symlink_to(outside)
-    done = run_gpy("run", str(job.file), "--engine", "local")
+    done = run_gpy_here("run", str(job.file), "--engine", "local")
     assert done.returncode == 1, done.stdout + done.stderr  # the dataset fails at publishing, naming the link
     assert "symbolic link" in done.stdout and str(outside) in done.stdout
     assert list(outside.iterdir()) == []
     (job.final / "orders").unlink()
-    assert run_gpy("run", str(job.file), "--engine", "local").returncode == 0
+    assert run_gpy_here("run", str(job.file), "--engine", "local").returncode == 0
     assert job.published_ids() == list(range(1, 41))  # its watermark had not moved
