@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import run_gpy
+from tests.conftest import run_gpy_here
 
 JOB = """\
 job.name=B
@@ -36,7 +36,7 @@ def test_absolute_job_id_is_refused_and_deletes_nothing_outside(tmp_path: Path) 
     (victim / "keep.txt").write_text("precious\n")
     job_dir = tmp_path / "job"
     _job(job_dir, f"job.id={victim}", "gobblin.runtime.delivery.semantics=AT_LEAST_ONCE")
-    result = run_gpy("run", "job.pull", "--engine", "local", cwd=job_dir)
+    result = run_gpy_here("run", "job.pull", "--engine", "local", cwd=job_dir)
     assert (victim / "keep.txt").exists(), "a folder outside every configured folder was deleted"
     assert result.returncode == 2, result.stdout + result.stderr
     assert "job.id" in result.stderr
@@ -44,15 +44,15 @@ def test_absolute_job_id_is_refused_and_deletes_nothing_outside(tmp_path: Path) 
 
 def test_job_id_with_dotdot_keeps_published_data(tmp_path: Path) -> None:
     _job(tmp_path)
-    first = run_gpy("run", "job.pull", "--engine", "local", cwd=tmp_path)
+    first = run_gpy_here("run", "job.pull", "--engine", "local", cwd=tmp_path)
     assert first.returncode == 0, first.stdout + first.stderr
     published = sorted((tmp_path / "out" / "final").rglob("*.csv"))
     assert published
     (tmp_path / "data" / "b.csv").write_text("id,name\n3,c\n")
     with (tmp_path / "job.pull").open("a") as f:
         f.write("job.id=../..\ngobblin.runtime.delivery.semantics=AT_LEAST_ONCE\n")
-    validate = run_gpy("validate", "job.pull", cwd=tmp_path)
-    second = run_gpy("run", "job.pull", "--engine", "local", cwd=tmp_path)
+    validate = run_gpy_here("validate", "job.pull", cwd=tmp_path)
+    second = run_gpy_here("run", "job.pull", "--engine", "local", cwd=tmp_path)
     assert all(p.exists() for p in published), "the first run's published files were deleted"
     assert validate.returncode == 2 and "job.id" in validate.stdout, validate.stdout
     assert second.returncode == 2, second.stdout + second.stderr
@@ -60,7 +60,7 @@ def test_job_id_with_dotdot_keeps_published_data(tmp_path: Path) -> None:
 
 def test_duplicate_branch_names_are_refused_up_front(tmp_path: Path) -> None:
     _job(tmp_path, "fork.branches=2", "fork.branch.name.0=a", "fork.branch.name.1=a")
-    result = run_gpy("validate", "job.pull", cwd=tmp_path)
+    result = run_gpy_here("validate", "job.pull", cwd=tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "fork.branch.name" in result.stdout
 
@@ -93,7 +93,7 @@ gobblin.runtime.delivery.semantics=AT_LEAST_ONCE
 state.store.dir=out/state
 task.maxretries=0
 """)
-    result = run_gpy("run", "job.pull", "--engine", "local", cwd=tmp_path)
+    result = run_gpy_here("run", "job.pull", "--engine", "local", cwd=tmp_path)
     published = "".join(p.read_text() for p in (tmp_path / "out" / "final").rglob("*.csv"))
     if result.returncode == 0:  # a run that says COMMITTED must have published both tables' rows
         assert "orders4" in published and "customers4" in published, (result.stdout, published)
@@ -104,14 +104,14 @@ task.maxretries=0
 def test_final_dir_shared_with_task_output_keeps_published_data(tmp_path: Path) -> None:
     _job(tmp_path, "data.publisher.final.dir=out/output", "extract.namespace=B", "extract.table.name=job_B_archive",
          "writer.file.pathType=NAMESPACE_TABLE")
-    first = run_gpy("run", "job.pull", "--engine", "local", cwd=tmp_path)
+    first = run_gpy_here("run", "job.pull", "--engine", "local", cwd=tmp_path)
     published = sorted((tmp_path / "out" / "output").rglob("*.csv"))
     assert first.returncode in (0, 2), first.stdout + first.stderr
     if first.returncode == 2:  # refused up front: fine
         return
     assert published, first.stdout
     (tmp_path / "data" / "b.csv").write_text("id,name\n3,c\n")
-    second = run_gpy("run", "job.pull", "--engine", "local", cwd=tmp_path)
+    second = run_gpy_here("run", "job.pull", "--engine", "local", cwd=tmp_path)
     assert second.returncode == 0, second.stdout + second.stderr
     assert all(p.exists() for p in published), "the first run's published files were deleted by the second run"
 
@@ -125,8 +125,8 @@ def test_replace_final_dir_shared_by_two_datasets_found_at_run_time_publishes_no
     (tmp_path / "data" / "a.csv").unlink()
     (tmp_path / "out" / "final").mkdir(parents=True)
     (tmp_path / "out" / "final" / "old.csv").write_text("id,name\n0,old\n")
-    assert run_gpy("validate", "job.pull", cwd=tmp_path).returncode == 0  # two datasets: known only once listed
-    result = run_gpy("run", "job.pull", "--engine", "local", cwd=tmp_path)
+    assert run_gpy_here("validate", "job.pull", cwd=tmp_path).returncode == 0  # two datasets: known only once listed
+    result = run_gpy_here("run", "job.pull", "--engine", "local", cwd=tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "data.publisher.replace.final.dir" in result.stderr and "out/final" in result.stderr, result.stderr
     assert "'eu'" in result.stderr or "eu" in result.stderr, result.stderr

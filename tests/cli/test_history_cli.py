@@ -16,12 +16,12 @@ import pytest
 from gobblin_py.runtime.execute.dataset_outputs import BranchOutput
 from gobblin_py.sdk.errors import CorruptFileError
 from gobblin_py.store.run_history import KILLED, RUNNING, RunHistoryStore
-from tests.conftest import run_gpy
+from tests.conftest import run_gpy_here
 from tests.runtime.test_run_cli import Job, run_local, write_csv
 
 
 def history(job: Job, *args: str) -> dict:
-    result = run_gpy("history", str(job.file), "--json", *args)
+    result = run_gpy_here("history", str(job.file), "--json", *args)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -63,7 +63,7 @@ def test_committed_then_nothing_new_listed_newest_first_and_shown_in_full(tmp_pa
     assert runs[1]["records_read"] == 80 and runs[1]["records_written"] == 80 and runs[1]["datasets"] == 1
     assert [r["run_id"] for r in history(job, "--limit", "1")["runs"]] == [runs[0]["run_id"]]
 
-    full = run_gpy("history", str(job.file), runs[1]["run_id"], "--json")
+    full = run_gpy_here("history", str(job.file), runs[1]["run_id"], "--json")
     assert full.returncode == 0, full.stderr
     record = json.loads(full.stdout)
     assert record["run_id"] == runs[1]["run_id"] and record["job"] == "Orders" and record["engine"] == "local"
@@ -82,11 +82,11 @@ def test_committed_then_nothing_new_listed_newest_first_and_shown_in_full(tmp_pa
     assert all(int(w) > 0 for w in dataset["watermark_to"])
     assert dataset["state_saved"] is True and dataset["error"] is None
 
-    text = run_gpy("history", str(job.file), runs[1]["run_id"])
+    text = run_gpy_here("history", str(job.file), runs[1]["run_id"])
     assert text.returncode == 0, text.stderr
     assert "status    SUCCEEDED (exit 0)" in text.stdout
     assert "branch even: written 40  files 2" in text.stdout and "branch odd: written 40  files 2" in text.stdout
-    listing = run_gpy("history", str(job.file))
+    listing = run_gpy_here("history", str(job.file))
     lines = listing.stdout.splitlines()
     assert lines[0] == "Orders: 2 run(s), newest first" and "NOTHING_NEW" in lines[2] and "SUCCEEDED" in lines[3]
 
@@ -97,12 +97,12 @@ def test_a_failed_run_is_recorded_with_its_errors_and_an_unknown_run_id_exits_2(
     assert run_local(job).returncode == 1
     (run,) = history(job)["runs"]
     assert run["status"] == "FAILED" and run["exit_code"] == 1
-    record = json.loads(run_gpy("history", str(job.file), run["run_id"], "--json").stdout)
+    record = json.loads(run_gpy_here("history", str(job.file), run["run_id"], "--json").stdout)
     (dataset,) = record["datasets"]
     assert dataset["state"] == "FAILED" and dataset["failed_tasks"] == 1 and dataset["records_written"] == 0
     assert "nothing published" in dataset["error"]
     assert len(dataset["task_errors"]) == 1 and "marker FAIL found" in dataset["task_errors"][0]
-    unknown = run_gpy("history", str(job.file), "job_Orders_1")
+    unknown = run_gpy_here("history", str(job.file), "job_Orders_1")
     assert unknown.returncode == 2 and "no run 'job_Orders_1'" in unknown.stderr and unknown.stdout == ""
 
 
@@ -135,7 +135,7 @@ def test_a_killed_run_shows_as_killed_and_the_next_run_records_it(tmp_path):
     assert [r["status"] for r in runs] == ["SUCCEEDED", KILLED]
     stored = RunHistoryStore(str(job.state / "_history")).get("Orders", runs[1]["run_id"])
     assert stored["status"] == KILLED and "without recording its end" in stored["message"]  # written down, not guessed
-    shown = run_gpy("history", str(job.file), runs[1]["run_id"])
+    shown = run_gpy_here("history", str(job.file), runs[1]["run_id"])
     assert "status    KILLED" in shown.stdout and "ended     not recorded" in shown.stdout
 
 
@@ -155,7 +155,7 @@ def test_a_job_without_history_says_so(tmp_path):
     write_csv(job.data / "a.csv", 1)
     assert run_local(job).returncode == 0
     assert not (job.state / "_history").exists()
-    result = run_gpy("history", str(job.file))
+    result = run_gpy_here("history", str(job.file))
     assert result.returncode == 2 and "records no run history" in result.stderr
 
 
@@ -180,7 +180,7 @@ def test_a_run_record_gpy_history_cannot_show_exits_2_naming_the_file_and_the_fi
     record = {"run_id": "job_Orders_1", "status": "SUCCEEDED", "started_ms": 1,
               "datasets": [{"urn": "orders", "startpoints": [{"kind": "TIMESTAMP", "set": "x"}]}]}
     (folder / "000000000000001-job_Orders_1.json").write_text(json.dumps(record))
-    shown = run_gpy("history", str(job.file))
+    shown = run_gpy_here("history", str(job.file))
     assert shown.returncode == 2, shown.stderr
     assert "000000000000001-job_Orders_1.json: not a run record: datasets[0].startpoints[0].id is missing" in shown.stderr
     assert "Traceback" not in shown.stderr
@@ -217,6 +217,6 @@ def test_a_runs_record_holds_each_dataset_on_a_line_of_its_own(tmp_path):
     (branch,) = record["datasets"][0]["branches"]
     assert branch == {f.name: getattr(BranchOutput("fork_0", 40, 1, branch["bytes_written"]), f.name)
                       for f in dataclasses.fields(BranchOutput)}
-    full = run_gpy("history", str(job.file), record["run_id"], "--json")
+    full = run_gpy_here("history", str(job.file), record["run_id"], "--json")
     assert full.returncode == 0, full.stderr
     assert json.loads(full.stdout)["datasets"] == record["datasets"]

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import run_gpy
+from tests.conftest import run_gpy_here
 from tests.runtime.test_run_cli import Job, write_csv
 
 
@@ -25,7 +25,7 @@ def job_file(folder: Path, name: str, schedule: str | None, *more: str) -> Path:
 def test_crontab_prints_one_line_per_job_running_gpy_run_on_the_absolute_job_path(tmp_path):
     every2 = job_file(tmp_path / "jobs", "Every2", "0 0/2 * * * ?")
     sundays = job_file(tmp_path / "jobs" / "weekly", "Sundays", "0 0 18 ? * Sunday")
-    result = run_gpy("schedule", "jobs/Every2.pull", "jobs/weekly/Sundays.pull", "--crontab", cwd=tmp_path)
+    result = run_gpy_here("schedule", "jobs/Every2.pull", "jobs/weekly/Sundays.pull", "--crontab", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     lines = [line for line in result.stdout.splitlines() if not line.startswith("#")]
     gpy = shlex.join([sys.executable, "-m", "gobblin_py.cli"])
@@ -41,7 +41,7 @@ def test_a_schedule_cron_cannot_say_is_refused_per_job_and_nothing_is_printed(tm
     seconds = job_file(tmp_path, "Seconds", "30 0 * * * ?")
     last = job_file(tmp_path, "Last", "0 0 0 L * ?")
     unset = job_file(tmp_path, "Unset", None)
-    result = run_gpy("schedule", str(good), str(seconds), str(last), str(unset), "--crontab")
+    result = run_gpy_here("schedule", str(good), str(seconds), str(last), str(unset), "--crontab")
     assert result.returncode == 2
     assert result.stdout == ""
     assert f"{seconds}: job.schedule=30 0 * * * ?: seconds field '30'" in result.stderr
@@ -53,14 +53,14 @@ def test_a_schedule_cron_cannot_say_is_refused_per_job_and_nothing_is_printed(tm
 def test_disabled_and_run_once_jobs_are_not_scheduled(tmp_path):
     disabled = job_file(tmp_path, "Off", "0 0 * * * ?", "job.disabled=true")
     once = job_file(tmp_path, "Once", "0 0 * * * ?", "job.runonce=true")
-    result = run_gpy("schedule", str(disabled), str(once), "--crontab")
+    result = run_gpy_here("schedule", str(disabled), str(once), "--crontab")
     assert result.returncode == 2 and result.stdout == ""
     assert "job.disabled=true" in result.stderr and "job.runonce=true" in result.stderr
 
 
 def test_airflow_writes_a_thin_dag_file_per_job_with_its_schedule(tmp_path):
     every2 = job_file(tmp_path / "jobs", "Every2", "0 0/2 * * * ?")
-    result = run_gpy("schedule", str(every2), "--airflow", str(tmp_path / "dags"))
+    result = run_gpy_here("schedule", str(every2), "--airflow", str(tmp_path / "dags"))
     assert result.returncode == 0, result.stderr
     written = tmp_path / "dags" / "gpy_Every2.py"
     source = written.read_text()
@@ -80,11 +80,11 @@ def test_airflow_writes_a_thin_dag_file_per_job_with_its_schedule(tmp_path):
 def test_validate_and_run_warn_that_gpy_does_not_schedule_the_job(tmp_path):
     job = Job(tmp_path, extra="job.schedule=0 0/2 * * * ?\n")
     write_csv(job.data / "a.csv", 1)
-    validated = run_gpy("validate", str(job.file))
+    validated = run_gpy_here("validate", str(job.file))
     assert validated.returncode == 0, validated.stdout + validated.stderr
     assert "key 'job.schedule' (0 0/2 * * * ?): gpy does not schedule jobs itself" in validated.stdout
     assert "gpy schedule JOB --crontab" in validated.stdout
-    ran = run_gpy("run", str(job.file), "--engine", "local")
+    ran = run_gpy_here("run", str(job.file), "--engine", "local")
     assert ran.returncode == 0, ran.stderr
     assert "gpy does not schedule jobs itself" in ran.stderr
     assert job.published_ids() == list(range(1, 41))
@@ -100,7 +100,7 @@ def test_a_crontab_line_runs_the_job_where_gpy_schedule_ran_whatever_folder_cron
                                       "writer.staging.dir=staging\nwriter.output.dir=output\n")
     write_csv(job.data / "a.csv", 1)
     job.file.write_text(job.file.read_text() + "job.schedule=0 0 2 * * ?\n")
-    printed = run_gpy("schedule", str(job.file), "--crontab", cwd=workdir)
+    printed = run_gpy_here("schedule", str(job.file), "--crontab", cwd=workdir)
     assert printed.returncode == 0, printed.stderr
     [line] = [line for line in printed.stdout.splitlines() if not line.startswith("#")]
     command = line.split(" ", 5)[5] + " --engine local"

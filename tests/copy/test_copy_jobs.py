@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_gpy
+from tests.conftest import run_gpy, run_gpy_here
 from tests.copy.files import LOG_ENTRIES, log_data_tar_gz, tar_bytes, write
 
 G = "org.apache.gobblin.data.management.copy."
@@ -31,7 +31,7 @@ def job_file(root: Path, pattern: Path, writer: str, converter: str = "", **extr
 
 
 def run(job: Path, expect: int = 0, env: dict | None = None):
-    result = run_gpy("run", str(job), "--engine", "local", env=env)
+    result = run_gpy_here("run", str(job), "--engine", "local", env=env)
     assert result.returncode == expect, result.stdout + result.stderr
     return result
 

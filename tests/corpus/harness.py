@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.conftest import CORPUS, run_gpy
+from tests.conftest import CORPUS, run_gpy_here
 
 _HOSTS = re.compile(r"(hdfs://localhost:\d+|file://localhost/)")
 
@@ -42,7 +42,7 @@ def system_config(root: Path, **extra: str) -> Path:
 
 
 def run_job(job: Path, root: Path, expect: int = 0, env: dict | None = None, cwd: Path | None = None):
-    result = run_gpy("run", str(job), "--engine", "local", "--sysconfig", str(root / "gobblin.properties"),
+    result = run_gpy_here("run", str(job), "--engine", "local", "--sysconfig", str(root / "gobblin.properties"),
                      cwd=cwd, env={"GOBBLIN_WORK_DIR": str(root / "work"), **(env or {})})
     assert result.returncode == expect, result.stdout + result.stderr
     return result

@@ -14,7 +14,7 @@ import json
 import re
 
 
-from tests.conftest import CORPUS, GOBBLIN_DATA, NEEDS_CORPUS, run_gpy
+from tests.conftest import CORPUS, GOBBLIN_DATA, NEEDS_CORPUS, run_gpy_here
 
 
 def _rewrite(text: str, values: dict[str, str]) -> str:
@@ -38,7 +38,7 @@ def test_gobblin_kafka_hdfs_quickstart_runs_as_written(tmp_path, broker):
     lineage = tmp_path / "lineage.jsonl"  # OpenLineage events, through the client's file transport
     sysconfig.write_text(f"topic.whitelist={topic}\nopenlineage.transport.type=file\n"
                          f"openlineage.transport.log_file_path={lineage}\nopenlineage.transport.append=true\n")
-    result = run_gpy("run", str(job), "--engine", "local", "--sysconfig", str(sysconfig))
+    result = run_gpy_here("run", str(job), "--engine", "local", "--sysconfig", str(sysconfig))
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     files = sorted((tmp_path / "job-output" / topic).glob("part.*.txt"))
     assert len(files) == 2  # one per partition, no delimiter: Gobblin's quick start concatenates the messages
@@ -60,7 +60,7 @@ def test_gobblin_kafka_hdfs_quickstart_runs_as_written(tmp_path, broker):
                                                                        {"partition": 1, "from": 0, "to": 5}]
     assert read["inputFacets"]["inputStatistics"]["rowCount"] == 10
     assert [o["name"] for o in end["outputs"]] == [str(tmp_path / "job-output" / topic)]
-    again = run_gpy("run", str(job), "--engine", "local", "--sysconfig", str(sysconfig))
+    again = run_gpy_here("run", str(job), "--engine", "local", "--sysconfig", str(sysconfig))
     assert again.returncode == 0 and "nothing new to pull" in again.stdout
     assert len(list((tmp_path / "metrics").iterdir())) == 2  # one file per run
 
@@ -90,7 +90,7 @@ def test_gobblin_kafka_console_reads_confluent_avro_through_the_schema_registry(
                             {"kafka.brokers": broker.bootstrap, "kafka.schema.registry.url": schema_registry.url}))
     sysconfig = tmp_path / "gobblin.properties"
     sysconfig.write_text(f"state.store.dir={tmp_path}/state\ntask.data.root.dir={tmp_path}/task-data\n")
-    result = run_gpy("run", str(job), "--engine", "local", "--sysconfig", str(sysconfig))
+    result = run_gpy_here("run", str(job), "--engine", "local", "--sysconfig", str(sysconfig))
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     printed = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
     assert printed[-3:] == articles
@@ -117,14 +117,14 @@ def test_gobblin_streaming_kafka_console_runs_as_bounded_batches(tmp_path, broke
     before = len(broker.read_all("test"))
     broker.produce("test", [f"stream-{i}" for i in range(6)])
     job, sysconfig = _streaming_copy("streaming-kafka-console.pull", tmp_path, broker)
-    first = run_gpy("run", str(job), "--engine", "local", "--sysconfig", str(sysconfig))
+    first = run_gpy_here("run", str(job), "--engine", "local", "--sysconfig", str(sysconfig))
     assert first.returncode == 0, first.stdout + first.stderr[-3000:]
     assert "streaming_runs_as_batch" in first.stderr
     # a partition without a committed offset starts at its beginning, as Gobblin's streaming extractor does
     assert f"records extracted {before + 6}" in first.stdout
     assert all(f"stream-{i}" in first.stdout for i in range(6))  # ByteArrayDeserializer values, printed
     broker.produce("test", ["stream-6"])
-    second = run_gpy("run", str(job), "--engine", "local", "--sysconfig", str(sysconfig))
+    second = run_gpy_here("run", str(job), "--engine", "local", "--sysconfig", str(sysconfig))
     assert second.returncode == 0 and "records extracted 1 " in second.stdout.replace("written", " written")
     assert "stream-6" in second.stdout and "stream-0" not in second.stdout  # the next batch goes on from there
 
@@ -140,7 +140,7 @@ def test_gobblin_streaming_kafka_to_kafka_samples_a_tenth_into_the_copy(tmp_path
     broker.produce(source, [f"copy-{i}" for i in range(300)])
     everything = {m.value() for m in broker.read_all(source)}
     job, sysconfig = _streaming_copy("streaming-kafka-kafka.pull", tmp_path, broker)
-    result = run_gpy("run", str(job), "--engine", "local", "--sysconfig", str(sysconfig))
+    result = run_gpy_here("run", str(job), "--engine", "local", "--sysconfig", str(sysconfig))
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     copied = [m.value() for m in broker.read_all("test_copied")][copied_before:]
     assert set(copied) <= everything  # each copied message is one of the topic's, unchanged

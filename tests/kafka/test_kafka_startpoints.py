@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from tests.conftest import run_gpy
+from tests.conftest import run_gpy, run_gpy_here
 from tests.kafka.helpers import KafkaJob
 
 T0 = 1_704_067_200_000  # 2024-01-01T00:00:00Z
@@ -19,12 +19,12 @@ def produce_hours(broker, topic: str, partition: int, first: int, count: int) ->
 
 
 def startpoint(job: KafkaJob, topic: str, *args: str) -> None:
-    done = run_gpy("state", "startpoint", "set", str(job.file), "--dataset", topic, *args)
+    done = run_gpy_here("state", "startpoint", "set", str(job.file), "--dataset", topic, *args)
     assert done.returncode == 0, done.stderr
 
 
 def watermark(job: KafkaJob, topic: str, *args: str):
-    return run_gpy("state", "watermark", str(job.file), "--dataset", topic, *args)
+    return run_gpy_here("state", "watermark", str(job.file), "--dataset", topic, *args)
 
 
 def test_each_startpoint_kind_per_topic_and_per_partition(tmp_path, broker):
@@ -58,7 +58,7 @@ def test_each_startpoint_kind_per_topic_and_per_partition(tmp_path, broker):
     job.run()
     replayed = Counter(job.values()) - before
     assert replayed == Counter([f"p0-{h}" for h in range(3, 8)] + [f"p1-{h}" for h in range(3, 7)])
-    listed = run_gpy("state", "startpoint", "list", str(job.file), "--json")
+    listed = run_gpy_here("state", "startpoint", "list", str(job.file), "--json")
     assert json.loads(listed.stdout) == {}  # every startpoint consumed by its commit
 
 
@@ -78,7 +78,7 @@ def test_the_completeness_watermark_waits_for_a_lagging_partition(tmp_path, brok
     job.run()
     assert json.loads(watermark(job, topic, "--json").stdout)["watermark_ms"] == T0 + 7 * HOUR
     assert watermark(job, topic, "--at", "2024-01-01T07:00:00Z").returncode == 0
-    text = run_gpy("state", "show", str(job.file))
+    text = run_gpy_here("state", "show", str(job.file))
     assert "complete  up to 2024-01-01T07:00:00.000Z (held by partition '1')" in text.stdout
 
 
@@ -101,7 +101,7 @@ def test_failed_and_killed_runs_keep_a_kafka_startpoint(tmp_path, broker):
     job = KafkaJob(tmp_path, broker, topic__whitelist=topic, kafka__deserializer__type="STRING", task__maxretries="0")
     job.run()
     startpoint(job, topic, "--oldest")
-    pending = lambda: json.loads(run_gpy("state", "startpoint", "list", str(job.file), "--json").stdout)  # noqa: E731
+    pending = lambda: json.loads(run_gpy_here("state", "startpoint", "list", str(job.file), "--json").stdout)  # noqa: E731
     [point] = pending()[topic].values()
     # a run whose tasks fail (a converter loses records) commits nothing and keeps the startpoint
     job.update(converter__classes="tests.runtime.sample_plugins.DropEveryOther")
@@ -124,15 +124,15 @@ def test_a_startpoint_for_a_partition_the_topic_lacks_or_a_time_after_its_data_i
         produce_hours(broker, topic, partition, 0, 2 + partition)  # the newest: partition 2 at 03:00
     job = KafkaJob(tmp_path, broker, topic__whitelist=topic, kafka__deserializer__type="STRING")
     job.run()
-    refused = run_gpy("state", "startpoint", "set", str(job.file), "--dataset", topic, "--partition", "99", "--oldest")
+    refused = run_gpy_here("state", "startpoint", "set", str(job.file), "--dataset", topic, "--partition", "99", "--oldest")
     assert refused.returncode == 2 and f"topic {topic} has no partition 99" in refused.stderr
-    late = run_gpy("state", "startpoint", "set", str(job.file), "--dataset", topic, "--timestamp", "2024-01-01T03:00:01Z")
+    late = run_gpy_here("state", "startpoint", "set", str(job.file), "--dataset", topic, "--timestamp", "2024-01-01T03:00:01Z")
     assert late.returncode == 2, late.stderr
     assert "after the latest data of dataset" in late.stderr and "2024-01-01T03:00:00" in late.stderr
-    late = run_gpy("state", "startpoint", "set", str(job.file), "--dataset", topic, "--partition", "0",
+    late = run_gpy_here("state", "startpoint", "set", str(job.file), "--dataset", topic, "--partition", "0",
                    "--timestamp", "2024-01-01T01:30:00Z")  # partition 0's newest message is at 01:00
     assert late.returncode == 2 and "partition '0'" in late.stderr
-    assert json.loads(run_gpy("state", "startpoint", "list", str(job.file), "--json").stdout) == {}
+    assert json.loads(run_gpy_here("state", "startpoint", "list", str(job.file), "--json").stdout) == {}
     startpoint(job, topic, "--timestamp", "2024-01-01T03:00:00Z")  # the newest message's own time
     startpoint(job, topic, "--partition", "2", "--timestamp", "9999-12-31", "--force")
-    assert set(json.loads(run_gpy("state", "startpoint", "list", str(job.file), "--json").stdout)[topic]) == {"", "2"}
+    assert set(json.loads(run_gpy_here("state", "startpoint", "list", str(job.file), "--json").stdout)[topic]) == {"", "2"}

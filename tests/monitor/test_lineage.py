@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.conftest import run_gpy
+from tests.conftest import run_gpy_here
 from tests.monitor.conftest import make_job, scrape
 from tests.monitor.lineage_schema import validate_event
 
@@ -62,7 +62,7 @@ def test_a_run_sends_start_and_complete_with_its_datasets(tmp_path, receiver):
     job = make_job(tmp_path, "openlineage.transport.type=http", f"openlineage.transport.url={receiver.url}",
                    "openlineage.namespace=ingest")
     parent = str(uuid.uuid4())
-    result = run_gpy("run", str(job), "--engine", "local",
+    result = run_gpy_here("run", str(job), "--engine", "local",
                      env={"OPENLINEAGE_PARENT_ID": f"airflow/gpy_ingest.gpy_run/{parent}"})
     assert result.returncode == 0, result.stderr[-3000:]
     assert receiver.paths == ["/api/v1/lineage", "/api/v1/lineage"]
@@ -92,7 +92,7 @@ def test_a_run_sends_start_and_complete_with_its_datasets(tmp_path, receiver):
 def test_a_failed_run_sends_fail_with_its_error_through_the_clients_own_configuration(tmp_path, receiver):
     job = make_job(tmp_path)
     (tmp_path / "data" / "orders.csv").write_text("order_id,amount,ordered_at\n1,x,not a time\n")
-    result = run_gpy("run", str(job), "--engine", "local", env={"OPENLINEAGE_URL": receiver.url})
+    result = run_gpy_here("run", str(job), "--engine", "local", env={"OPENLINEAGE_URL": receiver.url})
     assert result.returncode != 0
     start, end = receiver.events
     assert [start["eventType"], end["eventType"]] == ["START", "FAIL"]
@@ -104,16 +104,16 @@ def test_no_lineage_is_sent_unless_configured_and_a_silent_receiver_costs_at_mos
                                                                                                black_hole):
     quiet = make_job(tmp_path / "quiet")
     start = time.monotonic()
-    assert run_gpy("run", str(quiet), "--engine", "local", env={"OPENLINEAGE_URL": ""}).returncode == 0
+    assert run_gpy_here("run", str(quiet), "--engine", "local", env={"OPENLINEAGE_URL": ""}).returncode == 0
     baseline = time.monotonic() - start
     off = make_job(tmp_path / "off", "openlineage.enabled=false")
-    assert run_gpy("run", str(off), "--engine", "local", env={"OPENLINEAGE_URL": receiver.url}).returncode == 0
+    assert run_gpy_here("run", str(off), "--engine", "local", env={"OPENLINEAGE_URL": receiver.url}).returncode == 0
     assert receiver.events == []
 
     silent = make_job(tmp_path / "silent", "openlineage.transport.type=http", f"openlineage.transport.url={black_hole}",
                       "openlineage.timeout=1")
     start = time.monotonic()
-    result = run_gpy("run", str(silent), "--engine", "local")
+    result = run_gpy_here("run", str(silent), "--engine", "local")
     took = time.monotonic() - start
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stderr.count("lineage_not_sent") == 2  # START and COMPLETE, one timeout each
@@ -159,7 +159,7 @@ def test_a_table_read_is_named_by_its_database_and_table(tmp_path, receiver):
         f"writer.staging.dir={tmp_path}/staging", f"writer.output.dir={tmp_path}/output",
         f"data.publisher.final.dir={tmp_path}/published", f"state.store.dir={tmp_path}/state",
         "openlineage.transport.type=http", f"openlineage.transport.url={receiver.url}", ""]))
-    result = run_gpy("run", str(job), "--engine", "local")
+    result = run_gpy_here("run", str(job), "--engine", "local")
     assert result.returncode == 0, result.stderr[-3000:]
     end = receiver.events[-1]
     validate_event(end)

@@ -12,7 +12,7 @@ import pytest
 from gobblin_py.cli.base import load_job_properties
 from gobblin_py.runtime.commit.published_marks import StateLostError
 from gobblin_py.runtime.launcher import JobLauncher
-from tests.conftest import run_gpy
+from tests.conftest import run_gpy_here
 from tests.runtime.test_run_cli import Job, write_csv
 
 
@@ -27,13 +27,13 @@ def test_a_relative_state_store_run_from_another_folder_is_refused_naming_both(t
     job = relative_state_job(tmp_path)
     (tmp_path / "here").mkdir()
     (tmp_path / "there").mkdir()
-    first = run_gpy("run", str(job.file), "--engine", "local", cwd=tmp_path / "here")
+    first = run_gpy_here("run", str(job.file), "--engine", "local", cwd=tmp_path / "here")
     assert first.returncode == 0, first.stderr
     assert job.published_ids() == list(range(1, 41))
     marker = json.loads((job.final / "_gpy_published.Orders.marker").read_text())
     assert marker == {"job": "Orders", "job_file": str(job.file), "state_store": str(tmp_path / "here" / "state")}
 
-    elsewhere = run_gpy("run", str(job.file), "--engine", "local", cwd=tmp_path / "there")
+    elsewhere = run_gpy_here("run", str(job.file), "--engine", "local", cwd=tmp_path / "there")
     assert elsewhere.returncode == 2, elsewhere.stdout + elsewhere.stderr
     error = elsewhere.stderr
     assert f"the state store {tmp_path / 'there' / 'state'} holds no state of job 'Orders'" in error
@@ -42,11 +42,11 @@ def test_a_relative_state_store_run_from_another_folder_is_refused_naming_both(t
     assert f"with its state in {tmp_path / 'here' / 'state'}" in error and "--republish" in error
     assert job.published_ids() == list(range(1, 41))  # nothing published twice
 
-    again = run_gpy("run", str(job.file), "--engine", "local", cwd=tmp_path / "here")  # where its state is
+    again = run_gpy_here("run", str(job.file), "--engine", "local", cwd=tmp_path / "here")  # where its state is
     assert again.returncode == 0, again.stderr
 
     # on purpose: everything again, and from then on the marker names the new store
-    republished = run_gpy("run", str(job.file), "--engine", "local", "--republish", cwd=tmp_path / "there")
+    republished = run_gpy_here("run", str(job.file), "--engine", "local", "--republish", cwd=tmp_path / "there")
     assert republished.returncode == 0, republished.stderr
     assert job.published_ids() == sorted(list(range(1, 41)) * 2)
     marker = json.loads((job.final / "_gpy_published.Orders.marker").read_text())
@@ -61,7 +61,7 @@ def test_a_deleted_state_store_is_refused_and_a_reset_dataset_is_not(tmp_path):
     job = Job(tmp_path)
     write_csv(job.data / "a.csv", 1)
     assert launch(job).exit_code == 0
-    reset = run_gpy("state", "reset", str(job.file), "--dataset", "", "--yes")
+    reset = run_gpy_here("state", "reset", str(job.file), "--dataset", "", "--yes")
     assert reset.returncode == 0, reset.stderr
     assert launch(job).exit_code == 0  # a deliberate reset: its dataset starts afresh
     assert job.published_ids() == sorted(list(range(1, 41)) * 2)

@@ -12,7 +12,7 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import REPO, run_gpy
+from tests.conftest import REPO, run_gpy_here
 from tests.sql.helpers import LATER, SqlJob, add_customers, add_orders, count, create_shop, update_orders
 
 
@@ -37,7 +37,7 @@ def test_sqlite_example_job_runs_out_of_the_box(tmp_path):
     _copy_repo_bits(tmp_path)
     _script(tmp_path)
     db = tmp_path / "work" / "sqlite" / "shop.db"
-    first = run_gpy("run", "jobs/sqlite_incremental.pull", "--engine", "local", cwd=tmp_path)
+    first = run_gpy_here("run", "jobs/sqlite_incremental.pull", "--engine", "local", cwd=tmp_path)
     assert first.returncode == 0, first.stdout + first.stderr
     published = tmp_path / "work" / "sqlite" / "published"
     with sqlite3.connect(db) as conn:
@@ -47,21 +47,21 @@ def test_sqlite_example_job_runs_out_of_the_box(tmp_path):
     assert _ids(published, "customers", "customer_id") == list(range(1, 51))
     assert "dataset orders: COMMITTED  tasks 8/8 committed" in first.stdout  # 12-hour ranges, at most 8
 
-    second = run_gpy("run", "jobs/sqlite_incremental.pull", "--engine", "local", cwd=tmp_path)
+    second = run_gpy_here("run", "jobs/sqlite_incremental.pull", "--engine", "local", cwd=tmp_path)
     assert second.returncode == 0
     assert "dataset orders" not in second.stdout and "dataset products: COMMITTED" in second.stdout
 
     _script(tmp_path, "--more")
-    third = run_gpy("run", "jobs/sqlite_incremental.pull", "--engine", "local", cwd=tmp_path)
+    third = run_gpy_here("run", "jobs/sqlite_incremental.pull", "--engine", "local", cwd=tmp_path)
     assert third.returncode == 0, third.stdout + third.stderr
     orders = _ids(published, "orders", "order_id")
     assert len(orders) == 500 + 40 + 10 and sorted(set(orders)) == list(range(1, 541))
     assert _ids(published, "customers", "customer_id") == list(range(1, 52))
-    shown = run_gpy("state", "show", "jobs/sqlite_incremental.pull", cwd=tmp_path)
+    shown = run_gpy_here("state", "show", "jobs/sqlite_incremental.pull", cwd=tmp_path)
     assert shown.returncode == 0
     # time watermarks read as times in the table, and keep value and time in --json
     assert re.search(r"\b20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d", shown.stdout), shown.stdout
-    as_json = run_gpy("state", "show", "jobs/sqlite_incremental.pull", "--json", cwd=tmp_path)
+    as_json = run_gpy_here("state", "show", "jobs/sqlite_incremental.pull", "--json", cwd=tmp_path)
     assert '"time": "20' in as_json.stdout
 
 
@@ -69,13 +69,13 @@ def test_postgres_example_job_runs_against_the_test_server(pg_db, tmp_path):
     _copy_repo_bits(tmp_path)
     env = {**__import__("os").environ, **pg_db.env()}
     _script(tmp_path, "--postgres", "", env=env)
-    first = run_gpy("run", "jobs/postgres_incremental.pull", "--engine", "local", cwd=tmp_path, env=pg_db.env())
+    first = run_gpy_here("run", "jobs/postgres_incremental.pull", "--engine", "local", cwd=tmp_path, env=pg_db.env())
     assert first.returncode == 0, first.stdout + first.stderr
     published = tmp_path / "work" / "postgres" / "published"
     assert _ids(published, "orders", "order_id") == list(range(1, 501)) and pg_db.query("SELECT count(*) FROM orders")[0][0] == 500
     assert pg_db.password not in first.stdout + first.stderr
     _script(tmp_path, "--postgres", "", "--more", env=env)
-    second = run_gpy("run", "jobs/postgres_incremental.pull", "--engine", "local", cwd=tmp_path, env=pg_db.env())
+    second = run_gpy_here("run", "jobs/postgres_incremental.pull", "--engine", "local", cwd=tmp_path, env=pg_db.env())
     assert second.returncode == 0, second.stdout + second.stderr
     orders = _ids(published, "orders", "order_id")
     assert len(orders) == 550 and sorted(set(orders)) == list(range(1, 541))
