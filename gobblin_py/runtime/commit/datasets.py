@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from gobblin_py.formats.publish_check import published_check
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io.group_sync import GroupSync
+from gobblin_py.io.rename_step import FsRenameStep
 from gobblin_py.runtime.commit.boundary import plugin_boundary
 from gobblin_py.runtime.commit.commit_sequence import CommitSequence, CommitStep, DatasetStateStep
 from gobblin_py.runtime.commit.job_run import JobRun
@@ -39,7 +40,7 @@ from gobblin_py.runtime.execute.dataset_outputs import (
 from gobblin_py.sdk import interrupts
 from gobblin_py.sdk.contracts import DataPublisher, ExactlyOncePublisher, Initializable
 from gobblin_py.sdk.crash_points import boundary, phase
-from gobblin_py.sdk.errors import GobblinPyError, RecordsLost
+from gobblin_py.sdk.errors import GobblinPyError, RecordsLost, UsageError
 from gobblin_py.sdk.job_settings import COMMIT_POLICIES, CommitSettings
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.plugins import instantiate
@@ -167,7 +168,7 @@ def describe_outputs(result: DatasetResult, tasks: list[TaskState], run_started_
     result.branches = branch_outputs(tasks)
     result.task_errors = task_errors(tasks)
     result.task_attempts = attempt_records(tasks)
-    result.usage_errors = usage_errors(tasks)
+    result.usage_errors = [*usage_errors(tasks), *result.usage_errors]  # the publisher's own, if it had any
     result.started_ms = first_start_ms(tasks, run_started_ms)
     result.startpoints = used_startpoints(tasks)
     result.task_counts = task_counts(tasks)
@@ -252,7 +253,7 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
             if planned is not None:  # what it publishes is checked once moved, before the state is saved
                 check = published_check(urn, successful, planned, getattr(publisher, "verified_files", None)) \
                     if getattr(publisher, "publishes_counted_files", False) else None
-                steps = planned if check is None else [*planned, check]
+                steps = planned if check is None else _checked_after_moves(planned, check)
         elif sequences is not None and store is not None:
             steps = []
         for task in successful:
@@ -262,6 +263,8 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
         for task in successful:
             task.set_prop("task.failure.exception", trace)
         result.error = f"publishing failed: {exc}"
+        if isinstance(exc, UsageError):  # the job's configuration or its data must change: a rerun cannot help
+            result.usage_errors.append(f"publishing: {exc}")
         result.published = [] if steps is None else result.published  # nothing was moved by a plan refused
         log.error("publish_failed", dataset=urn, error=str(exc))
     dataset.state = RunningState.COMMITTED
@@ -314,6 +317,13 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
         result.persisted, result.saved = True, dataset
     _log_committed(result, dataset, len(not_committed))
     return result
+
+
+def _checked_after_moves(planned: list[CommitStep], check: CommitStep) -> list[CommitStep]:
+    """``planned`` with ``check`` right after its last file move: a step that then makes the files visible
+    elsewhere (a table's snapshot, a metastore's partition) runs only once they are known to hold their records."""
+    moved = max((i for i, step in enumerate(planned) if isinstance(step, FsRenameStep)), default=len(planned) - 1)
+    return [*planned[:moved + 1], check, *planned[moved + 1:]]
 
 
 def _log_committed(result: DatasetResult, dataset: DatasetState, failed_tasks: int) -> None:

@@ -1,0 +1,115 @@
+"""``data.publisher.type=IcebergPublisher``: each dataset's Parquet files into an Iceberg table, one snapshot a run.
+
+The table is ``iceberg.table`` (default ``<extract.namespace>.<extract.table.name>``) in the catalog the
+``iceberg.catalog.*`` keys describe (pyiceberg's own properties; by default an embedded SQL catalog on SQLite in the
+state store folder, its warehouse the final folder). A missing table is made with the run's schema and the partition
+spec the writer's partitioner maps to (:mod:`.partitioning`); an existing one must have that spec. The tasks'
+files move into the table's ``data`` folder, are checked to hold what their writers counted, and are then added in
+one snapshot whose summary names the run (:mod:`.step`), so a replayed commit adds nothing twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pyarrow as pa
+
+from gobblin_py.connectors.iceberg.catalog import describe_catalog, open_catalog
+from gobblin_py.connectors.iceberg.partitioning import partition_fields, partition_spec, table_fields
+from gobblin_py.connectors.iceberg.settings import IcebergSettings, table_identifier
+from gobblin_py.connectors.iceberg.step import IcebergCommitStep
+from gobblin_py.connectors.tables.evolution import plan_changes
+from gobblin_py.connectors.tables.publisher import BranchTable, RunIdentity, TablePublisher, TableSettings
+from gobblin_py.io.branch_paths import BranchScope
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.errors import GobblinPyError, TransientError, UsageError
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.settings import problem_at
+
+log = get_logger(__name__)
+
+
+def table_name(state: Any, branches: int, branch: int) -> tuple[str, str]:
+    """The branch's table name and the key that names it."""
+    settings = IcebergSettings.load(state, branches=branches, branch=branch)
+    if settings.table:
+        from gobblin_py.sdk.branches import branch_key
+
+        return settings.table, branch_key("iceberg.table", branches, branch)
+    namespace, table = state.get_prop("extract.namespace") or "", state.get_prop("extract.table.name") or ""
+    return f"{namespace}.{table}", "extract.namespace and extract.table.name (iceberg.table unset)"
+
+
+class IcebergPublisher(TablePublisher):
+    """Publishes each dataset's files into an Iceberg table in one snapshot per run (see the module)."""
+
+    settings_class = IcebergSettings
+    table_format = "Iceberg"
+
+    @classmethod
+    def validate(cls, props: Mapping[str, str]) -> list[ConfigError]:
+        from gobblin_py.sdk.branches import branch_count
+        from gobblin_py.sdk.states import State
+
+        problems = list(super().validate(props))
+        branches = branch_count(props)
+        for branch in range(branches):
+            name, key = table_name(State(dict(props)), branches, branch)
+            try:
+                table_identifier(name, key)
+            except UsageError as exc:
+                problems.append(problem_at(props, key.split(" ")[0], str(exc).split(": ", 1)[-1],
+                                           "name the table namespace.table with iceberg.table"))
+        return problems
+
+    def open_table(self, scope: BranchScope, schema: pa.Schema, identity: RunIdentity) -> BranchTable:
+        from pyiceberg.exceptions import NoSuchTableError
+
+        name, key = table_name(scope.state, scope.branches, scope.branch)
+        identifier = table_identifier(name, key)
+        catalog = open_catalog(self.job_props)
+        fields = partition_fields(scope, schema)
+        try:
+            try:
+                table = catalog.load_table(identifier)
+            except NoSuchTableError:
+                table = _create(catalog, identifier, schema, fields)
+        except GobblinPyError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a catalog fails in its own client library's errors
+            raise TransientError(f"Iceberg catalog {describe_catalog(self.job_props)}: table {name}: "
+                                 f"{type(exc).__name__}: {exc}") from None
+        if fields and table_fields(table) != fields:
+            raise UsageError(f"table {name} is partitioned by {table_fields(table) or 'nothing'}, and the job's "
+                             f"writer.partitioner.class asks for {fields}: publish to another table (iceberg.table) "
+                             "or change the partitioner")
+        evolution = TableSettings.load(scope.state, branches=scope.branches, branch=scope.branch).evolution
+        plan_changes(table.schema().as_arrow(), schema, evolution, f"table {name}")  # refused before anything moves
+        location = str(table.location()).rstrip("/") + "/data"
+        folder = location.removeprefix("file://") if location.startswith("file:///") else location
+        return BranchTable(scope.branch, scope, folder, None, key, state=(identifier, evolution, schema))
+
+    def table_step(self, table: BranchTable, identity: RunIdentity) -> IcebergCommitStep:
+        identifier, evolution, schema = table.state
+        files = [f.path if "://" in f.path else f"file://{f.path}" for f in table.files]
+        retries = IcebergSettings.load(self.job_props).commit_retries
+        return IcebergCommitStep(identifier, files, identity, schema, evolution, retries, self.job_props)
+
+
+def _create(catalog: Any, identifier: tuple[str, ...], schema: pa.Schema, fields: list[tuple[str, str]]) -> Any:
+    """The table ``identifier`` made with ``schema`` and the spec of ``fields``; the one another run just made when
+    it won the race."""
+    from pyiceberg.catalog import Catalog
+    from pyiceberg.exceptions import TableAlreadyExistsError
+
+    catalog.create_namespace_if_not_exists(identifier[:-1])
+    iceberg_schema = Catalog._convert_schema_if_needed(schema)  # the schema with the ids the table will have
+    try:
+        table = catalog.create_table(identifier, schema=iceberg_schema,
+                                     partition_spec=partition_spec(iceberg_schema, fields))
+    except TableAlreadyExistsError:
+        return catalog.load_table(identifier)
+    log.info("iceberg_table_created", table=".".join(identifier), location=table.location(),
+             partitioned_by=[f"{t}({c})" for c, t in fields])
+    return table
