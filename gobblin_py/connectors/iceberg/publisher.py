@@ -10,6 +10,7 @@ one snapshot whose summary names the run (:mod:`.step`), so a replayed commit ad
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,6 +29,7 @@ from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.settings import problem_at
 
 log = get_logger(__name__)
+_creating = threading.Lock()
 
 
 def table_name(state: Any, branches: int, branch: int) -> tuple[str, str]:
@@ -56,6 +58,8 @@ class IcebergPublisher(TablePublisher):
         branches = branch_count(props)
         for branch in range(branches):
             name, key = table_name(State(dict(props)), branches, branch)
+            if name.startswith(".") or name.endswith("."):
+                continue  # the source names the extract's table for each dataset: checked as it publishes
             try:
                 table_identifier(name, key)
             except UsageError as exc:
@@ -103,7 +107,12 @@ def _create(catalog: Any, identifier: tuple[str, ...], schema: pa.Schema, fields
     from pyiceberg.catalog import Catalog
     from pyiceberg.exceptions import TableAlreadyExistsError
 
-    catalog.create_namespace_if_not_exists(identifier[:-1])
+    with _creating:  # datasets committing at once may make one namespace: one thread at a time here
+        try:
+            catalog.create_namespace_if_not_exists(identifier[:-1])
+        except Exception:  # noqa: BLE001 - another process made it meanwhile (each catalog says so its own way)
+            if not catalog.namespace_exists(identifier[:-1]):
+                raise
     iceberg_schema = Catalog._convert_schema_if_needed(schema)  # the schema with the ids the table will have
     try:
         table = catalog.create_table(identifier, schema=iceberg_schema,
