@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.settings import Settings, setting
@@ -65,6 +65,15 @@ class CommitStep(ABC):
 
     def describe(self) -> str:
         return self.kind
+
+
+@runtime_checkable
+class ReportsCommit(Protocol):
+    """A step that makes something a person looks for (a table's snapshot, a Delta version): once it has run (or
+    found itself done), :meth:`committed` says what, as the run's summary, history and metrics show it."""
+
+    def committed(self) -> str | None:
+        """What the step made, e.g. ``iceberg://gpy/shop.orders snapshot 8046…``; None before it ran."""
 
 
 def step_class_path(step: CommitStep) -> str:

@@ -141,3 +141,15 @@ def test_datasets_committing_at_once_make_their_namespace_and_tables_once(tmp_pa
                          "job.commit.parallelCommits": "3"}))
     tables = catalog(tmp_path / "state", tmp_path / "warehouse")
     assert sorted(t[-1] for t in tables.list_tables("shop")) == ["apac", "eu", "us"]
+
+
+def test_the_summary_and_the_history_name_the_table_and_its_snapshot(tmp_path):
+    write_csv(tmp_path / "data" / "a.csv", "id", ["1"])
+    path = job(tmp_path)
+    shown = run(path).stdout
+    snapshot = catalog(tmp_path / "state", tmp_path / "warehouse").load_table("shop.orders").current_snapshot()
+    assert "published iceberg://gpy/shop.orders" in shown
+    assert f"committed iceberg://gpy/shop.orders snapshot {snapshot.snapshot_id}" in shown
+    run_id = json.loads(run_gpy_here("history", str(path), "--json").stdout)["runs"][0]["run_id"]
+    [dataset] = json.loads(run_gpy_here("history", str(path), run_id, "--json").stdout)["datasets"]
+    assert dataset["commits"] == [f"iceberg://gpy/shop.orders snapshot {snapshot.snapshot_id}"]

@@ -19,7 +19,7 @@ import pyarrow as pa
 from gobblin_py.connectors.iceberg.catalog import describe_catalog, open_catalog
 from gobblin_py.connectors.iceberg.partitioning import partition_fields, partition_spec, table_fields
 from gobblin_py.connectors.iceberg.settings import IcebergSettings, table_identifier
-from gobblin_py.connectors.iceberg.step import IcebergCommitStep
+from gobblin_py.connectors.iceberg.step import IcebergCommitStep, table_place
 from gobblin_py.connectors.tables.evolution import plan_changes
 from gobblin_py.connectors.tables.publisher import BranchTable, RunIdentity, TablePublisher, TableSettings
 from gobblin_py.io.branch_paths import BranchScope
@@ -93,6 +93,9 @@ class IcebergPublisher(TablePublisher):
         location = str(table.location()).rstrip("/") + "/data"
         folder = location.removeprefix("file://") if location.startswith("file:///") else location
         return BranchTable(scope.branch, scope, folder, None, key, state=(identifier, evolution, schema))
+
+    def place(self, table: BranchTable) -> str:
+        return table_place(self.job_props, table.state[0])
 
     def table_step(self, table: BranchTable, identity: RunIdentity) -> IcebergCommitStep:
         identifier, evolution, schema = table.state

@@ -89,3 +89,8 @@ def _s3_properties(props: Mapping[str, str], given: Mapping[str, str]) -> dict[s
     if fs.s3_path_style:
         out["s3.force-virtual-addressing"] = "false"
     return out
+
+
+def catalog_name(props: Mapping[str, str]) -> str:
+    """The catalog's name (``iceberg.catalog.name``, else gpy): pyiceberg's, and a SQL catalog's rows are kept under it."""
+    return str(props.get(CATALOG_PREFIX + "name") or CATALOG_NAME)

@@ -28,6 +28,13 @@ log = get_logger(__name__)
 SUMMARY_PREFIX = "gpy."
 
 
+def table_place(props: Mapping[str, str], identifier: tuple[str, ...]) -> str:
+    """How a run names a table it published to: ``iceberg://<catalog name>/<namespace.table>``."""
+    from gobblin_py.connectors.iceberg.settings import catalog_name
+
+    return f"iceberg://{catalog_name(props)}/{'.'.join(identifier)}"
+
+
 def summary_of(identity: RunIdentity) -> dict[str, str]:
     """The snapshot summary properties that name a run's commit."""
     return {SUMMARY_PREFIX + k: v for k, v in identity.to_json().items()}
@@ -101,6 +108,9 @@ class IcebergCommitStep(CommitStep):
             log.info("iceberg_committed", table=self.name, files=len(self.files), snapshot=self.snapshot_id,
                      schema_changes=changes.describe())
             return
+
+    def committed(self) -> str | None:
+        return None if self.snapshot_id is None else f"{table_place(self.props, self.identifier)} snapshot {self.snapshot_id}"
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "class": step_class_path(self), "table": list(self.identifier),

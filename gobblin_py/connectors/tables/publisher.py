@@ -137,6 +137,11 @@ class TablePublisher(BaseDataPublisher):
     def table_step(self, table: BranchTable, identity: RunIdentity) -> CommitStep:
         """The step that adds ``table.files`` to the table in one commit carrying ``identity``."""
 
+    @abstractmethod
+    def place(self, table: BranchTable) -> str:
+        """How the run names the table it published to (``iceberg://gpy/shop.orders``): the summary, history,
+        metrics and lineage show it where a file publisher shows its folder."""
+
     # -- planning ------------------------------------------------------------------------------------------------
 
     def destination(self, task: TaskState, scope: BranchScope) -> Destination:
@@ -167,7 +172,9 @@ class TablePublisher(BaseDataPublisher):
                                                          fsutil.open_fs(table.data_folder, table.fs_uri)[1]))
             table.files.append(DataFile(move.src, move.dst, move.dst_fs_uri, written_file.records,
                                         written_file.size, written_file.schema, "" if folder == "." else folder))
-        return [*moves, *(self.table_step(t, identity) for t in self.tables.values() if t.files)]
+        filled = [t for t in self.tables.values() if t.files]
+        self.final_dirs = list(dict.fromkeys(self.place(t) for t in filled))
+        return [*moves, *(self.table_step(t, identity) for t in filled)]
 
 
 @dataclass(frozen=True)

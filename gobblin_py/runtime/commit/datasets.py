@@ -38,6 +38,7 @@ from gobblin_py.runtime.execute.dataset_outputs import (
     usage_errors,
 )
 from gobblin_py.sdk import interrupts
+from gobblin_py.sdk.commit import ReportsCommit
 from gobblin_py.sdk.contracts import DataPublisher, ExactlyOncePublisher, Initializable
 from gobblin_py.sdk.crash_points import boundary, phase
 from gobblin_py.sdk.errors import GobblinPyError, RecordsLost, UsageError
@@ -97,6 +98,7 @@ class DatasetResult:
     records_extracted: int
     records_written: int
     published: list[str] = field(default_factory=list)
+    commits: list[str] = field(default_factory=list)  # what its commit made (a table's snapshot), once it ran
     persisted: bool = False
     error: str | None = None
     low_watermarks: list = field(default_factory=list)
@@ -306,6 +308,7 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
             result.error = pending_error(exc)
             log.error("commit_interrupted", dataset=urn, error=str(exc))
             return result
+        result.commits = commits_of(sequence)
         with phase("commit.unlog"):
             sequences.delete(sequence)
         boundary(f"{urn}:done")
@@ -317,6 +320,11 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
         result.persisted, result.saved = True, dataset
     _log_committed(result, dataset, len(not_committed))
     return result
+
+
+def commits_of(sequence: CommitSequence) -> list[str]:
+    """What the steps of a sequence that ran made, as they say it (:class:`ReportsCommit`)."""
+    return [made for step in sequence.steps if isinstance(step, ReportsCommit) and (made := step.committed())]
 
 
 def _checked_after_moves(planned: list[CommitStep], check: CommitStep) -> list[CommitStep]:
@@ -373,6 +381,7 @@ def commit_batch(run: JobRun, number: int, commits: list[LoggedCommit]) -> None:
             _left_pending(commit, failures[id(commit)], left)
         else:
             commit.result.persisted, commit.result.saved = True, commit.dataset
+            commit.result.commits = commits_of(commit.sequence)
     with phase("commit.unlog"):
         if run.store is not None:
             run.store.sync_job_dir(run.job_name)
