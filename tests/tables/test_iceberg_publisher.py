@@ -153,3 +153,75 @@ def test_the_summary_and_the_history_name_the_table_and_its_snapshot(tmp_path):
     run_id = json.loads(run_gpy_here("history", str(path), "--json").stdout)["runs"][0]["run_id"]
     [dataset] = json.loads(run_gpy_here("history", str(path), run_id, "--json").stdout)["datasets"]
     assert dataset["commits"] == [f"iceberg://gpy/shop.orders snapshot {snapshot.snapshot_id}"]
+
+
+def _sql_job(tmp_path: Path, db: Path, **extra: str) -> Path:
+    props = {"job.name": "Mirror", "source.class": "SqliteSource", "source.conn.url": f"jdbc:sqlite:{db}",
+             "source.querybased.schema": "main", "source.entity": "customers", "extract.table.name": "customers",
+             "extract.namespace": "crm", "extract.delta.fields": "updated_at", "extract.table.type": "append_only",
+             "source.querybased.watermark.type": "timestamp",
+             "writer.output.format": "PARQUET", "data.publisher.type": "IcebergPublisher", "table.merge.key": "id",
+             "data.publisher.final.dir": f"{tmp_path}/warehouse", "state.store.dir": f"{tmp_path}/state",
+             "task.data.root.dir": f"{tmp_path}/work", **extra}
+    path = tmp_path / "mirror.pull"
+    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+    return path
+
+
+def test_a_merge_key_makes_the_table_a_mirror_of_an_incremental_sql_table(tmp_path):
+    db = tmp_path / "crm.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, updated_at TEXT)")
+        conn.executemany("INSERT INTO customers VALUES (?, ?, ?)",
+                         [(i, f"c{i}", f"2026-01-01 00:00:0{i}") for i in range(1, 6)])
+    path = _sql_job(tmp_path, db)
+    run(path)
+    with sqlite3.connect(db) as conn:  # two rows change, two arrive
+        conn.executemany("UPDATE customers SET name = ?, updated_at = ? WHERE id = ?",
+                         [("c2 renamed", "2026-01-02 00:00:00", 2), ("c4 renamed", "2026-01-02 00:00:01", 4)])
+        conn.executemany("INSERT INTO customers VALUES (?, ?, ?)",
+                         [(6, "c6", "2026-01-02 00:00:02"), (7, "c7", "2026-01-02 00:00:03")])
+    run(path)
+    run(path)  # nothing new: nothing changes
+    table = catalog(tmp_path / "state", tmp_path / "warehouse").load_table("crm.customers")
+    rows = duckdb_rows(table.metadata_location, "id, name").sort_by("id").to_pylist()
+    with sqlite3.connect(db) as conn:
+        source = [{"id": i, "name": n} for i, n in conn.execute("SELECT id, name FROM customers ORDER BY id")]
+    assert rows == source
+    assert len(table.snapshots()) == 2
+    # no file is left in the data folder that the table does not hold
+    assert {str(p) for p in (tmp_path / "warehouse").rglob("*.parquet")} >= referenced_files(table)
+
+
+def test_within_a_run_the_latest_row_of_a_key_wins(tmp_path):
+    write_csv(tmp_path / "data" / "a.csv", "id,name,seq", ["1,first,1", "2,only,1", "1,third,3"])
+    write_csv(tmp_path / "data" / "b.csv", "id,name,seq", ["1,second,2"])
+    path = job(tmp_path, **{"table.merge.key": "id", "table.merge.order.column": "seq"})
+    run(path)
+    table = catalog(tmp_path / "state", tmp_path / "warehouse").load_table("shop.orders")
+    rows = sorted(table.scan().to_arrow().select(["id", "name"]).to_pylist(), key=lambda r: r["id"])
+    assert rows == [{"id": 1, "name": "third"}, {"id": 2, "name": "only"}]
+    # the run's files holding a beaten row were replaced: every file left is in the table
+    assert {str(p) for p in (tmp_path / "warehouse").rglob("*.parquet")} == referenced_files(table)
+
+
+@pytest.mark.parametrize("boundary", ["4", "5"])  # killed before the merge's snapshot, and right after it
+def test_a_merge_killed_around_its_snapshot_is_finished_once(tmp_path, boundary):
+    from tests.conftest import run_gpy
+
+    db = tmp_path / "crm.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, updated_at TEXT)")
+        conn.executemany("INSERT INTO customers VALUES (?, ?, ?)", [(i, f"c{i}", f"2026-01-01 0{i}:00:00")
+                                                                    for i in range(1, 4)])
+    path = _sql_job(tmp_path, db)
+    run(path)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE customers SET name = 'c1 renamed', updated_at = '2026-01-02 00:00:00' WHERE id = 1")
+    killed = run_gpy("run", str(path), "--engine", "local", env={"GPY_TEST_CRASH_AT_BOUNDARY": boundary})
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    run(path)
+    table = catalog(tmp_path / "state", tmp_path / "warehouse").load_table("crm.customers")
+    rows = table.scan().to_arrow().select(["id", "name"]).sort_by("id").to_pylist()
+    assert rows == [{"id": 1, "name": "c1 renamed"}, {"id": 2, "name": "c2"}, {"id": 3, "name": "c3"}]
+    assert len(table.snapshots()) == 2

@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from gobblin_py.connectors.iceberg.catalog import describe_catalog, open_catalog
+from gobblin_py.connectors.iceberg.merge import MergeSpec
 from gobblin_py.connectors.iceberg.partitioning import partition_fields, partition_spec, table_fields
 from gobblin_py.connectors.iceberg.settings import IcebergSettings, table_identifier
 from gobblin_py.connectors.iceberg.step import IcebergCommitStep, table_place
@@ -88,20 +89,28 @@ class IcebergPublisher(TablePublisher):
             raise UsageError(f"table {name} is partitioned by {table_fields(table) or 'nothing'}, and the job's "
                              f"writer.partitioner.class asks for {fields}: publish to another table (iceberg.table) "
                              "or change the partitioner")
-        evolution = TableSettings.load(scope.state, branches=scope.branches, branch=scope.branch).evolution
+        settings = TableSettings.load(scope.state, branches=scope.branches, branch=scope.branch)
+        evolution = settings.evolution
         plan_changes(table.schema().as_arrow(), schema, evolution, f"table {name}")  # refused before anything moves
+        merge = None
+        if settings.merge_key:
+            missing = [c for c in settings.merge_key if c not in schema.names]
+            if missing:
+                raise UsageError(f"{scope.key('table.merge.key')}: no column {', '.join(missing)} in the run's data "
+                                 f"(it has {', '.join(schema.names)})")
+            merge = MergeSpec(settings.merge_key, settings.merge_order_column(scope.prop("extract.delta.fields"), schema))
         location = str(table.location()).rstrip("/") + "/data"
         folder = location.removeprefix("file://") if location.startswith("file:///") else location
-        return BranchTable(scope.branch, scope, folder, None, key, state=(identifier, evolution, schema))
+        return BranchTable(scope.branch, scope, folder, None, key, state=(identifier, evolution, schema, merge))
 
     def place(self, table: BranchTable) -> str:
         return table_place(self.job_props, table.state[0])
 
     def table_step(self, table: BranchTable, identity: RunIdentity) -> IcebergCommitStep:
-        identifier, evolution, schema = table.state
+        identifier, evolution, schema, merge = table.state
         files = [f.path if "://" in f.path else f"file://{f.path}" for f in table.files]
         retries = IcebergSettings.load(self.job_props).commit_retries
-        return IcebergCommitStep(identifier, files, identity, schema, evolution, retries, self.job_props)
+        return IcebergCommitStep(identifier, files, identity, schema, evolution, retries, self.job_props, merge)
 
 
 def _create(catalog: Any, identifier: tuple[str, ...], schema: pa.Schema, fields: list[tuple[str, str]]) -> Any:

@@ -16,7 +16,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from gobblin_py.connectors.iceberg import merging
 from gobblin_py.connectors.iceberg.catalog import open_catalog
+from gobblin_py.connectors.iceberg.merge import MergeSpec
 from gobblin_py.connectors.tables.evolution import plan_changes
 from gobblin_py.connectors.tables.publisher import RunIdentity
 from gobblin_py.sdk.commit import CommitStep, step_class_path
@@ -61,6 +63,7 @@ class IcebergCommitStep(CommitStep):
     evolution: str
     retries: int
     props: Mapping[str, str] = field(default_factory=dict, repr=False)
+    merge: MergeSpec | None = None
     kind: str = "iceberg_append"
     snapshot_id: int | None = field(default=None, init=False, compare=False)
 
@@ -79,6 +82,8 @@ class IcebergCommitStep(CommitStep):
         except NoSuchTableError:
             return False
         self.snapshot_id = committed_snapshot(table, self.identity)
+        if self.snapshot_id is not None and self.merge is not None:
+            merging.remove_superseded(table, self.snapshot_id, self.files)
         return self.snapshot_id is not None
 
     def execute(self, fresh: bool = False) -> None:
@@ -95,15 +100,21 @@ class IcebergCommitStep(CommitStep):
                     if changes:
                         with transaction.update_schema() as update:
                             update.union_by_name(self.schema)
-                    # the files' names are new to this run (task ids): no scan of the table's manifests for them
-                    transaction.add_files(self.files, snapshot_properties=summary_of(self.identity),
-                                          check_duplicate_files=False)
+                    if self.merge is None:
+                        # the files' names are new to this run (task ids): no scan of the manifests for them
+                        transaction.add_files(self.files, snapshot_properties=summary_of(self.identity),
+                                              check_duplicate_files=False)
+                    else:
+                        superseded = merging.merge(transaction, table, self.files, self.merge, self.identity.run,
+                                                   summary_of(self.identity), f"table {self.name}")
             except CommitFailedException as exc:
                 if attempt == self.retries:
                     raise GobblinPyError(f"table {self.name}: another writer's commits kept beating this one "
                                          f"({self.retries + 1} tries, iceberg.commit.retries): {exc}") from None
                 log.warning("iceberg_commit_retry", table=self.name, attempt=attempt + 1, error=str(exc))
                 continue
+            if self.merge is not None:
+                merging.remove_files(table, superseded)
             self.snapshot_id = committed_snapshot(self._table(), self.identity)
             log.info("iceberg_committed", table=self.name, files=len(self.files), snapshot=self.snapshot_id,
                      schema_changes=changes.describe())
@@ -116,13 +127,17 @@ class IcebergCommitStep(CommitStep):
         return {"kind": self.kind, "class": step_class_path(self), "table": list(self.identifier),
                 "files": self.files, "identity": self.identity.to_json(),
                 "schema": base64.b64encode(self.schema.serialize().to_pybytes()).decode(),
-                "evolution": self.evolution, "retries": self.retries}
+                "evolution": self.evolution, "retries": self.retries,
+                "merge": None if self.merge is None else {"keys": list(self.merge.keys), "order": self.merge.order}}
 
     @classmethod
     def from_json(cls, data: dict[str, Any], props: Mapping[str, str]) -> IcebergCommitStep:
         schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(data["schema"])))
+        merge = data.get("merge")
         return cls(tuple(data["table"]), list(data["files"]), RunIdentity.from_json(data["identity"]), schema,
-                   str(data["evolution"]), int(data["retries"]), props)
+                   str(data["evolution"]), int(data["retries"]), props,
+                   None if merge is None else MergeSpec(tuple(merge["keys"]), merge.get("order")))
 
     def describe(self) -> str:
-        return f"add {len(self.files)} file(s) to Iceberg table {self.name} in one snapshot"
+        how = "add" if self.merge is None else f"upsert by {', '.join(self.merge.keys)}"
+        return f"{how} {len(self.files)} file(s) to Iceberg table {self.name} in one snapshot"

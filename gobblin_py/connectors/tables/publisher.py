@@ -52,6 +52,18 @@ class TableSettings(PublisherSettings):
                                          doc="columns whose values identify a row: a run's row replaces the table's "
                                              "row of the same key and the others are inserted (upsert); empty: "
                                              "append")
+    merge_order: str | None = setting("table.merge.order.column", scope=Scope.BRANCH,
+                                      default_doc="the first of extract.delta.fields (the source's watermark column)",
+                                      doc="with table.merge.key: of a run's rows with one key, the one with the latest "
+                                          "value of this column wins (the last written on a tie or without one)")
+
+    def merge_order_column(self, delta_fields: str | None, schema: pa.Schema) -> str | None:
+        """The column whose latest value wins among a run's rows of one key (``delta_fields``: the source's
+        ``extract.delta.fields``); None: the last row written."""
+        if self.merge_order:
+            return self.merge_order
+        delta = [c.strip() for c in (delta_fields or "").split(",") if c.strip()]
+        return delta[0] if delta and delta[0] in schema.names else None
 
 
 @dataclass(frozen=True)
