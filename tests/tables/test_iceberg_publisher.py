@@ -225,3 +225,42 @@ def test_a_merge_killed_around_its_snapshot_is_finished_once(tmp_path, boundary)
     rows = table.scan().to_arrow().select(["id", "name"]).sort_by("id").to_pylist()
     assert rows == [{"id": 1, "name": "c1 renamed"}, {"id": 2, "name": "c2"}, {"id": 3, "name": "c3"}]
     assert len(table.snapshots()) == 2
+
+
+def test_a_catalog_that_cannot_be_reached_fails_the_dataset_and_the_next_run_completes(tmp_path):
+    from tests.sql.servers import free_port
+
+    write_csv(tmp_path / "data" / "a.csv", "id", ["1", "2"])
+    down = {"iceberg.catalog.type": "rest", "iceberg.catalog.uri": f"http://127.0.0.1:{free_port()}"}
+    failed = run(job(tmp_path, **down), expect=1)
+    assert f"Iceberg catalog rest at http://127.0.0.1:" in failed.stdout and "cannot open it" in failed.stdout
+    assert not (tmp_path / "warehouse").exists()  # nothing was moved, the watermark is where it was
+    run(job(tmp_path))  # the catalog back (here: the embedded one): the same rows are published, once
+    table = catalog(tmp_path / "state", tmp_path / "warehouse").load_table("shop.orders")
+    assert sorted(table.scan().to_arrow().column("id").to_pylist()) == [1, 2]
+
+
+def test_a_commit_beaten_by_another_writer_is_tried_again_on_the_table_as_it_then_is(tmp_path, monkeypatch):
+    from gobblin_py.connectors.iceberg import step as steps
+
+    write_csv(tmp_path / "data" / "a.csv", "id", ["1"])
+    path = job(tmp_path)
+    run(path)
+    table = catalog(tmp_path / "state", tmp_path / "warehouse").load_table("shop.orders")
+    loads = []
+    real = steps.IcebergCommitStep._table
+
+    def stale_first(self):  # the first load is taken before another writer commits: its commit must fail
+        loaded = real(self)
+        if not loads:
+            import pyarrow as pa
+
+            table.refresh().append(pa.table({"id": pa.array([100], pa.int64())}))
+        loads.append(loaded)
+        return loaded
+
+    monkeypatch.setattr(steps.IcebergCommitStep, "_table", stale_first)
+    write_csv(tmp_path / "data" / "b.csv", "id", ["2"])
+    run(path)
+    assert len(loads) >= 1 and len(table.refresh().snapshots()) == 3
+    assert sorted(table.scan().to_arrow().column("id").to_pylist()) == [1, 2, 100]
