@@ -31,6 +31,10 @@ from gobblin_py.sdk.settings import problem_at
 
 log = get_logger(__name__)
 _creating = threading.Lock()
+# what keeps a table's metadata small over thousands of runs: each run's manifest is merged into bigger ones once
+# there are enough of them, and only the newest metadata files are kept (snapshots are expired by maintenance)
+NEW_TABLE = {"commit.manifest-merge.enabled": "true", "commit.manifest.min-count-to-merge": "100",
+             "write.metadata.delete-after-commit.enabled": "true", "write.metadata.previous-versions-max": "100"}
 
 
 def table_name(state: Any, branches: int, branch: int) -> tuple[str, str]:
@@ -128,7 +132,7 @@ def _create(catalog: Any, identifier: tuple[str, ...], schema: pa.Schema, fields
     iceberg_schema = Catalog._convert_schema_if_needed(schema)  # the schema with the ids the table will have
     try:
         table = catalog.create_table(identifier, schema=iceberg_schema,
-                                     partition_spec=partition_spec(iceberg_schema, fields))
+                                     partition_spec=partition_spec(iceberg_schema, fields), properties=NEW_TABLE)
     except TableAlreadyExistsError:
         return catalog.load_table(identifier)
     log.info("iceberg_table_created", table=".".join(identifier), location=table.location(),
