@@ -264,3 +264,17 @@ def test_a_commit_beaten_by_another_writer_is_tried_again_on_the_table_as_it_the
     run(path)
     assert len(loads) >= 1 and len(table.refresh().snapshots()) == 3
     assert sorted(table.scan().to_arrow().column("id").to_pylist()) == [1, 2, 100]
+
+
+def test_tasks_on_spark_executors_publish_into_the_table(tmp_path, spark):
+    from click.testing import CliRunner
+
+    from gobblin_py.cli import main
+
+    for n in range(3):
+        write_csv(tmp_path / "data" / f"f{n}.csv", "id", [str(n * 10 + i) for i in range(10)])
+    result = CliRunner().invoke(main, ["run", str(job(tmp_path)), "--engine", "spark", "--master", "local[2]"])
+    assert result.exit_code == 0, result.output
+    table = catalog(tmp_path / "state", tmp_path / "warehouse").load_table("shop.orders")
+    assert sorted(table.scan().to_arrow().column("id").to_pylist()) == list(range(30))
+    assert len(table.snapshots()) == 1  # three tasks, one dataset: one snapshot
