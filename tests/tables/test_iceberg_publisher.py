@@ -153,6 +153,9 @@ def test_the_summary_and_the_history_name_the_table_and_its_snapshot(tmp_path):
     run_id = json.loads(run_gpy_here("history", str(path), "--json").stdout)["runs"][0]["run_id"]
     [dataset] = json.loads(run_gpy_here("history", str(path), run_id, "--json").stdout)["datasets"]
     assert dataset["commits"] == [f"iceberg://gpy/shop.orders snapshot {snapshot.snapshot_id}"]
+    # the state names the table; the snapshot of the run is the one whose summary carries the run's job id
+    assert "published iceberg://gpy/shop.orders" in run_gpy_here("state", "show", str(path)).stdout
+    assert snapshot.summary["gpy.run"] == run_id
 
 
 def _sql_job(tmp_path: Path, db: Path, **extra: str) -> Path:

@@ -45,7 +45,6 @@ def merge(transaction: Any, table: Any, files: Sequence[str], spec: MergeSpec, r
     holding a row that a later one of its key beats rewritten without it); the run's files so replaced."""
     from pyiceberg.expressions import AlwaysTrue
     from pyiceberg.io.pyarrow import ArrowScan, parquet_file_to_data_file
-
     from pyiceberg.table import TableProperties
 
     io = table.io

@@ -45,7 +45,7 @@ from gobblin_py.sdk.errors import GobblinPyError, RecordsLost, UsageError
 from gobblin_py.sdk.job_settings import COMMIT_POLICIES, CommitSettings
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.plugins import instantiate
-from gobblin_py.sdk.run_states import DatasetState
+from gobblin_py.sdk.run_states import PUBLISHED_KEY, DatasetState
 from gobblin_py.sdk.states import RunningState, TaskState, WorkingState
 from gobblin_py.sdk.watermarks import partition_ids
 from gobblin_py.store import progress
@@ -292,6 +292,8 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
         if consumed and run.startpoints is not None:  # exactly-once covers the startpoints this commit used
             steps = [*steps, StartpointsConsumedStep(run.startpoints.url, run.props.get("state.store.fs.uri"),
                                                      job_name, urn, consumed)]
+        if any(isinstance(step, ReportsCommit) for step in steps):  # a table: the state says which one
+            dataset.set_prop(PUBLISHED_KEY, json.dumps(result.published))
         sequence = CommitSequence(job_name, urn, job_id, [*steps, DatasetStateStep(store, urn, dataset)])
         if batch is not None:
             batch.append(LoggedCommit(sequence, result, dataset, len(not_committed)))
