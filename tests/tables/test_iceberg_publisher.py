@@ -106,6 +106,7 @@ def test_the_writer_partitioner_becomes_the_partition_spec(tmp_path):
     other = {"writer.partitioner.class": "ColumnValueWriterPartitioner", "writer.partition.columns": "id"}
     refused = run(job(tmp_path, **other), expect=2)
     assert "is partitioned by [('country', 'identity')]" in refused.stderr
+    assert "task_finished" not in refused.stderr  # found before any task ran
 
 
 def test_an_incremental_sql_table_with_a_column_added_between_runs(tmp_path):

@@ -11,7 +11,7 @@ one snapshot whose summary names the run (:mod:`.step`), so a replayed commit ad
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -24,10 +24,12 @@ from gobblin_py.connectors.iceberg.step import IcebergCommitStep, table_place
 from gobblin_py.connectors.tables.evolution import plan_changes
 from gobblin_py.connectors.tables.publisher import BranchTable, RunIdentity, TablePublisher, TableSettings
 from gobblin_py.io.branch_paths import BranchScope
+from gobblin_py.sdk.branches import branch_count
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.errors import GobblinPyError, TransientError, UsageError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.settings import problem_at
+from gobblin_py.sdk.states import WorkUnitState
 
 log = get_logger(__name__)
 _creating = threading.Lock()
@@ -56,7 +58,6 @@ class IcebergPublisher(TablePublisher):
 
     @classmethod
     def validate(cls, props: Mapping[str, str]) -> list[ConfigError]:
-        from gobblin_py.sdk.branches import branch_count
         from gobblin_py.sdk.states import State
 
         problems = list(super().validate(props))
@@ -89,10 +90,7 @@ class IcebergPublisher(TablePublisher):
         except Exception as exc:  # noqa: BLE001 - a catalog fails in its own client library's errors
             raise TransientError(f"Iceberg catalog {describe_catalog(self.job_props)}: table {name}: "
                                  f"{type(exc).__name__}: {exc}") from None
-        if fields and table_fields(table) != fields:
-            raise UsageError(f"table {name} is partitioned by {table_fields(table) or 'nothing'}, and the job's "
-                             f"writer.partitioner.class asks for {fields}: publish to another table (iceberg.table) "
-                             "or change the partitioner")
+        _check_spec(table, fields, name)
         settings = TableSettings.load(scope.state, branches=scope.branches, branch=scope.branch)
         evolution = settings.evolution
         plan_changes(table.schema().as_arrow(), schema, evolution, f"table {name}")  # refused before anything moves
@@ -107,6 +105,30 @@ class IcebergPublisher(TablePublisher):
         folder = location.removeprefix("file://") if location.startswith("file:///") else location
         return BranchTable(scope.branch, scope, folder, None, key, state=(identifier, evolution, schema, merge))
 
+    def preflight(self, work_units: Sequence[WorkUnitState]) -> None:
+        """Before any task runs: each planned table that exists is partitioned as the job's partitioner asks (its
+        name a valid one); a catalog that cannot be reached now is left to the commit."""
+        from pyiceberg.exceptions import NoSuchTableError
+
+        seen: set[str] = set()
+        branches = branch_count(self.job_props)
+        for unit in work_units:
+            for branch in range(branches):
+                name, key = table_name(unit, branches, branch)
+                if name in seen:
+                    continue
+                seen.add(name)
+                identifier = table_identifier(name, key)
+                try:
+                    table = open_catalog(self.job_props).load_table(identifier)
+                except NoSuchTableError:
+                    continue
+                except Exception as exc:  # noqa: BLE001 - a catalog fails in its client's errors: the commit says
+                    log.warning("iceberg_preflight_skipped", table=name, error=f"{type(exc).__name__}: {exc}")
+                    return
+                scope = BranchScope(unit, branches, branch)
+                _check_spec(table, partition_fields(scope, table.schema().as_arrow()), name)
+
     def place(self, table: BranchTable) -> str:
         return table_place(self.job_props, table.state[0])
 
@@ -115,6 +137,14 @@ class IcebergPublisher(TablePublisher):
         files = [f.path if "://" in f.path else f"file://{f.path}" for f in table.files]
         retries = IcebergSettings.load(self.job_props).commit_retries
         return IcebergCommitStep(identifier, files, identity, schema, evolution, retries, self.job_props, merge)
+
+
+def _check_spec(table: Any, fields: list[tuple[str, str]], name: str) -> None:
+    """UsageError when the table is partitioned otherwise than the job's partitioner asks (``fields``)."""
+    if fields and table_fields(table) != fields:
+        raise UsageError(f"table {name} is partitioned by {table_fields(table) or 'nothing'}, and the job's "
+                         f"writer.partitioner.class asks for {fields}: publish to another table (iceberg.table) "
+                         "or change the partitioner")
 
 
 def _create(catalog: Any, identifier: tuple[str, ...], schema: pa.Schema, fields: list[tuple[str, str]]) -> Any:

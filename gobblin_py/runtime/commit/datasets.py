@@ -156,7 +156,8 @@ def _int(value: str | None) -> int:
         return 0
 
 
-def _publisher(props: Mapping[str, str], settings: CommitSettings) -> DataPublisher:
+def job_publisher(props: Mapping[str, str], settings: CommitSettings) -> DataPublisher:
+    """The job's publisher (data.publisher.job.type, else data.publisher.type), initialised."""
     name = settings.job_publisher or settings.publisher or DEFAULT_PUBLISHER
     key = "data.publisher.job.type" if settings.job_publisher else "data.publisher.type"
     publisher = instantiate(name, key, DataPublisher)
@@ -243,7 +244,7 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
         if successful:
             planned: list[CommitStep] | None = None
             with plugin_boundary("the publisher"):
-                publisher = _publisher(props, settings)
+                publisher = job_publisher(props, settings)
                 if sequences is not None and store is not None and isinstance(publisher, ExactlyOncePublisher):
                     planned = list(publisher.plan(successful))
                     result.published = list(publisher.final_dirs)
