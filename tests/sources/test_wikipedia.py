@@ -200,3 +200,17 @@ def test_a_missing_page_is_a_warning_and_keeps_its_watermark(web_api, tmp_path):
     web_api.add_revisions("LinkedIn", 101, 2, age=HOURS)
     run_here(job, tmp_path)
     assert [r["revid"] for r in published(tmp_path)["LinkedIn"]] == [float(i) for i in range(96, 103)]
+
+
+@pytest.mark.parametrize("revisions", [None, []], ids=["no revisions key", "an empty list"])
+def test_a_listing_without_the_revisions_below_the_newest_keeps_the_watermark_and_warns(web_api, tmp_path, revisions):
+    web_api.add_revisions("LinkedIn", 95, 6, age=2 * HOURS)
+    job = _linkedin_job(web_api, tmp_path)
+    run_here(job, tmp_path)
+    web_api.add_revisions("LinkedIn", 101, 10, age=HOURS)
+    page = {"pageid": 1000, "ns": 0, "title": "LinkedIn", **({} if revisions is None else {"revisions": revisions})}
+    web_api.fail_next(200, body={"batchcomplete": "", "query": {"pages": {"1000": page}}}, when=_listing)
+    result = run_here(job, tmp_path)  # the newest is 110, yet the listing after 100 holds nothing
+    assert "wikipedia_revisions_missing" in result.output and '"newest": 110' in result.output
+    run_here(job, tmp_path)  # the watermark stayed at 100: the next run pulls 101-110
+    assert [r["revid"] for r in published(tmp_path)["LinkedIn"]] == [float(i) for i in range(96, 111)]
