@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.sources.rest_jobs import ids, items, run_here, write_job
+from tests.sources.web_api import Fault
 
 TEN = list(range(1, 11))
 
@@ -58,3 +59,19 @@ def test_a_server_ignoring_the_page_number_is_caught_at_the_second_page(web_api,
     run_here(write_job(tmp_path, web_api.url, **{"rest.paging.type": paging, "rest.paging.param": paging,
                                                   "rest.paging.repeated": "stop"}), tmp_path)
     assert ids(tmp_path) == [1, 2, 3]
+
+
+def test_an_empty_answer_in_the_middle_of_the_pages_is_retried_never_read_as_their_end(web_api, tmp_path):
+    web_api.items.extend(items(*TEN))
+    web_api.order = "desc"
+    job = write_job(tmp_path, web_api.url, **{"rest.paging.type": "page", "rest.paging.param": "page",
+                                              "rest.paging.size": "2", "rest.retry.max": "1",
+                                              "rest.retry.backoff.ms": "10"})
+    third = lambda path, params: params.get("page") == "3"  # noqa: E731
+    web_api.faults.extend([Fault(200, body=b"", when=third), Fault(200, body=b"", when=third)])
+    result = run_here(job, tmp_path, expect=1)  # page 3 answered 200 without a body, twice: the retry too
+    assert "page=3" in result.output and "the answer is empty" in result.output
+    assert ids(tmp_path) == []  # nothing committed: ids 10-7 are not taken for the whole walk
+    web_api.faults.append(Fault(200, body=b"", when=third))
+    result = run_here(job, tmp_path)  # once: the retry gets the page
+    assert sorted(ids(tmp_path)) == TEN and "http_retry" in result.output

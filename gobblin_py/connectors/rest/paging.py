@@ -4,18 +4,19 @@ A run requests at most ``rest.paging.max`` pages. When it stops there before the
 is the next page's number, offset or cursor: the run's watermark keeps it (``resume``) and the next run starts
 there, so no page is skipped. A server that loops is caught: a cursor the walk already asked, or a page whose
 records are those of the page before (a server ignoring the page number or offset), fails the task, or with
-``rest.paging.repeated=stop`` ends the walk there with a warning; either way nothing is pulled twice.
+``rest.paging.repeated=stop`` ends the walk there with a warning; either way nothing is pulled twice. An answer
+without a body is a failed request (retried as ``rest.retry.*`` says), never the end of the pages.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gobblin_py.connectors.rest.http import JsonHttpClient, with_query
+from gobblin_py.connectors.rest.http import ApiError, JsonHttpClient, with_query
 from gobblin_py.connectors.rest.jsonpath import first, locate
 from gobblin_py.connectors.rest.settings import RestSettings
 from gobblin_py.connectors.rest.watermark import NONE
@@ -68,9 +69,9 @@ class Pager:
             if self.position is not None and s.paging != "none":
                 params[s.paging_param] = str(self.position)
             shown = redact(with_query(s.url, params))
-            document, _ = self.client.get(s.url, params)
+            document, _ = self.client.get(s.url, params, check=_not_empty)
             records, found = locate(document, s.records_path)
-            if document is not None and not found:
+            if not found:
                 raise PermanentError(f"GET {shown}: rest.records.path={s.records_path} leads nowhere in the answer "
                                      f"(it has {_outline(document)}); records are not where the key says")
             fingerprint = _fingerprint(records) if records and s.paging != "none" else None
@@ -115,6 +116,14 @@ class Pager:
                                  "not committed (rest.paging.repeated=stop ends the pages there instead)")
         log.warning("rest_paging_repeated", url=shown, problem=what, note="the pages end here (rest.paging.repeated=stop)")
         self.complete = True
+
+
+def _not_empty(document: Any, headers: Mapping[str, str]) -> ApiError | None:
+    """An answer without a body where a page was asked: a failed request (retried), never the end of the pages."""
+    if document is None:
+        return ApiError("the answer is empty where a page of records was expected (a failed request, not the end "
+                        "of the records)", retryable=True)
+    return None
 
 
 def _fingerprint(records: list[Any]) -> bytes:
