@@ -54,7 +54,7 @@ def test_a_server_ignoring_the_page_number_is_caught_at_the_second_page(web_api,
     web_api.ignore_paging = True
     job = write_job(tmp_path, web_api.url, **{"rest.paging.type": paging, "rest.paging.param": paging})
     result = run_here(job, tmp_path, expect=1)
-    assert "holds the same records as the page before" in result.output
+    assert "page 2 holds the same records as page 1" in result.output
     assert ids(tmp_path) == [] and len(web_api.requests("/items")) == 2
     run_here(write_job(tmp_path, web_api.url, **{"rest.paging.type": paging, "rest.paging.param": paging,
                                                   "rest.paging.repeated": "stop"}), tmp_path)
@@ -75,3 +75,26 @@ def test_an_empty_answer_in_the_middle_of_the_pages_is_retried_never_read_as_the
     web_api.faults.append(Fault(200, body=b"", when=third))
     result = run_here(job, tmp_path)  # once: the retry gets the page
     assert sorted(ids(tmp_path)) == TEN and "http_retry" in result.output
+
+
+@pytest.mark.parametrize("how, size, caught", [
+    ("shuffled", "10", "page 2 holds the same records as page 1"),  # the same ten, in another order each time
+    ("alternate", "4", "page 3 holds the same records as page 1"),  # ids 1-4, 5-8, 1-4, ...
+])
+def test_a_server_ignoring_the_page_number_is_caught_whatever_the_order_and_however_far_back(web_api, tmp_path, how,
+                                                                                            size, caught):
+    web_api.items.extend(items(*TEN))
+    web_api.ignore_paging = how
+    job = write_job(tmp_path, web_api.url, **{"rest.paging.type": "page", "rest.paging.param": "page",
+                                              "rest.paging.size": size, "rest.paging.max": "20"})
+    result = run_here(job, tmp_path, expect=1)
+    assert caught in result.output and ids(tmp_path) == []
+
+
+def test_a_page_whose_every_record_came_before_is_caught(web_api, tmp_path):
+    web_api.items.extend(items(*TEN))
+    web_api.fail_next(200, body={"data": {"items": items(2, 3, 4)}}, when=lambda path, params: params.get("page") == "3")
+    job = write_job(tmp_path, web_api.url, **{"rest.paging.type": "page", "rest.paging.param": "page",
+                                              "rest.paging.max": "20"})
+    result = run_here(job, tmp_path, expect=1)
+    assert "every record of page 3 came on an earlier page" in result.output and ids(tmp_path) == []

@@ -2,8 +2,9 @@
 
 A run requests at most ``rest.paging.max`` pages. When it stops there before the last page, :attr:`Pager.position`
 is the next page's number, offset or cursor: the run's watermark keeps it (``resume``) and the next run starts
-there, so no page is skipped. A server that loops is caught: a cursor the walk already asked, or a page whose
-records are those of the page before (a server ignoring the page number or offset), fails the task, or with
+there, so no page is skipped. A server that loops is caught (:class:`Repeats`): a cursor the walk already asked,
+a page holding the records of an earlier page in whatever order, or one whose every record came before (a server
+ignoring the page number or offset), fails the task, or with
 ``rest.paging.repeated=stop`` ends the walk there with a warning; either way nothing is pulled twice. An answer
 without a body is a failed request (retried as ``rest.retry.*`` says), never the end of the pages.
 """
@@ -25,6 +26,7 @@ from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.redact import redact
 
 log = get_logger(__name__)
+SEEN_MAX = 1_000_000  # records of a run remembered by their digest (some 70 MB at most)
 
 
 @dataclass
@@ -64,7 +66,7 @@ class Pager:
         if s.page_size and s.paging != "none":
             params[s.page_size_param] = str(s.page_size)
         cursors = {self.position} if s.paging == "cursor" and self.position is not None else set()
-        previous: bytes | None = None
+        repeats = Repeats()
         for number in range(1, s.max_pages + 1):
             if self.position is not None and s.paging != "none":
                 params[s.paging_param] = str(self.position)
@@ -74,12 +76,10 @@ class Pager:
             if not found:
                 raise PermanentError(f"GET {shown}: rest.records.path={s.records_path} leads nowhere in the answer "
                                      f"(it has {_outline(document)}); records are not where the key says")
-            fingerprint = _fingerprint(records) if records and s.paging != "none" else None
-            if fingerprint is not None and fingerprint == previous:
-                self._repeated(shown, f"page {number} holds the same records as the page before (does the server "
-                                      f"read {s.paging_param}?)")
+            repeat = repeats.of(number, records) if s.paging != "none" else None
+            if repeat is not None:
+                self._repeated(shown, f"{repeat} (does the server read {s.paging_param}?)")
                 return
-            previous = fingerprint
             last = not self._advance(document, len(records))
             del document  # the records alone go on: a large answer is not held whole while they are written
             yield Page(number, shown, records)
@@ -126,8 +126,36 @@ def _not_empty(document: Any, headers: Mapping[str, str]) -> ApiError | None:
     return None
 
 
-def _fingerprint(records: list[Any]) -> bytes:
-    return hashlib.sha256(json.dumps(records, sort_keys=True, default=str).encode()).digest()
+def digest(record: Any) -> int:
+    """A 64-bit digest of a record's JSON (its keys in order)."""
+    text = json.dumps(record, sort_keys=True, default=str, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big")
+
+
+class Repeats:
+    """The pages of one run as seen so far, to catch a server going round in circles: a page holding the same
+    records as an earlier one, in whatever order, or a page whose every record came on earlier pages. Each page
+    is remembered by a digest of its records (at most ``rest.paging.max`` of them); the records by a 64-bit digest
+    each, the first :data:`SEEN_MAX` of the run."""
+
+    def __init__(self) -> None:
+        self.pages: dict[bytes, int] = {}
+        self.seen: set[int] = set()
+
+    def of(self, number: int, records: list[Any]) -> str | None:
+        """What page ``number`` repeats, or None; remembers it."""
+        if not records:
+            return None
+        digests = [digest(r) for r in records]
+        page = hashlib.blake2b(b"".join(d.to_bytes(8, "big") for d in sorted(digests)), digest_size=16).digest()
+        if page in self.pages:
+            return f"page {number} holds the same records as page {self.pages[page]}"
+        if all(d in self.seen for d in digests):
+            return f"every record of page {number} came on an earlier page"
+        self.pages[page] = number
+        room = SEEN_MAX - len(self.seen)
+        self.seen.update(digests if len(digests) <= room else digests[:room])
+        return None
 
 
 def _outline(document: Any) -> str:

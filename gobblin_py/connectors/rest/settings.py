@@ -73,8 +73,9 @@ class RestSettings(HttpSettings):
                              doc="the most pages one run requests; a run stopped by it keeps its place in its "
                                  "watermark and the next run goes on from there")
     repeated: str = setting("rest.paging.repeated", default="fail", choices=("fail", "stop"),
-                            doc="a cursor the run asked before, or a page holding the records of the page before (a "
-                                "server ignoring the page number): fail the task (nothing of the run is committed), "
+                            doc="a cursor the run asked before, a page holding the records of an earlier page in any "
+                                "order, or one whose every record came before (a server ignoring the page number): "
+                                "fail the task (nothing of the run is committed), "
                                 "or stop: end the pages there, with a warning")
     watermark_field: str | None = setting("rest.watermark.field",
                                           doc="a whole-number field of each record (an id, epoch milliseconds): "
