@@ -21,7 +21,7 @@ from gobblin_py.connectors.rest.http import ApiError, JsonHttpClient, with_query
 from gobblin_py.connectors.rest.jsonpath import first, locate
 from gobblin_py.connectors.rest.settings import RestSettings
 from gobblin_py.connectors.rest.watermark import NONE
-from gobblin_py.sdk.errors import PermanentError, UsageError
+from gobblin_py.sdk.errors import PermanentError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.redact import redact
 
@@ -36,6 +36,7 @@ class Page:
     number: int
     url: str
     records: list[Any]
+    digests: list[int]  # of each record's JSON (:func:`digest`); none without paging
 
 
 class Pager:
@@ -48,11 +49,7 @@ class Pager:
         self.start: Any = s.first_page if s.first_page is not None else 0 if s.paging == "offset" else 1
         if s.paging == "cursor":
             self.start = None  # the first request carries no cursor
-        if resume is not None and "position" in resume:
-            if resume.get("paging") != s.paging:
-                raise UsageError(f"rest.paging.type={s.paging}: the last run stopped at rest.paging.max with "
-                                 f"rest.paging.type={resume.get('paging')} at {resume['position']!r}; set it back "
-                                 "until a run reads the last page, or reset the job's state")
+        if resume is not None and "position" in resume:  # (its shape checked while planning: walk.check_shape)
             self.start = resume["position"]
         self.position: Any = self.start
         self.complete = False  # the last page was read (or a repeat ended the walk)
@@ -76,13 +73,14 @@ class Pager:
             if not found:
                 raise PermanentError(f"GET {shown}: rest.records.path={s.records_path} leads nowhere in the answer "
                                      f"(it has {_outline(document)}); records are not where the key says")
-            repeat = repeats.of(number, records) if s.paging != "none" else None
+            digests = [digest(r) for r in records] if s.paging != "none" else []
+            repeat = repeats.of(number, digests)
             if repeat is not None:
                 self._repeated(shown, f"{repeat} (does the server read {s.paging_param}?)")
                 return
             last = not self._advance(document, len(records))
             del document  # the records alone go on: a large answer is not held whole while they are written
-            yield Page(number, shown, records)
+            yield Page(number, shown, records, digests)
             if last:
                 self.complete = True
                 return
@@ -91,8 +89,6 @@ class Pager:
                     self._repeated(shown, f"the answer's next cursor {self.position!r} was asked before")
                     return
                 cursors.add(self.position)
-        log.warning("rest_page_limit", url=redact(s.url), pages=s.max_pages, resumes_at=self.position,
-                    note="rest.paging.max reached: the next run goes on from here (nothing is skipped)")
 
     def _advance(self, document: Any, count: int) -> bool:
         """Move to the next page; False when this one was the last."""
@@ -142,11 +138,10 @@ class Repeats:
         self.pages: dict[bytes, int] = {}
         self.seen: set[int] = set()
 
-    def of(self, number: int, records: list[Any]) -> str | None:
-        """What page ``number`` repeats, or None; remembers it."""
-        if not records:
+    def of(self, number: int, digests: list[int]) -> str | None:
+        """What page ``number`` (its records' digests) repeats, or None; remembers it."""
+        if not digests:
             return None
-        digests = [digest(r) for r in records]
         page = hashlib.blake2b(b"".join(d.to_bytes(8, "big") for d in sorted(digests)), digest_size=16).digest()
         if page in self.pages:
             return f"page {number} holds the same records as page {self.pages[page]}"

@@ -71,7 +71,9 @@ class RestSettings(HttpSettings):
                                doc="with cursor paging: where the answer gives the next cursor; none ends the pulls")
     max_pages: int = setting("rest.paging.max", default=10000, minimum=1,
                              doc="the most pages one run requests; a run stopped by it keeps its place in its "
-                                 "watermark and the next run goes on from there")
+                                 "watermark and the next run goes on from there (a key that shapes the walk, "
+                                 "rest.url, rest.query.*, rest.paging.*, rest.records.path or rest.watermark.*, "
+                                 "changed before the walk ends is refused)")
     repeated: str = setting("rest.paging.repeated", default="fail", choices=("fail", "stop"),
                             doc="a cursor the run asked before, a page holding the records of an earlier page in any "
                                 "order, or one whose every record came before (a server ignoring the page number): "

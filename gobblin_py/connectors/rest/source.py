@@ -11,6 +11,8 @@ sends it as ``rest.watermark.param`` when set, so the server can leave them out)
 Nothing is dropped without a word: a record that is not a JSON object fails the task, or with
 ``rest.records.nonobject=skip`` is counted in a warning; a watermark value that is not a whole number fails the
 task naming the record; a server whose values went below the last run's watermark (a reset server) is a warning.
+A walk through the pages resumed by the next run (:mod:`.walk`) refuses changed keys that shape it, and skips the
+records it pulled already that the pages moving brought again.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from gobblin_py.connectors.rest.jsonpath import first
 from gobblin_py.connectors.rest.paging import Page, Pager
 from gobblin_py.connectors.rest.records import schema_of, to_batch
 from gobblin_py.connectors.rest.settings import RestSettings
+from gobblin_py.connectors.rest.walk import Walk, check_shape, shape
 from gobblin_py.connectors.rest.watermark import NONE, RestWatermark, whole_number
 from gobblin_py.sdk.contracts import Extractor, Source
 from gobblin_py.sdk.errors import PermanentError
@@ -63,6 +66,7 @@ class RestSource(Source):
     def get_workunits(self, state: SourceState) -> list[WorkUnit]:
         settings = RestSettings.load(state)
         low = previous_mark(state)
+        check_shape(settings, low.resume)
         extract = Extract.create("APPEND_ONLY", settings.namespace, settings.table)
         return [WorkUnit.create(extract, WatermarkInterval.of(low, RestWatermark(NONE)))]
 
@@ -80,10 +84,9 @@ class RestExtractor(Extractor):
         mark = state.workunit.low_watermark(RestWatermark) or RestWatermark(NONE)
         self.floor = mark.value
         self.pager = Pager(self.settings, self.client, self.floor, mark.resume)
-        high = (mark.resume or {}).get("high")
-        self.high = high if isinstance(high, int) else NONE  # of this walk through the pages, resumed or new
+        self.walk = Walk.resumed(mark.resume, self.settings.paging)  # through the pages, resumed or new
         self.highest_seen = NONE
-        self.below = self.skipped = 0
+        self.below = self.skipped = self.again = 0
         self.finished = False
         self.schema = schema_of(self.settings.schema, "rest.schema")
 
@@ -116,6 +119,7 @@ class RestExtractor(Extractor):
         """The page's records that are JSON objects above the watermark."""
         field = self.settings.watermark_field
         kept = []
+        self.walk.page()
         for index, record in enumerate(page.records):
             if not isinstance(record, dict):
                 self._not_an_object(page, index, record)
@@ -127,7 +131,11 @@ class RestExtractor(Extractor):
                 if self.floor != NONE and value <= self.floor:
                     self.below += 1
                     continue
-                self.high = max(self.high, value)
+                digest = page.digests[index] if page.digests else 0
+                if self.walk.pulled_before(value, digest):  # the pages moved: records arrived meanwhile
+                    self.again += 1
+                    continue
+                self.walk.add(value, digest)
             kept.append(record)
         return kept
 
@@ -144,6 +152,13 @@ class RestExtractor(Extractor):
 
     def _report(self) -> None:
         s = self.settings
+        if self.again:
+            log.info("rest_records_pulled_before", url=s.url, records=self.again,
+                     note="records this walk through the pages pulled already came again (records arrived and the "
+                          "pages moved): skipped")
+        if not self.pager.complete:
+            log.warning("rest_page_limit", url=s.url, pages=s.max_pages, resumes_at=self.pager.position,
+                        note=self.walk.limit_note(s))
         if self.skipped:
             self.state.set_prop(SKIPPED_KEY, self.skipped)
             log.warning("rest_records_skipped", url=s.url, records=self.skipped,
@@ -159,8 +174,8 @@ class RestExtractor(Extractor):
         if not self.finished:  # a failed run leaves the last committed watermark (and where its pages resume)
             return
         if self.pager.complete:
-            mark = RestWatermark(max(self.floor, self.high))
+            mark = RestWatermark(max(self.floor, self.walk.high if self.walk.high is not None else NONE))
         else:
-            mark = RestWatermark(self.floor, {"paging": self.settings.paging, "position": self.pager.position,
-                                              "high": self.high})
+            mark = RestWatermark(self.floor, {"shape": shape(self.settings), "position": self.pager.position,
+                                              **self.walk.to_json()})
         self.state.set_actual_high_watermark(mark)

@@ -1,10 +1,10 @@
 """The REST source's watermark: the highest value of ``rest.watermark.field`` pulled, and where a run that stopped at
 ``rest.paging.max`` left its walk through the pages.
 
-``{"value": 42}`` after a run that read every page; ``{"value": 42, "resume": {"position": "7", "high": 57}}``
-after one stopped by the page limit: the next run asks the same records (``rest.watermark.param`` is still sent
-42) from that page, page number, offset or cursor on, so nothing between is skipped, and commits the highest
-value once the last page is read. A first run has :data:`NONE`: below every value a field can hold (the lowest
+``{"value": 42}`` after a run that read every page; ``{"value": 42, "resume": {"shape": {…}, "position": 7,
+"high": 57, …}}`` after one stopped by the page limit (:mod:`.walk`): the next run asks the same records
+(``rest.watermark.param`` is still sent 42) from that page, page number, offset or cursor on, so nothing between
+is skipped, and commits the highest value once the last page is read. A first run has :data:`NONE`: below every value a field can hold (the lowest
 long, which a record may therefore not have), so negative ids are pulled too.
 """
 
