@@ -214,3 +214,21 @@ def test_a_listing_without_the_revisions_below_the_newest_keeps_the_watermark_an
     assert "wikipedia_revisions_missing" in result.output and '"newest": 110' in result.output
     run_here(job, tmp_path)  # the watermark stayed at 100: the next run pulls 101-110
     assert [r["revid"] for r in published(tmp_path)["LinkedIn"]] == [float(i) for i in range(96, 111)]
+
+
+def test_a_revision_that_does_not_fit_the_schema_is_named_with_its_field():
+    from gobblin_py.connectors.wikipedia import WikipediaConverter
+    from gobblin_py.sdk.errors import PermanentError
+    from gobblin_py.sdk.schema_meta import text_schema
+    from gobblin_py.sdk.states import WorkUnitState
+
+    schema = json.dumps({"type": "record", "name": "R", "fields": [{"name": "revid", "type": "long"},
+                                                                   {"name": "title", "type": "string"}]})
+    converter = WikipediaConverter()
+    state = WorkUnitState()
+    converter.init(state)
+    converter.convert_schema(text_schema(schema), state)
+    texts = [json.dumps({"revid": 7, "title": "NASA"}), json.dumps({"revid": "8a", "title": "NASA"})]
+    with pytest.raises(PermanentError, match=r"WikipediaConverter: revision 8a of 'NASA' does not fit the schema: "
+                                             r"its field revid \(int64\) cannot hold \"8a\""):
+        converter.convert_batch(pa.RecordBatch.from_arrays([pa.array(texts)], schema=text_schema(schema)), state)

@@ -17,13 +17,14 @@ records it pulled already that the pages moving brought again.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.connectors.rest.jsonpath import first
+from gobblin_py.connectors.rest.jsonpath import locate
 from gobblin_py.connectors.rest.paging import Page, Pager
 from gobblin_py.connectors.rest.records import schema_of, to_batch
 from gobblin_py.connectors.rest.settings import RestSettings
@@ -56,6 +57,10 @@ def text_batch(records: list[dict[str, Any]]) -> pa.RecordBatch:
     except UnicodeEncodeError:
         texts = pa.array([json.dumps(r) for r in records], pa.string())
     return pa.RecordBatch.from_arrays([texts], schema=text_schema())
+
+
+def _record_label(positions: list[int], page: int, index: int) -> str:
+    return f"record {positions[index] + 1} of page {page}"
 
 
 class RestSource(Source):
@@ -98,7 +103,7 @@ class RestExtractor(Extractor):
 
     def read_batches(self) -> Iterator[pa.RecordBatch]:
         for page in self.pager.pages():
-            records = self._new_records(page)
+            records, positions = self._new_records(page)
             page.records.clear()
             if not records:
                 continue
@@ -106,7 +111,8 @@ class RestExtractor(Extractor):
                 if self.schema is None:
                     batch = text_batch(records)
                 else:
-                    batch = to_batch(records, self.schema, f"GET {page.url}")
+                    batch = to_batch(records, self.schema, f"GET {page.url}",
+                                     functools.partial(_record_label, positions, page.number))
             except RecursionError:
                 raise PermanentError(f"GET {page.url}: a record of page {page.number} is nested deeper than can "
                                      "be written") from None
@@ -115,18 +121,17 @@ class RestExtractor(Extractor):
         self.finished = True
         self._report()
 
-    def _new_records(self, page: Page) -> list[dict[str, Any]]:
-        """The page's records that are JSON objects above the watermark."""
+    def _new_records(self, page: Page) -> tuple[list[dict[str, Any]], list[int]]:
+        """The page's records that are JSON objects above the watermark, and their places in the page."""
         field = self.settings.watermark_field
-        kept = []
+        kept, positions = [], []
         self.walk.page()
         for index, record in enumerate(page.records):
             if not isinstance(record, dict):
                 self._not_an_object(page, index, record)
                 continue
             if field:
-                value = whole_number(first(record, field), field, f"GET {page.url}: record {index + 1} of page "
-                                                                  f"{page.number}")
+                value = self._watermark(record, field, f"GET {page.url}: record {index + 1} of page {page.number}")
                 self.highest_seen = max(self.highest_seen, value)
                 if self.floor != NONE and value <= self.floor:
                     self.below += 1
@@ -137,7 +142,15 @@ class RestExtractor(Extractor):
                     continue
                 self.walk.add(value, digest)
             kept.append(record)
-        return kept
+            positions.append(index)
+        return kept, positions
+
+    @staticmethod
+    def _watermark(record: dict[str, Any], field: str, where: str) -> int:
+        values, found = locate(record, field, flatten=False)  # (a list is no watermark, not its first element)
+        if not found:
+            raise PermanentError(f"{where}: has no rest.watermark.field={field}: the watermark cannot place it")
+        return whole_number(values[0] if len(values) == 1 else values, field, where)
 
     def _not_an_object(self, page: Page, index: int, record: Any) -> None:
         shown = json.dumps(record)[:200]
