@@ -73,7 +73,11 @@ class Pager:
             if not found:
                 raise PermanentError(f"GET {shown}: rest.records.path={s.records_path} leads nowhere in the answer "
                                      f"(it has {_outline(document)}); records are not where the key says")
-            digests = [digest(r) for r in records] if s.paging != "none" else []
+            try:
+                digests = [digest(r) for r in records] if s.paging != "none" else []
+            except RecursionError:
+                raise PermanentError(f"GET {shown}: a record of page {number} is nested deeper than can be "
+                                     "compared with the pages before") from None
             repeat = repeats.of(number, digests)
             if repeat is not None:
                 self._repeated(shown, f"{repeat} (does the server read {s.paging_param}?)")
@@ -122,9 +126,12 @@ def _not_empty(document: Any, headers: Mapping[str, str]) -> ApiError | None:
     return None
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str, check_circular=False)
+
+
 def digest(record: Any) -> int:
     """A 64-bit digest of a record's JSON (its keys in order)."""
-    text = json.dumps(record, sort_keys=True, default=str, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    text = _CANONICAL.encode(record).encode("utf-8", "surrogatepass")
     return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big")
 
 

@@ -57,7 +57,8 @@ def check_shape(settings: RestSettings, resume: dict[str, Any] | None) -> None:
         return
     what = "; ".join(f"{key} is {_shown(now.get(key))}, the walk began with "
                      f"{_shown(saved.get(key)) if recorded else '(not recorded)'}" for key in changed)
-    raise UsageError(f"{what}: the last run stopped at rest.paging.max at {resume.get('position')!r} of a walk "
+    kind = saved.get("rest.paging.type", "position")
+    raise UsageError(f"{what}: the last run stopped at rest.paging.max at {kind} {resume.get('position')!r} of a walk "
                      "through the pages made with the earlier value, and going on with another would skip or repeat "
                      f"records. Set {' and '.join(changed)} back until a run reads the walk's last page (the next "
                      "walk then takes the new value), or start over with `gpy state reset` (every record is pulled "
