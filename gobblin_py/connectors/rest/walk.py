@@ -1,5 +1,5 @@
 """A walk through an endpoint's pages, which a run stopped at ``rest.paging.max`` leaves to the next: what its
-resume point holds, so that the next run goes on exactly (:func:`resume_point`, :class:`Walk`).
+resume point holds, so that the next run goes on exactly (:func:`check_shape`, :class:`Walk`).
 
 - ``shape``: the keys that decide which records a page number, offset or cursor names (``rest.url``,
   ``rest.query.*``, ``rest.records.path``, ``rest.paging.type``, ``.param``, ``.size``, ``.size.param``,
@@ -49,17 +49,17 @@ def check_shape(settings: RestSettings, resume: dict[str, Any] | None) -> None:
     if resume is None:
         return
     saved = resume.get("shape")
-    recorded = isinstance(saved, dict)
-    saved = saved if isinstance(saved, dict) else {}
+    where = f"the last run stopped at rest.paging.max at position {resume.get('position')!r} of a walk through the pages"
+    if not isinstance(saved, dict):
+        raise UsageError(f"{where}, without the keys that shape it (saved by an earlier gpy): it cannot be resumed "
+                         "safely; start over with `gpy state reset` (every record is pulled again)")
     now = shape(settings)
     changed = [key for key in dict.fromkeys([*now, *saved]) if saved.get(key) != now.get(key)]
     if not changed:
         return
-    what = "; ".join(f"{key} is {_shown(now.get(key))}, the walk began with "
-                     f"{_shown(saved.get(key)) if recorded else '(not recorded)'}" for key in changed)
-    kind = saved.get("rest.paging.type", "position")
-    raise UsageError(f"{what}: the last run stopped at rest.paging.max at {kind} {resume.get('position')!r} of a walk "
-                     "through the pages made with the earlier value, and going on with another would skip or repeat "
+    what = "; ".join(f"{key} is {_shown(now.get(key))}, the walk began with {_shown(saved.get(key))}"
+                     for key in changed)
+    raise UsageError(f"{what}: {where}, made with the earlier value, and going on with another would skip or repeat "
                      f"records. Set {' and '.join(changed)} back until a run reads the walk's last page (the next "
                      "walk then takes the new value), or start over with `gpy state reset` (every record is pulled "
                      "again)")
