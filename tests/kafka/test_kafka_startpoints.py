@@ -136,3 +136,28 @@ def test_a_startpoint_for_a_partition_the_topic_lacks_or_a_time_after_its_data_i
     startpoint(job, topic, "--timestamp", "2024-01-01T03:00:00Z")  # the newest message's own time
     startpoint(job, topic, "--partition", "2", "--timestamp", "9999-12-31", "--force")
     assert set(json.loads(run_gpy_here("state", "startpoint", "list", str(job.file), "--json").stdout)[topic]) == {"", "2"}
+
+
+def test_a_stored_startpoint_no_partition_can_use_is_a_warning_naming_it(tmp_path, broker):
+    """A partition startpoint stored while the brokers could not say which partitions the topic has (or before
+    the topic was created again with fewer) is never used: each run warns, naming it, instead of keeping it
+    quietly forever."""
+    from gobblin_py.store.startpoints import Startpoint, StartpointKind, StartpointStore
+
+    topic = broker.create_topic(partitions=1)
+    produce_hours(broker, topic, 0, 0, 2)
+    job = KafkaJob(tmp_path, broker, topic__whitelist=topic, kafka__deserializer__type="STRING")
+    assert run_gpy_here("run", str(job.file), "--engine", "local").returncode == 0
+    point = Startpoint(StartpointKind.OLDEST)
+    StartpointStore.for_job(job.props).set(job.name, topic, "5", point)
+    produce_hours(broker, topic, 0, 2, 1)
+    for new in (True, False):  # with new messages to read, then with none
+        ran = run_gpy_here("run", str(job.file), "--engine", "local")
+        assert ran.returncode == 0, ran.stderr
+        events = {e["event"]: e for e in map(json.loads, filter(None, ran.stderr.splitlines())) if "event" in e}
+        warned = events["kafka_startpoint_unusable"]
+        assert warned["level"] == "warning" and warned["startpoints"] == {"5": point.describe()}
+        if new:  # the topic has work this run, none of it from the startpoint
+            assert events["startpoints_unused"]["level"] == "warning", events
+            assert events["startpoints_unused"]["startpoints"] == {"5": point.describe()}
+    assert sorted(job.values()) == ["p0-0", "p0-1", "p0-2"]

@@ -263,6 +263,14 @@ def plan_topic(settings: KafkaSourceSettings, topic: str, partitions: list, offs
         changed = not (known is not None and start == known == high)
         plans.append(PartitionPlan(topic, info.partition, start, high, str(info.leader_id), info.leader, fetched_at,
                                    prev, lost, changed))
+    absent = sorted(p for p in (startpoints.by_partition if startpoints is not None else {})
+                    if p and not (p.isdigit() and int(p) in seen))
+    if absent:
+        assert startpoints is not None
+        log.warning("kafka_startpoint_unusable", topic=topic, partitions=len(seen),
+                    startpoints={p: startpoints.by_partition[p].describe() for p in absent},
+                    note="the topic has no such partition: no run can start from it; remove it with "
+                         "`gpy state startpoint clear`")
     # partitions stored before that the topic no longer has: their offsets are carried, unchanged (unless the topic
     # was recreated: they were the old topic's)
     for (name, pid), prev in sorted(previous.items()):
