@@ -282,7 +282,11 @@ def plan_topic(settings: KafkaSourceSettings, topic: str, partitions: list, offs
         plan.topic_id = topic_id
         last = plan.previous
         if not recreated and last is not None and last.last_offset is not None and last.last_timestamp is not None:
-            plan.last = (last.last_offset, last.last_timestamp)
+            # a partition reset to before the last message read, which it no longer holds (its stored offset was
+            # beyond its end), reuses that offset: the message says nothing of the partition any more
+            held = last.last_offset < offsets.get(plan.partition, (0, last.last_offset + 1))[1]
+            if held or plan.low > last.last_offset:
+                plan.last = (last.last_offset, last.last_timestamp)
     if recreated:
         log.warning("kafka_topic_recreated", topic=topic, evidence=recreated, bootstrap=settings.bootstrap,
                     partitions=len(plans), offsets_lost=sum(p.lost for p in plans),
