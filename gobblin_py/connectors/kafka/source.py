@@ -33,8 +33,9 @@ class KafkaSimpleSource(Source):
     """Pulls Kafka topics into files: one dataset per topic, one work unit per partition, offsets as watermarks.
 
     Startpoints (per topic, or per partition: its number): ``OLDEST`` the earliest offset the topic still has,
-    ``UPCOMING`` the latest (skip what is there now), ``TIMESTAMP`` the broker's offset for the time (records
-    stamped earlier are then dropped), ``SPECIFIC`` an offset.
+    ``UPCOMING`` the latest (skip what is there now), ``TIMESTAMP`` the broker's offset for the time when that is
+    before the stored offset (records read again that are stamped earlier are dropped; a partition with nothing
+    to replay goes on from its stored offset), ``SPECIFIC`` an offset.
     """
 
     settings_class = KafkaSourceSettings
