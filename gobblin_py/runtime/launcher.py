@@ -99,9 +99,15 @@ def log_startpoints(state: SourceState, units: list, default_urn: str) -> None:
         used = points.ids() & applied.get(urn, set())
         if used:
             log.info("startpoints_applied", dataset=urn, startpoints=sorted(used))
-        if points.ids() - used:
-            log.info("startpoints_kept", dataset=urn, startpoints=sorted(points.ids() - used),
-                     reason="no work unit of this run starts from them")
+        unused = {p: point for p, point in points.by_partition.items() if point.id not in used}
+        if unused and urn in applied:  # the dataset has work this run, yet none of it starts from these
+            log.warning("startpoints_unused", dataset=urn,
+                        startpoints={p or "(dataset)": point.describe() for p, point in sorted(unused.items())},
+                        reason="the dataset's work units of this run do not start from them (a partition it does "
+                               "not have?): they stay until used, or removed with `gpy state startpoint clear`")
+        elif unused:
+            log.info("startpoints_kept", dataset=urn, startpoints=sorted(p.id for p in unused.values()),
+                     reason="the dataset has no work this run: they wait for its next")
 
 
 class JobLauncher:

@@ -4,10 +4,14 @@ file is quoted or refused, and two jobs never silently share one DAG."""
 from __future__ import annotations
 
 import ast
+import resource
 import shlex
+import subprocess
+import sys
 
 from tests.cli.test_schedule_cli import job_file
-from tests.conftest import run_gpy
+from gobblin_py.cli.schedule import dag_owner
+from tests.conftest import run_gpy, run_gpy_here
 
 # legal in a file name, and each breaks naive quoting somewhere: a docstring, a Python string, Jinja, the shell, cron
 HOSTILE = 'x"""; open("PWNED", "w"); """ \\N{a} {{ ds }} $(touch PWNED) `id` \' 50% \\%'
@@ -114,3 +118,47 @@ def test_a_file_in_the_dags_folder_not_written_by_gpy_schedule_is_never_replaced
     assert f"{dags / 'gpy_Mine.py'}" in result.stderr and "not written by gpy schedule" in result.stderr
     assert (dags / "gpy_Mine.py").read_text() == "# someone's own DAG\n"
 
+
+
+def test_a_job_name_too_long_for_a_dag_is_refused_before_anything_is_written(tmp_path):
+    short = job_file(tmp_path, "Short", "0 0 2 * * ?")
+    long = job_file(tmp_path, "B" * 248, "0 0 2 * * ?")  # DAG id gpy_BBB…: 252 characters
+    unnamed = tmp_path / f"{'c' * 250}.pull"  # no job.name: the DAG is named after the file
+    unnamed.write_text("source.class=FileBasedSource\njob.schedule=0 0 3 * * ?\n")
+    dags = tmp_path / "dags"
+    result = run_gpy_here("schedule", str(short), str(long), str(unnamed), "--airflow", str(dags))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"{long}: key 'job.name' makes a name too long: DAG id gpy_BBB" in result.stderr
+    assert f"{unnamed}: its file name (job.name is not set) makes a name too long" in result.stderr
+    assert "is 252 characters, and Airflow takes at most 250; give the job a job.name of at most 246" in result.stderr
+    assert "2 of 3 jobs not scheduled; nothing written" in result.stderr
+    assert not dags.exists()  # not even the short job's DAG, nor a temporary file
+
+    longest = job_file(tmp_path / "ok", "B" * 246, "0 0 2 * * ?")
+    written = run_gpy_here("schedule", str(longest), "--airflow", str(dags))
+    assert written.returncode == 0, written.stderr
+    [dag] = dags.iterdir()
+    assert dag.name == f"gpy_{'B' * 246}.py" and dag_owner(dag) == str(longest)
+
+
+def test_a_dag_file_that_cannot_be_written_leaves_every_dag_file_as_it_was(tmp_path):
+    """The disk refuses the second job's DAG file (its size is over the process's file size limit, as a full
+    disk would): the first job's DAG file, already there, is not replaced either, and no temporary file stays."""
+    short = job_file(tmp_path, "Short", "0 0 2 * * ?")
+    deep = job_file(tmp_path / ("d" * 200) / ("e" * 200) / ("f" * 200), "Deep", "0 0 3 * * ?")
+    dags = tmp_path / "dags"
+    assert run_gpy_here("schedule", str(short), "--airflow", str(dags), cwd=tmp_path).returncode == 0
+    before = (dags / "gpy_Short.py").read_text()
+    short.write_text(short.read_text().replace("0 0 2 * * ?", "0 0 4 * * ?"))
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1500, resource.RLIM_INFINITY))
+
+    result = subprocess.run([sys.executable, "-m", "gobblin_py.cli", "schedule", str(short), str(deep),
+                             "--airflow", str(dags)], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                            preexec_fn=small_files)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"--airflow: cannot write {dags / 'gpy_Deep.py'}: File too large; no DAG file was written or replaced" \
+        in result.stderr
+    assert sorted(p.name for p in dags.iterdir()) == ["gpy_Short.py"]
+    assert (dags / "gpy_Short.py").read_text() == before

@@ -136,3 +136,75 @@ def test_a_startpoint_for_a_partition_the_topic_lacks_or_a_time_after_its_data_i
     startpoint(job, topic, "--timestamp", "2024-01-01T03:00:00Z")  # the newest message's own time
     startpoint(job, topic, "--partition", "2", "--timestamp", "9999-12-31", "--force")
     assert set(json.loads(run_gpy_here("state", "startpoint", "list", str(job.file), "--json").stdout)[topic]) == {"", "2"}
+
+
+def test_a_stored_startpoint_no_partition_can_use_is_a_warning_naming_it(tmp_path, broker):
+    """A partition startpoint stored while the brokers could not say which partitions the topic has (or before
+    the topic was created again with fewer) is never used: each run warns, naming it, instead of keeping it
+    quietly forever."""
+    from gobblin_py.store.startpoints import Startpoint, StartpointKind, StartpointStore
+
+    topic = broker.create_topic(partitions=1)
+    produce_hours(broker, topic, 0, 0, 2)
+    job = KafkaJob(tmp_path, broker, topic__whitelist=topic, kafka__deserializer__type="STRING")
+    assert run_gpy_here("run", str(job.file), "--engine", "local").returncode == 0
+    point = Startpoint(StartpointKind.OLDEST)
+    StartpointStore.for_job(job.props).set(job.name, topic, "5", point)
+    produce_hours(broker, topic, 0, 2, 1)
+    for new in (True, False):  # with new messages to read, then with none
+        ran = run_gpy_here("run", str(job.file), "--engine", "local")
+        assert ran.returncode == 0, ran.stderr
+        events = {e["event"]: e for e in map(json.loads, filter(None, ran.stderr.splitlines())) if "event" in e}
+        warned = events["kafka_startpoint_unusable"]
+        assert warned["level"] == "warning" and warned["startpoints"] == {"5": point.describe()}
+        if new:  # the topic has work this run, none of it from the startpoint
+            assert events["startpoints_unused"]["level"] == "warning", events
+            assert events["startpoints_unused"]["startpoints"] == {"5": point.describe()}
+    assert sorted(job.values()) == ["p0-0", "p0-1", "p0-2"]
+
+
+def run_here(job: KafkaJob):
+    ran = run_gpy_here("run", str(job.file), "--engine", "local")
+    assert ran.returncode == 0, ran.stdout + ran.stderr[-3000:]
+    return ran
+
+
+def test_a_timestamp_replay_never_skips_or_drops_a_message_not_read_yet(tmp_path, broker):
+    topic = broker.create_topic(partitions=1)
+    produce_hours(broker, topic, 0, 0, 5)
+    job = KafkaJob(tmp_path, broker, topic__whitelist=topic, kafka__deserializer__type="STRING")
+    run_here(job)
+    # a time past the stored offset: the messages before it, not read yet, are read all the same
+    produce_hours(broker, topic, 0, 5, 5)
+    startpoint(job, topic, "--timestamp", "2024-01-01T07:00:00Z")
+    run_here(job)
+    assert sorted(job.values()) == sorted(f"p0-{h}" for h in range(10))
+    # a time after every message (forced): nothing to replay, and what is not read yet is read, not skipped
+    produce_hours(broker, topic, 0, 10, 2)
+    startpoint(job, topic, "--timestamp", "2024-01-03T00:00:00Z", "--force")
+    ran = run_here(job)
+    assert '"startpoint_nothing_to_replay"' in ran.stderr
+    assert sorted(job.values()) == sorted(f"p0-{h}" for h in range(12))
+    # a replay: the message past the stored offset stamped before the time (a late one) is new, and kept
+    broker.produce(topic, ["late"], partition=0, timestamp_ms=T0 + HOUR)
+    startpoint(job, topic, "--timestamp", "2024-01-01T11:00:00Z")
+    run_here(job)
+    assert Counter(job.values()) == Counter([f"p0-{h}" for h in range(12)] + ["p0-11", "late"])
+    assert json.loads(run_gpy_here("state", "startpoint", "list", str(job.file), "--json").stdout) == {}
+
+
+def test_a_replayed_partition_filters_only_its_own_messages_in_a_work_unit_of_several(tmp_path, broker):
+    # BI_LEVEL packs both partitions in one work unit; partition 0 replays from 03:00, partition 1 reads its new
+    # messages, stamped before that, for the first time: none of them is dropped
+    topic = broker.create_topic(partitions=2)
+    produce_hours(broker, topic, 0, 0, 5)
+    job = KafkaJob(tmp_path, broker, topic__whitelist=topic, kafka__deserializer__type="STRING",
+                   kafka__workunit__packer__type="BI_LEVEL", workunit__pre__grouping__size__factor="0.5",
+                   mr__job__max__mappers="1")
+    run_here(job)
+    produce_hours(broker, topic, 1, 0, 3)
+    startpoint(job, topic, "--partition", "0", "--timestamp", "2024-01-01T03:00:00Z")
+    ran = run_here(job)
+    assert '"tasks": 1,' in ran.stderr  # one work unit for both partitions
+    assert Counter(job.values()) == Counter([f"p0-{h}" for h in range(5)] + ["p0-3", "p0-4"]
+                                            + [f"p1-{h}" for h in range(3)])

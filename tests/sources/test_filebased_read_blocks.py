@@ -197,3 +197,30 @@ def test_a_row_longer_than_the_read_ahead_never_holds_the_read(tmp_path, long_at
     assert [r["id"] for r in rows] == list(range(10, 10 + 2 * SHORT))
     assert len(rows[long_at]["text"]) == (AHEAD + 2) << 20
 
+
+
+def quoted_lines(path: Path, rows: list[tuple[int, str]]) -> Path:
+    """RFC 4180 CSV: every value quoted, line breaks inside them."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("id,text\n" + "".join(f'{i},"{text}"\n' for i, text in rows))
+    return path
+
+
+def test_quoted_values_with_line_breaks_are_read_across_every_block_boundary(tmp_path):
+    # read to the dataset's schema (learnt from a.csv), b.csv is parsed a megabyte at a time: short multi-line
+    # values fall across block boundaries, and one of 2 MB holding a million line breaks spans two blocks
+    quoted_lines(tmp_path / "in" / "a.csv", [(0, "a\nb")])
+    rows = [(i, f"street {i}\ncity {i}") for i in range(1, 60_000)]
+    rows[30_000] = (30_001, "y\n" * 1_000_000)
+    quoted_lines(tmp_path / "in" / "b.csv", rows)
+    read = [r for b in batches_by_file(tmp_path / "in")["b.csv"] for r in b.to_pylist()]
+    assert [r["id"] for r in read] == [i for i, _ in rows]
+    assert read[30_000]["text"] == "y\n" * 1_000_000 and read[5]["text"] == "street 6\ncity 6"
+
+
+def test_a_quoted_value_longer_than_the_configured_block_names_the_file_and_the_key(tmp_path):
+    quoted_lines(tmp_path / "in" / "a.csv", [(0, "a")])
+    path = quoted_lines(tmp_path / "in" / "b.csv", [(1, "y\n" * 2_000_000), (2, "z")])  # 4 MB
+    with pytest.raises(UsageError) as err:
+        batches_by_file(tmp_path / "in", **{CSV_KEY: "1MB"})
+    assert str(path) in str(err.value) and CSV_KEY in str(err.value) and "quote" in str(err.value)

@@ -160,3 +160,46 @@ def test_credentials_are_masked_in_logs_errors_history_metrics_and_lineage(web_a
     leaks = {name: secret for name, text in written.items() for secret in SECRETS if secret in text}
     assert not leaks
     assert "api_key=******" in written["output"]
+
+
+@pytest.fixture
+def dripping_ftp() -> Iterator[tuple[int, list[float]]]:
+    """An "FTP server" sending its greeting a line a second for 6 s (urllib's FTP client would wait through it,
+    each read within its timeout): its port, and when each connection came."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    connections: list[float] = []
+
+    def drip(conn: socket.socket) -> None:
+        with conn:
+            for _ in range(6):
+                try:
+                    conn.sendall(b"220-welcome\r\n")
+                except OSError:
+                    return
+                time.sleep(1)
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            connections.append(time.monotonic())
+            threading.Thread(target=drip, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield listener.getsockname()[1], connections
+    listener.close()
+
+
+def test_a_redirect_to_another_scheme_is_refused_naming_both_urls(web_api, tmp_path, dripping_ftp):
+    port, connections = dripping_ftp
+    ftp = f"ftp://127.0.0.1:{port}/x.json"
+    job = write_job(tmp_path, web_api.url, **{"rest.url": f"{web_api.url}/moved?to={ftp}", "rest.paging.type": "none",
+                                              "rest.timeout.seconds": "3", "rest.retry.max": "1",
+                                              "rest.retry.backoff.ms": "0"})
+    result = run_here(job, tmp_path, expect=1)
+    assert f"GET {web_api.url}/moved?to={ftp}: redirected to {ftp}" in result.output
+    assert "only http:// and https:// redirects are followed" in result.output
+    assert connections == []  # nothing outside the deadline-watched HTTP(S) connections was opened
+    assert len(web_api.requests("/moved")) == 1  # refused at once, not retried

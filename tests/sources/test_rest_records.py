@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.sources.rest_jobs import ids, items, published, run_here, write_job
 
 
@@ -62,3 +64,28 @@ def test_a_records_path_that_leads_nowhere_fails_the_run_naming_it(web_api, tmp_
     web_api.route("/empty", {"data": {"items": []}})  # an empty list is a page without records, not an error
     run_here(write_job(tmp_path, web_api.url, **{"rest.url": web_api.url + "/empty"}), tmp_path)
     assert published(tmp_path) == []
+
+
+@pytest.mark.parametrize("value, says", [
+    ("٣", "is '٣', not a whole number"),  # an Arabic-Indic three: a digit to Python, not to a watermark
+    ("３", "is '３', not a whole number"),  # a fullwidth three
+    ([5, 3], "is [5, 3], not a whole number"),  # a list is not its first element
+    (1e300, "is 1e+300, outside what a watermark holds"),
+    (10 ** 300, "is 1000000000…(301 digits), outside what a watermark holds"),
+], ids=["arabic-indic digit", "fullwidth digit", "a list", "1e300", "10**300"])
+def test_a_watermark_value_a_long_cannot_hold_fails_naming_it_briefly(web_api, tmp_path, value, says):
+    web_api.route("/odd", {"data": {"items": [*items(1), {"id": value, "name": "odd", "price": None}]}})
+    result = run_here(write_job(tmp_path, web_api.url, **{"rest.url": web_api.url + "/odd",
+                                                          "rest.paging.type": "none"}), tmp_path, expect=1)
+    assert "record 2 of page 1: rest.watermark.field=id " + says in result.output
+    assert "0" * 40 not in result.output and ids(tmp_path) == []
+
+
+def test_a_record_that_does_not_fit_the_schema_is_named_with_its_field(web_api, tmp_path):
+    odd = {"id": 4, "name": {"first": "x"}, "price": None}
+    web_api.route("/odd", {"data": {"items": [*items(1), "skipped", *items(2, 3), odd]}})
+    job = write_job(tmp_path, web_api.url, **{"rest.url": web_api.url + "/odd", "rest.paging.type": "none",
+                                              "rest.records.nonobject": "skip"})
+    result = run_here(job, tmp_path, expect=1)
+    assert (f"GET {web_api.url}/odd: record 5 of page 1 does not fit the schema: its field name (string) cannot "
+            'hold {"first": "x"}') in result.output

@@ -200,3 +200,35 @@ def test_a_missing_page_is_a_warning_and_keeps_its_watermark(web_api, tmp_path):
     web_api.add_revisions("LinkedIn", 101, 2, age=HOURS)
     run_here(job, tmp_path)
     assert [r["revid"] for r in published(tmp_path)["LinkedIn"]] == [float(i) for i in range(96, 103)]
+
+
+@pytest.mark.parametrize("revisions", [None, []], ids=["no revisions key", "an empty list"])
+def test_a_listing_without_the_revisions_below_the_newest_keeps_the_watermark_and_warns(web_api, tmp_path, revisions):
+    web_api.add_revisions("LinkedIn", 95, 6, age=2 * HOURS)
+    job = _linkedin_job(web_api, tmp_path)
+    run_here(job, tmp_path)
+    web_api.add_revisions("LinkedIn", 101, 10, age=HOURS)
+    page = {"pageid": 1000, "ns": 0, "title": "LinkedIn", **({} if revisions is None else {"revisions": revisions})}
+    web_api.fail_next(200, body={"batchcomplete": "", "query": {"pages": {"1000": page}}}, when=_listing)
+    result = run_here(job, tmp_path)  # the newest is 110, yet the listing after 100 holds nothing
+    assert "wikipedia_revisions_missing" in result.output and '"newest": 110' in result.output
+    run_here(job, tmp_path)  # the watermark stayed at 100: the next run pulls 101-110
+    assert [r["revid"] for r in published(tmp_path)["LinkedIn"]] == [float(i) for i in range(96, 111)]
+
+
+def test_a_revision_that_does_not_fit_the_schema_is_named_with_its_field():
+    from gobblin_py.connectors.wikipedia import WikipediaConverter
+    from gobblin_py.sdk.errors import PermanentError
+    from gobblin_py.sdk.schema_meta import text_schema
+    from gobblin_py.sdk.states import WorkUnitState
+
+    schema = json.dumps({"type": "record", "name": "R", "fields": [{"name": "revid", "type": "long"},
+                                                                   {"name": "title", "type": "string"}]})
+    converter = WikipediaConverter()
+    state = WorkUnitState()
+    converter.init(state)
+    converter.convert_schema(text_schema(schema), state)
+    texts = [json.dumps({"revid": 7, "title": "NASA"}), json.dumps({"revid": "8a", "title": "NASA"})]
+    with pytest.raises(PermanentError, match=r"WikipediaConverter: revision 8a of 'NASA' does not fit the schema: "
+                                             r"its field revid \(int64\) cannot hold \"8a\""):
+        converter.convert_batch(pa.RecordBatch.from_arrays([pa.array(texts)], schema=text_schema(schema)), state)

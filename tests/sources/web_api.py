@@ -7,7 +7,9 @@
 ``/items`` serves records under ``data.items`` by cursor (``cursor``, ``limit``, ``next``), ``offset`` or ``page``, ``since`` to
 leave out records with ``id`` at or below it, and a bearer token (a refused one is echoed in the reason phrase,
 as careless servers do); newest first with ``order="desc"``, and as hostile servers do: ``ignore_paging`` (the
-first page whatever is asked), ``repeat_cursor`` (the same next cursor every time). Faults queued with
+first page whatever is asked), ``repeat_cursor`` (the same next cursor every time); ``ignore_paging="shuffled"`` (the first page, its records
+in another order each time, as an unordered query gives them) and ``"alternate"`` (the first and second page in
+turn, whatever is asked). Faults queued with
 :meth:`WebApi.fail_next` answer the next requests instead (a status, with ``Retry-After`` if given, or any body
 and headers, for the requests ``when`` accepts); :meth:`WebApi.route` serves a fixed answer at a path, its body
 dripped a byte at a time if asked. Every request is logged.
@@ -69,7 +71,7 @@ class WebApi:
     faults: list[Fault] = field(default_factory=list)
     routes: dict[str, Route] = field(default_factory=dict)
     order: str = "asc"  # of /items: "asc" by id, or "desc" (newest first)
-    ignore_paging: bool = False
+    ignore_paging: bool | str = False  # True: the first page; "shuffled", "alternate": see the module
     repeat_cursor: str | None = None
     log: list[Request] = field(default_factory=list)
     url: str = ""
@@ -163,9 +165,12 @@ class WebApi:
         offset = int(params.get("cursor") or params.get("offset") or 0)
         if "page" in params:  # page numbers from 1
             offset = (int(params["page"]) - 1) * limit
+        asked = len(self.requests("/items"))  # (this request is logged once answered)
         if self.ignore_paging:
-            offset = 0
+            offset = limit * (asked % 2) if self.ignore_paging == "alternate" else 0
         page = chosen[offset:offset + limit]
+        if self.ignore_paging == "shuffled":
+            page = page[asked % len(page):] + page[:asked % len(page)] if page else page
         answer: dict = {"data": {"items": page}}
         if offset + limit < len(chosen):
             answer["next"] = self.repeat_cursor or str(offset + limit)

@@ -193,7 +193,7 @@ def test_a_killed_pack_leaves_a_partial_archive_the_next_pack_removes(tmp_path):
 
 
 def test_a_partial_archive_a_build_holds_is_never_removed(tmp_path):
-    from gobblin_py.runtime.engines.pack import _remove_abandoned
+    from gobblin_py.runtime.engines.pack import PARTIAL_PREFIX, _remove_abandoned
 
     busy, young = tmp_path / ".building-busy.tar.gz", tmp_path / ".building-young.tar.gz"
     busy.write_bytes(b"x")
@@ -201,7 +201,91 @@ def test_a_partial_archive_a_build_holds_is_never_removed(tmp_path):
     os.utime(busy, (time.time() - 3600, time.time() - 3600))
     with open(busy, "rb") as held:
         fcntl.flock(held, fcntl.LOCK_EX)  # a build writing it
-        _remove_abandoned(tmp_path)
+        _remove_abandoned(tmp_path, PARTIAL_PREFIX)
         assert busy.exists() and young.exists()  # locked; just created (not locked yet)
-    _remove_abandoned(tmp_path)
+    _remove_abandoned(tmp_path, PARTIAL_PREFIX)
     assert not busy.exists() and young.exists()
+
+
+def test_a_stop_while_pack_copies_to_output_leaves_the_file_there_as_it_was(tmp_path, monkeypatch):
+    """SIGTERM while `gpy pack --output` copies the archive: no partial copy is left, the good file already at
+    --output is untouched, and the stop is reported (exit 143). The archive is a pipe that ends only after the
+    signal, so the copy is surely under way when it comes (the copy step alone: no build)."""
+    import threading
+
+    from gobblin_py.runtime.engines import pack as pack_module
+    from tests.conftest import run_gpy_here
+
+    endless = tmp_path / "gpy-env.tar.gz"
+    os.mkfifo(endless)
+    monkeypatch.setattr(pack_module, "environment_archive", lambda props: endless)
+    out = tmp_path / "upload" / "env.tar.gz"
+    out.parent.mkdir()
+    out.write_bytes(b"the good archive of yesterday")
+    copying: list[Path] = []
+    stopped = threading.Event()
+
+    def feed() -> None:
+        while True:  # until the copy opens the archive
+            try:
+                fd = os.open(endless, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError:  # no reader yet
+                if stopped.wait(0.01):
+                    return
+        os.set_blocking(fd, True)
+        with open(fd, "wb") as pipe:
+            pipe.write(b"x" * (3 << 20))  # returns once the copy has read nearly all of it
+            copying.extend(out.parent.iterdir())
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGTERM)
+            stopped.wait(30)  # then the archive ends: a copy the signal did not stop completes
+
+    previous = signal.signal(signal.SIGTERM, lambda *_: None)  # a stray signal never ends the test session
+    feeder = threading.Thread(target=feed, daemon=True)
+    try:
+        feeder.start()
+        result = run_gpy_here("pack", "--output", str(out))
+    finally:
+        stopped.set()
+        feeder.join(30)
+        signal.signal(signal.SIGTERM, previous)
+    assert len(copying) == 2 and any(p.name.startswith(".gpy-pack-") for p in copying), copying  # under way
+    assert result.returncode == 143, result.stdout + result.stderr
+    assert f"stopped by SIGTERM: {out} was left as it was; the archive is {endless}" in result.stderr
+    assert out.read_bytes() == b"the good archive of yesterday"
+    assert sorted(out.parent.iterdir()) == [out]
+
+
+def test_pack_output_into_a_missing_folder_is_refused_before_packing(tmp_path, monkeypatch):
+    from gobblin_py.runtime.engines import pack as pack_module
+    from tests.conftest import run_gpy_here
+
+    monkeypatch.setattr(pack_module, "environment_archive", lambda props: pytest.fail("packed"))
+    result = run_gpy_here("pack", "--output", str(tmp_path / "missing" / "env.tar.gz"))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"--output {tmp_path / 'missing' / 'env.tar.gz'}: the folder {tmp_path / 'missing'} does not exist" \
+        in result.stderr
+
+
+def test_a_stop_that_cuts_an_import_short_while_packing_is_reported_as_the_stop(tmp_path, monkeypatch):
+    """Packing imports the job's plugins; Python 3.11 turns an error raised while a class is made (here the
+    signal's) into a RuntimeError of its own: still a stop, exit 143, not a traceback and exit 1."""
+    from gobblin_py.runtime.engines import pack as pack_module
+    from tests.conftest import run_gpy_here
+
+    class Field:
+        def __set_name__(self, owner: type, name: str) -> None:
+            signal.raise_signal(signal.SIGTERM)
+
+    def plugins_imported(props: dict[str, str]) -> Path:
+        type("Settings", (), {"field": Field()})
+        raise AssertionError("not stopped")
+
+    monkeypatch.setattr(pack_module, "environment_archive", plugins_imported)
+    previous = signal.signal(signal.SIGTERM, lambda *_: None)
+    try:
+        result = run_gpy_here("pack")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert result.returncode == 143, result.stdout + result.stderr
+    assert "stopped by SIGTERM: no archive was written" in result.stderr

@@ -88,6 +88,9 @@ def test_kafka_partitions_and_offsets(tmp_path):
     job = kafka_job(tmp_path, **{"source.kafka.socketTimeoutMillis": "2000"})  # no broker: a short wait
     assert_refused(set_startpoint(job, "--partition", "x", "--oldest", dataset="orders"), "partition 'x'")
     assert_refused(set_startpoint(job, "--partition", "-1", "--oldest", dataset="orders"), "partition '-1'")
+    for odd in (" 0", "00", "0 "):  # stored as given, they would never match partition 0, nor ever be consumed
+        assert_refused(set_startpoint(job, "--partition", odd, "--oldest", dataset="orders"), f"partition {odd!r}",
+                       "give --partition 0")
     assert_refused(set_startpoint(job, "--value", "abc", dataset="orders"), "'abc'", "Kafka offset")
     assert_refused(set_startpoint(job, "--value", "-3", dataset="orders"), "'-3'", "Kafka offset")
     assert_refused(set_startpoint(job, "--value", str(2**63), dataset="orders"), "Kafka offset")

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from gobblin_py.connectors.files.builder import FsDataWriterBuilder
 from gobblin_py.connectors.files.file_extractor import FileExtractor
+from gobblin_py.connectors.files.file_startpoints import Start
 from gobblin_py.connectors.files.filebased import FileBasedSource
 from gobblin_py.connectors.files.publisher import BaseDataPublisher
 from gobblin_py.io.rename_step import FsRenameStep
@@ -59,11 +60,11 @@ class RereadingSource(FileBasedSource):
 class ValueStartpointIgnoringSource(FileBasedSource):
     """The file source that takes a ``--value`` startpoint (and consumes it) but goes on from its own snapshot."""
 
-    def _start(self, startpoint: Startpoint, seen: set[str], files: list[tuple[str, int]], previous: Any,
-               urn: str) -> set[str]:
+    def _start(self, startpoint: Startpoint, seen: set[str], listed: dict[str, int], previous: Any, urn: str,
+               event_column: str | None) -> Start:
         if startpoint.kind is StartpointKind.SPECIFIC:
-            return seen
-        return super()._start(startpoint, seen, files, previous, urn)
+            return Start(seen)
+        return super()._start(startpoint, seen, listed, previous, urn, event_column)
 
 
 # ---------------------------------------------------------------------- writers

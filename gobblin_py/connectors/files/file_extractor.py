@@ -13,6 +13,7 @@ from gobblin_py.connectors.files.file_schema import DATASET_SCHEMA_KEY, SCHEMA_S
 from gobblin_py.connectors.files.file_settings import (
     FILE_MTIMES_KEY,
     FILES_TO_PULL_KEY,
+    REPLAYED_FILES_KEY,
     SCHEMA_CHANGE_KEY,
     SCHEMA_FILE_KEY,
     FileSourceSettings,
@@ -53,6 +54,9 @@ class FileExtractor(Extractor):
         self._open: list = []
         self._complete = False
         self._since: int | None = None
+        # a replay: how many of the unit's files (its first) were pulled before and are filtered (None: all)
+        self._replayed = state.get_prop_as_int(REPLAYED_FILES_KEY) if state.get_prop(REPLAYED_FILES_KEY) else None
+        self._filtering = True  # the file being read is one of those
         self._filtered = 0
         self._records = 0
         self._min_event: int | None = None
@@ -123,6 +127,7 @@ class FileExtractor(Extractor):
         schema = self.get_schema()
         self._complete = False
         for index, path in enumerate(self.paths):
+            self._filtering = self._replayed is None or index < self._replayed
             if index == 0 and self._first is not None:  # its first block was parsed for the schema: go on from there
                 opened, self._first = self._first, None
             else:
@@ -158,7 +163,7 @@ class FileExtractor(Extractor):
         if low is not None and high is not None:
             self._min_event = low if self._min_event is None else min(self._min_event, low)
             self._max_event = high if self._max_event is None else max(self._max_event, high)
-        if self._since is None:
+        if self._since is None or not self._filtering:
             return batch
         kept = batch.filter(at_or_after(batch.column(column), column, self._since))
         self._filtered += batch.num_rows - kept.num_rows

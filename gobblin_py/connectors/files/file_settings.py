@@ -18,6 +18,8 @@ FORMAT_KEY = "source.filebased.format"
 SNAPSHOT_KEY = "source.filebased.fs.snapshot"
 FILES_TO_PULL_KEY = "source.filebased.files.to.pull"
 FILE_MTIMES_KEY = "source.filebased.files.mtime"  # the modification times of the files to pull, in their order
+# a replay from a time: the first N files to pull were pulled before, and drop their records before the time
+REPLAYED_FILES_KEY = "source.filebased.files.replayed"
 SCHEMA_FILE_KEY = "source.filebased.schema.file"  # a unit that reads no file takes its schema from this one
 SNAPSHOT_SEPARATOR = ":::"
 SCHEMA_CHANGE_KEY = "source.filebased.schema.change"

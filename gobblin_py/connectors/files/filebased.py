@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from gobblin_py.connectors.files import file_schema
+from gobblin_py.connectors.files import file_schema, file_startpoints
 from gobblin_py.connectors.files.empty_listing import Listing, explain
 from gobblin_py.connectors.files.file_extractor import FileExtractor
 from gobblin_py.connectors.files.file_readers import open_file
@@ -29,12 +29,14 @@ from gobblin_py.connectors.files.file_settings import (  # noqa: F401 - re-expor
     FILES_TO_PULL_KEY,
     FORMAT_KEY,
     FORMATS,
+    REPLAYED_FILES_KEY,
     SCHEMA_FILE_KEY,
     SNAPSHOT_KEY,
     SNAPSHOT_SEPARATOR,
     FileSourceSettings,
     file_format,
 )
+from gobblin_py.connectors.files.file_startpoints import entry_mtime
 from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.contracts import EmptyPlan, Extractor, Source
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
@@ -43,7 +45,6 @@ from gobblin_py.sdk.retry import workunits_to_retry
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.states import Extract, WorkingState, WorkUnit, WorkUnitState
 from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval
-from gobblin_py.store.progress import replay_low
 from gobblin_py.store.startpoints import (
     Startpoint,
     StartpointKind,
@@ -72,8 +73,8 @@ class FileBasedSource(Source):
 
     Startpoints (per dataset): ``OLDEST`` pulls every listed file again, ``UPCOMING`` marks every listed file as
     pulled without reading it, ``SPECIFIC`` (a modification time: epoch milliseconds or ISO 8601) pulls again the
-    files modified at or after it, ``TIMESTAMP`` pulls again the files of the earliest committed work unit whose
-    records reach the time (``source.event.time.column`` names the records' event time) and everything after.
+    files modified at or after it, ``TIMESTAMP`` pulls again the files pulled before whose records may reach the
+    time, never skipping a file not pulled yet (:mod:`.file_startpoints`).
     """
 
     settings_class: type[FileSourceSettings] = FileSourceSettings
@@ -89,6 +90,25 @@ class FileBasedSource(Source):
             except UsageError as exc:
                 raise UsageError(f"value {point.value!r} is not a file modification time, the watermark of "
                                  f"FileBasedSource: {exc}") from None
+
+    @classmethod
+    def newest_event_ms(cls, props: Mapping[str, str], urn: str, partition: str) -> int | None:
+        """Without ``source.event.time.column``, a file's modification time stands for its records' time (a
+        replay from a time pulls again the files modified at or after it): the newest modification time of the
+        dataset's files. With it, None: the records' times are known only by reading them."""
+        try:
+            settings = FileSourceSettings.load(props)
+            if settings.event_column:
+                return None
+            fs, root = fsutil.open_fs(settings.directory, settings.fs_uri)
+            listing = cls._list(fs, root, settings.pattern) if fs.isdir(root) else []
+        except (GobblinPyError, OSError, ValueError):  # a folder that cannot be listed cannot say
+            return None
+        def of_dataset(path: str) -> bool:  # at the subdirectory level, a dataset is a first-level sub-folder
+            relative = posixpath.relpath(path, root)
+            return settings.urn_level != "subdirectory" or ("/" in relative and relative.split("/", 1)[0] == urn)
+
+        return max((mtime for path, mtime in listing if of_dataset(path)), default=None)
 
     def get_workunits(self, state: SourceState) -> list[WorkUnit]:
         settings = FileSourceSettings.load(state)
@@ -165,8 +185,11 @@ class FileBasedSource(Source):
                 retry_paths.update(paths)
                 retry_units.append(paths)
         startpoint = startpoint_for(state, urn)
+        filtered: set[str] = set()  # the files pulled again whose records before a startpoint's time are dropped
         if startpoint is not None:
-            seen = self._start(startpoint, seen, files, state.previous_dataset_states.get(urn), urn)
+            begun = self._start(startpoint, seen, {self.snapshot_entry(p, m): m for p, m in files},
+                                state.previous_dataset_states.get(urn), urn, settings.event_column)
+            seen, filtered = begun.snapshot, begun.filtered
         new = [(p, m) for p, m in files if self.snapshot_entry(p, m) not in seen and p not in retry_paths]
         if settings.max_files is not None and len(new) > settings.max_files:
             new = sorted(new)[:settings.max_files]
@@ -186,10 +209,13 @@ class FileBasedSource(Source):
         namespace = state.get_prop("extract.namespace") or ""
         table_type = state.get_prop("extract.table.type") or "APPEND_ONLY"
         # informational watermarks (the snapshot decides what is new): newest mtime pulled before → newest of the unit
-        low = max((_entry_mtime(e) for e in seen), default=0)
+        low = max((entry_mtime(e) for e in seen), default=0)
         schema, schema_from = self._dataset_schema(settings, previous, groups)
         units = []
         for index, paths in enumerate(groups):
+            # the files pulled again come first: the unit filters its first REPLAYED_FILES_KEY files, none after
+            paths = sorted(paths, key=lambda p: self.snapshot_entry(p, current[p]) not in filtered)
+            replayed = sum(1 for p in paths if self.snapshot_entry(p, current[p]) in filtered)
             high = max((current[p] for p in paths), default=low)
             unit = WorkUnit.create(
                 Extract.create(table_type, namespace, table),
@@ -208,9 +234,10 @@ class FileBasedSource(Source):
             if index == 0:  # the dataset's whole snapshot (and the startpoint it consumes) rides on its first unit
                 unit.set_prop(SNAPSHOT_KEY, ",".join(sorted(snapshot)))
                 if startpoint is not None:
-                    mark_applied(unit, startpoint)
-            if startpoint is not None:
+                    mark_applied(unit, startpoint, filtered=False)
+            if startpoint is not None and replayed:
                 filter_before_startpoint(unit, startpoint)
+                unit.set_prop(REPLAYED_FILES_KEY, replayed)
             units.append(unit)
         log.info("files_planned", dataset=urn, new_files=len(new), retried_work_units=len(retry_units))
         return units
@@ -234,27 +261,10 @@ class FileBasedSource(Source):
         first.stream.close()
         return file_schema.encode(first.schema), paths[0]
 
-    def _start(self, startpoint: Startpoint, seen: set[str], files: list[tuple[str, int]], previous: Any,
-               urn: str) -> set[str]:
-        """The snapshot to plan from when a startpoint asks the dataset to start elsewhere."""
-        kind = startpoint.kind
-        if kind is StartpointKind.OLDEST:
-            return set()
-        if kind is StartpointKind.UPCOMING:
-            return seen | {self.snapshot_entry(p, m) for p, m in files}
-        if kind is StartpointKind.TIMESTAMP:
-            found, low = replay_low(previous, "", startpoint.timestamp_ms)
-            if not found:
-                log.info("startpoint_nothing_to_replay", dataset=urn, startpoint=startpoint.describe())
-                return seen
-            if low is None:  # no history: replay everything (records before the time are filtered)
-                return set()
-            since = int(low)
-        else:
-            since = parse_time_ms(str(startpoint.value), "startpoint value")
-        # a listed file's own modification time decides: some snapshots (AvroFileSource's) record none
-        listed = {self.snapshot_entry(p, m): m for p, m in files}
-        return {e for e in seen if listed.get(e, _entry_mtime(e)) < since} | {e for e, m in listed.items() if m < since}
+    def _start(self, startpoint: Startpoint, seen: set[str], listed: dict[str, int], previous: Any, urn: str,
+               event_column: str | None) -> file_startpoints.Start:
+        """Where the dataset starts for an operator's startpoint (see :mod:`.file_startpoints`)."""
+        return file_startpoints.start(startpoint, seen, listed, previous, urn, event_column)
 
     def snapshot_entry(self, path: str, mtime_ms: int) -> str:
         """How a pulled file is remembered in the dataset's snapshot: ``<path>:::<mtime ms>``."""
@@ -273,13 +283,6 @@ class FileBasedSource(Source):
 
     def get_extractor(self, state: WorkUnitState) -> Extractor:
         return FileExtractor(state)
-
-
-def _entry_mtime(entry: str) -> int:
-    try:
-        return int(entry.rsplit(SNAPSHOT_SEPARATOR, 1)[1])
-    except (IndexError, ValueError):
-        return 0
 
 
 def _mtime_ms(info: dict, fs, path: str) -> int:

@@ -114,7 +114,8 @@ class KafkaExtractor(Extractor):
         self._consumer = None
         self._schema: pa.Schema | None = None
         self._spool: Spool | None = None
-        self._since: pa.Scalar | None = None  # int64: messages stamped earlier are dropped
+        # per partition, a replay from a time: (the time, the offset from which messages are new), as int64
+        self._since: list[tuple[pa.Scalar, pa.Scalar] | None] | None = None
         self._turn = FetchTurn(self.settings.fetch_parallelism)
 
     # -- schema
@@ -156,9 +157,15 @@ class KafkaExtractor(Extractor):
                 yield batch
 
     def filter_before(self, timestamp_ms: int) -> None:
-        """A replay from a time: messages stamped earlier are dropped (the broker's offset for the time is where
-        reading starts, and a partition's timestamps may go back and forth a little after it)."""
-        self._since = int64_scalar(timestamp_ms)
+        """A replay from a time: the messages of each partition replayed that were read before (below its
+        ``kafka.replay.end``) and are stamped before its time are dropped (the broker's offset for the time is where
+        reading starts, and a partition's timestamps may go back and forth a little after it). Messages read for
+        the first time, and the partitions not replayed, are all kept."""
+        self._since = []
+        for index in range(len(self.partitions)):
+            since = K.indexed_long(self.state, K.REPLAY_SINCE, index, -1)
+            end = K.indexed_long(self.state, K.REPLAY_END, index, -1)
+            self._since.append((int64_scalar(since), int64_scalar(end)) if since >= 0 and end >= 0 else None)
 
     def partition_progress(self) -> dict[str, PartitionProgress]:
         """Per partition: the offsets read (low to the next one) and the messages' timestamps."""
@@ -196,10 +203,13 @@ class KafkaExtractor(Extractor):
                 column = repeated_string(self.topic, len(raw.values))
             columns.append(column.filter(keep) if keep is not None else column)
         batch = pa.RecordBatch.from_arrays(columns, schema=schema)
-        if self._since is None:
+        replay = self._since[raw.index] if self._since is not None else None
+        if replay is None:
             return batch
+        since, end = replay
         stamps = raw.timestamps.filter(keep) if keep is not None else raw.timestamps
-        recent = batch.filter(at_least(stamps, self._since))
+        offsets = raw.offsets.filter(keep) if keep is not None else raw.offsets
+        recent = batch.filter(pc.or_(at_least(stamps, since), pc.greater_equal(offsets, end)))
         self.stats[raw.index].filtered += batch.num_rows - recent.num_rows
         return recent
 

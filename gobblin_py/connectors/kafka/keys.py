@@ -24,7 +24,11 @@ START_FETCH_TIME = "startFetchEpochTime"
 STOP_FETCH_TIME = "stopFetchEpochTime"
 PREVIOUS = ("previousStartFetchEpochTime", "previousStopFetchEpochTime", "previousLowWatermark",
             "previousHighWatermark", "previousOffsetFetchEpochTime", "previousLatestOffset")
-INDEXED = (*PREVIOUS, OFFSET_FETCH_TIME)  # the keys a squeezed work unit keeps per partition, as key.<i>
+# gpy: a partition replayed from a time (a TIMESTAMP startpoint): its messages below the end offset (those read
+# before) stamped before the time are dropped; the others, read for the first time, are all kept
+REPLAY_SINCE = "kafka.replay.since"
+REPLAY_END = "kafka.replay.end"
+INDEXED = (*PREVIOUS, OFFSET_FETCH_TIME, REPLAY_SINCE, REPLAY_END)  # kept per partition by a squeezed work unit
 UNDECODABLE_COUNT = "error.message.undecodable.count"
 ERROR_PARTITION_COUNT = "error.partition.count"
 OFFSETS_LOST = "kafka.offsets.lost"  # gpy: offsets never read (out of range, or a new partition's start)

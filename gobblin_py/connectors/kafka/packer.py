@@ -27,7 +27,7 @@ from gobblin_py.sdk.packing import worst_fit_decreasing as _greedy
 from gobblin_py.sdk.plugins import instantiate
 from gobblin_py.sdk.states import Extract, MultiWorkUnit, WorkUnit
 from gobblin_py.sdk.watermarks import MultiLongWatermark, WatermarkInterval
-from gobblin_py.store.startpoints import carry_applied, mark_applied
+from gobblin_py.store.startpoints import TIMESTAMP_KEY, carry_applied, mark_applied
 
 DEFAULT_AVG_SIZE = 1024.0
 EPSILON = 0.01
@@ -78,7 +78,10 @@ def partition_unit(plan: PartitionPlan, extract: Extract, size: float, num_parti
         for key, value in zip(K.LAST_MESSAGE, plan.last, strict=True):
             unit.set_prop(K.partition_key(plan.topic, plan.partition, key), value)
     if plan.startpoint is not None:
-        mark_applied(unit, plan.startpoint)
+        mark_applied(unit, plan.startpoint, filtered=plan.replay_end is not None)
+    if plan.replay_end is not None and plan.startpoint is not None:
+        unit.set_prop(K.REPLAY_SINCE, plan.startpoint.timestamp_ms)
+        unit.set_prop(K.REPLAY_END, plan.replay_end)
     return unit
 
 
@@ -107,6 +110,9 @@ def squeeze(units: list[WorkUnit]) -> WorkUnit:
             carrier.set_prop(f"{K.OFFSETS_LOST}.{index}", unit.get_prop(K.OFFSETS_LOST))
     carrier.remove_prop(K.OFFSETS_LOST)
     carry_applied(carrier, units)  # every partition's startpoint is consumed
+    replayed = [int(t) for unit in units for t in [unit.get_prop(TIMESTAMP_KEY)] if t is not None]
+    if replayed:  # a replay of any of its partitions: each filters by its own (kafka.replay.since/end.<i>)
+        carrier.set_prop(TIMESTAMP_KEY, min(replayed))
     carrier.watermark_interval = WatermarkInterval.of(MultiLongWatermark(lows), MultiLongWatermark(highs))
     carrier.set_prop(K.ESTIMATED_SIZE, total)
     return carrier

@@ -134,6 +134,7 @@ class PartitionPlan:
     startpoint: Startpoint | None = None  # the operator's startpoint this plan starts from
     topic_id: str | None = None  # the topic's id now, where the broker gives one
     last: tuple[int, int] | None = None  # the last message read before: (offset, timestamp), kept in the state
+    replay_end: int | None = None  # a replay from a time: messages from this offset on are read for the first time
 
     @property
     def records(self) -> int:
@@ -217,6 +218,20 @@ def start_at(startpoint: Startpoint, earliest: int, latest: int, at_time: int | 
     return min(max(wanted, earliest), latest)
 
 
+def _nothing_to_replay(topic: str, partition: int, point: Startpoint, stored: int | None, at_time: int | None) -> bool:
+    """Whether a TIMESTAMP startpoint finds nothing to replay in a partition that has a stored offset: no message
+    at or after its time before that offset. The partition then goes on from its stored offset, as without it: a
+    replay never skips a message not read yet (--upcoming and --value skip ahead)."""
+    if point.kind is not StartpointKind.TIMESTAMP or stored is None:
+        return False
+    if at_time is not None and 0 <= at_time < stored:
+        return False
+    log.warning("startpoint_nothing_to_replay", topic=topic, partition=partition, startpoint=point.describe(),
+                offset=stored, note="no message read so far is at or after the time: nothing to replay; the partition "
+                "goes on from its stored offset and no message not yet read is skipped")
+    return True
+
+
 def plan_topic(settings: KafkaSourceSettings, topic: str, partitions: list, offsets: dict[int, tuple[int, int]],
                previous: dict[tuple[str, int], Previous], fetched_at: int,
                startpoints: DatasetStartpoints | None = None, times: dict[int, int] | None = None,
@@ -243,11 +258,14 @@ def plan_topic(settings: KafkaSourceSettings, topic: str, partitions: list, offs
             continue
         earliest, latest = offsets[info.partition]
         point = startpoints.for_partition(str(info.partition)) if startpoints is not None else None
-        if point is not None:
-            start = start_at(point, earliest, latest, (times or {}).get(info.partition))
+        at_time = (times or {}).get(info.partition)
+        if point is not None and not _nothing_to_replay(topic, info.partition, point, known, at_time):
+            start = start_at(point, earliest, latest, at_time)
             log.info("kafka_startpoint", topic=topic, partition=info.partition, startpoint=point.describe(), offset=start)
             plans.append(PartitionPlan(topic, info.partition, start, latest, str(info.leader_id), info.leader,
-                                       fetched_at, prev, startpoint=point))
+                                       fetched_at, prev, startpoint=point,
+                                       replay_end=(latest if known is None else known)
+                                       if point.kind is StartpointKind.TIMESTAMP else None))
             continue
         if recreated:
             decided = _plan(settings, topic, info.partition, earliest, latest, None)
@@ -260,9 +278,17 @@ def plan_topic(settings: KafkaSourceSettings, topic: str, partitions: list, offs
         if decided is None:
             continue
         start, high, lost = decided
-        changed = not (known is not None and start == known == high)
+        changed = point is not None or not (known is not None and start == known == high)
         plans.append(PartitionPlan(topic, info.partition, start, high, str(info.leader_id), info.leader, fetched_at,
-                                   prev, lost, changed))
+                                   prev, lost, changed, startpoint=point))  # (a startpoint with nothing to replay)
+    absent = sorted(p for p in (startpoints.by_partition if startpoints is not None else {})
+                    if p and not (p.isdigit() and int(p) in seen))
+    if absent:
+        assert startpoints is not None
+        log.warning("kafka_startpoint_unusable", topic=topic, partitions=len(seen),
+                    startpoints={p: startpoints.by_partition[p].describe() for p in absent},
+                    note="the topic has no such partition: no run can start from it; remove it with "
+                         "`gpy state startpoint clear`")
     # partitions stored before that the topic no longer has: their offsets are carried, unchanged (unless the topic
     # was recreated: they were the old topic's)
     for (name, pid), prev in sorted(previous.items()):
@@ -274,7 +300,11 @@ def plan_topic(settings: KafkaSourceSettings, topic: str, partitions: list, offs
         plan.topic_id = topic_id
         last = plan.previous
         if not recreated and last is not None and last.last_offset is not None and last.last_timestamp is not None:
-            plan.last = (last.last_offset, last.last_timestamp)
+            # a partition reset to before the last message read, which it no longer holds (its stored offset was
+            # beyond its end), reuses that offset: the message says nothing of the partition any more
+            held = last.last_offset < offsets.get(plan.partition, (0, last.last_offset + 1))[1]
+            if held or plan.low > last.last_offset:
+                plan.last = (last.last_offset, last.last_timestamp)
     if recreated:
         log.warning("kafka_topic_recreated", topic=topic, evidence=recreated, bootstrap=settings.bootstrap,
                     partitions=len(plans), offsets_lost=sum(p.lost for p in plans),

@@ -9,13 +9,17 @@ them all for "nothing new"). Before a topic is planned, the run looks for the ev
 2. otherwise what can be seen: partitions of the stored state the topic no longer has (a topic never loses
    partitions), or the last message the previous runs read — its offset and timestamp are kept in the state
    (``<topic>.<partition>.last.record.offset`` / ``.last.record.timestamp``) — at its offset with another
-   timestamp (one small fetch per partition reads it back).
+   timestamp, or, where the partition now ends before the stored offset, a first message stamped after that last
+   message read: the partition then holds only messages written since, at offsets the old topic had used (one
+   small fetch per partition reads the message back).
 
 Without a topic id, a recreated topic goes unseen when the previous runs read no message of it (offsets stored by
-``bootstrap.with.offset`` alone), when the new topic has not reached the last offset read (the stored offset is
-then beyond its end, and ``reset.on.offset.out.of.range`` applies, as before), when the new topic's message at that
-offset is a transaction marker or was compacted away, or when it bears the same timestamp (a copy made with its
-producers' timestamps). A recreated topic starts over per ``bootstrap.with.offset`` (:mod:`.planning`).
+``bootstrap.with.offset`` alone), when the new topic's message at the offset looked at is a transaction marker or
+was compacted away, or when it bears the same or an older timestamp (a copy made with its producers' timestamps):
+a stored offset beyond the partition's end then follows ``reset.on.offset.out.of.range``, as before, and the last
+message read is forgotten with the offsets it belonged to (:mod:`.planning`), so that a later run does not take
+the topic for recreated once it grows past that offset. A recreated topic starts over per
+``bootstrap.with.offset``.
 """
 
 from __future__ import annotations
@@ -57,18 +61,24 @@ def recreation_evidence(topic: str, partitions: list[int], offsets: Mapping[int,
     if gone:
         return (f"{_numbers(gone)} of the stored state {'are' if len(gone) > 1 else 'is'} gone: the topic has "
                 f"{len(partitions)} partition(s) now")
-    wanted = {}
+    wanted, short = {}, {}  # the offset to read back: the last message read, or the first of a shorter partition
     for pid, prev in stored.items():
         if prev.last_offset is None or prev.last_timestamp is None or pid not in offsets:
             continue
         earliest, latest = offsets[pid]
         if earliest <= prev.last_offset < latest:
             wanted[pid] = prev.last_offset
+        elif prev.offset is not None and prev.offset > latest > earliest:
+            wanted[pid] = short[pid] = earliest
     if not wanted:
         return None
     for pid, (offset, timestamp) in sorted(probe(wanted).items()):
         before = stored[pid].last_timestamp
-        if offset == wanted[pid] and timestamp != before:
+        if pid in short and before is not None and timestamp > before:
+            return (f"partition {pid} ends at offset {offsets[pid][1]}, before the stored offset "
+                    f"{stored[pid].offset}, and its first message (offset {offset}) has timestamp {timestamp}, "
+                    f"after the last message read ({before}): it holds only messages written since")
+        if pid not in short and offset == wanted[pid] and timestamp != before:
             return (f"partition {pid}'s message at offset {offset} has timestamp {timestamp}, not {before} as when "
                     "it was read")
     return None

@@ -33,8 +33,9 @@ class KafkaSimpleSource(Source):
     """Pulls Kafka topics into files: one dataset per topic, one work unit per partition, offsets as watermarks.
 
     Startpoints (per topic, or per partition: its number): ``OLDEST`` the earliest offset the topic still has,
-    ``UPCOMING`` the latest (skip what is there now), ``TIMESTAMP`` the broker's offset for the time (records
-    stamped earlier are then dropped), ``SPECIFIC`` an offset.
+    ``UPCOMING`` the latest (skip what is there now), ``TIMESTAMP`` the broker's offset for the time when that is
+    before the stored offset (records read again that are stamped earlier are dropped; a partition with nothing
+    to replay goes on from its stored offset), ``SPECIFIC`` an offset.
     """
 
     settings_class = KafkaSourceSettings
@@ -43,8 +44,13 @@ class KafkaSimpleSource(Source):
     @classmethod
     def check_startpoint(cls, props: Mapping[str, str], urn: str, partition: str, point: Startpoint) -> None:
         """A partition must be a Kafka partition number and a SPECIFIC value a Kafka offset."""
-        if partition and whole_number(partition, INT_MAX) is None:
-            raise UsageError(f"partition {partition!r} is not a Kafka partition number (0, 1, 2 …)")
+        if partition:
+            number = whole_number(partition, INT_MAX)
+            if number is None:
+                raise UsageError(f"partition {partition!r} is not a Kafka partition number (0, 1, 2 …)")
+            if str(number) != partition:  # ' 0' or '00' would be stored as given and never match partition 0
+                raise UsageError(f"partition {partition!r} is not written as Kafka numbers partitions: give "
+                                 f"--partition {number}")
         if point.kind is StartpointKind.SPECIFIC and whole_number(str(point.value), LONG_MAX) is None:
             raise UsageError(f"value {point.value!r} is not a Kafka offset (a whole number from 0 to {LONG_MAX})")
 

@@ -9,6 +9,8 @@ exponential back-off from ``rest.retry.backoff.ms``, never longer than ``rest.re
 answer fails at once. A stop of the run (SIGTERM, SIGINT) ends a wait or a request in flight at once and makes no
 further request. Headers (the authorisation one among them) are sent and never written anywhere; they are not
 sent on when a redirect leaves the request's scheme, host or port (an https → http redirect never carries them).
+Only http:// and https:// URLs are requested: a redirect anywhere else (``ftp://``, ``file://``) fails the task
+naming both URLs, so no connection escapes the deadline or a stop.
 A URL's user-info is sent as Basic authorisation, never in the request line. Every URL and reason printed has its
 credentials masked (:mod:`gobblin_py.sdk.redact`). The standard library's client: no dependency to install.
 """
@@ -111,17 +113,40 @@ class _Retryable(Exception):
     """A request that failed in a way a retry can help: the connection, the deadline, a body cut short."""
 
 
+class _RefusedRedirect(Exception):
+    """A redirect to a URL that is not http:// or https://."""
+
+    def __init__(self, newurl: str) -> None:
+        super().__init__(newurl)
+        self.newurl = newurl
+
+
 class _CredentialsStayOnTheirOrigin(urllib.request.HTTPRedirectHandler):
-    """Follows redirects, without the request's headers other than Accept and User-Agent when one leaves its scheme,
-    host or port: credentials never travel over plain HTTP after an https answer, nor to another server."""
+    """Follows redirects to http:// and https:// URLs only (another scheme would leave the deadline-watched
+    connections), without the request's headers other than Accept and User-Agent when one leaves its scheme, host
+    or port: credentials never travel over plain HTTP after an https answer, nor to another server."""
 
     def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any,
                          newurl: str) -> urllib.request.Request | None:
+        if urllib.parse.urlsplit(newurl).scheme.lower() not in ("http", "https"):
+            fp.close()
+            raise _RefusedRedirect(newurl)
         new = super().redirect_request(req, fp, code, msg, headers, newurl)
         if new is not None and _origin(newurl) != _origin(req.full_url):
             for name in [n for n in new.headers if n not in KEPT_ON_REDIRECT]:
                 new.remove_header(name)
         return new
+
+
+def _opener(deadline: Deadline) -> urllib.request.OpenerDirector:
+    """urllib's opener with HTTP(S) alone, each connection under ``deadline`` (``build_opener`` would add FTP, file
+    and data handlers, whose connections no deadline or stop reaches)."""
+    opener = urllib.request.OpenerDirector()
+    for handler in (urllib.request.ProxyHandler(), urllib.request.UnknownHandler(), HttpHandler(deadline),
+                    HttpsHandler(deadline), urllib.request.HTTPDefaultErrorHandler(), _CredentialsStayOnTheirOrigin(),
+                    urllib.request.HTTPErrorProcessor()):
+        opener.add_handler(handler)
+    return opener
 
 
 class JsonHttpClient:
@@ -185,13 +210,15 @@ class JsonHttpClient:
     def _fetch(self, target: str, headers: Mapping[str, str], shown: str) -> Answer:
         """The whole body of one GET and its headers, within the deadline and the size limit."""
         with Deadline(self.timeout_s) as deadline:
-            opener = urllib.request.build_opener(_CredentialsStayOnTheirOrigin(), HttpHandler(deadline),
-                                                 HttpsHandler(deadline))
+            opener = _opener(deadline)
             try:
                 with opener.open(urllib.request.Request(target, headers=dict(headers)),
                                  timeout=self.timeout_s) as answer:
                     answer_headers = dict(answer.headers.items())
                     body = self._read(answer, answer_headers.get("Content-Length"), shown)
+            except _RefusedRedirect as exc:
+                raise PermanentError(f"GET {shown}: redirected to {redact.redact(exc.newurl)}: only http:// and "
+                                     "https:// redirects are followed") from None
             except urllib.error.HTTPError:
                 if deadline.expired:
                     check_cancelled()

@@ -11,9 +11,9 @@ def select(document: Any, path: str) -> list[Any]:
     return locate(document, path)[0]
 
 
-def locate(document: Any, path: str) -> tuple[list[Any], bool]:
+def locate(document: Any, path: str, flatten: bool = True) -> tuple[list[Any], bool]:
     """:func:`select`'s values, and whether the path led anywhere (False when a part of it is missing: an empty
-    list at its end is a place with no values)."""
+    list at its end is a place with no values). Without ``flatten`` a list at the end is one value."""
     found = [document]
     for part in [p for p in path.split(".") if p] if path else []:
         step: list[Any] = []
@@ -27,6 +27,8 @@ def locate(document: Any, path: str) -> tuple[list[Any], bool]:
         if not step and (part != "*" or not any(isinstance(v, (dict, list)) for v in found)):
             return [], False  # ("*" of an empty object or list is a place with nothing in it)
         found = step
+    if not flatten:
+        return found, True
     out: list[Any] = []
     for value in found:
         out.extend(value if isinstance(value, list) else [value])

@@ -2,28 +2,31 @@
 
 A run requests at most ``rest.paging.max`` pages. When it stops there before the last page, :attr:`Pager.position`
 is the next page's number, offset or cursor: the run's watermark keeps it (``resume``) and the next run starts
-there, so no page is skipped. A server that loops is caught: a cursor the walk already asked, or a page whose
-records are those of the page before (a server ignoring the page number or offset), fails the task, or with
-``rest.paging.repeated=stop`` ends the walk there with a warning; either way nothing is pulled twice.
+there, so no page is skipped. A server that loops is caught (:class:`Repeats`): a cursor the walk already asked,
+a page holding the records of an earlier page in whatever order, or one whose every record came before (a server
+ignoring the page number or offset), fails the task, or with
+``rest.paging.repeated=stop`` ends the walk there with a warning; either way nothing is pulled twice. An answer
+without a body is a failed request (retried as ``rest.retry.*`` says), never the end of the pages.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gobblin_py.connectors.rest.http import JsonHttpClient, with_query
+from gobblin_py.connectors.rest.http import ApiError, JsonHttpClient, with_query
 from gobblin_py.connectors.rest.jsonpath import first, locate
 from gobblin_py.connectors.rest.settings import RestSettings
 from gobblin_py.connectors.rest.watermark import NONE
-from gobblin_py.sdk.errors import PermanentError, UsageError
+from gobblin_py.sdk.errors import PermanentError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.redact import redact
 
 log = get_logger(__name__)
+SEEN_MAX = 1_000_000  # records of a run remembered by their digest (some 70 MB at most)
 
 
 @dataclass
@@ -33,6 +36,7 @@ class Page:
     number: int
     url: str
     records: list[Any]
+    digests: list[int]  # of each record's JSON (:func:`digest`); none without paging
 
 
 class Pager:
@@ -45,11 +49,7 @@ class Pager:
         self.start: Any = s.first_page if s.first_page is not None else 0 if s.paging == "offset" else 1
         if s.paging == "cursor":
             self.start = None  # the first request carries no cursor
-        if resume is not None and "position" in resume:
-            if resume.get("paging") != s.paging:
-                raise UsageError(f"rest.paging.type={s.paging}: the last run stopped at rest.paging.max with "
-                                 f"rest.paging.type={resume.get('paging')} at {resume['position']!r}; set it back "
-                                 "until a run reads the last page, or reset the job's state")
+        if resume is not None and "position" in resume:  # (its shape checked while planning: walk.check_shape)
             self.start = resume["position"]
         self.position: Any = self.start
         self.complete = False  # the last page was read (or a repeat ended the walk)
@@ -63,25 +63,28 @@ class Pager:
         if s.page_size and s.paging != "none":
             params[s.page_size_param] = str(s.page_size)
         cursors = {self.position} if s.paging == "cursor" and self.position is not None else set()
-        previous: bytes | None = None
+        repeats = Repeats()
         for number in range(1, s.max_pages + 1):
             if self.position is not None and s.paging != "none":
                 params[s.paging_param] = str(self.position)
             shown = redact(with_query(s.url, params))
-            document, _ = self.client.get(s.url, params)
+            document, _ = self.client.get(s.url, params, check=_not_empty)
             records, found = locate(document, s.records_path)
-            if document is not None and not found:
+            if not found:
                 raise PermanentError(f"GET {shown}: rest.records.path={s.records_path} leads nowhere in the answer "
                                      f"(it has {_outline(document)}); records are not where the key says")
-            fingerprint = _fingerprint(records) if records and s.paging != "none" else None
-            if fingerprint is not None and fingerprint == previous:
-                self._repeated(shown, f"page {number} holds the same records as the page before (does the server "
-                                      f"read {s.paging_param}?)")
+            try:
+                digests = [digest(r) for r in records] if s.paging != "none" else []
+            except RecursionError:
+                raise PermanentError(f"GET {shown}: a record of page {number} is nested deeper than can be "
+                                     "compared with the pages before") from None
+            repeat = repeats.of(number, digests)
+            if repeat is not None:
+                self._repeated(shown, f"{repeat} (does the server read {s.paging_param}?)")
                 return
-            previous = fingerprint
             last = not self._advance(document, len(records))
             del document  # the records alone go on: a large answer is not held whole while they are written
-            yield Page(number, shown, records)
+            yield Page(number, shown, records, digests)
             if last:
                 self.complete = True
                 return
@@ -90,8 +93,6 @@ class Pager:
                     self._repeated(shown, f"the answer's next cursor {self.position!r} was asked before")
                     return
                 cursors.add(self.position)
-        log.warning("rest_page_limit", url=redact(s.url), pages=s.max_pages, resumes_at=self.position,
-                    note="rest.paging.max reached: the next run goes on from here (nothing is skipped)")
 
     def _advance(self, document: Any, count: int) -> bool:
         """Move to the next page; False when this one was the last."""
@@ -117,8 +118,46 @@ class Pager:
         self.complete = True
 
 
-def _fingerprint(records: list[Any]) -> bytes:
-    return hashlib.sha256(json.dumps(records, sort_keys=True, default=str).encode()).digest()
+def _not_empty(document: Any, headers: Mapping[str, str]) -> ApiError | None:
+    """An answer without a body where a page was asked: a failed request (retried), never the end of the pages."""
+    if document is None:
+        return ApiError("the answer is empty where a page of records was expected (a failed request, not the end "
+                        "of the records)", retryable=True)
+    return None
+
+
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str, check_circular=False)
+
+
+def digest(record: Any) -> int:
+    """A 64-bit digest of a record's JSON (its keys in order)."""
+    text = _CANONICAL.encode(record).encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big")
+
+
+class Repeats:
+    """The pages of one run as seen so far, to catch a server going round in circles: a page holding the same
+    records as an earlier one, in whatever order, or a page whose every record came on earlier pages. Each page
+    is remembered by a digest of its records (at most ``rest.paging.max`` of them); the records by a 64-bit digest
+    each, the first :data:`SEEN_MAX` of the run."""
+
+    def __init__(self) -> None:
+        self.pages: dict[bytes, int] = {}
+        self.seen: set[int] = set()
+
+    def of(self, number: int, digests: list[int]) -> str | None:
+        """What page ``number`` (its records' digests) repeats, or None; remembers it."""
+        if not digests:
+            return None
+        page = hashlib.blake2b(b"".join(d.to_bytes(8, "big") for d in sorted(digests)), digest_size=16).digest()
+        if page in self.pages:
+            return f"page {number} holds the same records as page {self.pages[page]}"
+        if all(d in self.seen for d in digests):
+            return f"every record of page {number} came on an earlier page"
+        self.pages[page] = number
+        room = SEEN_MAX - len(self.seen)
+        self.seen.update(digests if len(digests) <= room else digests[:room])
+        return None
 
 
 def _outline(document: Any) -> str:

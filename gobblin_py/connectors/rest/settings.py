@@ -71,10 +71,13 @@ class RestSettings(HttpSettings):
                                doc="with cursor paging: where the answer gives the next cursor; none ends the pulls")
     max_pages: int = setting("rest.paging.max", default=10000, minimum=1,
                              doc="the most pages one run requests; a run stopped by it keeps its place in its "
-                                 "watermark and the next run goes on from there")
+                                 "watermark and the next run goes on from there (a key that shapes the walk, "
+                                 "rest.url, rest.query.*, rest.paging.*, rest.records.path or rest.watermark.*, "
+                                 "changed before the walk ends is refused)")
     repeated: str = setting("rest.paging.repeated", default="fail", choices=("fail", "stop"),
-                            doc="a cursor the run asked before, or a page holding the records of the page before (a "
-                                "server ignoring the page number): fail the task (nothing of the run is committed), "
+                            doc="a cursor the run asked before, a page holding the records of an earlier page in any "
+                                "order, or one whose every record came before (a server ignoring the page number): "
+                                "fail the task (nothing of the run is committed), "
                                 "or stop: end the pages there, with a warning")
     watermark_field: str | None = setting("rest.watermark.field",
                                           doc="a whole-number field of each record (an id, epoch milliseconds): "

@@ -11,20 +11,24 @@ sends it as ``rest.watermark.param`` when set, so the server can leave them out)
 Nothing is dropped without a word: a record that is not a JSON object fails the task, or with
 ``rest.records.nonobject=skip`` is counted in a warning; a watermark value that is not a whole number fails the
 task naming the record; a server whose values went below the last run's watermark (a reset server) is a warning.
+A walk through the pages resumed by the next run (:mod:`.walk`) refuses changed keys that shape it, and skips the
+records it pulled already that the pages moving brought again.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.connectors.rest.jsonpath import first
+from gobblin_py.connectors.rest.jsonpath import locate
 from gobblin_py.connectors.rest.paging import Page, Pager
 from gobblin_py.connectors.rest.records import schema_of, to_batch
 from gobblin_py.connectors.rest.settings import RestSettings
+from gobblin_py.connectors.rest.walk import Walk, check_shape, shape
 from gobblin_py.connectors.rest.watermark import NONE, RestWatermark, whole_number
 from gobblin_py.sdk.contracts import Extractor, Source
 from gobblin_py.sdk.errors import PermanentError
@@ -55,6 +59,10 @@ def text_batch(records: list[dict[str, Any]]) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays([texts], schema=text_schema())
 
 
+def _record_label(positions: list[int], page: int, index: int) -> str:
+    return f"record {positions[index] + 1} of page {page}"
+
+
 class RestSource(Source):
     """The records of one JSON endpoint (see the module)."""
 
@@ -63,6 +71,7 @@ class RestSource(Source):
     def get_workunits(self, state: SourceState) -> list[WorkUnit]:
         settings = RestSettings.load(state)
         low = previous_mark(state)
+        check_shape(settings, low.resume)
         extract = Extract.create("APPEND_ONLY", settings.namespace, settings.table)
         return [WorkUnit.create(extract, WatermarkInterval.of(low, RestWatermark(NONE)))]
 
@@ -80,10 +89,9 @@ class RestExtractor(Extractor):
         mark = state.workunit.low_watermark(RestWatermark) or RestWatermark(NONE)
         self.floor = mark.value
         self.pager = Pager(self.settings, self.client, self.floor, mark.resume)
-        high = (mark.resume or {}).get("high")
-        self.high = high if isinstance(high, int) else NONE  # of this walk through the pages, resumed or new
+        self.walk = Walk.resumed(mark.resume, self.settings.paging)  # through the pages, resumed or new
         self.highest_seen = NONE
-        self.below = self.skipped = 0
+        self.below = self.skipped = self.again = 0
         self.finished = False
         self.schema = schema_of(self.settings.schema, "rest.schema")
 
@@ -95,7 +103,7 @@ class RestExtractor(Extractor):
 
     def read_batches(self) -> Iterator[pa.RecordBatch]:
         for page in self.pager.pages():
-            records = self._new_records(page)
+            records, positions = self._new_records(page)
             page.records.clear()
             if not records:
                 continue
@@ -103,7 +111,8 @@ class RestExtractor(Extractor):
                 if self.schema is None:
                     batch = text_batch(records)
                 else:
-                    batch = to_batch(records, self.schema, f"GET {page.url}")
+                    batch = to_batch(records, self.schema, f"GET {page.url}",
+                                     functools.partial(_record_label, positions, page.number))
             except RecursionError:
                 raise PermanentError(f"GET {page.url}: a record of page {page.number} is nested deeper than can "
                                      "be written") from None
@@ -112,24 +121,36 @@ class RestExtractor(Extractor):
         self.finished = True
         self._report()
 
-    def _new_records(self, page: Page) -> list[dict[str, Any]]:
-        """The page's records that are JSON objects above the watermark."""
+    def _new_records(self, page: Page) -> tuple[list[dict[str, Any]], list[int]]:
+        """The page's records that are JSON objects above the watermark, and their places in the page."""
         field = self.settings.watermark_field
-        kept = []
+        kept, positions = [], []
+        self.walk.page()
         for index, record in enumerate(page.records):
             if not isinstance(record, dict):
                 self._not_an_object(page, index, record)
                 continue
             if field:
-                value = whole_number(first(record, field), field, f"GET {page.url}: record {index + 1} of page "
-                                                                  f"{page.number}")
+                value = self._watermark(record, field, f"GET {page.url}: record {index + 1} of page {page.number}")
                 self.highest_seen = max(self.highest_seen, value)
                 if self.floor != NONE and value <= self.floor:
                     self.below += 1
                     continue
-                self.high = max(self.high, value)
+                digest = page.digests[index] if page.digests else 0
+                if self.walk.pulled_before(value, digest):  # the pages moved: records arrived meanwhile
+                    self.again += 1
+                    continue
+                self.walk.add(value, digest)
             kept.append(record)
-        return kept
+            positions.append(index)
+        return kept, positions
+
+    @staticmethod
+    def _watermark(record: dict[str, Any], field: str, where: str) -> int:
+        values, found = locate(record, field, flatten=False)  # (a list is no watermark, not its first element)
+        if not found:
+            raise PermanentError(f"{where}: has no rest.watermark.field={field}: the watermark cannot place it")
+        return whole_number(values[0] if len(values) == 1 else values, field, where)
 
     def _not_an_object(self, page: Page, index: int, record: Any) -> None:
         shown = json.dumps(record)[:200]
@@ -144,6 +165,13 @@ class RestExtractor(Extractor):
 
     def _report(self) -> None:
         s = self.settings
+        if self.again:
+            log.info("rest_records_pulled_before", url=s.url, records=self.again,
+                     note="records this walk through the pages pulled already came again (records arrived and the "
+                          "pages moved): skipped")
+        if not self.pager.complete:
+            log.warning("rest_page_limit", url=s.url, pages=s.max_pages, resumes_at=self.pager.position,
+                        note=self.walk.limit_note(s))
         if self.skipped:
             self.state.set_prop(SKIPPED_KEY, self.skipped)
             log.warning("rest_records_skipped", url=s.url, records=self.skipped,
@@ -159,8 +187,8 @@ class RestExtractor(Extractor):
         if not self.finished:  # a failed run leaves the last committed watermark (and where its pages resume)
             return
         if self.pager.complete:
-            mark = RestWatermark(max(self.floor, self.high))
+            mark = RestWatermark(max(self.floor, self.walk.high if self.walk.high is not None else NONE))
         else:
-            mark = RestWatermark(self.floor, {"paging": self.settings.paging, "position": self.pager.position,
-                                              "high": self.high})
+            mark = RestWatermark(self.floor, {"shape": shape(self.settings), "position": self.pager.position,
+                                              **self.walk.to_json()})
         self.state.set_actual_high_watermark(mark)

@@ -17,6 +17,7 @@ from gobblin_py.connectors.sql import delta as deltas
 from gobblin_py.connectors.sql import keys as K
 from gobblin_py.connectors.sql.arrow_types import ColumnSpec, jsonable
 from gobblin_py.connectors.sql.dialects.base import Dialect
+from gobblin_py.connectors.sql.newest import no_event_time
 from gobblin_py.connectors.sql.positions import SINGLE, Previous, position_key
 from gobblin_py.connectors.sql.settings import QueryBasedSettings
 from gobblin_py.connectors.sql.watermarks import (
@@ -80,6 +81,8 @@ class RangePlanner:
         self.codec = plan.codec
         self.wtype_cfg = plan.settings.watermark_type
         self._exact = False  # a TIMESTAMP startpoint's time is exactly the queries' lower bound
+        self._replays = True  # False: a TIMESTAMP startpoint with nothing to replay (the table goes on as it stands)
+        self._fresh: set[int] = set()  # the work units of a replay that read only rows past the watermark
 
     # -- shared pieces
 
@@ -217,8 +220,8 @@ class RangePlanner:
             return high
         if point.kind is StartpointKind.TIMESTAMP:
             found, low = self.plan.replay
-            if not found:
-                return frontier  # every committed row is older than the time: nothing to replay
+            if not found or (low is not None and frontier is not None and int(low) >= frontier):
+                return self._nothing_to_replay(frontier)  # every committed row is older than the time
             if low is not None:
                 return int(low)
         elif point.kind is StartpointKind.SPECIFIC:
@@ -226,11 +229,23 @@ class RangePlanner:
         start = self._start(wtype)  # OLDEST (or a replay with no history): from the start value or the oldest row
         return start if start is not None else (floor_to_step(min_long, wtype) if min_long is not None else None)
 
+    def _nothing_to_replay(self, frontier: int | None) -> int | None:
+        """A TIMESTAMP startpoint whose time is after every row read: the table goes on from where it stands, and
+        none of the rows not yet read is skipped or dropped (the startpoint is consumed all the same)."""
+        point = self.plan.startpoint
+        assert point is not None
+        self._replays = False
+        log.warning("startpoint_nothing_to_replay", table=self.plan.entity, startpoint=point.describe(),
+                    note="no row read so far is at or after the time: nothing to replay; the table goes on from its "
+                         "watermark and no row not yet read is skipped (--upcoming or --value skip ahead)")
+        return frontier
+
     def single(self) -> list[WorkUnit]:
         units = self._single()
         if self.plan.startpoint is not None:
             for unit in units:
-                mark_applied(unit, self.plan.startpoint, filtered=not self._exact)
+                mark_applied(unit, self.plan.startpoint,
+                             filtered=self._replays and not self._exact and id(unit) not in self._fresh)
         return units
 
     def _time_bound(self, wtype: str, kind: str) -> int | None:
@@ -253,6 +268,7 @@ class RangePlanner:
     def _single(self) -> list[WorkUnit]:
         plan = self.plan
         frontier = None if (plan.is_full or self.settings.override) else self.prev.frontier.get(SINGLE)
+        checkpoint = None
         if plan.startpoint is not None:  # see all the rows: where to start is decided below
             checkpoint, frontier = frontier, None
         known_kind = self.prev.kind if frontier is not None else None
@@ -278,17 +294,28 @@ class RangePlanner:
             log.warning("sql_null_delta_rows", table=plan.entity, rows=all_rows - rows,
                         note="rows whose delta column is NULL are never pulled by append_only; use snapshot_append "
                              "or more delta fields (COALESCE)")
+        if plan.startpoint is not None and plan.startpoint.kind is StartpointKind.TIMESTAMP:
+            if kind == deltas.NUMBER and not (self.settings.event_column or "").strip():
+                raise no_event_time(plan.entity, plan.delta_names)
         low, unbounded = self._low(SINGLE, deltas.to_long(min_value, kind), wtype)
         high = self._high(deltas.to_long(max_value, kind), wtype)
         skipped: int | str | None = None
         bound = self._time_bound(wtype, kind)
+        if bound is not None and checkpoint is not None and bound >= checkpoint:
+            self._nothing_to_replay(checkpoint)  # the rows from the time on are not read yet: nothing to replay
+            bound = None
         if bound is not None:  # the time is a predicate of the queries: the older rows are never read
             after = self._stats(kind, bound)
             # (with skip.count nothing is counted: how many rows were skipped is not known)
             rows, skipped = int(after[2] or 0), UNKNOWN if self.settings.skip_count else rows - int(after[2] or 0)
         if plan.startpoint is not None:
-            low = bound if bound is not None else self._start_at(checkpoint, deltas.to_long(min_value, kind), high, wtype)
-            unbounded = False
+            start = bound if bound is not None else (
+                self._start_at(checkpoint, deltas.to_long(min_value, kind), high, wtype) if self._replays
+                else checkpoint)
+            if self._replays or start is not None:  # (nothing to replay and no watermark: the usual range)
+                low, unbounded = start, False
+            if not self._replays and start is not None:  # the rows past the watermark only, as a run counts them
+                rows = int(self._stats(kind, start)[2] or 0)
             if low is not None and high <= low:  # nothing to read from there: carry the new position
                 log.info("sql_startpoint", table=plan.entity, startpoint=plan.startpoint.describe(),
                          low=self.codec_for(wtype).render(low))
@@ -297,7 +324,7 @@ class RangePlanner:
                     carry.set_prop(SKIPPED_KEY, skipped)
                 return [carry]
         # a startpoint decides where the whole table starts: earlier failed ranges are not retried besides
-        units = self._retry_units(wtype, kind) if plan.startpoint is None else []
+        units = self._retry_units(wtype, kind) if plan.startpoint is None or not self._replays else []
         if units and frontier is not None and (low is None or high <= low):
             units.append(self._carry({SINGLE: frontier}, wtype, kind))
         if low is not None and high > low:
@@ -307,11 +334,18 @@ class RangePlanner:
             else:
                 parts = self._parts(rows)
                 pieces = split_range(low, high, STEP[wtype] if parts > 1 else None, parts, wtype)
+            if plan.startpoint is not None and checkpoint is not None and low < checkpoint < high:
+                # a replay: the rows past the watermark are read for the first time, and a time filter must not
+                # drop one of them, so no work unit holds rows of both sides
+                pieces = [cut for lo, hi in pieces for cut in (
+                    ((lo, checkpoint), (checkpoint, hi)) if lo < checkpoint < hi else ((lo, hi),))]
             span = high - low
             for index, (lo, hi) in enumerate(pieces):
                 estimate = rows * (hi - lo) / span if span else rows
                 units.append(self._unit({SINGLE: lo}, {SINGLE: hi}, wtype, kind, estimate,
                                         unbounded_low=unbounded and index == 0))
+                if checkpoint is not None and lo >= checkpoint:
+                    self._fresh.add(id(units[-1]))
             if skipped is not None:
                 units[-len(pieces)].set_prop(SKIPPED_KEY, skipped)
         codec = self.codec_for(wtype)

@@ -19,11 +19,13 @@ from typing import Any
 import pyarrow as pa
 
 from gobblin_py.connectors.sql import keys as K
+from gobblin_py.connectors.sql import newest
 from gobblin_py.connectors.sql.arrow_types import ColumnSpec, parse_arrow_type
 from gobblin_py.connectors.sql.connection import ConnectionConfig, text
 from gobblin_py.connectors.sql.dialects import dialect_for
 from gobblin_py.connectors.sql.dialects.base import Dialect
 from gobblin_py.connectors.sql.errors import SqlConfigError
+from gobblin_py.connectors.sql.newest import EVENT_KEY, no_event_time
 from gobblin_py.connectors.sql.planner import RangePlanner, TablePlan
 from gobblin_py.connectors.sql.positions import Previous, previous_codec, previous_watermarks
 from gobblin_py.connectors.sql.settings import QueryBasedSettings, entity_key, entity_names
@@ -69,7 +71,8 @@ class QueryBasedSource(Source):
     oldest row, ``UPCOMING`` skips every row there is now, ``SPECIFIC`` starts at a delta value (as
     ``start.value`` is written), ``TIMESTAMP`` starts at the earliest committed range holding a row whose event
     time (``source.event.time.column``, default the delta column when it holds times) reaches the time, and
-    drops the older rows it reads again.
+    drops the older rows it reads again (never a row past the watermark, read for the first time); a time after
+    every row read replays nothing: the table goes on from its watermark.
     """
 
     settings_class = QueryBasedSettings
@@ -77,11 +80,17 @@ class QueryBasedSource(Source):
 
     @classmethod
     def check_startpoint(cls, props: Mapping[str, str], urn: str, partition: str, point: Startpoint) -> None:
-        """No partition; a SPECIFIC value must be a watermark of the table's type."""
+        """No partition; a SPECIFIC value must be a watermark of the table's type, and a TIMESTAMP needs rows with
+        an event time (not an id-watermarked table without ``source.event.time.column``)."""
         no_partition("QueryBasedSource", partition)
+        configured = watermark_type(props.get(entity_key(props, urn, K.WATERMARK_TYPE)))
+        if point.kind is StartpointKind.TIMESTAMP:
+            if configured == SIMPLE and not (props.get(entity_key(props, urn, EVENT_KEY)) or "").strip():
+                delta = (props.get(entity_key(props, urn, K.DELTA_FIELDS)) or "?").split(",")[0].strip()
+                raise no_event_time(urn, delta)
+            return
         if point.kind is not StartpointKind.SPECIFIC:
             return
-        configured = watermark_type(props.get(entity_key(props, urn, K.WATERMARK_TYPE)))
         value = str(point.value)
         try:
             if configured is not None:  # the zone only moves CURRENTDAY-n, which is valid in any zone
@@ -97,6 +106,11 @@ class QueryBasedSource(Source):
             raise UsageError(f"value {value!r} is not a watermark of table {urn} "
                              f"({configured or 'a whole number or a time'}): {exc}") from None
     default_driver: str | None = None
+
+    @classmethod
+    def newest_event_ms(cls, props: Mapping[str, str], urn: str, partition: str) -> int | None:
+        """The newest event time of table ``urn``'s rows: ``MAX`` of its event column (see :mod:`.newest`)."""
+        return newest.newest_event_ms(props, urn, cls.default_driver)
 
     @classmethod
     def validate(cls, props: Mapping[str, str]) -> list[ConfigError]:

@@ -46,7 +46,8 @@ class WikipediaConverter(Converter):
             if CONTENT not in record and "*" in record:
                 record[CONTENT] = record.pop("*")
             rows.append(record)
-        return to_batch(rows, self._schema, "WikipediaConverter")
+        return to_batch(rows, self._schema, "WikipediaConverter",
+                        lambda i: f"revision {rows[i].get('revid')} of {rows[i].get('title')!r}")
 
 
 class WikipediaPartitioner(WriterPartitioner):

@@ -12,7 +12,9 @@ revision pulled when ``gobblin.wikipediaSource.maxRevisionsPerPage`` stopped it.
 Differences: a request that fails after its retries fails the task (Gobblin logs it, ends the page's pull and
 saves the newest revision id as watermark, losing the rest), and so does an API error inside an HTTP 200 answer
 (:mod:`.mediawiki`: ``maxlag`` and the like retried first, as the server asks): an answer is never read as "no
-revisions" unless it is one, and the watermark only ever names revisions pulled. A page that does not exist is a
+revisions" unless it is one, and the watermark only ever names revisions pulled: a listing that holds no
+revision while a newer one exists (no ``revisions``, or none after the last pulled) is a warning, and the
+watermark stays at the last revision pulled. A page that does not exist is a
 warning and keeps its watermark; a title MediaWiki calls invalid fails the task. A title removed from
 ``source.page.titles`` is no longer pulled (Gobblin pulls it on from its last watermark); its state is kept.
 """
@@ -136,7 +138,7 @@ class WikipediaExtractor(Extractor):
         if not newest:  # a missing page, or one without revisions: the watermark stays
             return
         self.newest = int(newest[0]["revid"])
-        last, pulled, limit = self._start(), 0, self.settings.max_revisions
+        last, pulled, limit, short = self._start(), 0, self.settings.max_revisions, False
         log.info("wikipedia_pull", title=self.title, after=last, newest=self.newest)
         while last < self.newest and (limit < 0 or pulled < limit):
             page = self._revisions(rvprop="ids|timestamp|user|userid|size", rvlimit=str(self.settings.page_size + 1),
@@ -144,15 +146,19 @@ class WikipediaExtractor(Extractor):
             page = [r for r in page if int(r["revid"]) > last]  # the first is the one pulled last
             if limit >= 0:
                 page = page[:limit - pulled]
-            if not page:
+            if not page:  # the listing up to the newest revision holds it at least: an answer without is wrong
+                log.warning("wikipedia_revisions_missing", title=self.title, after=last, newest=self.newest,
+                            note="the listing after the last revision pulled is empty, yet a newer one exists: "
+                                 "the watermark stays at the last revision pulled, the next run asks again")
+                short = True
                 break
             pulled += len(page)
             last = int(page[-1]["revid"])
             yield pa.RecordBatch.from_arrays([pa.array([json.dumps(r) for r in page], pa.string())],
                                              schema=self.get_schema())
-        # every revision up to the newest was pulled (an answer without more says none is left between), or
-        # maxRevisionsPerPage stopped the pull at ``last``: the next run goes on from there
-        stopped = (limit >= 0 and pulled >= limit) or self.missing  # (a page deleted while it was pulled)
+        # every revision up to the newest was pulled, or maxRevisionsPerPage (or a listing short of the newest)
+        # stopped the pull at ``last``: the next run goes on from there
+        stopped = (limit >= 0 and pulled >= limit) or short or self.missing  # (a page deleted while it was pulled)
         self.high = max(self.low, last if stopped else self.newest)
 
     def close(self) -> None:

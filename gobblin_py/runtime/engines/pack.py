@@ -7,6 +7,7 @@ Public API (also used by engines other than classic Spark, e.g. to ``addArtifact
 - :data:`ALIAS` (``environment``): the name the archive is unpacked under on executors
   (``spark.archives=<archive>#environment``); :data:`EXECUTOR_PYTHON` (``./environment/bin/python``): the Python an
   executor runs then (``spark.pyspark.python``), relative to the executor's working folder.
+- :func:`copy_archive` ``(archive, target)``: a copy of it at ``target`` (``gpy pack --output``), whole or not at all.
 - :func:`site_packages` ``(root) -> Path``: where the packages are inside an unpacked archive, for a process that
   cannot choose its Python and puts that folder on ``sys.path`` instead.
 - :func:`spark_conf` ``(master, props) -> dict``: the ``spark.*`` settings that ship the archive to a classic
@@ -25,6 +26,8 @@ import fcntl
 import gzip
 import io
 import os
+import shutil
+import stat
 import sys
 import sysconfig
 import tarfile
@@ -33,6 +36,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from gobblin_py.io.fs import fsync_dir
 from gobblin_py.runtime.engines import pack_contents
 from gobblin_py.runtime.engines.pack_settings import PackSettings
 from gobblin_py.sdk.logs import get_logger
@@ -44,6 +48,8 @@ KEEP = 3  # archives always kept in the cache folder, the most recently used
 STALE_SECONDS = 86_400  # others go once unused this long (a running job's driver serves its archive to new executors)
 PARTIAL_PREFIX = ".building-"  # an archive being written; one no build holds locked was left by a killed build
 PARTIAL_GRACE_SECONDS = 60  # younger partial archives are never removed (a build locks its own right after creating it)
+COPY_PREFIX = ".gpy-pack-"  # a copy being written beside copy_archive's target (as PARTIAL_PREFIX, if left behind)
+COPY_CHUNK = 1 << 20
 DEFAULT_CACHE = Path("~/.cache/gobblin_py/packs")
 log = get_logger(__name__)
 
@@ -70,7 +76,7 @@ def environment_archive(props: Mapping[str, str]) -> Path:
                                            sysconfig.get_platform(), sys.version,
                                            "extras:" + ",".join(sorted(extras if extras is not None else ["*"])))
     folder = cache_dir(props)
-    _remove_abandoned(folder)
+    _remove_abandoned(folder, PARTIAL_PREFIX)
     archive = folder / f"gpy-env-py{sys.version_info.major}{sys.version_info.minor}-{digest[:16]}.tar.gz"
     if archive.is_file():
         os.utime(archive)  # most recently used: kept by the pruning
@@ -83,6 +89,34 @@ def environment_archive(props: Mapping[str, str]) -> Path:
              extras=sorted(extras) if extras is not None else "all", seconds=round(time.monotonic() - began, 3))
     _prune(folder, keep=archive)
     return archive
+
+
+def copy_archive(archive: Path, target: Path) -> None:
+    """Copy ``archive`` to ``target`` whole or not at all: into a locked temporary file beside it, made durable,
+    then renamed over it. On any failure or interruption the temporary file is removed and a ``target`` already
+    there is left as it was; a copy killed outright leaves its temporary file to the next copy into that folder."""
+    folder = target.parent
+    _remove_abandoned(folder, COPY_PREFIX)
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode)  # a file replaced keeps its permissions, as a copy over it does
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    fd, temporary = tempfile.mkstemp(prefix=COPY_PREFIX, suffix=".partial", dir=folder)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as out, open(archive, "rb") as source:
+            shutil.copyfileobj(source, out, COPY_CHUNK)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, target)
+    except BaseException as exc:
+        Path(temporary).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.filename == temporary:  # a full disk: name the file asked for
+            raise OSError(exc.errno, f"{exc.strerror} (writing a copy of {archive}; left as it was)",
+                          str(target)) from exc
+        raise
+    fsync_dir(str(folder))
 
 
 def spark_conf(master: str, props: Mapping[str, str]) -> dict[str, str]:
@@ -134,11 +168,11 @@ def _build(contents: pack_contents.Contents, archive: Path, tag: str) -> int:
     return count
 
 
-def _remove_abandoned(folder: Path) -> None:
-    """Remove the partial archives builds left behind when they were killed: those no process holds locked,
-    older than a minute (a build creates its file, then locks it)."""
+def _remove_abandoned(folder: Path, prefix: str) -> None:
+    """Remove the partial archives (or copies) whose names start with ``prefix`` that builds left behind when they
+    were killed: those no process holds locked, older than a minute (a build creates its file, then locks it)."""
     now = time.time()
-    for partial in folder.glob(f"{PARTIAL_PREFIX}*"):
+    for partial in folder.glob(f"{prefix}*"):
         try:
             fd = os.open(partial, os.O_RDONLY)
         except OSError:
@@ -153,6 +187,12 @@ def _remove_abandoned(folder: Path) -> None:
             os.close(fd)
         partial.unlink(missing_ok=True)
         log.info("pack_partial_removed", path=str(partial), reason="left by a build that did not finish")
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _owned_by_nobody(info: tarfile.TarInfo) -> tarfile.TarInfo:

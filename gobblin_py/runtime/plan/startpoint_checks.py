@@ -10,11 +10,12 @@ And it must name a dataset of the job: one with state, or one the source plans n
 
 When an operator sets one, the source's data is asked too (:func:`check_against_data`): a partition the dataset
 does not have is refused, and so is a ``TIMESTAMP`` after the latest data, unless forced — such a startpoint
-replays nothing (Kafka: it starts at the end, skipping what is unread), or everything where records carry no
-event time to filter by. A source says what its data holds with a class method ``newest_event_ms(props, urn,
-partition)`` — the newest event time of the dataset's (or partition's) data, None when it cannot tell — that
-raises :class:`~gobblin_py.sdk.errors.UsageError` for a partition it does not have; where it cannot tell, no data
-is later than now, or than the newest event time committed.
+replays nothing: the run goes on from the checkpoint, as without it, which is seldom what was meant. A source
+says what its data holds with a class method ``newest_event_ms(props, urn, partition)`` — the newest event time
+of the dataset's (or partition's) data, None when it cannot tell (Kafka: its last messages' timestamps; SQL:
+``MAX`` of the event column; files without an event column: the newest modification time) — that raises
+:class:`~gobblin_py.sdk.errors.UsageError` for a partition it does not have; where it cannot tell, no data is
+later than now, or than the newest event time committed.
 """
 
 from __future__ import annotations
@@ -58,9 +59,9 @@ def check_against_data(source: type, props: Mapping[str, str], urn: str, partiti
     if point.timestamp_ms > latest:
         where = f"dataset {urn!r}" + (f" partition {partition!r}" if partition else "")
         raise UsageError(f"--timestamp {human_time(point.timestamp_ms)} is after the latest data of {where} "
-                         f"({human_time(latest)}, {what}): it would replay nothing (Kafka: start at the end, "
-                         "skipping what is unread), or everything where records carry no event time; check the "
-                         "time, use --upcoming to skip to what comes next, or give --force to set it anyway")
+                         f"({human_time(latest)}, {what}): it would replay nothing (the next run would go on from "
+                         "where the dataset stands, as without it); check the time, use --upcoming to skip to "
+                         "what comes next, or give --force to set it anyway")
 
 
 def check_stored(source: type, props: Mapping[str, str], store: StartpointStore, job: str,
