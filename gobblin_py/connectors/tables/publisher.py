@@ -206,10 +206,11 @@ def _written_files(tasks: Sequence[TaskState]) -> dict[int, tuple[BranchScope, d
         counted = scope.prop(FILE_RECORDS_KEY)
         if not counted:
             continue
-        fs_uri = scope.prop("writer.fs.uri")
+        # the writer counted its files by their paths on its output folder's filesystem (S3 keys without s3://)
+        fs = fsutil.open_fs(scope.writer_dirs()[1], scope.prop("writer.fs.uri"))[0]
         files = found.setdefault(scope.branch, (scope, {}))[1]
         for path, records in json.loads(counted).items():
-            fs, local = fsutil.open_fs(path, fs_uri)
+            local = fs._strip_protocol(path)
             with fs.open(local, "rb") as stream:
                 parquet = pq.ParquetFile(stream)
                 schema = parquet.schema_arrow.remove_metadata()
