@@ -12,6 +12,7 @@ import pytest
 
 from gobblin_py.connectors.delta.footers import read_facts
 from gobblin_py.connectors.delta.merge_source import merge_source
+from gobblin_py.connectors.delta.partitioning import partition_columns
 from gobblin_py.connectors.delta.settings import storage_options
 from gobblin_py.connectors.delta.step import DeltaAppendStep
 from gobblin_py.connectors.delta.types import UnsupportedType, delta_schema
@@ -112,3 +113,13 @@ def test_a_replayed_append_finds_its_transaction_and_commits_nothing_again(tmp_p
     delta = DeltaTable(str(table))
     assert delta.version() == 0 and delta.transaction_version("gpy:J:ds") == 1
     assert delta.to_pyarrow_table().num_rows == 2
+
+
+def test_partition_columns_come_from_a_column_value_partitioner_and_a_time_partitioner_gives_none(capsys):
+    schema = pa.schema([("region", pa.string()), ("at", pa.timestamp("us")), ("s", pa.struct([("x", pa.int8())]))])
+    columns = {"writer.partitioner.class": "ColumnValueWriterPartitioner", "writer.partition.columns": "region"}
+    assert partition_columns(columns, 1, 0, schema) == ["region"]
+    assert partition_columns({**columns, "writer.partition.columns": "s"}, 1, 0, schema) == []
+    timed = {"writer.partitioner.class": "TimeBasedWriterPartitioner", "writer.partition.columns": "at"}
+    assert partition_columns(timed, 1, 0, schema) == []
+    assert "delta_table_unpartitioned" in capsys.readouterr().err
