@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from tests.crash.harness import LOGS, CrashJob
 
 KEPT_FILE = re.compile(r"data/[^/]+/f\d{5}\.csv|published/crash/[^/]+/part\.task_Crash_\d+_\d+_0\.parquet"
-                       r"|published/crash/[^/]+/_delta_log/\d{20}\.json"
+                       r"|published/crash/[^/]+/_delta_log/(\d{20}\.json|\d{20}\.checkpoint\.parquet|_last_checkpoint)"
                        r"|published/crash/[^/]+/part-\d{5}-[-0-9a-f]+-c\d{3}(\.\w+)?\.parquet"
                        r"|published/crash/[^/]+/_gpy_merge/[0-9a-f]{20}/\d+/part\.task_Crash_\d+_\d+_0\.parquet"
                        r"|state/Crash/[^/]+-(job_Crash_\d+|current)\.jst|state/Crash/_gpy_state_index\.json"
@@ -63,7 +63,7 @@ class DeltaCrashJob(CrashJob):
             folder = self.root / "published" / "crash" / dataset
             waiting = {p.parent.name for p in (folder / "_gpy_merge").rglob("*.parquet")}
             assert waiting <= {str(len(runs))}, f"{dataset}: the files of earlier upserts are still there: {waiting}"
-            on_disk = {str(p) for p in folder.rglob("*.parquet") if "_gpy_merge" not in p.parts}
+            on_disk = {str(p) for p in folder.rglob("*.parquet") if not {"_gpy_merge", "_delta_log"} & set(p.parts)}
             referenced = {uri.removeprefix("file://") for uri in table.file_uris()}
             assert on_disk == referenced, f"{dataset}: files outside the table: {sorted(on_disk - referenced)}"
 

@@ -41,15 +41,19 @@ def test_footer_facts_give_exact_bounds_only_and_the_partition_value(tmp_path):
                                      pa.timestamp("us", "UTC")),
                       "day": pa.array([dt.date(2024, 5, 1)] * 3), "x": [1.5, float("nan"), 0.5],
                       "amount": pa.array([Decimal("1.10")] * 3, pa.decimal128(5, 2)),
-                      "s": pa.array([{"a": 1}] * 3)})
+                      "s": pa.array([{"a": 1}] * 3), "sec": pa.array([86400, 0, 5], pa.timestamp("s")),
+                      "ns": pa.array([1, 2, 3], pa.timestamp("ns"))})
     pq.write_table(table, path, row_group_size=2)  # bounds over two row groups
     facts = read_facts(str(path), None, 3, ["region"])
     stats = json.loads(facts.stats)
     assert facts.partition_values == {"region": "eu"}
     assert stats["numRecords"] == 3
-    assert stats["nullCount"] == {"id": 1, "name": 0, "region": 0, "at": 1, "day": 0, "x": 0, "amount": 0}
+    assert stats["nullCount"] == {"id": 1, "name": 0, "region": 0, "at": 1, "day": 0, "x": 0, "amount": 0,
+                                  "sec": 0, "ns": 0}
+    # no bounds for floats, decimals and nanosecond timestamps (cut to the microsecond, a maximum would be low)
     assert stats["minValues"] == {"id": 1, "name": "a", "region": "eu", "at": "2024-01-01T00:00:00.000000Z",
-                                  "day": "2024-05-01"}
+                                  "day": "2024-05-01", "sec": "1970-01-01T00:00:00.000000"}
+    assert stats["maxValues"]["sec"] == "1970-01-02T00:00:00.000000"
     assert stats["maxValues"]["at"] == "2024-01-02T03:04:05.000006Z" and "x" not in stats["maxValues"]
     pq.write_table(pa.table({"region": ["eu", "us"]}), tmp_path / "two.parquet")
     with pytest.raises(UsageError, match="several values of the partition column region"):
@@ -123,3 +127,18 @@ def test_partition_columns_come_from_a_column_value_partitioner_and_a_time_parti
     timed = {"writer.partitioner.class": "TimeBasedWriterPartitioner", "writer.partition.columns": "at"}
     assert partition_columns(timed, 1, 0, schema) == []
     assert "delta_table_unpartitioned" in capsys.readouterr().err
+
+
+def test_reading_a_footers_timestamp_bounds_does_not_import_pandas(tmp_path):
+    """pyarrow gives a timestamp statistic as a pandas Timestamp, importing pandas (a third of a second of every
+    commit): the bounds are read as the stored integers instead."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"at": pa.array([1, 2], pa.timestamp("ms", "UTC"))}), path)
+    code = ("import sys, json; from gobblin_py.connectors.delta.footers import read_facts; "
+            f"stats = json.loads(read_facts({str(path)!r}, None, 2, []).stats); "
+            "print(stats['maxValues']['at'], 'pandas' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["1970-01-01T00:00:00.002000Z", "False"], done.stdout + done.stderr

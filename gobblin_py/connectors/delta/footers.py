@@ -41,6 +41,7 @@ class _Bounds:
     low: Any = None
     high: Any = None
     exact: bool = True  # every row group with values gave its bounds
+    nanos: bool = False  # a timestamp kept to the nanosecond: its bounds are cut to the microsecond
 
 
 def read_facts(path: str, fs_uri: str | None, records: int, partition_by: list[str]) -> FileFacts:
@@ -80,6 +81,9 @@ def _bounds(metadata: Any, schema: pa.Schema) -> dict[str, _Bounds]:
             leaves[leaf] = field.name
         leaf += width
     found = {name: _Bounds() for name in leaves.values()}
+    # a timestamp's bounds as the stored integers: pyarrow would import pandas (a third of a second) to give them
+    units = {index: _timestamp_unit(metadata.schema.column(index)) for index, name in leaves.items()
+             if pa.types.is_timestamp(schema.field(name).type)}
     for group in range(metadata.num_row_groups):
         row_group = metadata.row_group(group)
         for index, name in leaves.items():
@@ -91,12 +95,40 @@ def _bounds(metadata: Any, schema: pa.Schema) -> dict[str, _Bounds]:
             bounds.nulls += stats.null_count
             if stats.null_count == row_group.num_rows:
                 continue
-            if not stats.has_min_max:
+            if not stats.has_min_max or (index in units and units[index] is None):
                 bounds.exact = False
                 continue
-            bounds.low = stats.min if bounds.low is None else min(bounds.low, stats.min)
-            bounds.high = stats.max if bounds.high is None else max(bounds.high, stats.max)
+            low, high = (stats.min_raw, stats.max_raw) if index in units else (stats.min, stats.max)
+            bounds.low = low if bounds.low is None else min(bounds.low, low)
+            bounds.high = high if bounds.high is None else max(bounds.high, high)
+    for index, unit in units.items():
+        bounds = found[leaves[index]]
+        if unit is not None and bounds.low is not None:
+            tz = schema.field(leaves[index]).type.tz
+            bounds.low, bounds.high = _instant(bounds.low, unit, tz), _instant(bounds.high, unit, tz)
+            bounds.nanos = unit == "NANOS"
     return found
+
+
+def _timestamp_unit(column: Any) -> str | None:
+    """``MILLIS``, ``MICROS`` or ``NANOS``: how a Parquet timestamp column stores its values (None: otherwise)."""
+    if column.physical_type != "INT64":
+        return None  # INT96, the legacy layout
+    if column.logical_type.type == "TIMESTAMP":
+        return _UNITS.get(json.loads(column.logical_type.to_json()).get("timeUnit"))
+    return {"TIMESTAMP_MILLIS": "MILLIS", "TIMESTAMP_MICROS": "MICROS"}.get(str(column.converted_type))
+
+
+_UNITS = {"milliseconds": "MILLIS", "microseconds": "MICROS", "nanoseconds": "NANOS"}
+_EPOCH = datetime.datetime(1970, 1, 1)
+_PER_MICRO = {"MILLIS": (1000, 1), "MICROS": (1, 1), "NANOS": (1, 1000)}
+
+
+def _instant(raw: int, unit: str, tz: str | None) -> datetime.datetime:
+    """The stored integer ``raw`` of a timestamp as a datetime (UTC-aware with ``tz``), to the microsecond (down)."""
+    times, per = _PER_MICRO[unit]
+    value = _EPOCH + datetime.timedelta(microseconds=raw * times // per)
+    return value.replace(tzinfo=datetime.timezone.utc) if tz else value
 
 
 def _leaf_count(t: pa.DataType) -> int:
@@ -120,7 +152,7 @@ def _stats_json(records: int, schema: pa.Schema, bounds: dict[str, _Bounds]) -> 
         nulls[name] = found.nulls
         if found.low is None:
             continue
-        pair = _stat_pair(schema.field(name).type, found.low, found.high)
+        pair = _stat_pair(schema.field(name).type, found.low, found.high, found.nanos)
         if pair is not None:
             low[name], high[name] = pair
     stats: dict[str, Any] = {"numRecords": records}
@@ -131,7 +163,7 @@ def _stats_json(records: int, schema: pa.Schema, bounds: dict[str, _Bounds]) -> 
     return json.dumps(stats, separators=(",", ":"), ensure_ascii=False)
 
 
-def _stat_pair(t: pa.DataType, low: Any, high: Any) -> tuple[Any, Any] | None:
+def _stat_pair(t: pa.DataType, low: Any, high: Any, nanos: bool = False) -> tuple[Any, Any] | None:
     """The exact JSON bounds of a column of type ``t``, or None where none can be given exactly."""
     if pa.types.is_dictionary(t):
         t = t.value_type
@@ -139,7 +171,7 @@ def _stat_pair(t: pa.DataType, low: Any, high: Any) -> tuple[Any, Any] | None:
         return low, high
     if pa.types.is_date(t) and isinstance(low, datetime.date):
         return low.isoformat(), high.isoformat()
-    if pa.types.is_timestamp(t) and t.unit != "ns" and isinstance(low, datetime.datetime):
+    if pa.types.is_timestamp(t) and not nanos and isinstance(low, datetime.datetime):
         suffix = "Z" if t.tz else ""
         return (_utc(low).strftime("%Y-%m-%dT%H:%M:%S.%f") + suffix,
                 _utc(high).strftime("%Y-%m-%dT%H:%M:%S.%f") + suffix)

@@ -19,7 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 from gobblin_py.connectors.delta.merge_source import merge_source
-from gobblin_py.connectors.delta.table import DeltaStep, condensed
+from gobblin_py.connectors.delta.table import NEW_TABLE_CONFIGURATION, DeltaStep, condensed
 from gobblin_py.connectors.delta.types import delta_schema, table_arrow_schema, to_delta
 from gobblin_py.connectors.tables.evolution import plan_changes
 from gobblin_py.sdk.commit import step_class_path
@@ -49,8 +49,8 @@ class DeltaMergeStep(DeltaStep):
         from deltalake.exceptions import CommitFailedError, DeltaError
 
         for attempt in range(self.retries + 1):
-            table = self.table()
-            if self.done(table):
+            table, replayed = self.table_for(attempt, fresh)
+            if replayed and self.done(table):
                 self.found(table)
                 log.info("delta_already_committed", table=self.uri, app=self.app, version=self.version,
                          table_version=self.table_version)
@@ -66,7 +66,7 @@ class DeltaMergeStep(DeltaStep):
                 continue
             except (DeltaError, OSError) as exc:
                 raise TransientError(f"Delta table {self.uri}: cannot merge: {condensed(exc)}") from None
-            self.found(self.table())
+            self.found(None)
             log.info("delta_merged", table=self.uri, table_version=self.table_version, app=self.app,
                      version=self.version, files=len(self.files), schema_changes=changes,
                      **{k: metrics.get(f"num_{k}") for k in ("source_rows", "target_rows_inserted",
@@ -79,7 +79,8 @@ class DeltaMergeStep(DeltaStep):
 
         schema = delta_schema(self.schema, f"Delta table {self.uri}")
         DeltaTable.create(self.uri, to_delta(pa.schema([f.with_nullable(True) for f in schema])),
-                          partition_by=self.partition_by or None, mode="ignore", storage_options=self.options(),
+                          partition_by=self.partition_by or None, mode="ignore",
+                          configuration=NEW_TABLE_CONFIGURATION, storage_options=self.options(),
                           commit_properties=self.commit_properties(transaction=False))
         return self.table()
 

@@ -51,6 +51,7 @@ class _Plan:
     partition_by: list[str]
     settings: DeltaSettings
     order: list[str]
+    table: Any  # the DeltaTable as planning read it, None when there was none
 
 
 class DeltaPublisher(TablePublisher):
@@ -115,7 +116,7 @@ class DeltaPublisher(TablePublisher):
         order = [c.strip() for c in (scope.state.get_prop("extract.delta.fields") or "").split(",")
                  if c.strip() in schema.names]
         return BranchTable(scope.branch, scope, folder, None, key,
-                           state=_Plan(uri, app, version, partition_by, settings, order))
+                           state=_Plan(uri, app, version, partition_by, settings, order, table))
 
     def table_step(self, table: BranchTable, identity: RunIdentity) -> DeltaAppendStep | DeltaMergeStep:
         plan: _Plan = table.state
@@ -124,10 +125,13 @@ class DeltaPublisher(TablePublisher):
                                 "schema": schema, "partition_by": plan.partition_by,
                                 "evolution": plan.settings.evolution, "retries": plan.settings.commit_retries,
                                 "props": self.job_props}
+        step: DeltaAppendStep | DeltaMergeStep
         if plan.settings.merge_key:
             _check_keys(table.files, list(plan.settings.merge_key), plan.uri)
-            return DeltaMergeStep(**args, files=[f.path for f in table.files], keys=list(plan.settings.merge_key),
+            step = DeltaMergeStep(**args, files=[f.path for f in table.files], keys=list(plan.settings.merge_key),
                                   order=plan.order)
+            step.planned = plan.table
+            return step
         now = int(time.time() * 1000)
         actions = []
         for file in table.files:
@@ -136,7 +140,9 @@ class DeltaPublisher(TablePublisher):
             actions.append({"path": posixpath.join(file.folder, posixpath.basename(file.path)), "size": file.size,
                             "partition_values": facts.partition_values, "modification_time": now,
                             "stats": facts.stats})
-        return DeltaAppendStep(**args, actions=actions)
+        step = DeltaAppendStep(**args, actions=actions)
+        step.planned = plan.table
+        return step
 
 
 def _warn_folder_differs(uri: str, file: DataFile, values: Mapping[str, str | None]) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gobblin_py.connectors.delta.table import DeltaStep, condensed
+from gobblin_py.connectors.delta.table import NEW_TABLE_CONFIGURATION, DeltaStep, condensed
 from gobblin_py.connectors.delta.types import delta_schema, to_delta
 from gobblin_py.sdk.commit import step_class_path
 from gobblin_py.sdk.errors import GobblinPyError, TransientError
@@ -41,8 +41,8 @@ class DeltaAppendStep(DeltaStep):
         from deltalake.exceptions import CommitFailedError, DeltaError
 
         for attempt in range(self.retries + 1):
-            table = self.table()
-            if self.done(table):
+            table, replayed = self.table_for(attempt, fresh)
+            if replayed and self.done(table):
                 self.found(table)
                 log.info("delta_already_committed", table=self.uri, app=self.app, version=self.version,
                          table_version=self.table_version)
@@ -56,7 +56,7 @@ class DeltaAppendStep(DeltaStep):
                     raise TransientError(f"Delta table {self.uri}: cannot commit: {condensed(exc)}") from None
                 error = exc  # another dataset made the table first: append to it
             else:
-                self.found(self.table())
+                self.found(table)
                 log.info("delta_committed", table=self.uri, files=len(self.actions), table_version=self.table_version,
                          app=self.app, version=self.version, schema_changes=changes)
                 return
@@ -72,7 +72,8 @@ class DeltaAppendStep(DeltaStep):
         if table is None:
             schema = delta_schema(self.schema, f"Delta table {self.uri}")
             create_table_with_add_actions(self.uri, to_delta(_nullable(schema)), self.add_actions(), mode="error",
-                                          partition_by=self.partition_by or None, storage_options=self.options(),
+                                          partition_by=self.partition_by or None,
+                                          configuration=NEW_TABLE_CONFIGURATION, storage_options=self.options(),
                                           commit_properties=self.commit_properties())
             return "table created"
         changes = self.evolve(table)

@@ -37,6 +37,9 @@ log = get_logger(__name__)
 METADATA_PREFIX = "gpy."
 HISTORY_LOOKUP = (10, 100)  # commits searched (newest first) for the version a run's commit made: few, then more
 DATA_OPERATIONS = ("WRITE", "CREATE TABLE", "MERGE")
+# a checkpoint every 10 versions in the tables gpy makes (Delta Lake's own default; delta-rs's is 100): opening a
+# table then reads its last checkpoint and at most 9 commits, however many runs it has had
+NEW_TABLE_CONFIGURATION = {"delta.checkpointInterval": "10"}
 
 
 def app_id(identity: RunIdentity, branches: int, branch: int) -> str:
@@ -110,6 +113,14 @@ class DeltaStep(CommitStep):
     retries: int
     props: Mapping[str, str] = field(default_factory=dict, repr=False)
     table_version: int | None = field(default=None, init=False, compare=False)
+    planned: Any = field(default=None, init=False, repr=False, compare=False)  # the table as the plan read it
+
+    def table_for(self, attempt: int, fresh: bool) -> tuple[Any, bool]:
+        """The table to commit to on try ``attempt``, and whether it may already hold this run's commit: not when
+        the commit was just logged by this process (``fresh``), whose plan read the table (no second read)."""
+        if fresh and attempt == 0 and self.planned is not None:
+            return self.planned, False
+        return self.table(), True
 
     def options(self) -> dict[str, str]:
         return storage_options(self.props, self.uri)
@@ -156,8 +167,13 @@ class DeltaStep(CommitStep):
         return changes
 
     def found(self, table: Any) -> None:
-        """Note the table version of this run's commit (for the run's summary and history)."""
+        """Note the table version of this run's commit (for the run's summary and history); ``table`` is brought
+        up to date first (None: read again)."""
         try:
+            if table is None:
+                table = self.table()
+            else:
+                table.update_incremental()
             self.table_version = committed_version(table, self.identity)
         except Exception as exc:  # noqa: BLE001 - only what the summary shows depends on it
             log.warning("delta_history_unreadable", table=self.uri, error=str(exc))
