@@ -142,3 +142,42 @@ def test_reading_a_footers_timestamp_bounds_does_not_import_pandas(tmp_path):
             "print(stats['maxValues']['at'], 'pandas' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["1970-01-01T00:00:00.002000Z", "False"], done.stdout + done.stderr
+
+
+def test_steps_racing_to_make_one_table_make_it_once_and_append_the_rest(tmp_path):
+    """delta-rs retries a CREATE TABLE that another writer's beat on top of it (a second CREATE replacing the first's
+    metadata): the step's own create is not retried by delta-rs; it reads the table again and appends."""
+    import threading
+
+    from deltalake import DeltaTable
+
+    for trial in range(8):
+        table = tmp_path / f"t{trial}"
+        table.mkdir()
+        steps = []
+        for n in range(3):
+            pq.write_table(pa.table({"id": [n]}), table / f"{n}.parquet")
+            action = {"path": f"{n}.parquet", "size": (table / f"{n}.parquet").stat().st_size, "partition_values": {},
+                      "modification_time": 0, "stats": json.dumps({"numRecords": 1})}
+            steps.append(DeltaAppendStep(str(table), f"gpy:J:d{n}", 1, RunIdentity("J", "job_J_1", f"d{n}", "[]"),
+                                         pa.schema([("id", pa.int64())]), [], "add_columns", 5,
+                                         {"data.publisher.final.dir": str(tmp_path)}, actions=[action]))
+        barrier = threading.Barrier(len(steps))
+        errors: list[BaseException] = []
+
+        def commit(step, barrier=barrier, errors=errors):
+            barrier.wait()
+            try:
+                step.execute(fresh=True)
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=commit, args=(s,)) for s in steps]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert not errors, errors
+        operations = [c["operation"] for c in DeltaTable(str(table)).history()]
+        assert operations.count("CREATE TABLE") == 1, (trial, operations)
+        assert sorted(DeltaTable(str(table)).to_pyarrow_table().column("id").to_pylist()) == [0, 1, 2]

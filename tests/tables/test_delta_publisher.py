@@ -141,3 +141,19 @@ def test_another_writer_between_the_plan_and_the_commit_is_merged_with_not_overw
     assert rows == [{"id": 1, "name": "a", "note": None}, {"id": 2, "name": "b", "note": None},
                     {"id": 100, "name": "other", "note": "x"}]
     assert [c["operation"] for c in commits(table)] == ["CREATE TABLE", "WRITE", "WRITE"]
+
+
+def test_datasets_committing_at_once_into_one_table_each_add_their_rows_once(tmp_path):
+    for region, ids in (("eu", [1, 2]), ("us", [3]), ("apac", [4, 5])):
+        write_csv(tmp_path / "data" / region / "a.csv", "id,region", [f"{i},{region}" for i in ids])
+    path = job(tmp_path, **{"source.filebased.dataset.urn.level": "subdirectory", "job.commit.parallelCommits": "3",
+                            "delta.table.uri": f"{tmp_path}/lake/all"})
+    run(path)
+    table = tmp_path / "lake" / "all"
+    assert sorted(duckdb_rows(table, "id").column("id").to_pylist()) == [1, 2, 3, 4, 5]
+    log = commits(table)  # the first commit made the table, the others found it made and appended to it
+    assert sorted(c["gpy.dataset"] for c in log) == ["apac", "eu", "us"]
+    assert [c["operation"] for c in log] == ["CREATE TABLE", "WRITE", "WRITE"], log  # never made twice
+    from deltalake import DeltaTable
+
+    assert all(DeltaTable(str(table)).transaction_version(f"gpy:Orders:{d}") == 1 for d in ("eu", "us", "apac"))

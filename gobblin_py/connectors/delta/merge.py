@@ -74,14 +74,19 @@ class DeltaMergeStep(DeltaStep):
             return
 
     def _create(self) -> Any:
-        """The table, made empty with the run's schema (the merge then fills it)."""
+        """The table, made empty with the run's schema (the merge then fills it), or as another writer just made
+        it."""
         from deltalake import DeltaTable
+        from deltalake.exceptions import CommitFailedError
 
         schema = delta_schema(self.schema, f"Delta table {self.uri}")
-        DeltaTable.create(self.uri, to_delta(pa.schema([f.with_nullable(True) for f in schema])),
-                          partition_by=self.partition_by or None, mode="ignore",
-                          configuration=NEW_TABLE_CONFIGURATION, storage_options=self.options(),
-                          commit_properties=self.commit_properties(transaction=False))
+        try:
+            DeltaTable.create(self.uri, to_delta(pa.schema([f.with_nullable(True) for f in schema])),
+                              partition_by=self.partition_by or None, mode="ignore",
+                              configuration=NEW_TABLE_CONFIGURATION, storage_options=self.options(),
+                              commit_properties=self.schema_change())
+        except CommitFailedError:
+            pass  # made by another writer meanwhile
         return self.table()
 
     def _merge(self, table: Any) -> tuple[dict[str, Any], str]:
@@ -90,7 +95,7 @@ class DeltaMergeStep(DeltaStep):
         incoming = delta_schema(self.schema, where, current)
         changes = plan_changes(current, incoming, self.evolution, where, decimals=False, widening=False)
         for name in changes.relaxed:
-            table.alter.drop_column_not_null(name, commit_properties=self.commit_properties(transaction=False))
+            table.alter.drop_column_not_null(name, commit_properties=self.schema_change())
         grown = set(name.split(".")[0] for name in changes.added)
         target = pa.schema([pa.field(f.name, incoming.field(f.name).type if f.name in grown else f.type)
                             for f in current]

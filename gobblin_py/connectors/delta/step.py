@@ -74,7 +74,7 @@ class DeltaAppendStep(DeltaStep):
             create_table_with_add_actions(self.uri, to_delta(_nullable(schema)), self.add_actions(), mode="error",
                                           partition_by=self.partition_by or None,
                                           configuration=NEW_TABLE_CONFIGURATION, storage_options=self.options(),
-                                          commit_properties=self.commit_properties())
+                                          commit_properties=self.commit_properties(rebased=False))
             return "table created"
         changes = self.evolve(table)
         if changes:

@@ -139,13 +139,21 @@ class DeltaStep(CommitStep):
         self.found(table)
         return True
 
-    def commit_properties(self, transaction: bool = True) -> Any:
-        """The commit's ``commitInfo`` naming the run, with the app transaction when ``transaction``."""
+    def commit_properties(self, transaction: bool = True, rebased: bool = True) -> Any:
+        """The commit's ``commitInfo`` naming the run, with the app transaction when ``transaction``. ``rebased``:
+        delta-rs may retry it on top of a commit that beat it (``delta.commit.retries``); a commit that makes the
+        table or changes its schema may not, for delta-rs would commit it again over the other (a second
+        ``CREATE TABLE`` replacing the first's metadata, a column added twice): it fails, and the step reads the
+        table again and decides anew."""
         from deltalake.transaction import CommitProperties, Transaction
 
         metadata = {METADATA_PREFIX + k: v for k, v in self.identity.to_json().items()}
-        return CommitProperties(custom_metadata=metadata, max_commit_retries=self.retries,
+        return CommitProperties(custom_metadata=metadata, max_commit_retries=self.retries if rebased else 0,
                                 app_transactions=[Transaction(self.app, self.version)] if transaction else None)
+
+    def schema_change(self) -> Any:
+        """The properties of a commit that makes the table or changes its schema, before the run's data."""
+        return self.commit_properties(transaction=False, rebased=False)
 
     def evolve(self, table: Any) -> SchemaChanges:
         """Commit the columns the run adds (and the ``NOT NULL`` it drops) that ``table`` still lacks; refuse what
@@ -159,9 +167,9 @@ class DeltaStep(CommitStep):
         tops = list(dict.fromkeys(name.split(".")[0] for name in changes.added))
         if tops:
             fields = [Field.from_arrow(pa.field(name, incoming.field(name).type)) for name in tops]
-            table.alter.add_columns(fields, commit_properties=self.commit_properties(transaction=False))
+            table.alter.add_columns(fields, commit_properties=self.schema_change())
         for name in changes.relaxed:
-            table.alter.drop_column_not_null(name, commit_properties=self.commit_properties(transaction=False))
+            table.alter.drop_column_not_null(name, commit_properties=self.schema_change())
         if changes:
             log.info("delta_schema_changed", table=self.uri, changes=changes.describe(), run=self.identity.run)
         return changes
