@@ -124,7 +124,7 @@ def _compare_types(old_type: pa.DataType, new_type: pa.DataType, name: str, chan
     if widening and widens(old, new, decimals):
         changes.widened.append((name, old, new))
         return
+    allowed = ("a type may only widen: int to long, float to double" + (", a decimal's precision" if decimals else "")
+               if widening else "a column keeps its type; narrower values are read as it")
     raise SchemaConflict(f"{where}: column {name} is {old} in the table and {new} in the run's data, which the table "
-                         "cannot take (a type may only widen: int to long, float to double"
-                         + (", a decimal's precision" if decimals else "") + "); nothing of the dataset is "
-                         "committed and its watermark is kept")
+                         f"cannot take ({allowed}); nothing of the dataset is committed and its watermark is kept")

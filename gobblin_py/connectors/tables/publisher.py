@@ -46,8 +46,9 @@ class TableSettings(PublisherSettings):
 
     evolution: str = setting("table.schema.evolution", default=ADD_COLUMNS, choices=EVOLUTION_MODES,
                              scope=Scope.BRANCH,
-                             doc="add_columns: new columns and allowed widenings (int to long, float to double) "
-                                 "are applied in the commit that adds the data; fail: any change fails the dataset")
+                             doc="add_columns: new columns (and, where the format allows, widenings such as int "
+                                 "to long) are applied with the data that brings them; fail: any change fails the "
+                                 "dataset")
     merge_key: tuple[str, ...] = setting("table.merge.key", default=(), scope=Scope.BRANCH,
                                          doc="columns whose values identify a row: a run's row replaces the table's "
                                              "row of the same key and the others are inserted (upsert); empty: "
