@@ -58,6 +58,9 @@ CORPUS = SHARED / "corpus" / "gobblin-jobs"
 NEEDS_CORPUS = needs(CORPUS.is_dir(), f"the Gobblin job corpus is not at {CORPUS}")
 
 
+# first: this file is registered before pytest-xdist's worker plugin, whose own hook reads the groups (a hook of a
+# plugin registered earlier runs later)
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Each test of a server's folder joins that folder's worker group (see SERVER_GROUPS)."""
     for item in items:
