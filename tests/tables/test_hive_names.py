@@ -146,3 +146,11 @@ def test_validate_says_the_same(tmp_path):
     result = run_gpy_here("validate", str(hive_job(tmp_path, "hive.metastore.uri=thrift://h:1\n"
                                                              "hive.table.name=9").file))
     assert result.returncode == 2 and "hive.table.name" in result.stdout and "'9' is not a valid" in result.stdout
+
+
+def test_gobblins_registration_tuning_keys_are_accepted_strictly(tmp_path):
+    # Gobblin's pool and thread keys change how fast it registers, not what: gpy accepts them and says so
+    job = hive_job(tmp_path, "hive.metastore.uri=thrift://h:1\nhive.table.name=orders\nhive.register.threads=20\n"
+                             "hive.registration.path.dedupe.enabled=true")
+    result = run_gpy_here("validate", "--strict", str(job.file))
+    assert result.returncode == 0, result.stdout
