@@ -128,6 +128,8 @@ def hive_job(tmp_path, extra: str) -> Job:
      "writer.output.format", "a Hive table is registered over Parquet, ORC or Avro files"),
     ("hive.metastore.uri=thrift://127.0.0.1:1\nhive.table.name=orders\nhive.row.format=AVRO",
      "hive.row.format", "AVRO, but the files are PARQUET"),
+    ("hive.metastore.uri=thrift://127.0.0.1:1\nhive.table.name=orders\nwriter.file.pathType=DEFAULT",
+     "writer.file.pathType", "DEFAULT publishes each run into a folder of its own"),
     ("hive.metastore.uri=thrift://127.0.0.1:1\nhive.table.name=orders\n"
      "data.publisher.job.type=org.apache.gobblin.publisher.HiveRegistrationPublisher\n"
      "data.publisher.type=org.apache.gobblin.publisher.NoopPublisher", "data.publisher.type",

@@ -58,6 +58,14 @@ class BaseDataPublisherWithHiveRegistration(BaseDataPublisher):
             return problems  # the keys' own problems are reported with the settings
         problems += static_problems(settings)
         branches = branch_count(props)
+        path_type = (props.get("writer.file.pathType") or props.get("writer.file.path.type") or "DEFAULT").upper()
+        appended = (props.get("data.publisher.appendExtractToFinalDir") or "true").strip().lower() != "false"
+        if path_type == "DEFAULT" and appended and not any(
+                props.get(branch_key("writer.file.path", branches, b)) for b in range(branches)):
+            key = "writer.file.pathType" if "writer.file.pathType" in props else "writer.file.path.type"
+            problems.append(problem_at(props, key, "DEFAULT publishes each run into a folder of its own "
+                                                   "(<table>/<extract id>_append), and a Hive table is over one "
+                                                   "folder", "set it to TABLENAME or NAMESPACE_TABLE"))
         for branch in range(branches):
             key = branch_key("writer.output.format", branches, branch)
             fmt = (props.get(key) or props.get("writer.output.format") or "").strip().upper()
