@@ -154,6 +154,12 @@ def crash_before_registration(root: Path, uri: str, out: Outcomes) -> None:
                      env={"GPY_TEST_KILL_IN_PHASE": "commit.hive_register:1:0", "GPY_TEST_PHASE_LOG": str(phases)})
     out.facts["crash_killed_in"] = [line for line in phases.read_text().splitlines() if line.startswith("kill ")]
     out.runs["crash"] += [killed, run_local(job)]
+    write_orders(job, "day3.csv", range(210, 214))
+    # boundary 4: after the move and the registration, before the records are checked and the state saved
+    killed = run_gpy("run", str(job.file), "--engine", "local",
+                     env={"GPY_TEST_CRASH_AT_BOUNDARY": "4", "GPY_TEST_BOUNDARY_LOG": str(log)})
+    out.facts["crash_killed_after"] = log.read_text().split()[-1]
+    out.runs["crash"] += [killed, run_local(job)]
 
 
 def metastore_down(root: Path, uri: str, out: Outcomes) -> None:
@@ -231,15 +237,16 @@ def test_orc_files_make_an_unpartitioned_table(outcomes):
     assert [r["order_id"] for r in got["rows"]] == list(range(100, 105))
 
 
-def test_a_crash_between_publishing_and_registering_is_finished_by_the_next_run(outcomes):
-    killed, recovered, killed_again, recovered_again = outcomes.runs["crash"]
+def test_a_crash_before_during_or_after_registering_is_finished_by_the_next_run(outcomes):
+    killed, recovered, killed_in, recovered_in, killed_after, recovered_after = outcomes.runs["crash"]
     assert killed.returncode == -9, killed.stderr[-2000:]
     assert outcomes.facts["crash_killed_at"].endswith(":step0:fs_rename")
     assert outcomes.facts["crash_published_after_kill"] and outcomes.facts["crash_table_after_kill"] is None
-    assert killed_again.returncode == -9 and len(outcomes.facts["crash_killed_in"]) == 1, killed_again.stderr[-2000:]
-    for run in (recovered, recovered_again):
+    assert killed_in.returncode == -9 and len(outcomes.facts["crash_killed_in"]) == 1, killed_in.stderr[-2000:]
+    assert killed_after.returncode == -9 and outcomes.facts["crash_killed_after"].endswith(":step1:hive_register")
+    for run in (recovered, recovered_in, recovered_after):
         assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-    assert [r["order_id"] for r in read(outcomes, "crash")["rows"]] == list(range(200, 210))
+    assert [r["order_id"] for r in read(outcomes, "crash")["rows"]] == list(range(200, 214))
 
 
 def test_a_metastore_that_is_down_fails_the_dataset_and_the_next_run_completes(outcomes):
