@@ -31,7 +31,7 @@ class HiveRegistrationSettings(Settings):
                               "names below; one partition per partition folder)")
     database: str | None = setting("hive.database.name", doc="database of the table (or hive.database.regex)")
     database_regex: re.Pattern | None = setting(
-        "hive.database.regex", example=r".*/(\w+)/[^/]+$",
+        "hive.database.regex", example=r".*/([^/]+)/[^/]+$",
         doc="database name: group 1 of this pattern matched against the whole published folder")
     database_prefix: str = setting("hive.database.name.prefix", default="", doc="put before the database name")
     database_suffix: str = setting("hive.database.name.suffix", default="", doc="put after the database name")
@@ -39,7 +39,7 @@ class HiveRegistrationSettings(Settings):
                                                     doc="more databases the table is registered in too")
     table: str | None = setting("hive.table.name", doc="table name (or hive.table.regex)")
     table_regex: re.Pattern | None = setting(
-        "hive.table.regex", example=r".*/(\w+)$",
+        "hive.table.regex", example=r".*/([^/]+)$",
         doc="table name: group 1 of this pattern matched against the whole published folder")
     table_prefix: str = setting("hive.table.name.prefix", default="", doc="put before the table name")
     table_suffix: str = setting("hive.table.name.suffix", default="", doc="put after the table name")
@@ -91,7 +91,7 @@ class HiveRegistrationSettings(Settings):
                                             hint=f"set {key}.name, or {key}.regex to take it from the folder"))
             elif name is None and regex is not None and regex.groups < 1:
                 problems.append(ConfigError(f"{regex.pattern!r} has no group", key=f"{key}.regex",
-                                            hint="group 1 is the name, e.g. .*/(\\w+)$"))
+                                            hint="group 1 is the name, e.g. .*/([^/]+)$"))
         for key, pairs in (("hive.table.partition.props", self.table_props),
                            ("hive.storage.props", self.storage_props), ("hive.serde.props", self.serde_props)):
             problems += [ConfigError(f"{pair!r} is not a name:value pair", key=key, hint="e.g. owner:etl")
