@@ -5,6 +5,7 @@ parent run; a receiver that never answers costs at most the timeout."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -92,8 +93,11 @@ def test_a_run_sends_start_and_complete_with_its_datasets(tmp_path, receiver):
 def test_a_failed_run_sends_fail_with_its_error_through_the_clients_own_configuration(tmp_path, receiver):
     job = make_job(tmp_path)
     (tmp_path / "data" / "orders.csv").write_text("order_id,amount,ordered_at\n1,x,not a time\n")
+    before = dict(os.environ)
     result = run_gpy_here("run", str(job), "--engine", "local", env={"OPENLINEAGE_URL": receiver.url})
     assert result.returncode != 0
+    # the client's own OPENLINEAGE__TRANSPORT__* aliases are not left to configure the process's later runs
+    assert dict(os.environ) == before
     start, end = receiver.events
     assert [start["eventType"], end["eventType"]] == ["START", "FAIL"]
     assert "ErrorMessageRunFacet.json" in validate_event(end)

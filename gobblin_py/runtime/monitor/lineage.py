@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -64,7 +65,7 @@ class LineageReporter:
         self.settings = settings
         self.props = props
         config = {"transport": transport_config(settings.transport)} if settings.transport else None
-        self.client = OpenLineageClient(config=config)
+        self.client = _client_leaving_environment_alone(config)
         self.run_id = str(generate_new_uuid())
 
     def run_started(self, run: RunInfo) -> None:
@@ -147,6 +148,21 @@ class KafkaOffsetsInputDatasetFacet(InputDatasetFacet):
     @staticmethod
     def _get_schema() -> str:
         return "urn:gobblin_py:facets:KafkaOffsetsInputDatasetFacet"
+
+
+def _client_leaving_environment_alone(config: dict[str, Any] | None) -> OpenLineageClient:
+    """The client, without the ``OPENLINEAGE__TRANSPORT__*`` variables it writes into the process's environment
+    when it reads ``OPENLINEAGE_URL``: its transport is made by then, and left behind they would configure lineage
+    for every later run of a long-lived process (and every child it starts) whatever those runs' jobs say."""
+    before = dict(os.environ)
+    try:
+        return OpenLineageClient(config=config)
+    finally:
+        for key in set(os.environ) - set(before):
+            del os.environ[key]
+        for key, value in before.items():
+            if os.environ.get(key) != value:
+                os.environ[key] = value
 
 
 def _offsets_facet(name: DatasetName) -> KafkaOffsetsInputDatasetFacet:
