@@ -155,9 +155,9 @@ def crash_before_registration(root: Path, uri: str, out: Outcomes) -> None:
     out.facts["crash_killed_in"] = [line for line in phases.read_text().splitlines() if line.startswith("kill ")]
     out.runs["crash"] += [killed, run_local(job)]
     write_orders(job, "day3.csv", range(210, 214))
-    # boundary 4: after the move and the registration, before the records are checked and the state saved
+    # boundary 5: after the move, the check of its records and the registration, before the state is saved
     killed = run_gpy("run", str(job.file), "--engine", "local",
-                     env={"GPY_TEST_CRASH_AT_BOUNDARY": "4", "GPY_TEST_BOUNDARY_LOG": str(log)})
+                     env={"GPY_TEST_CRASH_AT_BOUNDARY": "5", "GPY_TEST_BOUNDARY_LOG": str(log)})
     out.facts["crash_killed_after"] = log.read_text().split()[-1]
     out.runs["crash"] += [killed, run_local(job)]
 
@@ -243,7 +243,7 @@ def test_a_crash_before_during_or_after_registering_is_finished_by_the_next_run(
     assert outcomes.facts["crash_killed_at"].endswith(":step0:fs_rename")
     assert outcomes.facts["crash_published_after_kill"] and outcomes.facts["crash_table_after_kill"] is None
     assert killed_in.returncode == -9 and len(outcomes.facts["crash_killed_in"]) == 1, killed_in.stderr[-2000:]
-    assert killed_after.returncode == -9 and outcomes.facts["crash_killed_after"].endswith(":step1:hive_register")
+    assert killed_after.returncode == -9 and outcomes.facts["crash_killed_after"].endswith(":step2:hive_register")
     for run in (recovered, recovered_in, recovered_after):
         assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert [r["order_id"] for r in read(outcomes, "crash")["rows"]] == list(range(200, 214))
