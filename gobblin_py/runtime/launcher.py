@@ -47,7 +47,8 @@ from gobblin_py.runtime.plan.run_folders import RunFolders
 from gobblin_py.runtime.plan.startpoint_checks import check_stored
 from gobblin_py.runtime.plan.validation import check_job
 from gobblin_py.sdk import interrupts
-from gobblin_py.sdk.contracts import PreflightPublisher, Source
+from gobblin_py.sdk.commit import PreflightPublisher
+from gobblin_py.sdk.contracts import Source
 from gobblin_py.sdk.crash_points import phase
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.job_settings import JobSettings

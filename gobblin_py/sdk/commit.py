@@ -7,11 +7,15 @@ that has not taken effect yet, so a dataset's data and state commit as one step.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.settings import Settings, setting
+
+if TYPE_CHECKING:
+    from gobblin_py.sdk.states import WorkUnitState
 
 SEMANTICS_KEY = "gobblin.runtime.delivery.semantics"
 STORE_DIR_KEY = "gobblin.runtime.commit.sequence.store.dir"
@@ -84,3 +88,12 @@ def step_class_path(step: CommitStep) -> str:
 
 class PublishConflictError(GobblinPyError):
     """A file to publish already exists at its destination (gpy never overwrites published data)."""
+
+
+@runtime_checkable
+class PreflightPublisher(Protocol):
+    """A publisher that checks its destinations once the work is planned and before any task runs: a table that
+    exists with another partitioning than the job's, say. ``preflight`` raises :class:`UsageError` to stop the
+    run (exit 2, nothing done); what it cannot find out there (a catalog down) it leaves to ``plan``."""
+
+    def preflight(self, work_units: Sequence[WorkUnitState]) -> None: ...

@@ -310,15 +310,6 @@ class ExactlyOncePublisher(Protocol):
 
 
 @runtime_checkable
-class PreflightPublisher(Protocol):
-    """A publisher that checks its destinations once the work is planned and before any task runs: a table that
-    exists with another partitioning than the job's, say. ``preflight`` raises :class:`UsageError` to stop the
-    run (exit 2, nothing done); what it cannot find out there (a catalog down) it leaves to ``plan``."""
-
-    def preflight(self, work_units: Sequence[WorkUnitState]) -> None: ...
-
-
-@runtime_checkable
 class BatchForkOperator(Protocol):
     """Routes whole batches: one boolean mask (or a plain bool) per branch (the fast path)."""
 

@@ -211,6 +211,9 @@ def ok(outcomes: Outcomes, scenario: str) -> None:
 
 def test_a_gobblin_pull_with_hive_registration_runs_as_it_is(outcomes):
     ok(outcomes, "gobblin")
+    summary = outcomes.runs["gobblin"][0].stdout  # the run says what it registered
+    assert "committed hive table tracking.dataset registered (3 partition(s))" in summary, summary
+    assert "committed hive table tracking.dataset_daily registered (3 partition(s))" in summary, summary
     for table in ("gobblin", "gobblin_daily"):  # additional.hive.table.names: registered twice
         got = read(outcomes, table)
         assert sorted(r["id"] for r in got["rows"]) == [10, 11, 12, 20, 40]

@@ -6,7 +6,7 @@ leaves the data unregistered for good)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gobblin_py.connectors.hive.client import connect
@@ -37,14 +37,23 @@ class HiveRegisterStep(CommitStep):
     spec: TableSpec
     address: MetastoreAddress
     kind: str = "hive_register"
+    done: bool = field(default=False, init=False, compare=False)
 
     def is_completed(self) -> bool:
         with connect(self.address.uris, self.address.timeout_s, self.address.tries, self.address.delay_s) as hms:
-            return registered(hms, self.spec)
+            self.done = registered(hms, self.spec)
+        return self.done
 
     def execute(self, fresh: bool = False) -> None:
         with connect(self.address.uris, self.address.timeout_s, self.address.tries, self.address.delay_s) as hms:
             register(hms, self.spec)
+        self.done = True
+
+    def committed(self) -> str | None:
+        if not self.done:
+            return None
+        partitions = f" ({len(self.spec.partitions)} partition(s))" if self.spec.partitions else ""
+        return f"hive table {self.spec.name} registered{partitions}"
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "class": step_class_path(self), "metastore": list(self.address.uris),

@@ -331,10 +331,12 @@ def commits_of(sequence: CommitSequence) -> list[str]:
 
 
 def _checked_after_moves(planned: list[CommitStep], check: CommitStep) -> list[CommitStep]:
-    """``planned`` with ``check`` right after its last file move: a step that then makes the files visible
-    elsewhere (a table's snapshot, a metastore's partition) runs only once they are known to hold their records."""
-    moved = max((i for i, step in enumerate(planned) if isinstance(step, FsRenameStep)), default=len(planned) - 1)
-    return [*planned[:moved + 1], check, *planned[moved + 1:]]
+    """``planned`` with ``check`` just before the first step after the file moves that makes the files visible
+    elsewhere (a :class:`ReportsCommit`: a table's snapshot, a metastore's table), so that it runs only once they
+    are known to hold their records; at the end when there is none."""
+    moved = max((i for i, step in enumerate(planned) if isinstance(step, FsRenameStep)), default=-1)
+    at = next((i for i, step in enumerate(planned) if i > moved and isinstance(step, ReportsCommit)), len(planned))
+    return [*planned[:at], check, *planned[at:]]
 
 
 def _log_committed(result: DatasetResult, dataset: DatasetState, failed_tasks: int) -> None:
