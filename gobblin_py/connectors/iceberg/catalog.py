@@ -46,3 +46,19 @@ def _describe(properties: Mapping[str, Any]) -> str:
 def describe_catalog(props: Mapping[str, str]) -> str:
     """How messages name the job's catalog."""
     return _describe(catalog_properties(props))
+
+
+
+def data_url(table: Any) -> str:
+    """The URL of a table's data files, ``<table location>/data``: ``file:///x/data`` for a location on local disk
+    in either spelling (``file:///x``, or ``file:/x`` as a Hive Metastore writes it)."""
+    location = str(table.location()).rstrip("/") + "/data"
+    if location.startswith("file:") and not location.startswith("file://"):
+        return "file://" + location.removeprefix("file:")
+    return location
+
+
+def data_folder(table: Any) -> str:
+    """Where the publisher moves a table's data files: :func:`data_url`, as a path when on local disk."""
+    url = data_url(table)
+    return url.removeprefix("file://") if url.startswith("file:///") else url

@@ -11,15 +11,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from gobblin_py.connectors.iceberg.catalog import data_url
 from gobblin_py.connectors.iceberg.merge import MergeSpec, candidate_filter, merge_prefix, run_keys, without_keys
 from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.logs import get_logger
 
 log = get_logger(__name__)
-
-
-def _data_folder(table: Any) -> str:
-    return str(table.location()).rstrip("/") + "/data"
 
 
 def _open(url: str) -> tuple[Any, str]:
@@ -28,7 +25,7 @@ def _open(url: str) -> tuple[Any, str]:
 
 def _remove_leftovers(table: Any, run: str) -> None:
     """Delete the files an unfinished merge of ``run`` wrote (in no snapshot: its commit never happened)."""
-    fs, folder = _open(_data_folder(table))
+    fs, folder = _open(data_url(table))
     prefix = merge_prefix(run)
     try:
         names = fs.ls(folder, detail=False)
@@ -55,7 +52,7 @@ def merge(transaction: Any, table: Any, files: Sequence[str], spec: MergeSpec, r
     keys, losers = run_keys(io, files, spec, where)
     metadata = transaction.table_metadata
     counter = itertools.count()
-    folder = _data_folder(table)
+    folder = data_url(table)
 
     def write(rows: pa.Table) -> str:
         path = f"{folder}/{merge_prefix(run)}{next(counter):05d}.parquet"

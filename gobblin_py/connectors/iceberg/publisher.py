@@ -16,7 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.connectors.iceberg.catalog import describe_catalog, open_catalog
+from gobblin_py.connectors.iceberg.catalog import data_folder, describe_catalog, open_catalog
 from gobblin_py.connectors.iceberg.merge import MergeSpec
 from gobblin_py.connectors.iceberg.partitioning import partition_fields, partition_spec, table_fields
 from gobblin_py.connectors.iceberg.settings import IcebergSettings, table_identifier
@@ -101,9 +101,7 @@ class IcebergPublisher(TablePublisher):
                 raise UsageError(f"{scope.key('table.merge.key')}: no column {', '.join(missing)} in the run's data "
                                  f"(it has {', '.join(schema.names)})")
             merge = MergeSpec(settings.merge_key, settings.merge_order_column(scope.prop("extract.delta.fields"), schema))
-        location = str(table.location()).rstrip("/") + "/data"
-        folder = location.removeprefix("file://") if location.startswith("file:///") else location
-        return BranchTable(scope.branch, scope, folder, None, key, state=(identifier, evolution, schema, merge))
+        return BranchTable(scope.branch, scope, data_folder(table), None, key, state=(identifier, evolution, schema, merge))
 
     def preflight(self, work_units: Sequence[WorkUnitState]) -> None:
         """Before any task runs: each planned table that exists is partitioned as the job's partitioner asks (its
