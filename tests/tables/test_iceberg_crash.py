@@ -1,12 +1,17 @@
 """Proof by crashing, into an Iceberg table: a job publishing into a table of the embedded catalog, killed at every
 boundary of its commit (before its log, logged, after each file's move, after the check of the
-moved files, after the table's snapshot, after the state, done), loses no row and adds none twice: the replay finds
-its run's snapshot by its summary. Afterwards every data file in a table's folder is in the table."""
+moved files, after the table's snapshot, after the state, done) and then at random instants, loses no row and adds
+none twice: the replay finds its run's snapshot by its summary. Afterwards every data file in a table's folder is
+in the table."""
 
 from __future__ import annotations
 
 from tests.crash.harness import CrashJob, boundary_campaign, killed_boundaries
+from tests.crash.random_kills import random_campaign
 from tests.tables.iceberg_reads import catalog, referenced_files
+
+
+RANDOM_KILLS = 4
 
 
 class IcebergCrashJob(CrashJob):
@@ -42,6 +47,9 @@ def test_kill_at_every_boundary_of_an_iceberg_commit(tmp_path):
     assert killed_boundaries(job) == {"eu": ["before_log", "logged", "fs_rename", "published_records",
                                              "iceberg_append", "dataset_state", "done"]}
     assert covered == 7
+    assert job.unreferenced_files() == []
+    landings = random_campaign(job, kills=RANDOM_KILLS, seed=37)  # then killed at random: in tasks, in commits
+    assert landings.kills == RANDOM_KILLS and landings.commits >= 1, landings.describe()
     assert job.unreferenced_files() == []
     tables = catalog(tmp_path / "state", tmp_path / "published")
     for urn in job.datasets:  # one snapshot per committed run, never two for one run
