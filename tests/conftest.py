@@ -15,9 +15,9 @@ from hypothesis import settings
 from tests.environment import needs, pytest_configure, pytest_runtest_setup  # noqa: F401
 
 # The servers several folders share, registered once here: a fixture imported into a second conftest would be a
-# second fixture, and start a second server.
+# second fixture, and start a second server. tests.tables.metastore: the Hive metastore of the table tests.
 # tests.crash.report prints where the random crash campaigns' kills landed, in the run's summary.
-pytest_plugins = ("tests.kafka.servers", "tests.sql.servers", "tests.crash.report")
+pytest_plugins = ("tests.kafka.servers", "tests.sql.servers", "tests.tables.metastore", "tests.crash.report")
 
 # `make test` runs the suite in two pytest-xdist workers (-n 2 --dist loadgroup). The tests of the folders that
 # start a server run in one worker per group, so each of those servers starts once; the other tests go to
@@ -27,6 +27,7 @@ SERVER_GROUPS = {
     "sql": "databases-and-kafka", "kafka": "databases-and-kafka", "contracts": "databases-and-kafka",
     "s3": "object-store-and-clusters", "spark": "object-store-and-clusters", "connect": "object-store-and-clusters",
     "airflow": "object-store-and-clusters", "monitor": "object-store-and-clusters",
+    "tables": "tables-and-metastore",
 }
 
 # the contract suites' assertions explain themselves as the tests' own do
@@ -57,6 +58,9 @@ CORPUS = SHARED / "corpus" / "gobblin-jobs"
 NEEDS_CORPUS = needs(CORPUS.is_dir(), f"the Gobblin job corpus is not at {CORPUS}")
 
 
+# first: this file is registered before pytest-xdist's worker plugin, whose own hook reads the groups (a hook of a
+# plugin registered earlier runs later)
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Each test of a server's folder joins that folder's worker group (see SERVER_GROUPS)."""
     for item in items:

@@ -99,6 +99,8 @@ LAYERS: list[tuple[str, ...]] = [
      "gobblin_py.transforms.forks", "gobblin_py.transforms.quality", "gobblin_py.examples"),
     ("gobblin_py.connectors.sql", "gobblin_py.connectors.kafka", "gobblin_py.connectors.copy",
      "gobblin_py.connectors.testing", "gobblin_py.connectors.wikipedia", "gobblin_py.connectors.retention"),
+    ("gobblin_py.connectors.tables",),
+    ("gobblin_py.connectors.iceberg", "gobblin_py.connectors.delta", "gobblin_py.connectors.hive"),
     ("gobblin_py.runtime.execute",),
     ("gobblin_py.runtime.engines",),
     ("gobblin_py.runtime.commit",),

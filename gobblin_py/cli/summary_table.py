@@ -162,3 +162,5 @@ def print_summary_table(result: JobResult, console: Console | None = None) -> No
             console.print(f"  {urn} quality: {line}", highlight=False)
         for path in d.published:
             console.print(f"  {urn} published {path}", highlight=False, soft_wrap=True)
+        for made in d.commits:
+            console.print(f"  {urn} committed {made}", highlight=False, soft_wrap=True)

@@ -101,6 +101,11 @@ GOBBLIN_KEYS: frozenset[str] = frozenset(
     hive.dataset.database
     hive.dataset.hive.metastore.uri
     hive.dataset.table.pattern
+    hive.metaStorePoolCache.ttl
+    hive.register.maxWaitMills.borrow.client
+    hive.register.threads
+    hive.registration.path.dedupe.enabled
+    hiveRegister.close.timeout.seconds
     hiveserver.connection.string
     jdbc.publisher.database_name
     jdbc.publisher.driver

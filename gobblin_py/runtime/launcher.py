@@ -24,6 +24,7 @@ from gobblin_py.runtime.commit.datasets import (
     commit_threads,
     describe_outputs,
     group_by_urn,
+    job_publisher,
 )
 from gobblin_py.runtime.commit.history import RunRecorder
 from gobblin_py.runtime.commit.job_result import EXIT_FAILED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, JobResult
@@ -46,6 +47,7 @@ from gobblin_py.runtime.plan.run_folders import RunFolders
 from gobblin_py.runtime.plan.startpoint_checks import check_stored
 from gobblin_py.runtime.plan.validation import check_job
 from gobblin_py.sdk import interrupts
+from gobblin_py.sdk.commit import PreflightPublisher
 from gobblin_py.sdk.contracts import Source
 from gobblin_py.sdk.crash_points import phase
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
@@ -53,7 +55,7 @@ from gobblin_py.sdk.job_settings import JobSettings
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.plugins import canonical_plugin_props, instantiate
 from gobblin_py.sdk.run_states import SourceState
-from gobblin_py.sdk.states import MultiWorkUnit, RunningState, State, TaskState, WorkingState
+from gobblin_py.sdk.states import MultiWorkUnit, RunningState, State, TaskState, WorkingState, WorkUnitState
 from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.store.startpoints import StartpointStore, applied_ids
 from gobblin_py.store.store import StateStoreSettings
@@ -198,6 +200,7 @@ class JobLauncher:
             if self.marks:
                 check_state_not_lost(run, self.job_file, self.republish)
             units = self._plan(run, source, source_state, blocked)
+            self._preflight(run, units)
             interrupts.raise_if_interrupted()
             if not units:
                 first_run = not run.previous
@@ -254,6 +257,16 @@ class JobLauncher:
         self._carry_previous_schemas(units, run.previous, default_urn)
         log_startpoints(state, units, default_urn)
         return units
+
+    def _preflight(self, run: JobRun, units: list) -> None:
+        """The publisher's check of its destinations against the planned work (:class:`PreflightPublisher`)."""
+        if not units:
+            return
+        with plugin_boundary("the publisher"):
+            publisher = job_publisher(run.props, run.commit_settings)
+            if isinstance(publisher, PreflightPublisher):
+                job = State(run.props)
+                publisher.preflight([WorkUnitState(member, job_state=job) for unit in units for member in _members(unit)])
 
     def _task_groups(self, run: JobRun, units: list) -> tuple[list[TaskGroup], list[TaskState]]:
         """The groups of tasks to run, and the states of work units the Source marked ``workunit.skip``."""

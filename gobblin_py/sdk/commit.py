@@ -7,11 +7,15 @@ that has not taken effect yet, so a dataset's data and state commit as one step.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.settings import Settings, setting
+
+if TYPE_CHECKING:
+    from gobblin_py.sdk.states import WorkUnitState
 
 SEMANTICS_KEY = "gobblin.runtime.delivery.semantics"
 STORE_DIR_KEY = "gobblin.runtime.commit.sequence.store.dir"
@@ -67,6 +71,15 @@ class CommitStep(ABC):
         return self.kind
 
 
+@runtime_checkable
+class ReportsCommit(Protocol):
+    """A step that makes something a person looks for (a table's snapshot, a Delta version): once it has run (or
+    found itself done), :meth:`committed` says what, as the run's summary, history and metrics show it."""
+
+    def committed(self) -> str | None:
+        """What the step made, e.g. ``iceberg://gpy/shop.orders snapshot 8046…``; None before it ran."""
+
+
 def step_class_path(step: CommitStep) -> str:
     """``module:Class`` of a step, for its JSON's ``class``: how a later run rebuilds a plugin's step."""
     cls = type(step)
@@ -75,3 +88,12 @@ def step_class_path(step: CommitStep) -> str:
 
 class PublishConflictError(GobblinPyError):
     """A file to publish already exists at its destination (gpy never overwrites published data)."""
+
+
+@runtime_checkable
+class PreflightPublisher(Protocol):
+    """A publisher that checks its destinations once the work is planned and before any task runs: a table that
+    exists with another partitioning than the job's, say. ``preflight`` raises :class:`UsageError` to stop the
+    run (exit 2, nothing done); what it cannot find out there (a catalog down) it leaves to ``plan``."""
+
+    def preflight(self, work_units: Sequence[WorkUnitState]) -> None: ...

@@ -16,6 +16,9 @@ from gobblin_py.sdk.states import (
     WorkUnitState,
 )
 
+# where a run published a dataset when that is a table, not a folder (a JSON list, e.g. ["iceberg://gpy/shop.orders"]):
+# gpy state show names it; the table's commit by that run carries the run's job id (Gobblin ignores the key)
+PUBLISHED_KEY = "gpy.published"
 
 class SourceState(State):
     """The job configuration handed to a Source, with what the previous run left in the state store."""

@@ -23,11 +23,10 @@ _VENDOR = "a vendor connector ({}): write a Source plugin (gobblin_py/api.py) fo
 # Gobblin class name, or a package prefix ending in ".", -> (nearest gpy built-in or None, one-line hint)
 HINTS: dict[str, tuple[str | None, str]] = {
     # Hive-bound
-    G + "data.management.convertion.hive.": (None, "Hive-bound: gpy has no Hive metastore; write Parquet/ORC with "
-                                             "the file writers and register the table in your catalog"),
-    G + "data.management.copy.hive.": (None, "Hive-bound: gpy has no Hive metastore"),
-    G + "publisher.HiveRegistrationPublisher": ("BaseDataPublisher", "Hive-bound: publish files, then register "
-                                                "them in your catalog"),
+    G + "data.management.convertion.hive.": (None, "Hive-bound: gpy converts no Hive tables; write Parquet/ORC with "
+                                             "the file writers and register them with "
+                                             "BaseDataPublisherWithHiveRegistration"),
+    G + "data.management.copy.hive.": (None, "Hive-bound: gpy copies no Hive tables"),
     # copying: gpy ports the file copy (CopySource, UnGzipConverter, the copy writers, CopyDataPublisher)
     G + "data.management.copy.": (None, "of Gobblin's copy classes gpy has CopySource with "
                                   "CopyableGlobDatasetFinder, UnGzipConverter, FileAwareInputStreamDataWriterBuilder, "

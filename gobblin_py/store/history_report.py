@@ -84,6 +84,7 @@ def render_run(record: Mapping[str, Any]) -> str:
         lines += [f"    startpoint {used_text(u)}" for u in d.get("startpoints") or []]
         lines += [f"    quality: {q}" for q in d.get("quality") or []]
         lines += [f"    published {p}" for p in d.get("published") or []]
+        lines += [f"    committed {c}" for c in d.get("commits") or []]
         if d.get("error"):
             lines.append(f"    error: {d['error']}")
         lines += [f"    failed task {e}" for e in d.get("task_errors") or []]

@@ -6,7 +6,7 @@ import datetime as dt
 import json
 from typing import Any
 
-from gobblin_py.sdk.run_states import DatasetState
+from gobblin_py.sdk.run_states import PUBLISHED_KEY, DatasetState
 from gobblin_py.sdk.states import TaskState
 from gobblin_py.sdk.watermarks import by_partition, partition_ids, to_compact_json
 from gobblin_py.store import progress
@@ -86,6 +86,7 @@ def dataset_summary(job_name: str, urn: str, state: DatasetState, path: str) -> 
         "task_count": state.task_count,
         "job_failures": state.job_failures,
         "file": path,
+        "published": json.loads(state.get_prop(PUBLISHED_KEY) or "[]"),
         "completeness": completeness_summary(state),
         "tasks": sorted((task_summary(task) for task in state.all_task_states()), key=_first_partition),
     }
@@ -194,6 +195,8 @@ def render_show(rows: list[dict[str, Any]], store_url: str) -> str:
             f" ({seconds:.3f} s)  tasks {row['task_count']}  job failures {row['job_failures']}"
         )
         lines.append(f"  file      {row['file']}")
+        for place in row.get("published") or []:  # a table: its commit by this run carries the run's job id
+            lines.append(f"  published {place}")
         complete = row.get("completeness")
         if complete and complete["watermark"]:
             lagging = min(complete["partitions"].items(), key=lambda item: item[1]["ms"], default=None)

@@ -186,7 +186,7 @@ _DATASET = {
     "tasks": _WHOLE, "failed_tasks": _WHOLE, "records_read": _WHOLE, "records_written": _WHOLE, "bytes": _WHOLE,
     "seconds": _NUMBER, "branches": {_ITEMS: _BRANCH}, "watermark_from": {_ITEMS: (str,)},
     "watermark_to": {_ITEMS: (str,)}, "startpoints": {_ITEMS: _STARTPOINT}, "quality": {_ITEMS: None},
-    "published": {_ITEMS: None}, "task_errors": {_ITEMS: None},
+    "published": {_ITEMS: None}, "commits": {_ITEMS: (str,)}, "task_errors": {_ITEMS: None},
     "task_attempts": {_ITEMS: {"attempts": {_ITEMS: _ATTEMPT}}},
 }
 _RECORD_SHAPE = {"pid": _WHOLE, "exit_code": _WHOLE, "seconds": _NUMBER, "warnings": {_ITEMS: None},

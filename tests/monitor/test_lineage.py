@@ -173,3 +173,23 @@ def test_a_table_read_is_named_by_its_database_and_table(tmp_path, receiver):
     [output] = end["outputs"]
     assert output["outputFacets"]["outputStatistics"]["rowCount"] == 12
     assert {f["name"] for f in output["facets"]["schema"]["fields"]} == {"order_id", "amount", "updated_at"}
+
+
+@pytest.mark.parametrize("publisher, namespace, name, version", [
+    ("IcebergPublisher", "iceberg://gpy", "shop.orders", "snapshot"),
+    ("DeltaPublisher", "file", "{root}/published/shop/orders", "version"),
+])
+def test_a_table_is_the_output_with_the_snapshot_or_version_the_run_committed(tmp_path, receiver, publisher,
+                                                                                namespace, name, version):
+    job = make_job(tmp_path, f"data.publisher.type={publisher}", "extract.namespace=shop",
+                   "writer.output.format=PARQUET", "openlineage.transport.type=http",
+                   f"openlineage.transport.url={receiver.url}")
+    result = run_gpy_here("run", str(job), "--engine", "local")
+    assert result.returncode == 0, result.stdout + result.stderr
+    committed = next(line.split()[-1] for line in result.stdout.splitlines() if f" {version} " in line)
+    end = receiver.events[-1]
+    assert "DatasetVersionDatasetFacet.json" in validate_event(end)
+    [output] = end["outputs"]
+    assert (output["namespace"], output["name"]) == (namespace, name.format(root=tmp_path))
+    assert output["facets"]["version"]["datasetVersion"] == committed
+    assert output["outputFacets"]["outputStatistics"]["rowCount"] == 20

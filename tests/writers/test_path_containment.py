@@ -135,7 +135,7 @@ def test_a_final_folder_reached_through_a_link_outside_it_is_refused(tmp_path):
     job.final.mkdir()
     (job.final / "orders").symlink_to(outside)
     done = run_gpy_here("run", str(job.file), "--engine", "local")
-    assert done.returncode == 1, done.stdout + done.stderr  # the dataset fails at publishing, naming the link
+    assert done.returncode == 2, done.stdout + done.stderr  # the dataset fails at publishing, naming the link
     assert "symbolic link" in done.stdout and str(outside) in done.stdout
     assert list(outside.iterdir()) == []
     (job.final / "orders").unlink()

@@ -100,10 +100,11 @@ class BaseDataPublisher(DataPublisher):
             relative = scope.attempt_file_path()
             source = posixpath.join(src_root, relative) if relative else src_root
             publisher_fs_uri = scope.prop("data.publisher.fs.uri") or writer_fs_uri
-            dst_fs, target = fsutil.open_fs(scope.final_dir(), publisher_fs_uri)
+            destination = self.destination(task, scope)
+            dst_fs, target = fsutil.open_fs(destination.folder, destination.fs_uri or publisher_fs_uri)
             if fsutil.is_local(dst_fs):  # a link inside the final folder may not lead the files out of it
-                check_no_symlink_escape(fsutil.open_fs(scope.final_root(), publisher_fs_uri)[1], target,
-                                        scope.key("data.publisher.final.dir"))
+                check_no_symlink_escape(fsutil.open_fs(destination.root, destination.fs_uri or publisher_fs_uri)[1],
+                                        target, destination.key)
             settings = PublisherSettings.load(task, branches=branches, branch=branch)
             self._verify(task, scope, src_fs, settings.verify)
             if source in seen_sources:
@@ -127,6 +128,11 @@ class BaseDataPublisher(DataPublisher):
                                    publisher_fs_uri, looked_up=(dst_fs, target) not in to_replace))
         self._to_replace = to_replace
         return _moves(folders)
+
+    def destination(self, task: TaskState, scope: BranchScope) -> Destination:
+        """Where the branch's files go: ``data.publisher.final.dir[.i]`` with the writer file path (a table's
+        publisher puts them in its table's data folder instead)."""
+        return Destination(scope.final_dir(), scope.final_root(), scope.key("data.publisher.final.dir"))
 
     def _verify(self, task: TaskState, scope: BranchScope, fs, mode: str) -> None:
         """The files a task's branch wrote hold what its writer says it wrote (reconciliation, as ``mode`` says:
@@ -173,6 +179,17 @@ class BaseDataPublisher(DataPublisher):
         if check is not None:
             check.execute()
         return list(self.final_dirs)
+
+
+@dataclass(frozen=True)
+class Destination:
+    """The folder a branch's files are published to, the folder nothing may leave (a link inside it may not lead
+    the files out), the key that named it, and its filesystem when not the writer's or the publisher's."""
+
+    folder: str
+    root: str
+    key: str
+    fs_uri: str | None = None
 
 
 @dataclass

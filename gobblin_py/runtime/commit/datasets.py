@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from gobblin_py.formats.publish_check import published_check
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io.group_sync import GroupSync
+from gobblin_py.io.rename_step import FsRenameStep
 from gobblin_py.runtime.commit.boundary import plugin_boundary
 from gobblin_py.runtime.commit.commit_sequence import CommitSequence, CommitStep, DatasetStateStep
 from gobblin_py.runtime.commit.job_run import JobRun
@@ -37,13 +38,14 @@ from gobblin_py.runtime.execute.dataset_outputs import (
     usage_errors,
 )
 from gobblin_py.sdk import interrupts
+from gobblin_py.sdk.commit import ReportsCommit
 from gobblin_py.sdk.contracts import DataPublisher, ExactlyOncePublisher, Initializable
 from gobblin_py.sdk.crash_points import boundary, phase
-from gobblin_py.sdk.errors import GobblinPyError, RecordsLost
+from gobblin_py.sdk.errors import GobblinPyError, RecordsLost, UsageError
 from gobblin_py.sdk.job_settings import COMMIT_POLICIES, CommitSettings
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.plugins import instantiate
-from gobblin_py.sdk.run_states import DatasetState
+from gobblin_py.sdk.run_states import PUBLISHED_KEY, DatasetState
 from gobblin_py.sdk.states import RunningState, TaskState, WorkingState
 from gobblin_py.sdk.watermarks import partition_ids
 from gobblin_py.store import progress
@@ -96,6 +98,7 @@ class DatasetResult:
     records_extracted: int
     records_written: int
     published: list[str] = field(default_factory=list)
+    commits: list[str] = field(default_factory=list)  # what its commit made (a table's snapshot), once it ran
     persisted: bool = False
     error: str | None = None
     low_watermarks: list = field(default_factory=list)
@@ -153,7 +156,8 @@ def _int(value: str | None) -> int:
         return 0
 
 
-def _publisher(props: Mapping[str, str], settings: CommitSettings) -> DataPublisher:
+def job_publisher(props: Mapping[str, str], settings: CommitSettings) -> DataPublisher:
+    """The job's publisher (data.publisher.job.type, else data.publisher.type), initialised."""
     name = settings.job_publisher or settings.publisher or DEFAULT_PUBLISHER
     key = "data.publisher.job.type" if settings.job_publisher else "data.publisher.type"
     publisher = instantiate(name, key, DataPublisher)
@@ -167,7 +171,7 @@ def describe_outputs(result: DatasetResult, tasks: list[TaskState], run_started_
     result.branches = branch_outputs(tasks)
     result.task_errors = task_errors(tasks)
     result.task_attempts = attempt_records(tasks)
-    result.usage_errors = usage_errors(tasks)
+    result.usage_errors = [*usage_errors(tasks), *result.usage_errors]  # the publisher's own, if it had any
     result.started_ms = first_start_ms(tasks, run_started_ms)
     result.startpoints = used_startpoints(tasks)
     result.task_counts = task_counts(tasks)
@@ -240,7 +244,7 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
         if successful:
             planned: list[CommitStep] | None = None
             with plugin_boundary("the publisher"):
-                publisher = _publisher(props, settings)
+                publisher = job_publisher(props, settings)
                 if sequences is not None and store is not None and isinstance(publisher, ExactlyOncePublisher):
                     planned = list(publisher.plan(successful))
                     result.published = list(publisher.final_dirs)
@@ -252,7 +256,7 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
             if planned is not None:  # what it publishes is checked once moved, before the state is saved
                 check = published_check(urn, successful, planned, getattr(publisher, "verified_files", None)) \
                     if getattr(publisher, "publishes_counted_files", False) else None
-                steps = planned if check is None else [*planned, check]
+                steps = planned if check is None else _checked_after_moves(planned, check)
         elif sequences is not None and store is not None:
             steps = []
         for task in successful:
@@ -262,6 +266,8 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
         for task in successful:
             task.set_prop("task.failure.exception", trace)
         result.error = f"publishing failed: {exc}"
+        if isinstance(exc, UsageError):  # the job's configuration or its data must change: a rerun cannot help
+            result.usage_errors.append(f"publishing: {exc}")
         result.published = [] if steps is None else result.published  # nothing was moved by a plan refused
         log.error("publish_failed", dataset=urn, error=str(exc))
     dataset.state = RunningState.COMMITTED
@@ -287,6 +293,8 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
         if consumed and run.startpoints is not None:  # exactly-once covers the startpoints this commit used
             steps = [*steps, StartpointsConsumedStep(run.startpoints.url, run.props.get("state.store.fs.uri"),
                                                      job_name, urn, consumed)]
+        if any(isinstance(step, ReportsCommit) for step in steps):  # a table: the state says which one
+            dataset.set_prop(PUBLISHED_KEY, json.dumps(result.published))
         sequence = CommitSequence(job_name, urn, job_id, [*steps, DatasetStateStep(store, urn, dataset)])
         if batch is not None:
             batch.append(LoggedCommit(sequence, result, dataset, len(not_committed)))
@@ -303,6 +311,7 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
             result.error = pending_error(exc)
             log.error("commit_interrupted", dataset=urn, error=str(exc))
             return result
+        result.commits = commits_of(sequence)
         with phase("commit.unlog"):
             sequences.delete(sequence)
         boundary(f"{urn}:done")
@@ -314,6 +323,20 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
         result.persisted, result.saved = True, dataset
     _log_committed(result, dataset, len(not_committed))
     return result
+
+
+def commits_of(sequence: CommitSequence) -> list[str]:
+    """What the steps of a sequence that ran made, as they say it (:class:`ReportsCommit`)."""
+    return [made for step in sequence.steps if isinstance(step, ReportsCommit) and (made := step.committed())]
+
+
+def _checked_after_moves(planned: list[CommitStep], check: CommitStep) -> list[CommitStep]:
+    """``planned`` with ``check`` just before the first step after the file moves that makes the files visible
+    elsewhere (a :class:`ReportsCommit`: a table's snapshot, a metastore's table), so that it runs only once they
+    are known to hold their records; at the end when there is none."""
+    moved = max((i for i, step in enumerate(planned) if isinstance(step, FsRenameStep)), default=-1)
+    at = next((i for i, step in enumerate(planned) if i > moved and isinstance(step, ReportsCommit)), len(planned))
+    return [*planned[:at], check, *planned[at:]]
 
 
 def _log_committed(result: DatasetResult, dataset: DatasetState, failed_tasks: int) -> None:
@@ -363,6 +386,7 @@ def commit_batch(run: JobRun, number: int, commits: list[LoggedCommit]) -> None:
             _left_pending(commit, failures[id(commit)], left)
         else:
             commit.result.persisted, commit.result.saved = True, commit.dataset
+            commit.result.commits = commits_of(commit.sequence)
     with phase("commit.unlog"):
         if run.store is not None:
             run.store.sync_job_dir(run.job_name)

@@ -48,6 +48,7 @@ def dataset_record(d: DatasetResult) -> dict[str, Any]:
         "branches": [b.as_json() for b in d.branches], "files": d.files, "bytes": d.bytes_written,
         "watermark_from": _distinct(d.low_watermarks), "watermark_to": _distinct(d.high_watermarks),
         "seconds": round(d.seconds, 3), "state_saved": d.persisted, "published": list(d.published),
+        "commits": list(d.commits),
         "quality": list(d.quality), "error": d.error, "task_errors": list(d.task_errors),
         "task_attempts": list(d.task_attempts),
         "startpoints": list(d.startpoints),

@@ -71,6 +71,8 @@ def render(result: JobResult) -> str:
             lines.append(f"    quality: {line}")
         for path in d.published:
             lines.append(f"    published {path}")
+        for made in d.commits:
+            lines.append(f"    committed {made}")
         if d.error:
             lines.append(f"    error: {d.error}")
     return "\n".join(lines)

@@ -127,7 +127,8 @@ class FileReporter:
             self._event("JobCommitTimer", _timing(dataset.started_ms or report.run.started_ms,
                                                   dataset.ended_ms or end, **dataset_tags,
                                                   datasetState=dataset.state.value, committed=dataset.persisted,
-                                                  published=list(dataset.published), error=dataset.error))
+                                                  published=list(dataset.published), commits=list(dataset.commits),
+                                                  error=dataset.error))
         self._metric(RECORDS_READ, report.records_read, tags)
         self._metric(RECORDS_WRITTEN, report.records_written, tags)
         self._metric(BYTES_WRITTEN, report.bytes_written, tags)

@@ -26,6 +26,7 @@ from openlineage.client import OpenLineageClient
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
 from openlineage.client.facet_v2 import InputDatasetFacet
 from openlineage.client.generated import error_message_run, job_type_job, parent_run, processing_engine_run
+from openlineage.client.generated.dataset_version_dataset import DatasetVersionDatasetFacet
 from openlineage.client.generated.input_statistics_input_dataset import InputStatisticsInputDatasetFacet
 from openlineage.client.generated.output_statistics_output_dataset import OutputStatisticsOutputDatasetFacet
 from openlineage.client.generated.schema_dataset import SchemaDatasetFacet, SchemaDatasetFacetFields
@@ -107,8 +108,10 @@ class LineageReporter:
         for name in output_names(self.props, result):
             stats = OutputStatisticsOutputDatasetFacet(rowCount=result.records_written, size=result.bytes_written,
                                                        fileCount=result.files)
-            outputs.append(OutputDataset(namespace=name.namespace, name=name.name,
-                                         facets={"schema": SchemaDatasetFacet(fields=fields)} if fields else {},
+            facets: dict[str, Any] = {"schema": SchemaDatasetFacet(fields=fields)} if fields else {}
+            if name.version is not None:
+                facets["version"] = DatasetVersionDatasetFacet(datasetVersion=name.version)
+            outputs.append(OutputDataset(namespace=name.namespace, name=name.name, facets=facets,
                                          outputFacets={"outputStatistics": stats}))
         return outputs
 

@@ -7,7 +7,10 @@ A run reads a dataset of its source and publishes one per dataset it commits:
 - Kafka topics: namespace ``kafka://<first bootstrap server>``, name the topic (the dataset's URN); the
   partitions a run read, with their offsets from → to, go in the input's ``gpy_kafka_offsets`` facet;
 - SQL tables: namespace ``<postgres|mysql|sqlite>://<host:port or file>``, name ``[<database>.][<schema>.]<table>``;
-  the JDBC publisher's table as output.
+  the JDBC publisher's table as output;
+- tables a table publisher committed to: a Delta table by its storage location (as files), an Iceberg table as
+  namespace ``iceberg://<catalog name>``, name ``<namespace>.<table>``; each with the snapshot or version the run
+  committed as the dataset's version.
 
 Which kind a job's source and writer are comes from their classes' names and Gobblin's standard keys.
 """
@@ -30,6 +33,7 @@ class DatasetName:
     namespace: str
     name: str
     partitions: list[dict[str, Any]] = field(default_factory=list)
+    version: str | None = None  # a table's snapshot or version made by the run
 
 
 def path_name(path: str) -> tuple[str, str]:
@@ -107,8 +111,25 @@ def output_names(props: Mapping[str, str], result: Any) -> list[DatasetName]:
     if "Kafka" in writer and props.get("writer.kafka.topic"):
         server = props.get("writer.kafka.producerConfig.bootstrap.servers") or props.get("kafka.brokers", "")
         return [DatasetName(f"kafka://{server.split(',')[0].strip()}", props["writer.kafka.topic"])]
+    versions = dict(_committed_version(made) for made in result.commits)
     names = []
-    for folder in dict.fromkeys(result.published):
-        namespace, name = path_name(folder)
-        names.append(DatasetName(namespace, name))
+    for place in dict.fromkeys(result.published):
+        if place.startswith(ICEBERG_PLACE):
+            catalog, _, table = place.removeprefix(ICEBERG_PLACE).partition("/")
+            namespace, name = ICEBERG_PLACE + catalog, table
+        else:
+            namespace, name = path_name(place.removeprefix(DELTA_PLACE))
+        names.append(DatasetName(namespace, name, version=versions.get(place)))
     return names
+
+
+ICEBERG_PLACE, DELTA_PLACE = "iceberg://", "delta:"  # how the table publishers name a table they published to
+
+
+def _committed_version(made: str) -> tuple[str, str | None]:
+    """``(table, version)`` of a commit as a run reports it: ``<table> snapshot <id>`` or ``<table> version <n>``."""
+    place, _, version = made.rpartition(" ")
+    for word in (" snapshot", " version"):
+        if place.endswith(word):
+            return place.removesuffix(word), version
+    return made, None

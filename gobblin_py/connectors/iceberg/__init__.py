@@ -1,0 +1,1 @@
+"""Apache Iceberg tables as a publisher: a run's Parquet files added to a table in one snapshot (pyiceberg)."""

@@ -1,0 +1,168 @@
+"""``data.publisher.type=IcebergPublisher``: each dataset's Parquet files into an Iceberg table, one snapshot a run.
+
+The table is ``iceberg.table`` (default ``<extract.namespace>.<extract.table.name>``) in the catalog the
+``iceberg.catalog.*`` keys describe (pyiceberg's own properties; by default an embedded SQL catalog on SQLite in the
+state store folder, its warehouse the final folder). A missing table is made with the run's schema and the partition
+spec the writer's partitioner maps to (:mod:`.partitioning`); an existing one must have that spec. The tasks'
+files move into the table's ``data`` folder, are checked to hold what their writers counted, and are then added in
+one snapshot whose summary names the run (:mod:`.step`), so a replayed commit adds nothing twice.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from gobblin_py.connectors.iceberg.catalog import data_folder, describe_catalog, open_catalog
+from gobblin_py.connectors.iceberg.merge import MergeSpec
+from gobblin_py.connectors.iceberg.partitioning import partition_fields, partition_spec, table_fields
+from gobblin_py.connectors.iceberg.settings import IcebergSettings, table_identifier
+from gobblin_py.connectors.iceberg.step import IcebergCommitStep, table_place
+from gobblin_py.connectors.tables.evolution import plan_changes
+from gobblin_py.connectors.tables.publisher import BranchTable, RunIdentity, TablePublisher, TableSettings
+from gobblin_py.io.branch_paths import BranchScope
+from gobblin_py.sdk.branches import branch_count
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.errors import GobblinPyError, TransientError, UsageError
+from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.settings import problem_at
+from gobblin_py.sdk.states import WorkUnitState
+
+log = get_logger(__name__)
+_creating = threading.Lock()
+# what keeps a table's metadata small over thousands of runs: each run's manifest is merged into bigger ones once
+# there are enough of them, and only the newest metadata files are kept (snapshots are expired by maintenance)
+NEW_TABLE = {"commit.manifest-merge.enabled": "true", "commit.manifest.min-count-to-merge": "100",
+             "write.metadata.delete-after-commit.enabled": "true", "write.metadata.previous-versions-max": "100"}
+
+
+def table_name(state: Any, branches: int, branch: int) -> tuple[str, str]:
+    """The branch's table name and the key that names it."""
+    settings = IcebergSettings.load(state, branches=branches, branch=branch)
+    if settings.table:
+        from gobblin_py.sdk.branches import branch_key
+
+        return settings.table, branch_key("iceberg.table", branches, branch)
+    namespace, table = state.get_prop("extract.namespace") or "", state.get_prop("extract.table.name") or ""
+    return f"{namespace}.{table}", "extract.namespace and extract.table.name (iceberg.table unset)"
+
+
+class IcebergPublisher(TablePublisher):
+    """Publishes each dataset's files into an Iceberg table in one snapshot per run (see the module)."""
+
+    settings_class = IcebergSettings
+    table_format = "Iceberg"
+
+    @classmethod
+    def validate(cls, props: Mapping[str, str]) -> list[ConfigError]:
+        from gobblin_py.sdk.states import State
+
+        problems = list(super().validate(props))
+        branches = branch_count(props)
+        for branch in range(branches):
+            name, key = table_name(State(dict(props)), branches, branch)
+            if name.startswith(".") or name.endswith("."):
+                continue  # the source names the extract's table for each dataset: checked as it publishes
+            try:
+                table_identifier(name, key)
+            except UsageError as exc:
+                problems.append(problem_at(props, key.split(" ")[0], str(exc).split(": ", 1)[-1],
+                                           "name the table namespace.table with iceberg.table"))
+        return problems
+
+    def open_table(self, scope: BranchScope, schema: pa.Schema, identity: RunIdentity) -> BranchTable:
+        from pyiceberg.exceptions import NoSuchTableError
+
+        name, key = table_name(scope.state, scope.branches, scope.branch)
+        identifier = table_identifier(name, key)
+        catalog = open_catalog(self.job_props)
+        fields = partition_fields(scope, schema)
+        try:
+            try:
+                table = catalog.load_table(identifier)
+            except NoSuchTableError:
+                table = _create(catalog, identifier, schema, fields)
+        except GobblinPyError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a catalog fails in its own client library's errors
+            raise TransientError(f"Iceberg catalog {describe_catalog(self.job_props)}: table {name}: "
+                                 f"{type(exc).__name__}: {exc}") from None
+        _check_spec(table, fields, name)
+        settings = TableSettings.load(scope.state, branches=scope.branches, branch=scope.branch)
+        evolution = settings.evolution
+        plan_changes(table.schema().as_arrow(), schema, evolution, f"table {name}")  # refused before anything moves
+        merge = None
+        if settings.merge_key:
+            missing = [c for c in settings.merge_key if c not in schema.names]
+            if missing:
+                raise UsageError(f"{scope.key('table.merge.key')}: no column {', '.join(missing)} in the run's data "
+                                 f"(it has {', '.join(schema.names)})")
+            merge = MergeSpec(settings.merge_key, settings.merge_order_column(scope.prop("extract.delta.fields"), schema))
+        return BranchTable(scope.branch, scope, data_folder(table), None, key, state=(identifier, evolution, schema, merge))
+
+    def preflight(self, work_units: Sequence[WorkUnitState]) -> None:
+        """Before any task runs: each planned table that exists is partitioned as the job's partitioner asks (its
+        name a valid one); a catalog that cannot be reached now is left to the commit."""
+        from pyiceberg.exceptions import NoSuchTableError
+
+        seen: set[str] = set()
+        branches = branch_count(self.job_props)
+        for unit in work_units:
+            for branch in range(branches):
+                name, key = table_name(unit, branches, branch)
+                if name in seen:
+                    continue
+                seen.add(name)
+                identifier = table_identifier(name, key)
+                try:
+                    table = open_catalog(self.job_props).load_table(identifier)
+                except NoSuchTableError:
+                    continue
+                except Exception as exc:  # noqa: BLE001 - a catalog fails in its client's errors: the commit says
+                    log.warning("iceberg_preflight_skipped", table=name, error=f"{type(exc).__name__}: {exc}")
+                    return
+                scope = BranchScope(unit, branches, branch)
+                _check_spec(table, partition_fields(scope, table.schema().as_arrow()), name)
+
+    def place(self, table: BranchTable) -> str:
+        return table_place(self.job_props, table.state[0])
+
+    def table_step(self, table: BranchTable, identity: RunIdentity) -> IcebergCommitStep:
+        identifier, evolution, schema, merge = table.state
+        files = [f.path if "://" in f.path else f"file://{f.path}" for f in table.files]
+        retries = IcebergSettings.load(self.job_props).commit_retries
+        return IcebergCommitStep(identifier, files, identity, schema, evolution, retries, self.job_props, merge)
+
+
+def _check_spec(table: Any, fields: list[tuple[str, str]], name: str) -> None:
+    """UsageError when the table is partitioned otherwise than the job's partitioner asks (``fields``)."""
+    if fields and table_fields(table) != fields:
+        raise UsageError(f"table {name} is partitioned by {table_fields(table) or 'nothing'}, and the job's "
+                         f"writer.partitioner.class asks for {fields}: publish to another table (iceberg.table) "
+                         "or change the partitioner")
+
+
+def _create(catalog: Any, identifier: tuple[str, ...], schema: pa.Schema, fields: list[tuple[str, str]]) -> Any:
+    """The table ``identifier`` made with ``schema`` and the spec of ``fields``; the one another run just made when
+    it won the race."""
+    from pyiceberg.catalog import Catalog
+    from pyiceberg.exceptions import TableAlreadyExistsError
+
+    with _creating:  # datasets committing at once may make one namespace: one thread at a time here
+        try:
+            catalog.create_namespace_if_not_exists(identifier[:-1])
+        except Exception:  # noqa: BLE001 - another process made it meanwhile (each catalog says so its own way)
+            if not catalog.namespace_exists(identifier[:-1]):
+                raise
+    iceberg_schema = Catalog._convert_schema_if_needed(schema)  # the schema with the ids the table will have
+    try:
+        table = catalog.create_table(identifier, schema=iceberg_schema,
+                                     partition_spec=partition_spec(iceberg_schema, fields), properties=NEW_TABLE)
+    except TableAlreadyExistsError:
+        return catalog.load_table(identifier)
+    log.info("iceberg_table_created", table=".".join(identifier), location=table.location(),
+             partitioned_by=[f"{t}({c})" for c, t in fields])
+    return table

@@ -1,0 +1,143 @@
+"""The commit step that adds a run's files to an Iceberg table: one snapshot, found again on replay by its summary.
+
+The snapshot's summary carries ``gpy.job``, ``gpy.run`` (the run's job id), ``gpy.dataset`` and
+``gpy.watermark``: a step replayed after a crash (the table committed, the state not yet saved) finds the snapshot
+of its run and adds nothing. The files are added as they are (a fast append: no data is read or rewritten), with
+the schema change the run needs (new columns, allowed widenings) in the same table commit. A commit that another
+writer's beat (optimistic concurrency) is tried again on the table as it then is, ``iceberg.commit.retries`` times.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from gobblin_py.connectors.iceberg import merging
+from gobblin_py.connectors.iceberg.catalog import open_catalog
+from gobblin_py.connectors.iceberg.merge import MergeSpec
+from gobblin_py.connectors.tables.evolution import plan_changes
+from gobblin_py.connectors.tables.publisher import RunIdentity
+from gobblin_py.sdk.commit import CommitStep, step_class_path
+from gobblin_py.sdk.errors import GobblinPyError
+from gobblin_py.sdk.logs import get_logger
+
+log = get_logger(__name__)
+
+SUMMARY_PREFIX = "gpy."
+
+
+def table_place(props: Mapping[str, str], identifier: tuple[str, ...]) -> str:
+    """How a run names a table it published to: ``iceberg://<catalog name>/<namespace.table>``."""
+    from gobblin_py.connectors.iceberg.settings import catalog_name
+
+    return f"iceberg://{catalog_name(props)}/{'.'.join(identifier)}"
+
+
+def summary_of(identity: RunIdentity) -> dict[str, str]:
+    """The snapshot summary properties that name a run's commit."""
+    return {SUMMARY_PREFIX + k: v for k, v in identity.to_json().items()}
+
+
+def committed_snapshot(table: Any, identity: RunIdentity) -> int | None:
+    """The id of the snapshot ``identity``'s run committed to ``table``, None when it has none."""
+    wanted = summary_of(identity)
+    for snapshot in reversed(table.snapshots()):
+        summary = snapshot.summary
+        if summary is not None and all(summary.get(k) == wanted[k] for k in ("gpy.job", "gpy.run", "gpy.dataset")):
+            return int(snapshot.snapshot_id)
+    return None
+
+
+@dataclass
+class IcebergCommitStep(CommitStep):
+    """Append ``files`` to the table ``identifier`` in one snapshot carrying ``identity`` (idempotent)."""
+
+    identifier: tuple[str, ...]
+    files: list[str]
+    identity: RunIdentity
+    schema: pa.Schema
+    evolution: str
+    retries: int
+    props: Mapping[str, str] = field(default_factory=dict, repr=False)
+    merge: MergeSpec | None = None
+    kind: str = "iceberg_append"
+    snapshot_id: int | None = field(default=None, init=False, compare=False)
+
+    @property
+    def name(self) -> str:
+        return ".".join(self.identifier)
+
+    def _table(self) -> Any:
+        return open_catalog(self.props).load_table(self.identifier)
+
+    def is_completed(self) -> bool:
+        from pyiceberg.exceptions import NoSuchTableError
+
+        try:
+            table = self._table()
+        except NoSuchTableError:
+            return False
+        self.snapshot_id = committed_snapshot(table, self.identity)
+        if self.snapshot_id is not None and self.merge is not None:
+            merging.remove_superseded(table, self.snapshot_id, self.files)
+        return self.snapshot_id is not None
+
+    def execute(self, fresh: bool = False) -> None:
+        from pyiceberg.exceptions import CommitFailedException
+
+        for attempt in range(self.retries + 1):
+            table = self._table()
+            self.snapshot_id = committed_snapshot(table, self.identity)
+            if self.snapshot_id is not None:
+                return
+            changes = plan_changes(table.schema().as_arrow(), self.schema, self.evolution, f"table {self.name}")
+            try:
+                with table.transaction() as transaction:
+                    if changes:
+                        with transaction.update_schema() as update:
+                            update.union_by_name(self.schema)
+                    if self.merge is None:
+                        # the files' names are new to this run (task ids): no scan of the manifests for them
+                        transaction.add_files(self.files, snapshot_properties=summary_of(self.identity),
+                                              check_duplicate_files=False)
+                    else:
+                        superseded = merging.merge(transaction, table, self.files, self.merge, self.identity.run,
+                                                   summary_of(self.identity), f"table {self.name}")
+            except CommitFailedException as exc:
+                if attempt == self.retries:
+                    raise GobblinPyError(f"table {self.name}: another writer's commits kept beating this one "
+                                         f"({self.retries + 1} tries, iceberg.commit.retries): {exc}") from None
+                log.warning("iceberg_commit_retry", table=self.name, attempt=attempt + 1, error=str(exc))
+                continue
+            if self.merge is not None:
+                merging.remove_files(table, superseded)
+            self.snapshot_id = committed_snapshot(self._table(), self.identity)
+            log.info("iceberg_committed", table=self.name, files=len(self.files), snapshot=self.snapshot_id,
+                     schema_changes=changes.describe())
+            return
+
+    def committed(self) -> str | None:
+        return None if self.snapshot_id is None else f"{table_place(self.props, self.identifier)} snapshot {self.snapshot_id}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "class": step_class_path(self), "table": list(self.identifier),
+                "files": self.files, "identity": self.identity.to_json(),
+                "schema": base64.b64encode(self.schema.serialize().to_pybytes()).decode(),
+                "evolution": self.evolution, "retries": self.retries,
+                "merge": None if self.merge is None else {"keys": list(self.merge.keys), "order": self.merge.order}}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], props: Mapping[str, str]) -> IcebergCommitStep:
+        schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(data["schema"])))
+        merge = data.get("merge")
+        return cls(tuple(data["table"]), list(data["files"]), RunIdentity.from_json(data["identity"]), schema,
+                   str(data["evolution"]), int(data["retries"]), props,
+                   None if merge is None else MergeSpec(tuple(merge["keys"]), merge.get("order")))
+
+    def describe(self) -> str:
+        how = "add" if self.merge is None else f"upsert by {', '.join(self.merge.keys)}"
+        return f"{how} {len(self.files)} file(s) to Iceberg table {self.name} in one snapshot"
