@@ -42,10 +42,7 @@ class DeltaAppendStep(DeltaStep):
 
         for attempt in range(self.retries + 1):
             table, replayed = self.table_for(attempt, fresh)
-            if replayed and self.done(table):
-                self.found(table)
-                log.info("delta_already_committed", table=self.uri, app=self.app, version=self.version,
-                         table_version=self.table_version)
+            if self.replayed_and_done(table, replayed):
                 return
             try:
                 changes = self._commit(table)

@@ -128,6 +128,15 @@ class DeltaStep(CommitStep):
     def table(self) -> Any:
         return open_table(self.uri, self.options())
 
+    def replayed_and_done(self, table: Any, replayed: bool) -> bool:
+        """Whether a table read again (``replayed``) already holds this run's commit; if so noted and logged."""
+        if not (replayed and self.done(table)):
+            return False
+        self.found(table)
+        log.info("delta_already_committed", table=self.uri, app=self.app, version=self.version,
+                 table_version=self.table_version)
+        return True
+
     def done(self, table: Any) -> bool:
         """Whether ``table`` holds this run's commit (its app transaction has reached the run's version)."""
         return table is not None and (table.transaction_version(self.app) or 0) >= self.version
