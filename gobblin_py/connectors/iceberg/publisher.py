@@ -24,7 +24,7 @@ from gobblin_py.connectors.iceberg.step import IcebergCommitStep, table_place
 from gobblin_py.connectors.tables.evolution import plan_changes
 from gobblin_py.connectors.tables.publisher import BranchTable, RunIdentity, TablePublisher, TableSettings
 from gobblin_py.io.branch_paths import BranchScope
-from gobblin_py.sdk.branches import branch_count
+from gobblin_py.sdk.branches import branch_count, branch_key
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.errors import GobblinPyError, TransientError, UsageError
 from gobblin_py.sdk.logs import get_logger
@@ -43,8 +43,6 @@ def table_name(state: Any, branches: int, branch: int) -> tuple[str, str]:
     """The branch's table name and the key that names it."""
     settings = IcebergSettings.load(state, branches=branches, branch=branch)
     if settings.table:
-        from gobblin_py.sdk.branches import branch_key
-
         return settings.table, branch_key("iceberg.table", branches, branch)
     namespace, table = state.get_prop("extract.namespace") or "", state.get_prop("extract.table.name") or ""
     return f"{namespace}.{table}", "extract.namespace and extract.table.name (iceberg.table unset)"
@@ -62,6 +60,13 @@ class IcebergPublisher(TablePublisher):
 
         problems = list(super().validate(props))
         branches = branch_count(props)
+        kept = "iceberg.snapshots.keep"
+        upserts = [k for k in (branch_key("table.merge.key", branches, b) for b in range(branches))
+                   if props.get(k, props.get("table.merge.key"))]
+        if props.get(kept) and upserts:
+            problems.append(problem_at(props, kept, f"an upsert ({upserts[0]}) keeps every snapshot: a replayed "
+                                       "upsert finds its commit only by its snapshot",
+                                       f"remove {kept}, or expire the table's snapshots by its own maintenance"))
         for branch in range(branches):
             name, key = table_name(State(dict(props)), branches, branch)
             if name.startswith(".") or name.endswith("."):
@@ -101,7 +106,8 @@ class IcebergPublisher(TablePublisher):
                 raise UsageError(f"{scope.key('table.merge.key')}: no column {', '.join(missing)} in the run's data "
                                  f"(it has {', '.join(schema.names)})")
             merge = MergeSpec(settings.merge_key, settings.merge_order_column(scope.prop("extract.delta.fields"), schema))
-        return BranchTable(scope.branch, scope, data_folder(table), None, key, state=(identifier, evolution, schema, merge))
+        return BranchTable(scope.branch, scope, data_folder(table), None, key,
+                           state=(identifier, evolution, schema, merge, table))
 
     def preflight(self, work_units: Sequence[WorkUnitState]) -> None:
         """Before any task runs: each planned table that exists is partitioned as the job's partitioner asks (its
@@ -131,10 +137,13 @@ class IcebergPublisher(TablePublisher):
         return table_place(self.job_props, table.state[0])
 
     def table_step(self, table: BranchTable, identity: RunIdentity) -> IcebergCommitStep:
-        identifier, evolution, schema, merge = table.state
+        identifier, evolution, schema, merge, loaded = table.state
         files = [f.path if "://" in f.path else f"file://{f.path}" for f in table.files]
-        retries = IcebergSettings.load(self.job_props).commit_retries
-        return IcebergCommitStep(identifier, files, identity, schema, evolution, retries, self.job_props, merge)
+        settings = IcebergSettings.load(self.job_props)
+        step = IcebergCommitStep(identifier, files, identity, schema, evolution, settings.commit_retries,
+                                 self.job_props, merge, settings.snapshots_kept)
+        step.planned = loaded
+        return step
 
 
 def _check_spec(table: Any, fields: list[tuple[str, str]], name: str) -> None:
