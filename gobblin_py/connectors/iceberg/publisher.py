@@ -34,9 +34,11 @@ from gobblin_py.sdk.states import WorkUnitState
 log = get_logger(__name__)
 _creating = threading.Lock()
 # what keeps a table's metadata small over thousands of runs: each run's manifest is merged into bigger ones once
-# there are enough of them, and only the newest metadata files are kept (snapshots are expired by maintenance)
+# there are enough of them, and only the 10 newest metadata files are kept and listed in the metadata's log (with
+# 100, that log alone was two thirds of a metadata file every commit reads and rewrites; snapshots are expired by
+# iceberg.snapshots.keep or the table's maintenance)
 NEW_TABLE = {"commit.manifest-merge.enabled": "true", "commit.manifest.min-count-to-merge": "100",
-             "write.metadata.delete-after-commit.enabled": "true", "write.metadata.previous-versions-max": "100"}
+             "write.metadata.delete-after-commit.enabled": "true", "write.metadata.previous-versions-max": "10"}
 
 
 def table_name(state: Any, branches: int, branch: int) -> tuple[str, str]:
