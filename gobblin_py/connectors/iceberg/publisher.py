@@ -37,6 +37,7 @@ _creating = threading.Lock()
 # there are enough of them, and only the 10 newest metadata files are kept and listed in the metadata's log (with
 # 100, that log alone was two thirds of a metadata file every commit reads and rewrites; snapshots are expired by
 # iceberg.snapshots.keep or the table's maintenance)
+NEW_FORMAT_VERSION = 2  # pyiceberg's default: what Spark, Trino and DuckDB all read
 NEW_TABLE = {"commit.manifest-merge.enabled": "true", "commit.manifest.min-count-to-merge": "100",
              "write.metadata.delete-after-commit.enabled": "true", "write.metadata.previous-versions-max": "10"}
 
@@ -91,7 +92,10 @@ class IcebergPublisher(TablePublisher):
             try:
                 table = catalog.load_table(identifier)
             except NoSuchTableError:
+                _check_units(schema, NEW_FORMAT_VERSION, name)
                 table = _create(catalog, identifier, schema, fields)
+            else:
+                _check_units(schema, table.metadata.format_version, name)
         except GobblinPyError:
             raise
         except Exception as exc:  # noqa: BLE001 - a catalog fails in its own client library's errors
@@ -146,6 +150,32 @@ class IcebergPublisher(TablePublisher):
                                  self.job_props, merge, settings.snapshots_kept)
         step.planned = loaded
         return step
+
+
+def _nanoseconds(fields: Sequence[pa.Field], prefix: str = "") -> list[str]:
+    """The columns (dotted paths) of ``fields`` holding nanosecond timestamps, nested ones too."""
+    found = []
+    for f in fields:
+        kind = f.type
+        while pa.types.is_list(kind) or pa.types.is_large_list(kind):
+            kind = kind.value_type
+        if pa.types.is_timestamp(kind) and kind.unit == "ns":
+            found.append(prefix + f.name)
+        elif pa.types.is_struct(kind):
+            found += _nanoseconds([kind.field(i) for i in range(kind.num_fields)], f"{prefix}{f.name}.")
+    return found
+
+
+def _check_units(schema: pa.Schema, format_version: int, name: str) -> None:
+    """UsageError, before anything moves, when the run's files hold nanosecond timestamps and the table (of
+    ``format_version``) keeps microseconds (Iceberg before format 3): pyiceberg refuses such a file at the commit,
+    which would then be tried again, in vain, by every later run."""
+    columns = _nanoseconds(list(schema))
+    if columns and format_version < 3:
+        raise UsageError(f"table {name}: column {', '.join(columns)} holds timestamps in nanoseconds, and an Iceberg "
+                         f"table of format {format_version} keeps microseconds (a CSV's times are read as "
+                         "nanoseconds): cast them, e.g. converter.classes=TypeCastConverter with "
+                         f"converter.cast.fields={columns[0]}:timestamp[us, UTC]")
 
 
 def _check_spec(table: Any, fields: list[tuple[str, str]], name: str) -> None:
