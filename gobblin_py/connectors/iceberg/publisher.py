@@ -112,8 +112,7 @@ class IcebergPublisher(TablePublisher):
                 raise UsageError(f"{scope.key('table.merge.key')}: no column {', '.join(missing)} in the run's data "
                                  f"(it has {', '.join(schema.names)})")
             merge = MergeSpec(settings.merge_key, settings.merge_order_column(scope.prop("extract.delta.fields"), schema))
-        return BranchTable(scope.branch, scope, data_folder(table), None, key,
-                           state=(identifier, evolution, schema, merge, table))
+        return BranchTable(scope.branch, scope, data_folder(table), None, key, state=(identifier, evolution, schema, merge))
 
     def preflight(self, work_units: Sequence[WorkUnitState]) -> None:
         """Before any task runs: each planned table that exists is partitioned as the job's partitioner asks (its
@@ -143,13 +142,11 @@ class IcebergPublisher(TablePublisher):
         return table_place(self.job_props, table.state[0])
 
     def table_step(self, table: BranchTable, identity: RunIdentity) -> IcebergCommitStep:
-        identifier, evolution, schema, merge, loaded = table.state
+        identifier, evolution, schema, merge = table.state
         files = [f.path if "://" in f.path else f"file://{f.path}" for f in table.files]
         settings = IcebergSettings.load(self.job_props)
-        step = IcebergCommitStep(identifier, files, identity, schema, evolution, settings.commit_retries,
+        return IcebergCommitStep(identifier, files, identity, schema, evolution, settings.commit_retries,
                                  self.job_props, merge, settings.snapshots_kept)
-        step.planned = loaded
-        return step
 
 
 def _nanoseconds(fields: Sequence[pa.Field], prefix: str = "") -> list[str]:

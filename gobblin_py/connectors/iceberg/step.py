@@ -68,7 +68,6 @@ class IcebergCommitStep(CommitStep):
     keep: int | None = None  # iceberg.snapshots.keep: the commit expires snapshots beyond the newest this many
     kind: str = "iceberg_append"
     snapshot_id: int | None = field(default=None, init=False, compare=False)
-    planned: Any = field(default=None, init=False, repr=False, compare=False)  # the table as the plan loaded it
 
     @property
     def name(self) -> str:
@@ -109,14 +108,13 @@ class IcebergCommitStep(CommitStep):
         from pyiceberg.exceptions import CommitFailedException
 
         for attempt in range(self.retries + 1):
-            if fresh and attempt == 0 and self.planned is not None:
-                # logged by this process just now, after its plan loaded the table: nothing of this run can be in
-                # it, and a table that changed since fails the commit's requirements and is read again
-                table = self.planned
-            else:
-                table = self._table()
-                if self._found(table, by_files=attempt == 0):  # a try beaten by another writer added nothing
-                    return
+            # not the table the plan loaded: a batch plans up to 100 datasets before it commits any, and a table's
+            # metadata in memory grows with its snapshots (about 5 KB each)
+            table = self._table()
+            # a commit just logged by this process (fresh) cannot be in the table; a try beaten by another writer
+            # added nothing; a replay looks for its files when its snapshot is gone
+            if self._found(table, by_files=not fresh and attempt == 0):
+                return
             changes = plan_changes(table.schema().as_arrow(), self.schema, self.evolution, f"table {self.name}")
             expired = 0
             try:
