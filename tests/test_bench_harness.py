@@ -102,6 +102,20 @@ def test_a_right_count_records_a_sample_and_a_failing_process_is_caught(tmp_path
     assert rows["c"].failure == "exit code 4"
 
 
+def test_times_a_process_measured_itself_are_samples_of_their_cases_and_shown_in_milliseconds(tmp_path):
+    whole, early, late = Case("runs", "200 runs", 200, unit="runs"), Case("10th", "run 10", 0), Case("200th", "run 200", 0)
+    late.targets.append(Target("200th", GPY_LOCAL, GPY_LOCAL, "<=", 1.5, baseline_case="10th"))
+    contender = Contender(GPY_LOCAL, "gpy", lambda work: [])
+    rows = {case.key: Row(case, contender) for case in (whole, early, late)}
+    ctx = Context(tmp_path, tmp_path, tmp_path, log=lambda text: None)
+    step = Step([sys.executable, "-c", "pass"], "runs", reports=lambda: {"10th": 0.020, "200th": 0.027})
+    assert _run_trial(contender, [step], tmp_path, rows, ctx, "t")
+    assert [rows[k].seconds for k in ("10th", "200th")] == [0.020, 0.027] and rows["runs"].seconds > 0
+    [result] = evaluate(list(rows.values()))
+    assert result.status == "met" and round(result.ratio, 2) == 1.35
+    assert "| 20.0 ms |" in report.results_table(list(rows.values()))
+
+
 def test_only_selects_cases_by_glob_or_by_part_of_their_key(tmp_path):
     ctx = Context(tmp_path, tmp_path, tmp_path, only=["files-5M", "sql-*-noop"])
     assert ctx.wants("files-5M") and ctx.wants("sql-sqlite-noop") and not ctx.wants("files-20M", "kafka-first")

@@ -87,11 +87,27 @@ def test_schema_evolution_fail_refuses_a_new_column(tmp_path):
     ({"iceberg.table": "orders"}, "iceberg.table"),
     ({"iceberg.table": "shop.or ders"}, "iceberg.table"),
     ({"writer.output.format": "AVRO"}, "writer.output.format"),
+    ({"iceberg.snapshots.keep": "5", "table.merge.key": "id"}, "iceberg.snapshots.keep"),
 ])
 def test_bad_table_settings_are_refused_before_any_work(tmp_path, keys, says):
     write_csv(tmp_path / "data" / "a.csv", "id", ["1"])
     result = run(job(tmp_path, **keys), expect=2)
     assert says in result.stderr and not (tmp_path / "warehouse").exists()
+
+
+def test_nanosecond_timestamps_are_refused_before_anything_moves_and_a_cast_publishes_them(tmp_path):
+    cast = {"converter.classes": "TypeCastConverter", "converter.cast.fields": "at:timestamp[us, UTC]"}
+    for n, table in ((1, "new"), (2, "existing")):
+        write_csv(tmp_path / "data" / f"{n}.csv", "id,at", [f"{n},2024-01-0{n} 00:00:00.000Z"])  # read as ns
+        refused = run(job(tmp_path), expect=2)
+        assert "column at holds timestamps in nanoseconds" in refused.stdout, table
+        assert "converter.cast.fields=at:timestamp[us, UTC]" in refused.stdout, table
+        run(job(tmp_path, **cast))  # the watermark was kept: the same file is published
+    table = catalog(tmp_path / "state", tmp_path / "warehouse").load_table("shop.orders")
+    rows = table.scan().to_arrow()
+    assert sorted(rows.column("id").to_pylist()) == [1, 2] and str(rows.schema.field("at").type) == "timestamp[us, tz=UTC]"
+    # nothing was moved by the refused runs: every file in the table's folder is in the table
+    assert {str(p) for p in (tmp_path / "warehouse").rglob("*.parquet")} == referenced_files(table)
 
 
 def test_the_writer_partitioner_becomes_the_partition_spec(tmp_path):

@@ -24,7 +24,7 @@ from gobblin_py.connectors.iceberg.step import IcebergCommitStep, table_place
 from gobblin_py.connectors.tables.evolution import plan_changes
 from gobblin_py.connectors.tables.publisher import BranchTable, RunIdentity, TablePublisher, TableSettings
 from gobblin_py.io.branch_paths import BranchScope
-from gobblin_py.sdk.branches import branch_count
+from gobblin_py.sdk.branches import branch_count, branch_key
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.errors import GobblinPyError, TransientError, UsageError
 from gobblin_py.sdk.logs import get_logger
@@ -34,17 +34,18 @@ from gobblin_py.sdk.states import WorkUnitState
 log = get_logger(__name__)
 _creating = threading.Lock()
 # what keeps a table's metadata small over thousands of runs: each run's manifest is merged into bigger ones once
-# there are enough of them, and only the newest metadata files are kept (snapshots are expired by maintenance)
+# there are enough of them, and only the 10 newest metadata files are kept and listed in the metadata's log (with
+# 100, that log alone was two thirds of a metadata file every commit reads and rewrites; snapshots are expired by
+# iceberg.snapshots.keep or the table's maintenance)
+NEW_FORMAT_VERSION = 2  # pyiceberg's default: what Spark, Trino and DuckDB all read
 NEW_TABLE = {"commit.manifest-merge.enabled": "true", "commit.manifest.min-count-to-merge": "100",
-             "write.metadata.delete-after-commit.enabled": "true", "write.metadata.previous-versions-max": "100"}
+             "write.metadata.delete-after-commit.enabled": "true", "write.metadata.previous-versions-max": "10"}
 
 
 def table_name(state: Any, branches: int, branch: int) -> tuple[str, str]:
     """The branch's table name and the key that names it."""
     settings = IcebergSettings.load(state, branches=branches, branch=branch)
     if settings.table:
-        from gobblin_py.sdk.branches import branch_key
-
         return settings.table, branch_key("iceberg.table", branches, branch)
     namespace, table = state.get_prop("extract.namespace") or "", state.get_prop("extract.table.name") or ""
     return f"{namespace}.{table}", "extract.namespace and extract.table.name (iceberg.table unset)"
@@ -62,6 +63,13 @@ class IcebergPublisher(TablePublisher):
 
         problems = list(super().validate(props))
         branches = branch_count(props)
+        kept = "iceberg.snapshots.keep"
+        upserts = [k for k in (branch_key("table.merge.key", branches, b) for b in range(branches))
+                   if props.get(k, props.get("table.merge.key"))]
+        if props.get(kept) and upserts:
+            problems.append(problem_at(props, kept, f"an upsert ({upserts[0]}) keeps every snapshot: a replayed "
+                                       "upsert finds its commit only by its snapshot",
+                                       f"remove {kept}, or expire the table's snapshots by its own maintenance"))
         for branch in range(branches):
             name, key = table_name(State(dict(props)), branches, branch)
             if name.startswith(".") or name.endswith("."):
@@ -84,7 +92,10 @@ class IcebergPublisher(TablePublisher):
             try:
                 table = catalog.load_table(identifier)
             except NoSuchTableError:
+                _check_units(schema, NEW_FORMAT_VERSION, name)
                 table = _create(catalog, identifier, schema, fields)
+            else:
+                _check_units(schema, table.metadata.format_version, name)
         except GobblinPyError:
             raise
         except Exception as exc:  # noqa: BLE001 - a catalog fails in its own client library's errors
@@ -133,8 +144,35 @@ class IcebergPublisher(TablePublisher):
     def table_step(self, table: BranchTable, identity: RunIdentity) -> IcebergCommitStep:
         identifier, evolution, schema, merge = table.state
         files = [f.path if "://" in f.path else f"file://{f.path}" for f in table.files]
-        retries = IcebergSettings.load(self.job_props).commit_retries
-        return IcebergCommitStep(identifier, files, identity, schema, evolution, retries, self.job_props, merge)
+        settings = IcebergSettings.load(self.job_props)
+        return IcebergCommitStep(identifier, files, identity, schema, evolution, settings.commit_retries,
+                                 self.job_props, merge, settings.snapshots_kept)
+
+
+def _nanoseconds(fields: Sequence[pa.Field], prefix: str = "") -> list[str]:
+    """The columns (dotted paths) of ``fields`` holding nanosecond timestamps, nested ones too."""
+    found = []
+    for f in fields:
+        kind = f.type
+        while pa.types.is_list(kind) or pa.types.is_large_list(kind):
+            kind = kind.value_type
+        if pa.types.is_timestamp(kind) and kind.unit == "ns":
+            found.append(prefix + f.name)
+        elif pa.types.is_struct(kind):
+            found += _nanoseconds([kind.field(i) for i in range(kind.num_fields)], f"{prefix}{f.name}.")
+    return found
+
+
+def _check_units(schema: pa.Schema, format_version: int, name: str) -> None:
+    """UsageError, before anything moves, when the run's files hold nanosecond timestamps and the table (of
+    ``format_version``) keeps microseconds (Iceberg before format 3): pyiceberg refuses such a file at the commit,
+    which would then be tried again, in vain, by every later run."""
+    columns = _nanoseconds(list(schema))
+    if columns and format_version < 3:
+        raise UsageError(f"table {name}: column {', '.join(columns)} holds timestamps in nanoseconds, and an Iceberg "
+                         f"table of format {format_version} keeps microseconds (a CSV's times are read as "
+                         "nanoseconds): cast them, e.g. converter.classes=TypeCastConverter with "
+                         f"converter.cast.fields={columns[0]}:timestamp[us, UTC]")
 
 
 def _check_spec(table: Any, fields: list[tuple[str, str]], name: str) -> None:

@@ -35,6 +35,13 @@ class IcebergSettings(TableSettings):
     commit_retries: int = setting("iceberg.commit.retries", default=4, minimum=0, maximum=100,
                                   doc="tries again a commit that another writer's commit beat (optimistic "
                                       "concurrency), each after reading the table again")
+    snapshots_kept: int | None = setting("iceberg.snapshots.keep", minimum=1, default_doc="every snapshot",
+                                         doc="each run's commit expires the table's snapshots beyond the newest N "
+                                             "(from the table's metadata only: no data file is removed; tags and "
+                                             "branch heads stay), so that the metadata every commit reads and "
+                                             "rewrites stays small however many runs the table has had; a commit "
+                                             "replayed after its snapshot was expired finds its files in the table "
+                                             "instead. Appends only (not with table.merge.key)")
 
 
 def table_identifier(name: str, key: str) -> tuple[str, ...]:

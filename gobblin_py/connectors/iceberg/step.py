@@ -19,6 +19,7 @@ import pyarrow as pa
 from gobblin_py.connectors.iceberg import merging
 from gobblin_py.connectors.iceberg.catalog import open_catalog
 from gobblin_py.connectors.iceberg.merge import MergeSpec
+from gobblin_py.connectors.iceberg.snapshots import expire_beyond, files_held
 from gobblin_py.connectors.tables.evolution import plan_changes
 from gobblin_py.connectors.tables.publisher import RunIdentity
 from gobblin_py.sdk.commit import CommitStep, step_class_path
@@ -64,6 +65,7 @@ class IcebergCommitStep(CommitStep):
     retries: int
     props: Mapping[str, str] = field(default_factory=dict, repr=False)
     merge: MergeSpec | None = None
+    keep: int | None = None  # iceberg.snapshots.keep: the commit expires snapshots beyond the newest this many
     kind: str = "iceberg_append"
     snapshot_id: int | None = field(default=None, init=False, compare=False)
 
@@ -81,20 +83,40 @@ class IcebergCommitStep(CommitStep):
             table = self._table()
         except NoSuchTableError:
             return False
+        return self._found(table, by_files=True)
+
+    def _found(self, table: Any, by_files: bool) -> bool:
+        """Whether ``table`` holds this run's commit: its snapshot, or, ``by_files``, for an append whose snapshot
+        was expired since (``iceberg.snapshots.keep``, or the table's maintenance), its files."""
         self.snapshot_id = committed_snapshot(table, self.identity)
-        if self.snapshot_id is not None and self.merge is not None:
-            merging.remove_superseded(table, self.snapshot_id, self.files)
-        return self.snapshot_id is not None
+        if self.snapshot_id is not None:
+            if self.merge is not None:
+                merging.remove_superseded(table, self.snapshot_id, self.files)
+            return True
+        if self.merge is not None or not by_files:
+            return False
+        held = files_held(table, self.files)
+        if held and len(held) < len(set(self.files)):
+            raise GobblinPyError(f"table {self.name} holds {len(held)} of the {len(set(self.files))} files of run "
+                                 f"{self.identity.run}'s commit, which adds them all in one snapshot: another writer "
+                                 f"added some of them; remove them from the table, then run the job again")
+        if held:
+            log.info("iceberg_commit_found_by_files", table=self.name, run=self.identity.run, files=len(held))
+        return bool(held)
 
     def execute(self, fresh: bool = False) -> None:
         from pyiceberg.exceptions import CommitFailedException
 
         for attempt in range(self.retries + 1):
+            # not the table the plan loaded: a batch plans up to 100 datasets before it commits any, and a table's
+            # metadata in memory grows with its snapshots (about 5 KB each)
             table = self._table()
-            self.snapshot_id = committed_snapshot(table, self.identity)
-            if self.snapshot_id is not None:
+            # a commit just logged by this process (fresh) cannot be in the table; a try beaten by another writer
+            # added nothing; a replay looks for its files when its snapshot is gone
+            if self._found(table, by_files=not fresh and attempt == 0):
                 return
             changes = plan_changes(table.schema().as_arrow(), self.schema, self.evolution, f"table {self.name}")
+            expired = 0
             try:
                 with table.transaction() as transaction:
                     if changes:
@@ -104,6 +126,8 @@ class IcebergCommitStep(CommitStep):
                         # the files' names are new to this run (task ids): no scan of the manifests for them
                         transaction.add_files(self.files, snapshot_properties=summary_of(self.identity),
                                               check_duplicate_files=False)
+                        if self.keep:
+                            expired = expire_beyond(transaction, table, self.keep)
                     else:
                         superseded = merging.merge(transaction, table, self.files, self.merge, self.identity.run,
                                                    summary_of(self.identity), f"table {self.name}")
@@ -115,9 +139,9 @@ class IcebergCommitStep(CommitStep):
                 continue
             if self.merge is not None:
                 merging.remove_files(table, superseded)
-            self.snapshot_id = committed_snapshot(self._table(), self.identity)
+            self.snapshot_id = committed_snapshot(table, self.identity)  # the commit left the table at its snapshot
             log.info("iceberg_committed", table=self.name, files=len(self.files), snapshot=self.snapshot_id,
-                     schema_changes=changes.describe())
+                     schema_changes=changes.describe(), snapshots_expired=expired)
             return
 
     def committed(self) -> str | None:
@@ -127,7 +151,7 @@ class IcebergCommitStep(CommitStep):
         return {"kind": self.kind, "class": step_class_path(self), "table": list(self.identifier),
                 "files": self.files, "identity": self.identity.to_json(),
                 "schema": base64.b64encode(self.schema.serialize().to_pybytes()).decode(),
-                "evolution": self.evolution, "retries": self.retries,
+                "evolution": self.evolution, "retries": self.retries, "keep": self.keep,
                 "merge": None if self.merge is None else {"keys": list(self.merge.keys), "order": self.merge.order}}
 
     @classmethod
@@ -136,7 +160,8 @@ class IcebergCommitStep(CommitStep):
         merge = data.get("merge")
         return cls(tuple(data["table"]), list(data["files"]), RunIdentity.from_json(data["identity"]), schema,
                    str(data["evolution"]), int(data["retries"]), props,
-                   None if merge is None else MergeSpec(tuple(merge["keys"]), merge.get("order")))
+                   None if merge is None else MergeSpec(tuple(merge["keys"]), merge.get("order")),
+                   None if data.get("keep") is None else int(data["keep"]))
 
     def describe(self) -> str:
         how = "add" if self.merge is None else f"upsert by {', '.join(self.merge.keys)}"

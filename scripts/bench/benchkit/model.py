@@ -28,7 +28,8 @@ class Step:
     ``count()`` must return ``expect`` (the rows of the contender's output in total, or whatever the step
     promises to have produced) unless ``expect`` is ``None``. ``before`` runs first, untimed (new rows into a
     source table, say). The process's output goes to ``log`` (by default a file in the trial's folder), where
-    ``count`` may read it.
+    ``count`` may read it. ``reports()``, when given, returns times the process measured itself, in seconds by
+    case key (one commit among many runs), each counted as a sample of that case beside the process's own.
     """
 
     argv: Sequence[str]
@@ -39,6 +40,7 @@ class Step:
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: Path | None = None
     log: Path | None = None
+    reports: Callable[[], Mapping[str, float]] | None = None
 
 
 @dataclass

@@ -29,6 +29,11 @@ def _rate(value: float | None, unit: str) -> str:
     return f"{value:,.0f} {unit}"
 
 
+def _seconds(value: float) -> str:
+    """A time as the table shows it: milliseconds below a tenth of a second (one commit among many runs)."""
+    return f"{value:.2f} s" if value >= 0.1 else f"{value * 1000:.1f} ms"
+
+
 def _ratio(row: Row, reference: Row | None) -> str:
     if reference is None or not reference.ok or not row.ok:
         return ""
@@ -51,7 +56,7 @@ def results_table(rows: Sequence[Row]) -> str:
             lines.append(f"| {title} | {name} | {len(row.samples)} | FAILED: {row.failure or 'did not run'} | | | |")
             continue
         ref = reference.get((row.case.key, row.case.reference))
-        lines.append(f"| {title} | {name} | {len(row.samples)} | {row.seconds:.2f} s | "
+        lines.append(f"| {title} | {name} | {len(row.samples)} | {_seconds(row.seconds)} | "
                      f"{_rate(row.rate, row.case.unit)} | {row.peak_bytes / 2**20:,.0f} | {_ratio(row, ref)} |")
     return "\n".join(lines)
 
