@@ -158,7 +158,9 @@ class TablePublisher(BaseDataPublisher):
     # -- planning ------------------------------------------------------------------------------------------------
 
     def destination(self, task: TaskState, scope: BranchScope) -> Destination:
-        table = self.tables[scope.branch]
+        table = self.tables.get(scope.branch)
+        if table is None:  # the branch wrote no file this run (no rows): there is nothing to move
+            return super().destination(task, scope)
         return Destination(table.data_folder, table.data_folder, table.key, table.fs_uri)
 
     def plan(self, task_states: Sequence[TaskState], allow_replace: bool = False) -> list[Any]:
