@@ -46,3 +46,16 @@ def test_a_run_whose_new_files_hold_no_rows_commits_and_the_next_one_adds_its_ro
     (tmp_path / "data" / "c.csv").write_text("id,v\n2,y\n")
     assert run_gpy_here("run", str(job), "--engine", "local").returncode == 0
     assert table_ids(tmp_path, publisher) == [1, 2]
+
+
+def test_a_catalog_password_is_masked_in_the_summary_the_history_and_the_state(tmp_path):
+    job = table_job(tmp_path, "IcebergPublisher", "iceberg.catalog.type=sql", "iceberg.catalog.uri=${env:GPY_TEST_PGURI}")
+    (tmp_path / "data" / "a.csv").write_text("id,v\n1,x\n")
+    failed = run_gpy_here("run", str(job), "--engine", "local",
+                          env={"GPY_TEST_PGURI": "postgresql+psycopg://admin:S3cretPW@127.0.0.1:1/db"})
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "catalog sql at postgresql+psycopg://admin:******@127.0.0.1:1/db" in failed.stdout
+    history = run_gpy_here("history", str(job))
+    kept = [p.read_bytes() for p in (tmp_path / "state").rglob("*") if p.is_file()]
+    assert not any("S3cretPW" in text for text in (failed.stdout, failed.stderr, history.stdout))
+    assert not any(b"S3cretPW" in data for data in kept)

@@ -45,6 +45,7 @@ from gobblin_py.sdk.errors import GobblinPyError, RecordsLost, UsageError
 from gobblin_py.sdk.job_settings import COMMIT_POLICIES, CommitSettings
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.plugins import instantiate
+from gobblin_py.sdk.redact import redact
 from gobblin_py.sdk.run_states import PUBLISHED_KEY, DatasetState
 from gobblin_py.sdk.states import RunningState, TaskState, WorkingState
 from gobblin_py.sdk.watermarks import partition_ids
@@ -262,14 +263,14 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
         for task in successful:
             task.working_state = WorkingState.COMMITTED
     except GobblinPyError as exc:  # a publisher failure fails the dataset, not the process
-        trace = "".join(traceback.format_exception(exc))
+        trace, message = redact("".join(traceback.format_exception(exc))), redact(str(exc))  # no credential kept
         for task in successful:
             task.set_prop("task.failure.exception", trace)
-        result.error = f"publishing failed: {exc}"
+        result.error = f"publishing failed: {message}"
         if isinstance(exc, UsageError):  # the job's configuration or its data must change: a rerun cannot help
-            result.usage_errors.append(f"publishing: {exc}")
+            result.usage_errors.append(f"publishing: {message}")
         result.published = [] if steps is None else result.published  # nothing was moved by a plan refused
-        log.error("publish_failed", dataset=urn, error=str(exc))
+        log.error("publish_failed", dataset=urn, error=message)
     dataset.state = RunningState.COMMITTED
     not_committed = [t for t in tasks if t.working_state not in (WorkingState.COMMITTED, WorkingState.SKIPPED)]
     for task in not_committed:

@@ -6,6 +6,7 @@ from typing import Any
 
 from gobblin_py.runtime.commit.datasets import DatasetResult
 from gobblin_py.runtime.commit.job_result import JobResult
+from gobblin_py.sdk.redact import redact
 from gobblin_py.sdk.watermarks import by_partition, watermark_sort_key
 from gobblin_py.store.report import watermark_text
 from gobblin_py.store.startpoints import used_text
@@ -75,4 +76,4 @@ def render(result: JobResult) -> str:
             lines.append(f"    committed {made}")
         if d.error:
             lines.append(f"    error: {d.error}")
-    return "\n".join(lines)
+    return redact("\n".join(lines))  # errors quote what failed: never a credential
