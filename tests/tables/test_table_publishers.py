@@ -59,3 +59,21 @@ def test_a_catalog_password_is_masked_in_the_summary_the_history_and_the_state(t
     kept = [p.read_bytes() for p in (tmp_path / "state").rglob("*") if p.is_file()]
     assert not any("S3cretPW" in text for text in (failed.stdout, failed.stderr, history.stdout))
     assert not any(b"S3cretPW" in data for data in kept)
+
+
+@pytest.mark.parametrize("publisher, line, key, says", [
+    ("IcebergPublisher", "iceberg.catalog.type=nosuch", "iceberg.catalog.type", "not a catalog type pyiceberg knows"),
+    ("IcebergPublisher", "iceberg.catalog.uri=ftp://catalog:21", "iceberg.catalog.uri",
+     "the catalog's type cannot be told from it"),
+    ("DeltaPublisher", "delta.table.uri={root}/a_file", "delta.table.uri", "is a file: a Delta table is a folder"),
+])
+def test_a_table_setting_no_run_could_use_is_refused_before_any_work(tmp_path, publisher, line, key, says):
+    (tmp_path / "a_file").write_text("not a table")
+    job = table_job(tmp_path, publisher, line.format(root=tmp_path))
+    (tmp_path / "data" / "a.csv").write_text("id,v\n1,x\n")
+    for command in (("validate", str(job)), ("run", str(job), "--engine", "local")):
+        refused = run_gpy_here(*command)
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        said = refused.stdout + refused.stderr  # validate reports on stdout, run on stderr
+        assert key in said and says in said, said
+    assert not (tmp_path / "work").exists()  # no task ran

@@ -12,6 +12,7 @@ writers counted, and are added in one version carrying the run's app transaction
 
 from __future__ import annotations
 
+import os
 import posixpath
 import time
 from collections.abc import Mapping, Sequence
@@ -74,7 +75,10 @@ class DeltaPublisher(TablePublisher):
             except UsageError as exc:
                 problems.append(problem_at(props, key, str(exc), f"set {key} to the table's folder or URL"))
                 continue
-            if "://" not in uri:  # a table on local disk is looked at now; one on a store when the run commits
+            if "://" not in uri and os.path.exists(uri) and not os.path.isdir(uri):
+                problems.append(problem_at(props, key, f"{uri} is a file: a Delta table is a folder",
+                                           f"set {key} to the table's folder"))
+            elif "://" not in uri:  # a table on local disk is looked at now; one on a store when the run commits
                 problems.extend(_partitioning_problems(props, uri, branches, branch, key))
         return problems
 

@@ -6,7 +6,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from gobblin_py.connectors.iceberg.settings import CATALOG_NAME, catalog_properties
+from gobblin_py.connectors.iceberg.settings import CATALOG_NAME, CATALOG_PREFIX, catalog_properties
 from gobblin_py.sdk.errors import TransientError
 
 _lock = threading.Lock()
@@ -37,10 +37,38 @@ def open_catalog(props: Mapping[str, str]) -> Any:
         return found
 
 
+CATALOG_TYPES = ("rest", "hive", "glue", "dynamodb", "sql", "in-memory", "bigquery")  # pyiceberg's own
+URI_TYPES = (("http", "rest"), ("thrift", "hive"), ("sqlite", "sql"), ("postgresql", "sql"))  # as pyiceberg infers
+
+
+def catalog_type(properties: Mapping[str, Any]) -> str | None:
+    """The catalog's type: given, else inferred from its URI as pyiceberg infers it; None when it cannot be told."""
+    given = properties.get("type")
+    if given:
+        return str(given).lower()
+    uri = str(properties.get("uri") or "")
+    return next((kind for prefix, kind in URI_TYPES if uri.startswith(prefix)), None)
+
+
+def catalog_problem(props: Mapping[str, str]) -> tuple[str, str, str] | None:
+    """``(key, problem, fix)`` when the job's catalog properties cannot name a catalog pyiceberg can open."""
+    properties = {k[len(CATALOG_PREFIX):]: v for k, v in props.items() if k.startswith(CATALOG_PREFIX)}
+    if (not properties.get("type") and not properties.get("uri")) or properties.get("py-catalog-impl"):
+        return None  # the embedded default, or a catalog class of the user's own
+    kind = catalog_type(properties)
+    if kind is None:
+        return (CATALOG_PREFIX + "uri", f"{properties.get('uri')}: the catalog's type cannot be told from it",
+                f"set {CATALOG_PREFIX}type ({', '.join(CATALOG_TYPES)})")
+    if kind not in CATALOG_TYPES:
+        return (CATALOG_PREFIX + "type", f"{properties.get('type')}: not a catalog type pyiceberg knows",
+                f"one of {', '.join(CATALOG_TYPES)} (or {CATALOG_PREFIX}py-catalog-impl for a class of your own)")
+    return None
+
+
 def _describe(properties: Mapping[str, Any]) -> str:
     """The catalog as a message names it: its type and where it is (never its credentials)."""
     where = properties.get("uri") or properties.get("warehouse") or ""
-    return f"{properties.get('type', 'rest')} at {where}".strip()
+    return f"{catalog_type(properties) or 'of unknown type'} at {where}".strip()
 
 
 def describe_catalog(props: Mapping[str, str]) -> str:

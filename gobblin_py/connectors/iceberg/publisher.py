@@ -16,7 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.connectors.iceberg.catalog import data_folder, describe_catalog, open_catalog
+from gobblin_py.connectors.iceberg.catalog import catalog_problem, data_folder, describe_catalog, open_catalog
 from gobblin_py.connectors.iceberg.merge import MergeSpec
 from gobblin_py.connectors.iceberg.partitioning import partition_fields, partition_spec, table_fields
 from gobblin_py.connectors.iceberg.settings import IcebergSettings, table_identifier
@@ -62,6 +62,9 @@ class IcebergPublisher(TablePublisher):
         from gobblin_py.sdk.states import State
 
         problems = list(super().validate(props))
+        catalog = catalog_problem(props)
+        if catalog is not None:
+            problems.append(problem_at(props, *catalog))
         branches = branch_count(props)
         kept = "iceberg.snapshots.keep"
         upserts = [k for k in (branch_key("table.merge.key", branches, b) for b in range(branches))
