@@ -136,7 +136,7 @@ def dedup_table(table: pa.Table, spec: DedupSpec) -> pa.Table:
         for i, path in enumerate(spec.latest):
             aux = aux.append_column(f"l{i}", _column(table, path))
         order = pc.sort_indices(aux, sort_keys=[(f"l{i}", "descending") for i in range(len(spec.latest))]
-                                + [("__row", "ascending")], null_placement="at_end")
+                                + [("__row", "ascending")])  # nulls last: a null loses
         aux = aux.take(order)
     aux = aux.append_column("__pos", _positions(aux.num_rows))
     firsts = aux.group_by(names, use_threads=False).aggregate([("__pos", "min")]).column("__pos_min")

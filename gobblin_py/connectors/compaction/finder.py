@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from gobblin_py.connectors.compaction.settings import FINDERS, CompactionSettings, period_seconds
+from gobblin_py.connectors.compaction.settings import CompactionSettings, period_seconds
 from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk import joda
 from gobblin_py.sdk.logs import get_logger
@@ -34,6 +34,15 @@ log = get_logger(__name__)
 
 LATE = "_late"
 _GLOB_RUN = re.compile(r"[a-zA-Z0-9='-]+")
+
+
+class TimeBasedSubDirDatasetsFinder:
+    """Gobblin's ``TimeBasedSubDirDatasetsFinder``: one dataset per time folder of each dataset name (see
+    :class:`DatasetFinder`)."""
+
+
+class SimpleDatasetsFinder:
+    """Gobblin's ``SimpleDatasetsFinder``: ``compaction.input.dir`` is the one dataset (see :class:`DatasetFinder`)."""
 
 
 @dataclass(frozen=True)
@@ -110,7 +119,7 @@ class DatasetFinder:
         """The datasets to look at this run, oldest time folders first, at most ``compaction.datasets.max.count``."""
         if self.settings.dataset_pattern:
             found = list(self._by_pattern())
-        elif FINDERS[self.settings.finder] == "simple":
+        elif self.settings.finder_class is SimpleDatasetsFinder:
             found = [self._simple()]
         else:
             found = list(self._time_based())

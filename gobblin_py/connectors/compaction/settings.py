@@ -7,17 +7,12 @@ import re
 from dataclasses import dataclass
 
 from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.plugins import resolve_class
 from gobblin_py.sdk.settings import Kind, Settings, setting
 
 TIME_BASED_FINDER = "org.apache.gobblin.compaction.dataset.TimeBasedSubDirDatasetsFinder"
-SIMPLE_FINDER = "org.apache.gobblin.compaction.dataset.SimpleDatasetsFinder"
-FINDERS = {TIME_BASED_FINDER: "time", "TimeBasedSubDirDatasetsFinder": "time",
-           SIMPLE_FINDER: "simple", "SimpleDatasetsFinder": "simple"}
-# Gobblin's per-format job runners and configurators: gpy's one runner reads the input's own format
-RUNNERS = ("org.apache.gobblin.compaction.mapreduce.avro.MRCompactorAvroKeyDedupJobRunner",
-           "org.apache.gobblin.compaction.mapreduce.CompactionAvroJobConfigurator$Factory",
-           "org.apache.gobblin.compaction.mapreduce.CompactionOrcJobConfigurator$Factory",
-           "org.apache.gobblin.compaction.mapreduce.test.TestCompactionOrcJobConfigurator$Factory")
+FINDER_KEY, RUNNER_KEY = "compaction.datasets.finder", "compaction.job.runner.class"
 DEDUP_KEY = "compaction.job.dedup.key"
 KEY_FIELDS_KEY = "compaction.dedup.key.fields"
 PERIOD = re.compile(r"^(?:(\d+)m(?!in))?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)min)?$")
@@ -47,7 +42,7 @@ class CompactionSettings(Settings):
                                           doc="CompactionSource: each folder this glob matches is one dataset (a "
                                               "time folder below <input.dir>/<name>/<input.subdir>); unset: "
                                               "compaction.datasets.finder finds them")
-    finder: str = setting("compaction.datasets.finder", default=TIME_BASED_FINDER,
+    finder: str = setting(FINDER_KEY, default=TIME_BASED_FINDER,
                           default_doc="TimeBasedSubDirDatasetsFinder",
                           doc="without gobblin.dataset.pattern: TimeBasedSubDirDatasetsFinder (one dataset per time "
                               "folder) or SimpleDatasetsFinder (compaction.input.dir is the one dataset)")
@@ -100,7 +95,7 @@ class CompactionSettings(Settings):
                                   "consumed), instead of the input")
     overwrite: bool = setting("compaction.job.overwrite.output.dir", default=False,
                               doc="a recompaction may replace existing output")
-    runner: str | None = setting("compaction.job.runner.class",
+    runner: str | None = setting(RUNNER_KEY,
                                  aliases=("compaction.jobConfiguratorFactory.class",),
                                  doc="Gobblin's per-format runner or configurator; accepted for Avro and ORC, the "
                                      "format is the input's own (Avro, Parquet or ORC)")
@@ -131,12 +126,17 @@ class CompactionSettings(Settings):
             problems.append(ConfigError(f"{self.dedup_key!r} is not ALL, KEY or CUSTOM", key=DEDUP_KEY))
         elif self.dedup_key.strip().upper() == "CUSTOM" and not self.key_schema:
             problems.append(ConfigError("CUSTOM needs compaction.job.avro.key.schema.loc", key=DEDUP_KEY))
-        if not self.dataset_pattern and self.finder not in FINDERS:
-            problems.append(ConfigError(f"{self.finder} is not a dataset finder gpy has", key="compaction.datasets.finder",
-                                        hint="TimeBasedSubDirDatasetsFinder or SimpleDatasetsFinder"))
-        if self.runner and self.runner not in RUNNERS:
-            problems.append(ConfigError(f"{self.runner} is not a compaction runner gpy stands in for",
-                                        key="compaction.job.runner.class", hint=", ".join(RUNNERS)))
+        from gobblin_py.connectors.compaction.finder import SimpleDatasetsFinder, TimeBasedSubDirDatasetsFinder
+        from gobblin_py.connectors.compaction.inputs import FormatGenericRunner
+
+        for key, name, wanted in ((FINDER_KEY, self.finder, (TimeBasedSubDirDatasetsFinder, SimpleDatasetsFinder)),
+                                  (RUNNER_KEY, self.runner, (FormatGenericRunner,))):
+            try:
+                found = resolve_class(name, key) if name else None
+            except UsageError:
+                continue  # reported with the job's other class names
+            if found is not None and found not in wanted:
+                problems.append(ConfigError(f"{name} is not one of {', '.join(w.__name__ for w in wanted)}", key=key))
         for key, patterns in (("compaction.whitelist", self.whitelist), ("compaction.blacklist", self.blacklist)):
             for pattern in patterns:
                 try:
@@ -153,6 +153,10 @@ class CompactionSettings(Settings):
             if getattr(self, attr):
                 problems.append(ConfigError(f"true: {message}", key=key, hint="leave it false"))
         return problems
+
+    @property
+    def finder_class(self) -> type:
+        return resolve_class(self.finder, FINDER_KEY)
 
     @property
     def key_mode(self) -> str:
