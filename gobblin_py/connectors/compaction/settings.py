@@ -133,8 +133,9 @@ class CompactionSettings(Settings):
                                   (RUNNER_KEY, self.runner, (FormatGenericRunner,))):
             try:
                 found = resolve_class(name, key) if name else None
-            except UsageError:
-                continue  # reported with the job's other class names
+            except UsageError as exc:
+                problems.append(ConfigError(str(exc), key=key))
+                continue
             if found is not None and found not in wanted:
                 problems.append(ConfigError(f"{name} is not one of {', '.join(w.__name__ for w in wanted)}", key=key))
         for key, patterns in (("compaction.whitelist", self.whitelist), ("compaction.blacklist", self.blacklist)):
