@@ -73,8 +73,9 @@ class Lake:
         path.write_text(text + "".join(f"{k.replace('__', '.')}={v}\n" for k, v in extra.items()))
         return path
 
-    def run(self, job: Path, code: int = 0) -> str:
-        result = run_gpy_here("run", str(job), "--engine", "local")
+    def run(self, job: Path, code: int = 0, engine: str = "local") -> str:
+        spark = ("--master", "local[2]") if engine == "spark" else ()  # the test run's one SparkSession
+        result = run_gpy_here("run", str(job), "--engine", engine, *spark)
         assert result.returncode == code, result.stdout + result.stderr
         return result.stdout
 

@@ -133,3 +133,14 @@ def test_a_simple_datasets_finder_sets_late_files_aside_in_dest_late(tmp_path):
     lake.run(job)
     assert len(lake.data_files("out/_late")) == 1
     assert ids(lake.records("out")) == [(i, 0) for i in range(10)]  # _late is hidden: not the output's data
+
+
+def test_the_gobblin_test_jobs_run_on_the_spark_engine(tmp_path, spark):
+    """Each dataset is one Spark task (its dedup inside it); the commit is the driver's, as on the local engine."""
+    lake = Lake(tmp_path, "PARQUET")
+    first = [event(i, i % 120) for i in range(60)]
+    lake.ingest(first)
+    lake.ingest(first[:25])
+    for name in ("minutely_to_hourly.pull", "hourly_to_daily.pull"):
+        assert "engine spark" in lake.run(lake.gobblin_job(name), engine="spark")
+    assert ids(lake.records("hourly")) == ids(lake.records("daily")) == _distinct(first)

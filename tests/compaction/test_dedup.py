@@ -4,6 +4,7 @@ key hash) giving what the in-memory one gives."""
 from __future__ import annotations
 
 import json
+import sys
 
 import fastavro
 import pyarrow as pa
@@ -88,3 +89,11 @@ def test_parquet_keyed_on_named_fields_keeping_the_latest_version_or_not_dedupli
     other.ingest([event(i, 0) for i in range(5)] * 2)
     other.run(other.gobblin_job("minutely_to_hourly.pull", compaction__should__deduplicate="false"))
     assert ids(other.records("hourly")) == sorted([(i, 0) for i in range(5)] * 2)
+
+
+def test_a_dataset_too_large_for_memory_without_polars_is_refused_not_run_out_of_memory(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "polars", None)  # import polars fails
+    with pytest.raises(UsageError, match="compaction.local.partition.bytes: .* needs Polars"):
+        next(dedup_dataset(lambda: iter([]), pa.schema([("id", pa.int64())]), DedupSpec(("id",)), 1000, 100,
+                           str(tmp_path / "spill")))
+    assert not (tmp_path / "spill").exists()

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
+from gobblin_py.connectors.compaction.names import SimpleDatasetsFinder
 from gobblin_py.connectors.compaction.settings import CompactionSettings, period_seconds
 from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk import joda
@@ -34,15 +35,6 @@ log = get_logger(__name__)
 
 LATE = "_late"
 _GLOB_RUN = re.compile(r"[a-zA-Z0-9='-]+")
-
-
-class TimeBasedSubDirDatasetsFinder:
-    """Gobblin's ``TimeBasedSubDirDatasetsFinder``: one dataset per time folder of each dataset name (see
-    :class:`DatasetFinder`)."""
-
-
-class SimpleDatasetsFinder:
-    """Gobblin's ``SimpleDatasetsFinder``: ``compaction.input.dir`` is the one dataset (see :class:`DatasetFinder`)."""
 
 
 @dataclass(frozen=True)

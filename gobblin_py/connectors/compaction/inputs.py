@@ -17,13 +17,6 @@ from gobblin_py.connectors.compaction.finder import InputFile
 from gobblin_py.formats.avro_read import arrow_schema_for, avro_schema_of_file, read_avro
 from gobblin_py.sdk.errors import GobblinPyError
 
-
-class FormatGenericRunner:
-    """What Gobblin's per-format compaction runners and configurators (Avro's ``MRCompactorAvroKeyDedupJobRunner``
-    and ``CompactionAvroJobConfigurator$Factory``, ``CompactionOrcJobConfigurator$Factory``) stand for in gpy: one
-    runner, reading and writing each dataset in its own format (Avro, Parquet or ORC)."""
-
-
 FORMATS = {"avro": "avro", "parquet": "parquet", "parq": "parquet", "orc": "orc"}
 BATCH_ROWS = 65536
 

@@ -6,6 +6,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gobblin_py.connectors.compaction.names import (
+    FormatGenericRunner,
+    SimpleDatasetsFinder,
+    TimeBasedSubDirDatasetsFinder,
+)
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.plugins import resolve_class
@@ -26,7 +31,7 @@ _NOT_BUILT = (
 
 @dataclass(frozen=True)
 class CompactionSettings(Settings):
-    """The keys of :class:`~gobblin_py.connectors.compaction.source.CompactionSource`."""
+    """The keys of a compaction job (Gobblin's CompactionSource and MRCompactor keys)."""
 
     input_dir: str = setting("compaction.input.dir", required=True, example="/data/kafka_topics",
                              doc="root of the input: the datasets are below it")
@@ -126,9 +131,6 @@ class CompactionSettings(Settings):
             problems.append(ConfigError(f"{self.dedup_key!r} is not ALL, KEY or CUSTOM", key=DEDUP_KEY))
         elif self.dedup_key.strip().upper() == "CUSTOM" and not self.key_schema:
             problems.append(ConfigError("CUSTOM needs compaction.job.avro.key.schema.loc", key=DEDUP_KEY))
-        from gobblin_py.connectors.compaction.finder import SimpleDatasetsFinder, TimeBasedSubDirDatasetsFinder
-        from gobblin_py.connectors.compaction.inputs import FormatGenericRunner
-
         for key, name, wanted in ((FINDER_KEY, self.finder, (TimeBasedSubDirDatasetsFinder, SimpleDatasetsFinder)),
                                   (RUNNER_KEY, self.runner, (FormatGenericRunner,))):
             try:
