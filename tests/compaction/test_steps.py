@@ -57,3 +57,16 @@ def test_the_marker_holds_the_time_as_javas_writelong(tmp_path):
     step.execute(fresh=True)
     assert (tmp_path / "_COMPACTION_COMPLETE").read_bytes() == struct.pack(">q", 1_491_238_800_000)
     assert step.is_completed() and not MarkerStep(str(tmp_path), 1).is_completed()
+
+
+def test_a_swapped_in_output_carries_the_time_it_was_published(tmp_path):
+    """An hourly output written before a daily run started and published after it is late for that daily run."""
+    import os
+    import time
+
+    new = tmp_path / ".10.gpy-new"
+    _folder(new, "part-r-1.avro")
+    os.utime(new / "part-r-1.avro", (1, 1))
+    before = time.time()
+    SwapFolderStep(str(new), str(tmp_path / "10"), str(tmp_path / ".10.gpy-old")).execute(fresh=True)
+    assert (tmp_path / "10" / "part-r-1.avro").stat().st_mtime >= before - 1

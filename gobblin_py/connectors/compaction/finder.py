@@ -145,6 +145,8 @@ class DatasetFinder:
                 continue
             relative = posixpath.relpath(path, self.input_root)
             parts = relative.split("/")
+            if is_hidden(relative):
+                continue  # a folder being built or swapped beside its destination, a marker, a temporary file
             if relative.startswith("..") or settings.input_subdir not in parts:
                 log.warning("compaction_dataset_skipped", folder=path,
                             reason=f"not below {settings.input_dir} and {settings.input_subdir}")

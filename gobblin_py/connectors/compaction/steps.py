@@ -1,8 +1,8 @@
 """The commit steps of a compaction, each idempotent and logged in the commit log before any runs:
 
 - :class:`SwapFolderStep`: the new output (built in ``.<time>.gpy-new`` beside the destination) replaces the
-  destination: the old folder is renamed to ``.<time>.gpy-old``, the new one to the destination, the old one
-  deleted. Each rename is atomic; between the two, the destination is briefly absent (the old output waiting
+  destination: the old folder is renamed to ``.<time>.gpy-old``, the new one (its files stamped with the time of
+  publishing) to the destination, the old one deleted. Each rename is atomic; between the two, the destination is briefly absent (the old output waiting
   beside it), never a mix of old and new files. A replay goes on from wherever a crash stopped it.
 - :class:`RemoveFolderStep`: a late folder a recompaction consumed goes.
 - :class:`CopyFileStep`: a late file copied (never moved: the input stays as it was) into a late folder, whole
@@ -31,6 +31,17 @@ def _rename(fs, src: str, dst: str) -> None:
         fs.mv(src, dst, recursive=True)
 
 
+def _stamp_now(fs, folder: str) -> None:
+    """Give the files of a new output the time they are published (local disk): a later job reading this folder
+    (hourly into daily) then tells them from what its marker says it read, even when they were written before
+    it started."""
+    if not fsutil.is_local(fs):
+        return
+    for entry in os.scandir(folder):
+        if entry.is_file(follow_symlinks=False):
+            os.utime(entry.path)
+
+
 @dataclass
 class SwapFolderStep(CommitStep):
     """Replace the folder ``dest`` by ``new`` (see the module); ``old`` holds the old output meanwhile."""
@@ -52,6 +63,7 @@ class SwapFolderStep(CommitStep):
                     fsutil.remove_tree(fs, self.old)
                 _rename(fs, self.dest, self.old)
             fsutil.makedirs(fs, posixpath.dirname(self.dest))
+            _stamp_now(fs, self.new)
             _rename(fs, self.new, self.dest)
         elif not fs.exists(self.dest):
             raise PublishConflictError(f"cannot publish the compaction of {self.dest}: its new output {self.new} "
