@@ -1,5 +1,5 @@
 """Gobblin's own compaction test jobs (jobs/compaction, minutely → hourly with dedup, hourly → daily), run with
-``gpy run`` over a lake gpy's ingestion wrote, on Avro and Parquet: checked by identity — every distinct record
+``gpy run`` over a lake gpy's ingestion wrote, on Avro, Parquet and ORC: checked by identity — every distinct record
 exactly once in ``hourly`` and in ``daily``, late records where the keys put them, reruns change nothing, the
 input never touched."""
 
@@ -38,7 +38,7 @@ def test_gobblin_test_jobs_roll_minutely_into_hourly_and_daily_each_record_once(
     assert "hourly/2017/04/03/10: COMMITTED" in out and "hourly/2017/04/03/11: COMMITTED" in out
     hourly = lake.records("hourly")
     assert ids(hourly) == _distinct(first, again)  # each distinct record exactly once
-    ext = "avro" if fmt == "AVRO" else "parquet"
+    ext = fmt.lower()
     per_hour = {10: sum(1 for i in range(140) if i % 110 < 60), 11: sum(1 for i in range(140) if i % 110 >= 60)}
     # one file an hour, named as Gobblin names its reducers' output: part-r-<records>.<run start ms>.<n>.<ext>
     assert {re.sub(r"\.\d{13}\.", ".<ms>.", f) for f in lake.data_files("hourly")} == {
@@ -144,3 +144,13 @@ def test_the_gobblin_test_jobs_run_on_the_spark_engine(tmp_path, spark):
     for name in ("minutely_to_hourly.pull", "hourly_to_daily.pull"):
         assert "engine spark" in lake.run(lake.gobblin_job(name), engine="spark")
     assert ids(lake.records("hourly")) == ids(lake.records("daily")) == _distinct(first)
+
+
+def test_orc_input_is_compacted_into_orc(tmp_path):
+    lake = Lake(tmp_path, "ORC")
+    first = [event(i, i % 2) for i in range(20)]
+    lake.ingest(first)
+    lake.ingest(first[5:15])
+    lake.run(lake.gobblin_job("minutely_to_hourly.pull"))
+    assert ids(lake.records("hourly")) == _distinct(first)
+    assert [f for f in lake.data_files("hourly") if f.endswith(".orc")][0].startswith("2017/04/03/10/part-r-20.")
