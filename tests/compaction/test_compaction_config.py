@@ -3,6 +3,8 @@ value stops ``gpy validate`` and ``gpy run`` with exit code 2, naming the key, b
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.compaction.lake import GOBBLIN_TEST_JOBS, Lake, event
@@ -39,3 +41,17 @@ def test_a_bad_value_is_refused_up_front_naming_its_key(tmp_path, key, value, me
     ran = run_gpy_here("run", str(job), "--engine", "local")
     assert ran.returncode == 2 and key in ran.stderr, ran.stderr
     assert not (lake.dataset / "hourly").exists()
+
+
+def test_keys_the_job_sets_win_over_those_a_compaction_implies(tmp_path):
+    lake = Lake(tmp_path)
+    lake.ingest([event(1, 0)])
+    job = lake.gobblin_job("minutely_to_hourly.pull", state__store__dir=str(tmp_path / "my-state"))
+    shown = run_gpy_here("validate", "--json", str(job))
+    props = json.loads(shown.stdout)[0]["properties"]
+    assert props["state.store.dir"] == str(tmp_path / "my-state")
+    assert props["task.data.root.dir"] == f"{tmp_path}/tmp/MinutelyToHourly"  # compaction.tmp.dest.dir
+    assert props["data.publisher.type"].endswith("CompactionPublisher")
+    lake.run(job)
+    assert (tmp_path / "my-state" / "MinutelyToHourly").is_dir()
+    assert not (tmp_path / "tmp" / "MinutelyToHourly" / "_state_store").exists()
