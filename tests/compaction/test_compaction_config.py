@@ -29,7 +29,7 @@ def test_gobblins_compaction_jobs_validate_with_no_writer_publisher_or_folder_ke
     ("compaction.datasets.finder", "CompactionSource", "is not one of TimeBasedSubDirDatasetsFinder"),
     ("compaction.folder.pattern", "YYYY/mm/dd", "'mm' is minutes"),
     ("compaction.should.deduplicate", "yes", "compaction.should.deduplicate"),
-    ("compaction.rename.source.dir.enabled", "true", "not built yet"),
+    ("recompaction.write.to.new.folder", "true", "not built yet"),
     ("compaction.local.partition.bytes", "1k", "compaction.local.partition.bytes"),
 ])
 def test_a_bad_value_is_refused_up_front_naming_its_key(tmp_path, key, value, message):

@@ -14,6 +14,8 @@ import pytest
 
 from tests.compaction.lake import Lake, event, ids
 
+HOUR = "2017/04/03/10"
+
 
 def _snapshot(folder: Path) -> dict[str, str]:
     """Every file below ``folder`` with its content's digest and modification time."""
@@ -154,3 +156,28 @@ def test_orc_input_is_compacted_into_orc(tmp_path):
     lake.run(lake.gobblin_job("minutely_to_hourly.pull"))
     assert ids(lake.records("hourly")) == _distinct(first)
     assert [f for f in lake.data_files("hourly") if f.endswith(".orc")][0].startswith("2017/04/03/10/part-r-20.")
+
+
+def test_rename_mode_moves_what_was_compacted_into_complete_folders_and_sets_late_files_aside(tmp_path):
+    lake = Lake(tmp_path, "AVRO")
+    first = [event(i, i % 3) for i in range(30)]
+    lake.ingest(first)
+    lake.ingest(first[:10])
+    job = lake.gobblin_job("minutely_to_hourly.pull", compaction__rename__source__dir__enabled="true")
+    lake.run(job)
+    assert ids(lake.records("hourly")) == _distinct(first)
+    assert not (lake.dataset / "hourly" / HOUR / "_COMPACTION_COMPLETE").exists()  # the input says it instead
+    minute_folders = sorted(p.name for p in (lake.dataset / "minutely" / HOUR).iterdir())
+    assert minute_folders == ["00_COMPLETE", "01_COMPLETE", "02_COMPLETE"]
+    assert len(lake.data_files("minutely")) == 6  # every input file kept, moved
+    assert "nothing new to pull" in lake.run(job)
+
+    late = [event(i, 0) for i in range(100, 105)] + [event(200, 5)]  # into 00 again, and a new minute 05
+    lake.ingest(late)
+    lake.run(job)
+    assert ids(lake.records("hourly")) == _distinct(first)
+    assert ids(lake.records("hourly_late")) == ids(late)
+    assert sorted(p.name for p in (lake.dataset / "minutely" / HOUR).iterdir()) == \
+        ["00_COMPLETE", "01_COMPLETE", "02_COMPLETE", "05_COMPLETE"]
+    assert len(lake.data_files("minutely")) == 8
+    assert "nothing new to pull" in lake.run(job)

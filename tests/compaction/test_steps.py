@@ -70,3 +70,20 @@ def test_a_swapped_in_output_carries_the_time_it_was_published(tmp_path):
     before = time.time()
     SwapFolderStep(str(new), str(tmp_path / "10"), str(tmp_path / ".10.gpy-old")).execute(fresh=True)
     assert (tmp_path / "10" / "part-r-1.avro").stat().st_mtime >= before - 1
+
+
+def test_marking_input_complete_moves_only_the_files_read_and_replays(tmp_path):
+    from gobblin_py.connectors.compaction.steps import MarkCompleteStep
+
+    folder = tmp_path / "00"
+    folder.mkdir()
+    for name in ("a.avro", "b.avro", "arrived-since.avro"):
+        (folder / name).write_text(name)
+    step = MarkCompleteStep(str(folder), ["a.avro", "b.avro"])
+    (tmp_path / "00_COMPLETE").mkdir()
+    (folder / "a.avro").rename(tmp_path / "00_COMPLETE" / "a.avro")  # a crash after the first move
+    assert not step.is_completed()
+    step.execute()
+    assert step.is_completed()
+    assert sorted(p.name for p in (tmp_path / "00_COMPLETE").iterdir()) == ["a.avro", "b.avro"]
+    assert [p.name for p in folder.iterdir()] == ["arrived-since.avro"]  # left for the next run

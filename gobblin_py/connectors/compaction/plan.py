@@ -11,6 +11,9 @@
   files (the late folder is then removed), the marker keeping the newest input file's time (Gobblin's rule);
 - otherwise nothing.
 
+With ``compaction.rename.source.dir.enabled=true`` what was compacted is marked in the input instead
+(:func:`_plan_marking_input`).
+
 The marker holds the run's start time (8 bytes, big-endian epoch milliseconds, as Gobblin writes it), or the
 newest file the run read when that is later (a clock skew must not make a compacted file late).
 """
@@ -28,6 +31,7 @@ from gobblin_py.sdk.logs import get_logger
 log = get_logger(__name__)
 
 MARKER = "_COMPACTION_COMPLETE"
+COMPLETE = "_COMPLETE"
 COMPACT, LATE_COPY = "compact", "late"
 
 
@@ -60,8 +64,8 @@ class Action:
     marker_ms: int
     late_target: str = ""
     consume: str | None = None
+    mark_complete: dict[str, list[str]] = field(default_factory=dict)  # input folder -> names of files compacted
     reason: str = ""
-    notes: list[str] = field(default_factory=list)
 
 
 def _newest_ms(files: list[InputFile], floor: int) -> int:
@@ -70,6 +74,8 @@ def _newest_ms(files: list[InputFile], floor: int) -> int:
 
 def plan_dataset(fs, dataset: Dataset, settings: CompactionSettings, init_ms: int) -> Action | None:
     """The action for one dataset, or None when it has nothing to do (see the module)."""
+    if settings.rename_source:
+        return _plan_marking_input(fs, dataset, settings, init_ms)
     marker = read_marker(fs, dataset.dest)
     if settings.from_dest:
         late = list_files(fs, dataset.dest_late)
@@ -103,3 +109,25 @@ def plan_dataset(fs, dataset: Dataset, settings: CompactionSettings, init_ms: in
     target = dataset.dest_late if settings.output_deduplicated else dataset.dest
     return Action(dataset, LATE_COPY, late, _newest_ms(late, init_ms), late_target=target,
                   reason="late files set aside")
+
+
+def _plan_marking_input(fs, dataset: Dataset, settings: CompactionSettings, init_ms: int) -> Action | None:
+    """``compaction.rename.source.dir.enabled=true`` (Gobblin's rename mode): the files not yet in a
+    ``<folder>_COMPLETE`` are compacted the first time, and set aside as late files once the dataset has been
+    compacted (a ``_COMPLETE`` folder in its input, or an output that exists); either way they then move to
+    ``<folder>_COMPLETE``, and no marker is written. Gobblin renames the folder itself: gpy moves only the files
+    it read, so a file that lands meanwhile stays for the next run."""
+    root = dataset.input.rstrip("/")
+    everything = list_files(fs, root)
+    fresh = [f for f in everything if not any(part.endswith(COMPLETE)
+                                              for part in f.path[len(root):].lstrip("/").split("/")[:-1])]
+    if not fresh:
+        return None
+    moves: dict[str, list[str]] = {}
+    for f in fresh:
+        moves.setdefault(posixpath.dirname(f.path), []).append(posixpath.basename(f.path))
+    if len(fresh) == len(everything) and not list_files(fs, dataset.dest):
+        return Action(dataset, COMPACT, fresh, 0, mark_complete=moves, reason="first compaction (rename mode)")
+    target = dataset.dest_late if settings.output_deduplicated else dataset.dest
+    return Action(dataset, LATE_COPY, fresh, 0, late_target=target, mark_complete=moves,
+                  reason="late files set aside (rename mode)")

@@ -3,12 +3,13 @@
 For a compacted dataset the steps are: swap the new output in for the destination, remove the late folder a
 recompaction consumed, write the marker; for a dataset whose late files are set aside: copy each into the late
 folder (a name already there gets ``.late<n>`` before its extension, as Gobblin's LateFileRecordCountProvider
-does), then rewrite the marker. The runtime logs the steps with the dataset's state before running any, so a run
+does), then rewrite the marker. In rename mode the files read move to ``<folder>_COMPLETE`` instead of a marker. The runtime logs the steps with the dataset's state before running any, so a run
 killed mid-commit is finished by the next (:mod:`.steps`).
 """
 
 from __future__ import annotations
 
+import json
 import posixpath
 from collections.abc import Sequence
 
@@ -18,13 +19,20 @@ from gobblin_py.connectors.compaction.source import (
     DEST_KEY,
     FILES_KEY,
     LATE_TARGET_KEY,
+    MARK_COMPLETE_KEY,
     MARKER_KEY,
     MODE_KEY,
     NEW_KEY,
     OLD_KEY,
     decode_files,
 )
-from gobblin_py.connectors.compaction.steps import CopyFileStep, MarkerStep, RemoveFolderStep, SwapFolderStep
+from gobblin_py.connectors.compaction.steps import (
+    CopyFileStep,
+    MarkCompleteStep,
+    MarkerStep,
+    RemoveFolderStep,
+    SwapFolderStep,
+)
 from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.commit import CommitStep
 from gobblin_py.sdk.contracts import DataPublisher
@@ -73,7 +81,10 @@ class CompactionPublisher(DataPublisher):
                     steps.append(CopyFileStep(f.path, posixpath.join(target, name), f.size))
             else:
                 continue
-            steps.append(MarkerStep(dest, int(task.get_prop(MARKER_KEY))))
+            for folder, names in sorted(json.loads(task.get_prop(MARK_COMPLETE_KEY) or "{}").items()):
+                steps.append(MarkCompleteStep(folder, names))
+            if int(task.get_prop(MARKER_KEY) or 0):
+                steps.append(MarkerStep(dest, int(task.get_prop(MARKER_KEY))))
             self.final_dirs.append(dest)
         return steps
 

@@ -23,7 +23,6 @@ KEY_FIELDS_KEY = "compaction.dedup.key.fields"
 PERIOD = re.compile(r"^(?:(\d+)m(?!in))?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)min)?$")
 _PERIOD_DOC = "a period ?m?d?h?min (m = months, min = minutes), e.g. 3d, 1d2h, 30min"
 _NOT_BUILT = (
-    ("rename_source", "compaction.rename.source.dir.enabled", "marking input folders _COMPLETE is not built yet"),
     ("new_folder", "recompaction.write.to.new.folder", "writing each compaction to compaction_<N> is not built yet"),
     ("completeness", "compaction.completeness.verification.enabled", "completeness verification is not built yet"),
 )
@@ -108,8 +107,8 @@ class CompactionSettings(Settings):
                                    kind=Kind.SIZE, doc="gpy: input bytes deduplicated in memory at once; a larger "
                                                   "dataset is hash-partitioned into spill files by key first")
     rename_source: bool = setting("compaction.rename.source.dir.enabled", default=False,
-                                  doc="mark compacted input folders with a _COMPLETE suffix (not built yet: "
-                                      "refused)")
+                                  doc="mark what was compacted in the input instead of writing _COMPACTION_COMPLETE: "
+                                      "each input folder's compacted files move to <folder>_COMPLETE")
     new_folder: bool = setting("recompaction.write.to.new.folder", default=False,
                                doc="write each compaction to compaction_<N> (not built yet: refused)")
     completeness: bool = setting("compaction.completeness.verification.enabled", default=False,

@@ -37,6 +37,7 @@ PREFIX = "gpy.compaction."
 MODE_KEY, FILES_KEY, FORMAT_KEY = PREFIX + "mode", PREFIX + "files", PREFIX + "format"
 DEST_KEY, NEW_KEY, OLD_KEY = PREFIX + "dest", PREFIX + "new", PREFIX + "old"
 MARKER_KEY, LATE_TARGET_KEY, CONSUME_KEY = PREFIX + "marker.ms", PREFIX + "late.target", PREFIX + "consume"
+MARK_COMPLETE_KEY = PREFIX + "mark.complete"
 INIT_KEY = "compaction.init.time"
 WRITER = "gobblin_py.connectors.compaction.writer.CompactionWriterBuilder"
 PUBLISHER = "gobblin_py.connectors.compaction.publisher.CompactionPublisher"
@@ -123,6 +124,8 @@ class CompactionSource(Source):
             unit.set_prop(LATE_TARGET_KEY, action.late_target)
         if action.consume:
             unit.set_prop(CONSUME_KEY, action.consume)
+        if action.mark_complete:
+            unit.set_prop(MARK_COMPLETE_KEY, json.dumps(action.mark_complete, separators=(",", ":")))
         if action.files and action.mode == COMPACT:
             unit.set_prop(FORMAT_KEY, format_of(action.files))
         return unit

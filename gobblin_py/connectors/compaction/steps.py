@@ -7,6 +7,7 @@
 - :class:`RemoveFolderStep`: a late folder a recompaction consumed goes.
 - :class:`CopyFileStep`: a late file copied (never moved: the input stays as it was) into a late folder, whole
   (a temporary name, then a link that never replaces a file).
+- :class:`MarkCompleteStep` (rename mode): the input files compacted move into ``<their folder>_COMPLETE``.
 - :class:`MarkerStep`: ``_COMPACTION_COMPLETE`` written last (8 bytes, big-endian epoch ms), replacing the old one
   atomically.
 """
@@ -155,6 +156,48 @@ class CopyFileStep(CommitStep):
 
     def describe(self) -> str:
         return f"copy late file {self.src} -> {self.dst}"
+
+
+@dataclass
+class MarkCompleteStep(CommitStep):
+    """Move the files ``names`` of the input folder ``folder`` into ``<folder>_COMPLETE`` (made when missing; a file
+    never replaced); ``folder`` goes once empty."""
+
+    folder: str
+    names: list[str]
+    kind: str = "compaction_mark_complete"
+
+    @property
+    def target(self) -> str:
+        return self.folder.rstrip("/") + "_COMPLETE"
+
+    def is_completed(self) -> bool:
+        fs, _ = fsutil.open_fs(self.folder)
+        return all(not fs.exists(posixpath.join(self.folder, n)) and fs.exists(posixpath.join(self.target, n))
+                   for n in self.names)
+
+    def execute(self, fresh: bool = False) -> None:
+        fs, _ = fsutil.open_fs(self.folder)
+        fsutil.makedirs(fs, self.target)
+        for name in self.names:
+            src, dst = posixpath.join(self.folder, name), posixpath.join(self.target, name)
+            if not fs.exists(src):
+                continue  # moved before a crash
+            if fs.exists(dst):
+                raise PublishConflictError(f"cannot mark {src} compacted: {dst} already exists")
+            _rename(fs, src, dst)
+        if fsutil.is_local(fs) and fs.exists(self.folder) and not os.listdir(self.folder):
+            os.rmdir(self.folder)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"class": step_class_path(self), "kind": self.kind, "folder": self.folder, "names": self.names}
+
+    @classmethod
+    def from_json(cls, item: dict[str, Any], props: dict[str, str]) -> MarkCompleteStep:
+        return cls(str(item["folder"]), [str(n) for n in item["names"]])
+
+    def describe(self) -> str:
+        return f"mark {len(self.names)} files of {self.folder} compacted"
 
 
 @dataclass
