@@ -24,20 +24,20 @@ HOUR = "2017/04/03/10"
 class Campaign:
     """One hour of a lake, compacted again after each batch of late events, by runs that may be killed."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, recompact: bool = True) -> None:
         self.lake = Lake(root, "PARQUET")
-        self.job = self.lake.gobblin_job("minutely_to_hourly.pull",
-                                         compaction__recompact__from__input__for__late__data="true",
-                                         compaction__job__overwrite__output__dir="true")
+        keys = {"compaction__recompact__from__input__for__late__data": "true",
+                "compaction__job__overwrite__output__dir": "true"} if recompact else {}
+        self.job = self.lake.gobblin_job("minutely_to_hourly.pull", **keys)
         self.log = root / "boundaries.log"
         self.next_id = 0
         self.expected: list[tuple[int, int]] = []
         self.dest = self.lake.dataset / "hourly" / HOUR
 
-    def add_late_events(self) -> None:
-        """Ten new events and five repeats of earlier ones, in the hour."""
-        repeats = [event(i, i % 60) for i in range(max(0, self.next_id - 5), self.next_id)]
-        fresh = [event(i, i % 60) for i in range(self.next_id, self.next_id + 10)]
+    def add_late_events(self, minute: int | None = None) -> None:
+        """Ten new events and five repeats of earlier ones, in the hour (all in one ``minute``: one file)."""
+        repeats = [event(i, i % 60 if minute is None else minute) for i in range(max(0, self.next_id - 5), self.next_id)]
+        fresh = [event(i, i % 60 if minute is None else minute) for i in range(self.next_id, self.next_id + 10)]
         self.next_id += 10
         self.lake.ingest(repeats + fresh)
         self.expected = [(i, 0) for i in range(self.next_id)]
@@ -91,7 +91,7 @@ def test_a_compaction_killed_inside_its_task_or_commit_at_random_instants_recove
     rng = random.Random(38)
     campaign.add_late_events()
     assert campaign.run() == 0
-    for phase in ("tasks", "commit.datasets", "tasks", "commit.compaction_swap"):
+    for phase in ("tasks", "commit.compaction_swap"):
         old = campaign.expected
         campaign.add_late_events()
         delay = rng.uniform(0, 0.05)
@@ -99,3 +99,27 @@ def test_a_compaction_killed_inside_its_task_or_commit_at_random_instants_recove
         campaign.check_old_or_new(old)
         assert campaign.run() == 0
         campaign.check_finished()
+
+
+def test_late_files_set_aside_by_a_run_killed_at_every_commit_boundary_are_copied_once(tmp_path):
+    """Without recompaction, each round's late file is copied into hourly_late by the commit: a kill after the copy
+    or after the marker leaves it copied or not, and the next run copies it exactly once; the output never
+    changes."""
+    campaign = Campaign(tmp_path, recompact=False)
+    campaign.add_late_events(minute=7)
+    assert campaign.run() == 0
+    output = ids(campaign.lake.records(f"hourly/{HOUR}"))
+    late_files = 0
+    for n in (3, 4):  # the copy's boundary and the marker's (the first campaign covers the log's own)
+        campaign.add_late_events(minute=7)
+        late_files += 1
+        code = campaign.run({"GPY_TEST_CRASH_AT_BOUNDARY": str(n), "GPY_TEST_BOUNDARY_LOG": str(campaign.log)})
+        copied = campaign.lake.data_files(f"hourly_late/{HOUR}")
+        assert len(copied) in (late_files - 1, late_files) and len(set(copied)) == len(copied)
+        assert campaign.run() == 0
+        assert len(campaign.lake.data_files(f"hourly_late/{HOUR}")) == late_files  # each late file once
+        assert ids(campaign.lake.records(f"hourly/{HOUR}")) == output
+        assert not list((campaign.lake.root / "tmp").rglob("_commit_sequences/**/*.json"))
+        assert code == -signal.SIGKILL
+    killed = [line.split(":")[-1] for line in campaign.log.read_text().splitlines()]
+    assert killed == ["compaction_late_copy", "compaction_marker"], killed
