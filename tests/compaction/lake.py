@@ -77,7 +77,7 @@ class Lake:
         spark = ("--master", "local[2]") if engine == "spark" else ()  # the test run's one SparkSession
         result = run_gpy_here("run", str(job), "--engine", engine, *spark)
         assert result.returncode == code, result.stdout + result.stderr
-        return result.stdout
+        return result.stdout + result.stderr
 
     def records(self, folder: str) -> list[dict]:
         """Every record in the data files below ``<dataset>/<folder>`` (hidden ones skipped)."""

@@ -175,8 +175,20 @@ class CompactionExtractor(Extractor):
         # spill files are local: the task's staging folder when it is on local disk, else the machine's temp
         spill = os.path.join(staging if staging and fsutil.is_local_url(staging) else tempfile.gettempdir(),
                              "compaction-spill", uuid.uuid4().hex)
-        yield from dedup_dataset(batches, schema, spec, sum(f.size for f in self.files),
-                                 self.settings.partition_bytes, spill)
+        read = kept = 0
+
+        def counted() -> Iterator[pa.RecordBatch]:
+            nonlocal read
+            for batch in batches():
+                read += batch.num_rows
+                yield batch
+
+        for batch in dedup_dataset(counted, schema, spec, sum(f.size for f in self.files),
+                                   self.settings.partition_bytes, spill):
+            kept += batch.num_rows
+            yield batch
+        log.info("compaction_deduplicated", dataset=self.state.get_prop("dataset.urn"), records_read=read,
+                 records_kept=kept, duplicates=read - kept, key=",".join(spec.keys))
 
     def get_expected_record_count(self) -> int:
         return -1
