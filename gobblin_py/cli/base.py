@@ -119,15 +119,16 @@ def resolve_sysconfig(sysconfig: str | None, job_path: str | None = None, conf_r
 
 
 def load_job_properties(path: str, conf_root: str | None, sysconfig: str | None):
-    """The fully resolved properties of one job file (a JobConfig: it knows the file and line of each key); the
-    file may be on an fsspec URL (s3://…)."""
+    """The fully resolved properties of one job file (a JobConfig: it knows the file and line of each key), with
+    the keys its Source implies; the file may be on an fsspec URL (s3://…)."""
     from gobblin_py.jobconf import load_job
     from gobblin_py.jobconf.remote import is_remote, load_remote_job
+    from gobblin_py.runtime.plan.implied_keys import with_source_defaults
 
     system = resolve_sysconfig(sysconfig, path, conf_root)
     if is_remote(path):
-        return load_remote_job(path, conf_root=conf_root, sysconfig=system)
-    return load_job(path, conf_root=conf_root, sysconfig=system)
+        return with_source_defaults(load_remote_job(path, conf_root=conf_root, sysconfig=system))
+    return with_source_defaults(load_job(path, conf_root=conf_root, sysconfig=system))
 
 
 def require_job_file(path: str) -> None:

@@ -100,6 +100,7 @@ def validate_paths(paths: list[str], conf_root: str | None, sysconfig: str | Non
     """Load every job file under ``paths`` and check it; never stops at the first bad file. ``sysconfig`` is
     ``--sysconfig``: when None, each path takes the ``conf/gobblin.properties`` found from where it is."""
     from gobblin_py.cli.base import resolve_sysconfig
+    from gobblin_py.runtime.plan.implied_keys import with_source_defaults
     from gobblin_py.runtime.plan.validation import check_job
 
     reports = []
@@ -108,9 +109,10 @@ def validate_paths(paths: list[str], conf_root: str | None, sysconfig: str | Non
             if result.error is not None or result.config is None:
                 reports.append(JobReport(result.path, error=str(result.error)))
                 continue
-            check = check_job(result.config, strict=strict)
+            config = with_source_defaults(result.config)
+            check = check_job(config, strict=strict)
             reports.append(JobReport(
-                result.path, properties=dict(result.config), problems=[str(e) for e in check.settings_errors],
+                result.path, properties=dict(config), problems=[str(e) for e in check.settings_errors],
                 unsupported=check.unsupported, unported=[unported(u) for u in check.unsupported],
                 unresolved=check.unresolved,
                 warnings=list(result.config.warnings) + check.warnings,

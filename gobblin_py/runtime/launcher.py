@@ -42,6 +42,7 @@ from gobblin_py.runtime.engines.base import TaskGroup, task_groups
 from gobblin_py.runtime.execute.run_progress import TASKS_PLANNED
 from gobblin_py.runtime.monitor import RunInfo, RunMonitor, monitor_for
 from gobblin_py.runtime.plan.empty_plan import empty_run, explain
+from gobblin_py.runtime.plan.implied_keys import with_source_defaults
 from gobblin_py.runtime.plan.locks import JobLock, LockSettings
 from gobblin_py.runtime.plan.run_folders import RunFolders
 from gobblin_py.runtime.plan.startpoint_checks import check_stored
@@ -116,6 +117,7 @@ class JobLauncher:
 
     def __init__(self, props: Mapping[str, str], engine: str = "spark", master: str | None = None,
                  strict: bool = False, remote: str | None = None, republish: bool = False) -> None:
+        props = with_source_defaults(props)
         check = check_job(props, strict=strict)  # before any work: every configuration problem at once
         for warning in check.warnings:
             log.warning("config_warning", problem=warning)

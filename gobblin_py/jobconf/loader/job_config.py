@@ -68,6 +68,10 @@ class JobConfig(Mapping[str, str]):
     def __repr__(self) -> str:
         return f"JobConfig({self.path!r}, {len(self.properties)} properties)"
 
+    def with_defaults(self, defaults: Mapping[str, str]) -> JobConfig:
+        """A copy with ``defaults`` for the keys it does not set (located in the job file)."""
+        return JobConfig(self.path, {**defaults, **self.properties}, self.warnings, self._locator, self.applied)
+
     def get(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
         """The value of ``key`` or ``default``."""
         return self.properties.get(key, default)

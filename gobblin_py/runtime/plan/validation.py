@@ -38,6 +38,7 @@ from gobblin_py.runtime.monitor.settings import (
     unsupported_reporter_keys,
 )
 from gobblin_py.runtime.plan.folder_checks import folder_problems
+from gobblin_py.runtime.plan.implied_keys import with_source_defaults
 from gobblin_py.runtime.plan.locks import LockSettings
 from gobblin_py.sdk.branches import ForkSettings, branch_count
 from gobblin_py.sdk.commit import DeliverySettings
@@ -222,6 +223,7 @@ def _check_standalone(props: Mapping[str, str], job_class: type[StandaloneJob], 
 
 def check_job(props: Mapping[str, str], *, strict: bool = False) -> JobCheck:
     """Check a job's properties (a :class:`~gobblin_py.jobconf.JobConfig` gives file and line)."""
+    props = with_source_defaults(props)
     check = JobCheck()
     standalone = standalone_job_class(props)
     if standalone is not None:

@@ -1,0 +1,210 @@
+"""Deduplicating a dataset's records with bounded memory, vectorised (Arrow kernels; no per-record Python).
+
+What a record's key is (:func:`key_paths`), as Gobblin's dedup job runner chooses it (``compaction.job.dedup.key``):
+
+- ``ALL``: every field, nested ones included, except lists and maps (Gobblin's "uncomparable" fields);
+- ``KEY`` (the default): the fields whose Avro ``doc`` ends in ``primarykey`` (any case), nested ones included;
+  for input without docs (Parquet, ORC) the fields ``compaction.dedup.key.fields`` names; ALL when there are none;
+- ``CUSTOM``: the fields of the Avro schema ``compaction.job.avro.key.schema.loc`` names.
+
+Which record of a key survives (:func:`dedup_table`): with ``compaction.dedup.latest.fields``, the one whose values
+of those fields are greatest (compared in order, a null the least; Gobblin's delta-field comparator); of equals,
+and without such fields, the first read — files by path, records in file order (Gobblin keeps its reducer's
+first, which it does not define).
+
+Memory (:func:`dedup_dataset`): a dataset whose input is at most ``compaction.local.partition.bytes`` is
+deduplicated at once; a larger one is first hash-partitioned by key into Arrow spill files, then each partition is
+deduplicated alone (rows of one key always share a partition). The key hash is Polars' (``hash_rows``): spilling
+needs Polars installed, and without it a dataset that large is refused before anything is written. A Spark
+implementation plugs in here: shuffle by the same key columns (:func:`key_columns`), then :func:`dedup_table` on
+each partition.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gobblin_py.sdk.errors import UsageError
+
+PARTITION_KEY = "compaction.local.partition.bytes"
+_UNCOMPARABLE = (pa.types.is_list, pa.types.is_large_list, pa.types.is_map, pa.types.is_union,
+                 pa.types.is_fixed_size_list, pa.types.is_null)
+
+
+@dataclass(frozen=True)
+class DedupSpec:
+    """How a dataset is deduplicated: the key's field paths (dotted) and the fields whose greatest values win."""
+
+    keys: tuple[str, ...]
+    latest: tuple[str, ...] = ()
+
+
+def _leaves(fields: Sequence[pa.Field], prefix: str = "") -> list[str]:
+    out = []
+    for field in fields:
+        path = f"{prefix}{field.name}"
+        if pa.types.is_struct(field.type):
+            out.extend(_leaves(list(field.type), f"{path}."))
+        elif not any(test(field.type) for test in _UNCOMPARABLE):
+            out.append(path)
+    return out
+
+
+def _avro_record(avro: object) -> dict | None:
+    """The record schema in an Avro type (a record, or a union holding one)."""
+    if isinstance(avro, dict) and avro.get("type") == "record":
+        return avro
+    if isinstance(avro, dict) and isinstance(avro.get("type"), (dict, list)):
+        return _avro_record(avro["type"])
+    if isinstance(avro, list):
+        return next((r for r in (_avro_record(t) for t in avro) if r is not None), None)
+    return None
+
+
+def _primary_keys(record: dict, prefix: str = "") -> list[str]:
+    out = []
+    for field in record.get("fields", []):
+        path = f"{prefix}{field['name']}"
+        if str(field.get("doc") or "").lower().endswith("primarykey"):
+            out.append(path)
+            continue
+        nested = _avro_record(field.get("type"))
+        if nested is not None:
+            out.extend(_primary_keys(nested, f"{path}."))
+    return out
+
+
+def key_paths(schema: pa.Schema, mode: str, key_fields: Sequence[str] = (), custom_schema: str | None = None) -> list[str]:
+    """The key's leaf field paths in ``schema`` for a ``compaction.job.dedup.key`` mode (see the module)."""
+    leaves = _leaves(list(schema))
+    chosen: list[str] = []
+    if mode == "CUSTOM" and custom_schema:
+        record = _avro_record(json.loads(custom_schema))
+        chosen = _leaves(list(_arrow_of(record)), "") if record else []
+    elif mode == "KEY":
+        avro = (schema.metadata or {}).get(b"avro.schema")
+        record = _avro_record(json.loads(avro)) if avro else None
+        chosen = _primary_keys(record) if record else []
+        chosen = chosen or list(key_fields)
+    if not chosen:
+        return leaves
+    missing = [p for p in chosen if not any(leaf == p or leaf.startswith(f"{p}.") for leaf in leaves)]
+    if missing:
+        raise UsageError(f"the key fields {', '.join(missing)} are not (comparable) fields of the records "
+                         f"({', '.join(leaves)})")
+    return [leaf for leaf in leaves if any(leaf == p or leaf.startswith(f"{p}.") for p in chosen)]
+
+
+def _arrow_of(record: dict) -> pa.Schema:
+    from gobblin_py.formats.avro import avro_to_arrow
+
+    return avro_to_arrow(json.dumps(record))
+
+
+def _column(data: pa.Table | pa.RecordBatch, path: str) -> pa.Array | pa.ChunkedArray:
+    head, *rest = path.split(".")
+    column = data.column(head)
+    for name in rest:  # struct_field keeps a null parent's child null
+        column = pc.struct_field(column, [name])
+    return column
+
+
+def key_columns(data: pa.Table | pa.RecordBatch, paths: Sequence[str]) -> pa.Table:
+    """The key's columns of ``data`` as a flat table (``k0``, ``k1``, …)."""
+    return pa.table({f"k{i}": _column(data, p) for i, p in enumerate(paths)})
+
+
+def _positions(n: int) -> pa.Array:
+    return pc.indices_nonzero(pc.fill_null(pa.nulls(n, pa.bool_()), True))
+
+
+def dedup_table(table: pa.Table, spec: DedupSpec) -> pa.Table:
+    """One record per key (see the module for which), in the order the survivors were read."""
+    if table.num_rows == 0 or not spec.keys:
+        return table
+    aux = key_columns(table, spec.keys)
+    names = list(aux.column_names)
+    aux = aux.append_column("__row", _positions(table.num_rows))
+    if spec.latest:
+        for i, path in enumerate(spec.latest):
+            aux = aux.append_column(f"l{i}", _column(table, path))
+        order = pc.sort_indices(aux, sort_keys=[(f"l{i}", "descending") for i in range(len(spec.latest))]
+                                + [("__row", "ascending")])  # nulls last: a null loses
+        aux = aux.take(order)
+    aux = aux.append_column("__pos", _positions(aux.num_rows))
+    firsts = aux.group_by(names, use_threads=False).aggregate([("__pos", "min")]).column("__pos_min")
+    rows = aux.column("__row").take(firsts)
+    return table.take(pc.take(rows, pc.sort_indices(rows)))  # the survivors in read order
+
+
+def _hash_partitions(batch: pa.RecordBatch, paths: Sequence[str], count: int) -> pa.Array:
+    import polars as pl
+
+    hashes = pl.from_arrow(key_columns(batch, paths)).hash_rows(seed=0).to_arrow()  # type: ignore[union-attr]
+    return pc.bit_wise_and(hashes, pa.scalar(count - 1, pa.uint64()))
+
+
+def partition_count(input_bytes: int, partition_bytes: int) -> int:
+    """How many partitions a dataset is spilled into: a power of two, each about ``partition_bytes`` of input."""
+    if input_bytes <= partition_bytes:
+        return 1
+    return 1 << math.ceil(math.log2(math.ceil(input_bytes / partition_bytes)))
+
+
+def dedup_dataset(batches: Callable[[], Iterator[pa.RecordBatch]], schema: pa.Schema, spec: DedupSpec,
+                  input_bytes: int, partition_bytes: int, spill_dir: str) -> Iterator[pa.RecordBatch]:
+    """The deduplicated records of a dataset whose records ``batches()`` yields (see the module)."""
+    count = partition_count(input_bytes, partition_bytes)
+    if count == 1:
+        table = pa.Table.from_batches(list(batches()), schema=schema)
+        yield from dedup_table(table, spec).to_batches(max_chunksize=65536)
+        return
+    try:
+        import polars  # noqa: F401
+    except ImportError:
+        raise UsageError(f"{PARTITION_KEY}: the dataset's {input_bytes} bytes are more than {partition_bytes}, and "
+                         "spilling it by key needs Polars (pip install polars); or raise the key") from None
+    os.makedirs(spill_dir, exist_ok=True)
+    paths = [os.path.join(spill_dir, f"part-{i:05d}.arrow") for i in range(count)]
+    writers: dict[int, pa.ipc.RecordBatchStreamWriter] = {}
+    try:
+        for batch in batches():
+            parts = _hash_partitions(batch, spec.keys, count)
+            for i in pc.unique(parts).to_pylist():  # a partition at a time: one kernel pass each
+                if i not in writers:
+                    writers[i] = pa.ipc.new_stream(paths[i], schema)
+                writers[i].write_batch(batch.filter(pc.equal(parts, pa.scalar(i, pa.uint64()))))
+        for writer in writers.values():
+            writer.close()
+        for i in sorted(writers):
+            with pa.memory_map(paths[i]) as source:
+                table = pa.ipc.open_stream(source).read_all()
+            os.unlink(paths[i])
+            yield from dedup_table(table, spec).to_batches(max_chunksize=65536)
+    finally:
+        for i, path in enumerate(paths):
+            if os.path.exists(path):
+                if i in writers:
+                    try:
+                        writers[i].close()
+                    except (OSError, pa.ArrowInvalid):
+                        pass
+                os.unlink(path)
+
+
+def checked_spec(schema: pa.Schema, mode: str, key_fields: Sequence[str], custom_schema: str | None,
+                 latest: Sequence[str]) -> DedupSpec:
+    """The dedup spec of a dataset, its latest-fields checked against the schema."""
+    spec = DedupSpec(tuple(key_paths(schema, mode, key_fields, custom_schema)), tuple(latest))
+    leaves = set(_leaves(list(schema)))
+    missing = [f for f in latest if f not in leaves]
+    if missing:
+        raise UsageError(f"compaction.dedup.latest.fields: {', '.join(missing)} not among the records' fields")
+    return spec

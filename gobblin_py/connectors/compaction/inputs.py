@@ -1,0 +1,104 @@
+"""Reading a dataset's files as Arrow batches of one schema, whatever their format (Avro, Parquet, ORC).
+
+As Gobblin's compaction does, the newest file's schema (by modification time) is the schema of the whole dataset:
+Avro files are read with it as their reader schema (Avro's schema resolution: a field added since takes its
+default), Parquet and ORC columns are matched by name (a missing column is null, a column the newest file lacks
+is dropped). One dataset holds one format: a mix is refused, naming a file of each.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterator, Sequence
+
+import pyarrow as pa
+
+from gobblin_py.connectors.compaction.finder import InputFile
+from gobblin_py.formats.avro_read import arrow_schema_for, avro_schema_of_file, read_avro
+from gobblin_py.sdk.errors import GobblinPyError
+
+FORMATS = {"avro": "avro", "parquet": "parquet", "parq": "parquet", "orc": "orc"}
+BATCH_ROWS = 65536
+
+
+def format_of(files: Sequence[InputFile]) -> str:
+    """``avro``, ``parquet`` or ``orc``: the one format of a dataset's files, by their extension."""
+    seen: dict[str, str] = {}
+    for f in files:
+        ext = posixpath.basename(f.path).rpartition(".")[2].lower()
+        fmt = FORMATS.get(ext)
+        if fmt is None:
+            raise GobblinPyError(f"{f.path}: not an Avro, Parquet or ORC file (by its extension); compaction reads "
+                                 "those")
+        seen.setdefault(fmt, f.path)
+    if len(seen) > 1:
+        shown = ", ".join(f"{fmt} ({path})" for fmt, path in sorted(seen.items()))
+        raise GobblinPyError(f"a dataset holds files of several formats: {shown}; compaction writes one")
+    return next(iter(seen), "avro")
+
+
+def newest(files: Sequence[InputFile]) -> InputFile:
+    """The newest file (the greatest modification time; of equals, the last by path)."""
+    return max(files, key=lambda f: (f.mtime_ms, f.path))
+
+
+def dataset_schema(fs, files: Sequence[InputFile], fmt: str) -> pa.Schema:
+    """The schema of a dataset's records: its newest file's (Avro: carrying the Avro schema itself)."""
+    source = newest(files)
+    with fs.open(source.path, "rb") as stream:
+        if fmt == "avro":
+            return arrow_schema_for(avro_schema_of_file(stream, source.path), source.path)
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            return pq.read_schema(stream)
+        from pyarrow import orc
+
+        return orc.ORCFile(stream).schema
+
+
+def conform(batch: pa.RecordBatch, schema: pa.Schema, where: str) -> pa.RecordBatch:
+    """``batch`` with ``schema``'s columns, by name: a missing one null, a differing type cast."""
+    if batch.schema.equals(schema, check_metadata=False):
+        return pa.RecordBatch.from_arrays(batch.columns, schema=schema)
+    arrays = []
+    for field in schema:
+        index = batch.schema.get_field_index(field.name)
+        if index < 0:
+            arrays.append(pa.nulls(batch.num_rows, field.type))
+            continue
+        column = batch.column(index)
+        try:
+            arrays.append(column if column.type == field.type else column.cast(field.type))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            raise GobblinPyError(f"{where}: column {field.name} ({column.type}) does not fit the dataset's newest "
+                                 f"schema ({field.type}): {exc}") from None
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def read_file(fs, f: InputFile, fmt: str, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """The records of one file as batches of ``schema``."""
+    with fs.open(f.path, "rb") as stream:
+        if fmt == "avro":
+            reader_schema = (schema.metadata or {}).get(b"avro.schema")
+            _, batches = read_avro(stream, f.path, reader_schema.decode() if reader_schema else None, BATCH_ROWS)
+            for batch in batches:
+                yield pa.RecordBatch.from_arrays(batch.columns, schema=schema)
+        elif fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            for batch in pq.ParquetFile(stream).iter_batches(batch_size=BATCH_ROWS):
+                yield conform(batch, schema, f.path)
+        else:
+            from pyarrow import orc
+
+            reader = orc.ORCFile(stream)
+            for stripe in range(reader.nstripes):
+                for batch in pa.Table.from_batches([reader.read_stripe(stripe)]).to_batches(BATCH_ROWS):
+                    yield conform(batch, schema, f.path)
+
+
+def read_files(fs, files: Sequence[InputFile], fmt: str, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """Every record of the files, file by file in the given order."""
+    for f in files:
+        yield from read_file(fs, f, fmt, schema)
