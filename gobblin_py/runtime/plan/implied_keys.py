@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gobblin_py.jobconf import JobConfig
 from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.implied_keys import ImpliesJobKeys
 from gobblin_py.sdk.plugins import resolve_class
 
 
@@ -23,11 +25,9 @@ def with_source_defaults(props: Mapping[str, str]) -> Any:
         cls = resolve_class(name, "source.class")
     except UsageError:
         return props  # reported by the job's checks
-    implied = getattr(cls, "job_defaults", None)
-    if not callable(implied):
+    if not (isinstance(cls, type) and issubclass(cls, ImpliesJobKeys)):
         return props
-    missing = {key: value for key, value in implied(props).items() if key not in props}
+    missing = {key: value for key, value in cls.job_defaults(props).items() if key not in props}
     if not missing:
         return props
-    with_defaults = getattr(props, "with_defaults", None)
-    return with_defaults(missing) if callable(with_defaults) else {**missing, **props}
+    return props.with_defaults(missing) if isinstance(props, JobConfig) else {**missing, **props}
