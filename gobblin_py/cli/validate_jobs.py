@@ -92,7 +92,7 @@ def unported(item: str) -> dict[str, str | None]:
     """A ``key=GobblinClass`` the job names without a gpy equivalent, with the nearest built-in and a hint."""
     key, _, name = item.partition("=")
     info = explain(gobblin_name(name) or name)
-    hint = info.hint if info else "no gpy equivalent yet: write a plugin (the contracts are in gobblin_py/api.py)"
+    hint = info.hint if info else "no gpy equivalent yet: write a plugin (the contracts are in gobblin_py/sdk/contracts.py)"
     return {"key": key, "class": name, "nearest": info.nearest if info else None, "hint": hint}
 
 

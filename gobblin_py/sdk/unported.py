@@ -19,7 +19,7 @@ class Unported:
     hint: str
 
 
-_VENDOR = "a vendor connector ({}): write a Source plugin (gobblin_py/api.py) for its API"
+_VENDOR = "a vendor connector ({}): write a Source plugin (gobblin_py/sdk/contracts.py) for its API"
 # Gobblin class name, or a package prefix ending in ".", -> (nearest gpy built-in or None, one-line hint)
 HINTS: dict[str, tuple[str | None, str]] = {
     # Hive-bound
