@@ -23,6 +23,7 @@ import pyarrow as pa
 from gobblin_py.connectors.delta.footers import read_facts
 from gobblin_py.connectors.delta.merge import MERGE_FOLDER, DeltaMergeStep
 from gobblin_py.connectors.delta.partitioning import partition_columns
+from gobblin_py.connectors.delta.protocol import null_problem, protocol_problem
 from gobblin_py.connectors.delta.settings import URI_KEY, DeltaSettings, storage_options, table_uri
 from gobblin_py.connectors.delta.step import DeltaAppendStep
 from gobblin_py.connectors.delta.table import app_folder, app_id, open_table, place
@@ -96,12 +97,20 @@ class DeltaPublisher(TablePublisher):
         app = app_id(identity, scope.branches, scope.branch)
         version = 1
         if table is not None:
+            problem = protocol_problem(table, bool(settings.merge_key))
+            if problem:
+                raise UsageError(f"{where}: gpy cannot publish into it: {problem}; nothing of the dataset is moved "
+                                 "and its watermark is kept")
             existing = list(table.metadata().partition_columns)
             if existing != partition_by:
                 raise UsageError(_partitioning_conflict(uri, existing, partition_by))
             current = table_arrow_schema(table)
-            plan_changes(current, delta_schema(schema, where, current), settings.evolution, where, decimals=False,
-                         widening=False)
+            changes = plan_changes(current, delta_schema(schema, where, current), settings.evolution, where,
+                                   decimals=False, widening=False)
+            if changes.relaxed:
+                raise UsageError(f"{where}: column {changes.relaxed[0]} is NOT NULL in the table, and gpy checks "
+                                 "only top-level columns for nulls: make the run's data say it is not null, or "
+                                 "drop the table's NOT NULL")
             version = (table.transaction_version(app) or 0) + 1
         missing = [k for k in settings.merge_key if k not in schema.names]
         if missing:
@@ -126,6 +135,7 @@ class DeltaPublisher(TablePublisher):
                                 "evolution": plan.settings.evolution, "retries": plan.settings.commit_retries,
                                 "props": self.job_props}
         step: DeltaAppendStep | DeltaMergeStep
+        _check_not_null(table.files, plan)
         if plan.settings.merge_key:
             _check_keys(table.files, list(plan.settings.merge_key), plan.uri)
             step = DeltaMergeStep(**args, files=[f.path for f in table.files], keys=list(plan.settings.merge_key),
@@ -179,6 +189,20 @@ def _partitioning_problems(props: Mapping[str, str], uri: str, branches: int, br
     existing = list(table.metadata().partition_columns)
     return [problem_at(props, key if props.get(key) else "extract.table.name",
                        _partitioning_conflict(uri, existing, wanted))]
+
+
+def _check_not_null(files: list[DataFile], plan: _Plan) -> None:
+    """No row of the run is null in a column the table says is NOT NULL (a file without the column: every row)."""
+    if plan.table is None:
+        return
+    required = [f.name for f in table_arrow_schema(plan.table) if not f.nullable]
+    for column in required:
+        for file in files:
+            where = null_problem(file.source, file.records, column)
+            if where:
+                raise UsageError(f"Delta table {plan.uri}: column {column} is NOT NULL in the table and null in {where}; "
+                                 "nothing of the dataset is moved and its watermark is kept (filter such rows out, "
+                                 "or drop the table's NOT NULL)")
 
 
 def _check_keys(files: list[DataFile], keys: list[str], uri: str) -> None:

@@ -7,7 +7,7 @@ version of the app id has reached the run's, so a step replayed after a crash (t
 yet saved) finds its own transaction and commits nothing again. The commit's ``commitInfo`` names the job, the
 run, the dataset and its new watermark (``gpy.*``), which ``DESCRIBE HISTORY`` and ``DeltaTable.history()`` show.
 
-Delta (delta-rs) writes a schema change in a commit of its own: the columns a run adds (and a ``NOT NULL`` it drops)
+Delta (delta-rs) writes a schema change in a commit of its own: the columns a run adds
 are committed just before the data, by a step that adds only what the table still lacks, so a replay adds nothing
 twice; a reader in between sees the new columns, null everywhere. A type may not change: delta-rs has no type
 widening, so a column keeps its type and a run's narrower values (an int in a long column) are read as it.
@@ -165,8 +165,8 @@ class DeltaStep(CommitStep):
         return self.commit_properties(transaction=False, rebased=False)
 
     def evolve(self, table: Any) -> SchemaChanges:
-        """Commit the columns the run adds (and the ``NOT NULL`` it drops) that ``table`` still lacks; refuse what
-        the table cannot take (SchemaConflict, naming the column and both types)."""
+        """Commit the columns the run adds that ``table`` still lacks; refuse what the table cannot take
+        (SchemaConflict, naming the column and both types)."""
         from deltalake import Field
 
         current = table_arrow_schema(table)
@@ -177,8 +177,6 @@ class DeltaStep(CommitStep):
         if tops:
             fields = [Field.from_arrow(pa.field(name, incoming.field(name).type)) for name in tops]
             table.alter.add_columns(fields, commit_properties=self.schema_change())
-        for name in changes.relaxed:
-            table.alter.drop_column_not_null(name, commit_properties=self.schema_change())
         if changes:
             log.info("delta_schema_changed", table=self.uri, changes=changes.describe(), run=self.identity.run)
         return changes

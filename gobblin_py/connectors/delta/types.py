@@ -28,14 +28,17 @@ class UnsupportedType(UsageError):
 
 def delta_schema(schema: pa.Schema, where: str, table: pa.Schema | None = None) -> pa.Schema:
     """``schema`` (the run's files') with Delta's types; a column of Arrow's ``null`` type takes ``table``'s type
-    for it (``string`` when the table has none)."""
-    known = {f.name: f.type for f in table} if table is not None else {}
+    for it (``string`` when the table has none), and a top-level column ``table`` says is NOT NULL stays so (the
+    publisher checks the run's rows for nulls before anything moves)."""
+    known = {f.name: f for f in table} if table is not None else {}
     fields = []
     for field in schema:
+        old = known.get(field.name)
         if pa.types.is_null(field.type):
-            fields.append(pa.field(field.name, known.get(field.name, pa.string()), True))
+            fields.append(pa.field(field.name, old.type if old is not None else pa.string(), True))
         else:
-            fields.append(pa.field(field.name, _delta_type(field.type, field.name, where), field.nullable))
+            nullable = field.nullable and (old is None or old.nullable)
+            fields.append(pa.field(field.name, _delta_type(field.type, field.name, where), nullable))
     return pa.schema(fields)
 
 
