@@ -122,8 +122,7 @@ class DeltaPublisher(TablePublisher):
             if table is not None:
                 _remove_merged(merges, version - 1)
             folder = f"{merges}/{version}"
-        order = [c.strip() for c in (scope.state.get_prop("extract.delta.fields") or "").split(",")
-                 if c.strip() in schema.names]
+        order = _merge_order(scope, settings, schema)
         return BranchTable(scope.branch, scope, folder, None, key,
                            state=_Plan(uri, app, version, partition_by, settings, order, table))
 
@@ -189,6 +188,20 @@ def _partitioning_problems(props: Mapping[str, str], uri: str, branches: int, br
     existing = list(table.metadata().partition_columns)
     return [problem_at(props, key if props.get(key) else "extract.table.name",
                        _partitioning_conflict(uri, existing, wanted))]
+
+
+def _merge_order(scope: BranchScope, settings: DeltaSettings, schema: pa.Schema) -> list[str]:
+    """The columns whose latest value wins among a run's rows of one key: ``table.merge.order.column``, else the
+    source's ``extract.delta.fields`` (the first non-null of several); empty: the last row written wins."""
+    if not settings.merge_key:
+        return []
+    if settings.merge_order:
+        if settings.merge_order not in schema.names:
+            raise UsageError(f"{scope.key('table.merge.order.column')}={settings.merge_order}: the run's data has no "
+                             f"such column (columns: {', '.join(schema.names)})")
+        return [settings.merge_order]
+    return [c.strip() for c in (scope.state.get_prop("extract.delta.fields") or "").split(",")
+            if c.strip() in schema.names]
 
 
 def _check_not_null(files: list[DataFile], plan: _Plan) -> None:
