@@ -181,3 +181,14 @@ def test_steps_racing_to_make_one_table_make_it_once_and_append_the_rest(tmp_pat
         operations = [c["operation"] for c in DeltaTable(str(table)).history()]
         assert operations.count("CREATE TABLE") == 1, (trial, operations)
         assert sorted(DeltaTable(str(table)).to_pyarrow_table().column("id").to_pylist()) == [0, 1, 2]
+
+
+def test_columns_equal_but_for_case_within_the_run_or_a_struct_are_refused():
+    from gobblin_py.connectors.delta.types import case_clash
+
+    with pytest.raises(UsageError, match="the run's data has columns Name and name"):
+        case_clash(pa.schema([("Name", pa.string()), ("id", pa.int64()), ("name", pa.string())]), None, "t")
+    nested = pa.schema([("s", pa.list_(pa.struct([("A", pa.int64())])))])
+    with pytest.raises(UsageError, match="the run's column s.a differs from the table's column s.A only by case"):
+        case_clash(pa.schema([("s", pa.list_(pa.struct([("a", pa.int64())])))]), nested, "t")
+    case_clash(nested, nested, "t")  # the same names: fine

@@ -157,3 +157,18 @@ def test_datasets_committing_at_once_into_one_table_each_add_their_rows_once(tmp
     from deltalake import DeltaTable
 
     assert all(DeltaTable(str(table)).transaction_version(f"gpy:Orders:{d}") == 1 for d in ("eu", "us", "apac"))
+
+
+def test_a_column_differing_from_the_tables_only_by_case_is_refused_before_anything_moves(tmp_path):
+    write_csv(tmp_path / "data" / "a.csv", "id,Name", ["1,a"])
+    path = job(tmp_path)
+    run(path)
+    write_csv(tmp_path / "data" / "b.csv", "id,name", ["2,b"])
+    refused = run(path, expect=2)
+    assert "the run's column name differs from the table's column Name only by case" in refused.stdout
+    table = tmp_path / "lake" / "shop" / "orders"
+    assert len(commits(table)) == 1 and len(list(table.glob("*.parquet"))) == 1
+    write_csv(tmp_path / "data" / "b.csv", "id,Name", ["2,b"])  # renamed back at the source: the next run takes it
+    run(path)
+    assert sorted(duckdb_rows(table).to_pylist(), key=lambda r: r["id"]) == [{"id": 1, "Name": "a"},
+                                                                             {"id": 2, "Name": "b"}]

@@ -86,6 +86,38 @@ def table_arrow_schema(table: Any) -> pa.Schema:
     return pa.schema(table.schema().to_arrow())
 
 
+def case_clash(schema: pa.Schema, table: pa.Schema | None, where: str) -> None:
+    """Refuse two columns whose names differ only by case (Delta's names are case-insensitive): in the run's data
+    (``schema``), or one of the run's and one of the ``table``'s; nested fields too."""
+    _clash(list(schema), list(table) if table is not None else [], "", where)
+
+
+def _clash(run: list[pa.Field], table: list[pa.Field], prefix: str, where: str) -> None:
+    seen: dict[str, str] = {}
+    for field in run:
+        other = seen.setdefault(field.name.lower(), field.name)
+        if other != field.name:
+            raise UsageError(f"{where}: the run's data has columns {prefix}{other} and {prefix}{field.name}, which "
+                             "a Delta table cannot tell apart (its column names ignore case); rename one")
+    known = {f.name.lower(): f for f in table}
+    for field in run:
+        old = known.get(field.name.lower())
+        if old is not None and old.name != field.name:
+            raise UsageError(f"{where}: the run's column {prefix}{field.name} differs from the table's column "
+                             f"{prefix}{old.name} only by case, which Delta does not tell apart; rename it to "
+                             f"{old.name} (a converter, or at the source), or publish to another table")
+        inner = _struct_of(field.type)
+        if inner is not None:
+            _clash(inner, (_struct_of(old.type) if old is not None else None) or [], f"{prefix}{field.name}.", where)
+
+
+def _struct_of(t: pa.DataType) -> list[pa.Field] | None:
+    """The fields of a struct (inside lists and dictionaries too), None for another type."""
+    while pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        t = t.value_type
+    return list(t) if pa.types.is_struct(t) else None
+
+
 def partition_type_problem(schema: pa.Schema, column: str) -> str | None:
     """Why ``column`` of ``schema`` (Delta's types) cannot be a Delta partition column, or None."""
     if column not in schema.names:
