@@ -172,3 +172,15 @@ def test_a_column_differing_from_the_tables_only_by_case_is_refused_before_anyth
     run(path)
     assert sorted(duckdb_rows(table).to_pylist(), key=lambda r: r["id"]) == [{"id": 1, "Name": "a"},
                                                                              {"id": 2, "Name": "b"}]
+
+
+def test_unsigned_columns_are_read_as_the_table_says_and_uint64_is_refused_before_anything_moves(tmp_path):
+    write_csv(tmp_path / "data" / "a.csv", "id,a,b,c", ["1,255,4294967295,9223372036854775807"])
+    cast = {"converter.classes": "gobblin_py.transforms.converters.cast.TypeCastConverter"}
+    refused = run(job(tmp_path, **cast, **{"converter.cast.fields": "a:uint8,b:uint32,c:uint64"}), expect=2)
+    assert "column c is uint64" in refused.stdout and "converter.cast.fields=c:int64" in refused.stdout
+    table = tmp_path / "lake" / "shop" / "orders"
+    assert not table.exists()
+    run(job(tmp_path, **cast, **{"converter.cast.fields": "a:uint8,b:uint32,c:int64"}))  # the rows come, once
+    expected = [{"id": 1, "a": 255, "b": 4294967295, "c": 9223372036854775807}]
+    assert duckdb_rows(table).to_pylist() == polars_rows(table).to_pylist() == expected

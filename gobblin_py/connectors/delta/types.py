@@ -2,8 +2,9 @@
 
 Delta has fewer types than Arrow, and the files are added as the tasks wrote them, so a column's Delta type must
 be one every Delta reader reads those Parquet columns as: strings and binaries of any Arrow layout, a dictionary
-as its values, unsigned integers as the next wider signed type (``uint64`` as ``decimal(20,0)``, as Spark reads
-them), any timestamp as Delta's microsecond ``timestamp`` (with a time zone: an instant) or ``timestamp_ntz``
+as its values, ``uint8`` to ``uint32`` as the next wider signed type (as every reader reads them; a ``uint64``
+file column is read as ``decimal(20,0)`` by Spark and refused by Polars, so the dataset fails naming it), any
+timestamp as Delta's microsecond ``timestamp`` (with a time zone: an instant) or ``timestamp_ntz``
 (without). A table gpy makes has every column nullable: a later run's file may lack a column. A column
 whose values are all null in the run (Arrow's ``null`` type: nothing told the writer its type) takes the table's
 type, or ``string`` when the table is new. Types no Delta reader has (time of day, durations, half floats) fail
@@ -18,8 +19,7 @@ import pyarrow as pa
 
 from gobblin_py.sdk.errors import UsageError
 
-_UNSIGNED = {pa.uint8(): pa.int16(), pa.uint16(): pa.int32(), pa.uint32(): pa.int64(),
-             pa.uint64(): pa.decimal128(20, 0)}
+_UNSIGNED = {pa.uint8(): pa.int16(), pa.uint16(): pa.int32(), pa.uint32(): pa.int64()}
 
 
 class UnsupportedType(UsageError):
@@ -52,6 +52,10 @@ def _delta_type(t: pa.DataType, name: str, where: str) -> pa.DataType:
         return pa.binary()
     if t in _UNSIGNED:
         return _UNSIGNED[t]
+    if t == pa.uint64():
+        raise UnsupportedType(f"{where}: column {name} is uint64, which no Delta type holds as the file keeps it "
+                              "(Spark reads it as decimal(20,0), Polars refuses the table): cast it with a "
+                              f"converter (converter.cast.fields={name}:int64, or {name}:decimal128(20, 0)), or leave it out")
     if pa.types.is_signed_integer(t) or pa.types.is_boolean(t) or t in (pa.float32(), pa.float64(), pa.date32()):
         return t
     if pa.types.is_date64(t):
