@@ -26,7 +26,7 @@ from gobblin_py.connectors.delta.partitioning import partition_columns
 from gobblin_py.connectors.delta.protocol import null_problem, protocol_problem
 from gobblin_py.connectors.delta.settings import URI_KEY, DeltaSettings, storage_options, table_uri
 from gobblin_py.connectors.delta.step import DeltaAppendStep
-from gobblin_py.connectors.delta.table import app_folder, app_id, open_table, place
+from gobblin_py.connectors.delta.table import app_folder, app_id, open_table, place, state_store_of
 from gobblin_py.connectors.delta.types import case_clash, delta_schema, table_arrow_schema
 from gobblin_py.connectors.tables.evolution import plan_changes
 from gobblin_py.connectors.tables.publisher import BranchTable, DataFile, RunIdentity, TablePublisher
@@ -95,7 +95,7 @@ class DeltaPublisher(TablePublisher):
         partition_by = partition_columns(scope.state, scope.branches, scope.branch, mapped)
         table = open_table(uri, storage_options(self.job_props, uri))
         case_clash(schema, table_arrow_schema(table) if table is not None else None, where)
-        app = app_id(identity, scope.branches, scope.branch)
+        app = app_id(identity, scope.branches, scope.branch, state_store_of(self.job_props))
         version = 1
         if table is not None:
             problem = protocol_problem(table, bool(settings.merge_key))
