@@ -194,3 +194,15 @@ def test_columns_equal_but_for_case_within_the_run_or_a_struct_are_refused():
     with pytest.raises(UsageError, match="the run's column s.a differs from the table's column s.A only by case"):
         case_clash(pa.schema([("s", pa.list_(pa.struct([("a", pa.int64())])))]), nested, "t")
     case_clash(nested, nested, "t")  # the same names: fine
+
+
+def test_an_unsuffixed_table_uri_in_a_job_of_several_branches_is_refused():
+    from gobblin_py.connectors.delta.publisher import DeltaPublisher
+
+    props = {"fork.branches": "2", "delta.table.uri": "/lake/orders", "writer.output.format": "PARQUET",
+             "data.publisher.final.dir": "/lake"}
+    problems = [str(p) for p in DeltaPublisher.validate(props)]
+    assert any("the job has 2 branches, and delta.table.uri is read per branch" in p for p in problems), problems
+    suffixed = {**props, "delta.table.uri.0": "/lake/a", "delta.table.uri.1": "/lake/b"}
+    del suffixed["delta.table.uri"]
+    assert not [str(p) for p in DeltaPublisher.validate(suffixed) if "delta.table.uri" in str(p)]

@@ -66,6 +66,11 @@ class DeltaPublisher(TablePublisher):
         problems = list(super().validate(props))
         branches = branch_count(props)
         state = State(dict(props))
+        if branches > 1 and props.get(URI_KEY):
+            problems.append(problem_at(props, URI_KEY, f"the job has {branches} branches, and {URI_KEY} is read per "
+                                       f"branch ({URI_KEY}.0 to {URI_KEY}.{branches - 1}): this one would be ignored",
+                                       f"name each branch's table with {URI_KEY}.N (the same URI for branches "
+                                       "publishing into one table)"))
         for branch in range(branches):
             key = branch_key(URI_KEY, branches, branch)
             if not props.get(key) and not props.get("extract.table.name"):
