@@ -206,3 +206,12 @@ def test_an_unsuffixed_table_uri_in_a_job_of_several_branches_is_refused():
     suffixed = {**props, "delta.table.uri.0": "/lake/a", "delta.table.uri.1": "/lake/b"}
     del suffixed["delta.table.uri"]
     assert not [str(p) for p in DeltaPublisher.validate(suffixed) if "delta.table.uri" in str(p)]
+
+
+def test_an_empty_string_partition_value_is_refused_as_delta_reads_it_as_null(tmp_path):
+    for name, table in (("bounds", pa.table({"region": [""]})),
+                        ("data", pa.table({"region": pa.array([""]).dictionary_encode()}))):
+        path = tmp_path / f"{name}.parquet"
+        pq.write_table(table, path)
+        with pytest.raises(UsageError, match="partition column region is the empty string"):
+            read_facts(str(path), None, 1, ["region"])
