@@ -215,3 +215,4 @@ def test_an_empty_string_partition_value_is_refused_as_delta_reads_it_as_null(tm
         pq.write_table(table, path)
         with pytest.raises(UsageError, match="partition column region is the empty string"):
             read_facts(str(path), None, 1, ["region"])
+

@@ -132,7 +132,7 @@ class TablePublisher(BaseDataPublisher):
             key = branch_key("writer.output.format", branches, branch)
             value = props.get(key) or props.get("writer.output.format") or PARQUET
             if value.upper() != PARQUET:
-                problems.append(problem_at(props, key, f"{value}: a {cls.table_format} table takes Parquet files",
+                problems.append(problem_at(props, key, f"{value}: {cls.table_format} tables take Parquet files",
                                            f"set {key}=PARQUET"))
         return problems
 
@@ -177,8 +177,8 @@ class TablePublisher(BaseDataPublisher):
         for move in moves:
             found = sources.get(posixpath.normpath(fsutil.open_fs(move.src, move.src_fs_uri)[1]))
             if found is None:
-                raise UsageError(f"{move.src}: a file in the task's output that its writer did not count; a "
-                                 f"{self.table_format} table takes only the Parquet files the writers wrote")
+                raise UsageError(f"{move.src}: a file in the task's output that its writer did not count; "
+                                 f"{self.table_format} tables take only the Parquet files the writers wrote")
             branch, written_file = found
             table = self.tables[branch]
             folder = posixpath.dirname(posixpath.relpath(fsutil.open_fs(move.dst, move.dst_fs_uri)[1],
