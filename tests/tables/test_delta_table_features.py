@@ -99,6 +99,8 @@ class _Table:
     (_Table(), False, None),
     (_Table(["appendOnly", "deletionVectors", "changeDataFeed", "timestampNtz"], 7), False, None),
     (_Table(["rowTracking", "appendOnly"], 7), False, "writer feature(s) rowTracking"),
+    (_Table(["domainMetadata", "typeWidening"], 7), False, "writer feature(s) domainMetadata, typeWidening"),
+    (_Table(writer=6), False, "writer version 6) asks its writers for identity columns"),
     (_Table(configuration={"delta.columnMapping.mode": "id"}), False, "delta.columnMapping.mode=id"),
     (_Table(fields=[_Field("s", type=type("S", (), {"fields": [_Field("g", {"delta.generationExpression": "1"})]}))]),
      False, "column s.g is a generated column"),
@@ -106,7 +108,7 @@ class _Table:
     (_Table(fields=[_Field("n", {"delta.invariants": "{}"})]), False, "column invariant"),
     (_Table(configuration={"delta.appendOnly": "true"}), False, None),
     (_Table(configuration={"delta.appendOnly": "true"}), True, "append-only"),
-], ids=["plain", "harmless-features", "row-tracking", "column-mapping", "generated", "identity", "invariant",
+], ids=["plain", "harmless-features", "row-tracking", "refused-by-delta-rs", "identity-v6", "column-mapping", "generated", "identity", "invariant",
         "append-only-append", "append-only-upsert"])
 def test_what_a_table_asks_of_its_writers(table, merge, named):
     problem = protocol_problem(table, merge)

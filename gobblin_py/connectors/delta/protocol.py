@@ -10,12 +10,14 @@ the table is refused (exit 2, naming it and the feature) rather than given files
   field id, which gpy's files do not carry, and would read every row as null;
 - CHECK constraints (``delta.constraints.<name>``), column invariants (``delta.invariants``), generated and
   identity columns, column defaults: values the writer must check or compute;
-- row tracking, in-commit timestamps, clustering, Iceberg compatibility and any feature gpy does not know.
+- row tracking, in-commit timestamps, clustering, Iceberg compatibility, domain metadata, type widening and any
+  feature gpy does not know (delta-rs, which makes the commit, refuses most of them, and would fail every commit
+  after the run's files moved).
 
 Features that ask nothing of an append are fine: ``appendOnly`` (an upsert, which replaces rows, is refused when
-``delta.appendOnly=true``), ``changeDataFeed`` (an append writes no change data), ``deletionVectors``,
-``timestampNtz``, ``domainMetadata``, ``vacuumProtocolCheck``, ``v2Checkpoint``, ``typeWidening``,
-``variantType``. ``NOT NULL`` columns are honoured by checking the run's rows (:func:`null_problem`).
+``delta.appendOnly=true``), ``changeDataFeed`` (an append writes no change data), ``deletionVectors`` (delta-rs's
+MERGE reads them), ``timestampNtz``, ``v2Checkpoint`` (delta-rs writes the checkpoints), ``variantType``.
+``NOT NULL`` columns are honoured by checking the run's rows (:func:`null_problem`).
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ from typing import Any
 
 from gobblin_py.io import fs as fsutil
 
-# writer features an append (or delta-rs's MERGE) of gpy's files honours as they are, or that gpy checks below
-HONOURED = {"appendOnly", "invariants", "checkConstraints", "changeDataFeed", "generatedColumns", "identityColumns",
-            "columnMapping", "allowColumnDefaults", "deletionVectors", "timestampNtz", "domainMetadata",
-            "vacuumProtocolCheck", "v2Checkpoint", "typeWidening", "typeWidening-preview", "variantType"}
+# writer features an append (or delta-rs's MERGE) of gpy's files honours as they are, or that gpy checks below;
+# delta-rs itself refuses to commit to a table with any other (domainMetadata, typeWidening, …), which would
+# leave the run's files moved and its commit failing every run
+HONOURED = {"appendOnly", "invariants", "checkConstraints", "changeDataFeed", "generatedColumns", "columnMapping",
+            "deletionVectors", "timestampNtz", "v2Checkpoint", "variantType"}
 MAX_READER, MAX_WRITER = 3, 7
+IDENTITY_WRITER = 6  # a legacy protocol at writer version 6 asks for identity columns, which delta-rs refuses
 # column metadata a writer must act on: (key prefix, what it is)
 _COLUMN_DUTIES = (("delta.generationExpression", "a generated column (delta.generationExpression)"),
                   ("delta.identity.", "an identity column (delta.identity.*)"),
@@ -44,6 +48,8 @@ def protocol_problem(table: Any, merge: bool) -> str | None:
     if protocol.min_reader_version > MAX_READER or protocol.min_writer_version > MAX_WRITER:
         return (f"its protocol (reader version {protocol.min_reader_version}, writer version "
                 f"{protocol.min_writer_version}) is newer than any gpy knows")
+    if protocol.min_writer_version == IDENTITY_WRITER:
+        return f"its protocol (writer version {IDENTITY_WRITER}) asks its writers for identity columns"
     unknown = sorted(set(protocol.writer_features or ()) - HONOURED)
     if unknown:
         return (f"it has the writer feature(s) {', '.join(unknown)}, which ask a writer for what gpy's files and add "
