@@ -7,6 +7,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from gobblin_py.connectors.delta.table import app_id, state_store_of
+from gobblin_py.connectors.tables.publisher import RunIdentity
 from tests.crash.harness import LOGS, CrashJob
 
 KEPT_FILE = re.compile(r"data/[^/]+/f\d{5}\.csv|published/crash/[^/]+/part\.task_Crash_\d+_\d+_0\.parquet"
@@ -59,7 +61,8 @@ class DeltaCrashJob(CrashJob):
                 continue
             runs = Counter(c["gpy.run"] for c in table.history() if c["operation"] in operations)
             assert all(n == 1 for n in runs.values()), f"{dataset}: a run committed twice: {runs}"
-            assert table.transaction_version(f"gpy:Crash:{dataset}") == len(runs)
+            app = app_id(RunIdentity("Crash", "", dataset, ""), 1, 0, state_store_of({"state.store.dir": self.state_url}))
+            assert table.transaction_version(app) == len(runs)
             folder = self.root / "published" / "crash" / dataset
             waiting = {p.parent.name for p in (folder / "_gpy_merge").rglob("*.parquet")}
             assert waiting <= {str(len(runs))}, f"{dataset}: the files of earlier upserts are still there: {waiting}"

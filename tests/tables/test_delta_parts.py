@@ -22,14 +22,16 @@ from gobblin_py.sdk.errors import UsageError
 
 def test_arrow_types_become_those_every_delta_reader_reads_the_files_as():
     schema = pa.schema([("s", pa.large_string()), ("d", pa.dictionary(pa.int32(), pa.string())),
-                        ("u8", pa.uint8()), ("u32", pa.uint32()), ("u64", pa.uint64()),
+                        ("u8", pa.uint8()), ("u32", pa.uint32()),
                         ("ts", pa.timestamp("ns", "Europe/Paris")), ("local", pa.timestamp("ms")),
                         ("n", pa.null()), ("l", pa.large_list(pa.uint16())), ("req", pa.int64(), False)])
     mapped = delta_schema(schema, "t", table=pa.schema([("n", pa.int64())]))
-    assert [f.type for f in mapped] == [pa.string(), pa.string(), pa.int16(), pa.int64(), pa.decimal128(20, 0),
+    assert [f.type for f in mapped] == [pa.string(), pa.string(), pa.int16(), pa.int64(),
                                         pa.timestamp("us", "UTC"), pa.timestamp("us"), pa.int64(),
                                         pa.list_(pa.int32()), pa.int64()]
     assert not mapped.field("req").nullable  # kept, so a table that says NOT NULL is not relaxed for nothing
+    with pytest.raises(UnsupportedType, match="column u64 is uint64"):  # Polars cannot read it as any Delta type
+        delta_schema(pa.schema([("u64", pa.uint64())]), "t")
     with pytest.raises(UnsupportedType, match="column t.x is time64"):
         delta_schema(pa.schema([("t", pa.struct([("x", pa.time64("us"))]))]), "t")
 
@@ -181,3 +183,36 @@ def test_steps_racing_to_make_one_table_make_it_once_and_append_the_rest(tmp_pat
         operations = [c["operation"] for c in DeltaTable(str(table)).history()]
         assert operations.count("CREATE TABLE") == 1, (trial, operations)
         assert sorted(DeltaTable(str(table)).to_pyarrow_table().column("id").to_pylist()) == [0, 1, 2]
+
+
+def test_columns_equal_but_for_case_within_the_run_or_a_struct_are_refused():
+    from gobblin_py.connectors.delta.types import case_clash
+
+    with pytest.raises(UsageError, match="the run's data has columns Name and name"):
+        case_clash(pa.schema([("Name", pa.string()), ("id", pa.int64()), ("name", pa.string())]), None, "t")
+    nested = pa.schema([("s", pa.list_(pa.struct([("A", pa.int64())])))])
+    with pytest.raises(UsageError, match="the run's column s.a differs from the table's column s.A only by case"):
+        case_clash(pa.schema([("s", pa.list_(pa.struct([("a", pa.int64())])))]), nested, "t")
+    case_clash(nested, nested, "t")  # the same names: fine
+
+
+def test_an_unsuffixed_table_uri_in_a_job_of_several_branches_is_refused():
+    from gobblin_py.connectors.delta.publisher import DeltaPublisher
+
+    props = {"fork.branches": "2", "delta.table.uri": "/lake/orders", "writer.output.format": "PARQUET",
+             "data.publisher.final.dir": "/lake"}
+    problems = [str(p) for p in DeltaPublisher.validate(props)]
+    assert any("the job has 2 branches, and delta.table.uri is read per branch" in p for p in problems), problems
+    suffixed = {**props, "delta.table.uri.0": "/lake/a", "delta.table.uri.1": "/lake/b"}
+    del suffixed["delta.table.uri"]
+    assert not [str(p) for p in DeltaPublisher.validate(suffixed) if "delta.table.uri" in str(p)]
+
+
+def test_an_empty_string_partition_value_is_refused_as_delta_reads_it_as_null(tmp_path):
+    for name, table in (("bounds", pa.table({"region": [""]})),
+                        ("data", pa.table({"region": pa.array([""]).dictionary_encode()}))):
+        path = tmp_path / f"{name}.parquet"
+        pq.write_table(table, path)
+        with pytest.raises(UsageError, match="partition column region is the empty string"):
+            read_facts(str(path), None, 1, ["region"])
+

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from gobblin_py.connectors.delta.table import app_id, state_store_of
+from gobblin_py.connectors.tables.publisher import RunIdentity
 from tests.conftest import run_gpy_here
 from tests.tables.delta_reads import commits, duckdb_rows, polars_rows, referenced_files
 
@@ -156,4 +158,58 @@ def test_datasets_committing_at_once_into_one_table_each_add_their_rows_once(tmp
     assert [c["operation"] for c in log] == ["CREATE TABLE", "WRITE", "WRITE"], log  # never made twice
     from deltalake import DeltaTable
 
-    assert all(DeltaTable(str(table)).transaction_version(f"gpy:Orders:{d}") == 1 for d in ("eu", "us", "apac"))
+    store = state_store_of({"state.store.dir": f"{tmp_path}/state"})
+    assert all(DeltaTable(str(table)).transaction_version(app_id(RunIdentity("Orders", "", d, ""), 1, 0, store)) == 1
+               for d in ("eu", "us", "apac"))
+
+
+def test_a_column_differing_from_the_tables_only_by_case_is_refused_before_anything_moves(tmp_path):
+    write_csv(tmp_path / "data" / "a.csv", "id,Name", ["1,a"])
+    path = job(tmp_path)
+    run(path)
+    write_csv(tmp_path / "data" / "b.csv", "id,name", ["2,b"])
+    refused = run(path, expect=2)
+    assert "the run's column name differs from the table's column Name only by case" in refused.stdout
+    table = tmp_path / "lake" / "shop" / "orders"
+    assert len(commits(table)) == 1 and len(list(table.glob("*.parquet"))) == 1
+    write_csv(tmp_path / "data" / "b.csv", "id,Name", ["2,b"])  # renamed back at the source: the next run takes it
+    run(path)
+    assert sorted(duckdb_rows(table).to_pylist(), key=lambda r: r["id"]) == [{"id": 1, "Name": "a"},
+                                                                             {"id": 2, "Name": "b"}]
+
+
+def test_unsigned_columns_are_read_as_the_table_says_and_uint64_is_refused_before_anything_moves(tmp_path):
+    write_csv(tmp_path / "data" / "a.csv", "id,a,b,c", ["1,255,4294967295,9223372036854775807"])
+    cast = {"converter.classes": "gobblin_py.transforms.converters.cast.TypeCastConverter"}
+    refused = run(job(tmp_path, **cast, **{"converter.cast.fields": "a:uint8,b:uint32,c:uint64"}), expect=2)
+    assert "column c is uint64" in refused.stdout and "converter.cast.fields=c:int64" in refused.stdout
+    table = tmp_path / "lake" / "shop" / "orders"
+    assert not table.exists()
+    run(job(tmp_path, **cast, **{"converter.cast.fields": "a:uint8,b:uint32,c:int64"}))  # the rows come, once
+    expected = [{"id": 1, "a": 255, "b": 4294967295, "c": 9223372036854775807}]
+    assert duckdb_rows(table).to_pylist() == polars_rows(table).to_pylist() == expected
+
+
+def test_two_jobs_of_one_name_publishing_into_one_table_each_commit_their_rows(tmp_path, monkeypatch):
+    """Two job files named alike (a backfill copy: its own data and state store) into one table: the one whose
+    commit failed after its files moved is finished by its next run, though the other committed meanwhile."""
+    from gobblin_py.connectors.delta.step import DeltaAppendStep
+    from gobblin_py.sdk.errors import TransientError
+
+    lake = {"delta.table.uri": f"{tmp_path}/lake/orders"}
+    write_csv(tmp_path / "a" / "data" / "a.csv", "id,v", ["1,A1"])
+    first = job(tmp_path / "a", **lake)
+    run(first)
+    write_csv(tmp_path / "a" / "data" / "b.csv", "id,v", ["2,A2"])
+    original = DeltaAppendStep.execute
+
+    def store_down(step, fresh=False):
+        raise TransientError("the store is down")
+
+    monkeypatch.setattr(DeltaAppendStep, "execute", store_down)
+    run(first, expect=1)  # its files moved, its commit logged, not made
+    monkeypatch.setattr(DeltaAppendStep, "execute", original)
+    write_csv(tmp_path / "b" / "data" / "a.csv", "id,v", ["100,B1"])
+    run(job(tmp_path / "b", **lake))
+    run(first)  # finishes its logged commit: the other job's version is not its own
+    assert sorted(duckdb_rows(tmp_path / "lake" / "orders", "id").column("id").to_pylist()) == [1, 2, 100]

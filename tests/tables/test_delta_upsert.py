@@ -95,3 +95,20 @@ def test_within_a_run_the_latest_row_of_a_key_by_the_watermark_column_wins(tmp_p
     run(path)
     assert sorted((r["id"], r["v"]) for r in polars_rows(table).to_pylist()) == [(1, "third"), (2, "later"),
                                                                                    (3, "new")]
+
+
+def test_table_merge_order_column_decides_which_row_of_a_key_wins_a_null_losing(tmp_path):
+    from tests.tables.test_delta_publisher import job, write_csv
+
+    write_csv(tmp_path / "data" / "a.csv", "id,ts,v",
+              ["1,5,latest", "1,3,older", "1,,no order", "2,4,first", "2,4,tie written last", "3,,alone"])
+    path = job(tmp_path, **{"table.merge.key": "id", "table.merge.order.column": "ts"})
+    run(path)
+    table = tmp_path / "lake" / "shop" / "orders"
+    assert sorted((r["id"], r["v"]) for r in duckdb_rows(table).to_pylist()) == [
+        (1, "latest"), (2, "tie written last"), (3, "alone")]
+    write_csv(tmp_path / "data" / "b.csv", "id,ts,v", ["1,9,later"])
+    refused = run(job(tmp_path, **{"table.merge.key": "id", "table.merge.order.column": "updated"}), expect=2)
+    assert "table.merge.order.column=updated: the run's data has no such column" in refused.stdout + refused.stderr
+    run(job(tmp_path, **{"table.merge.key": "id", "table.merge.order.column": "ts"}))  # fixed: the rows come
+    assert sorted((r["id"], r["v"]) for r in polars_rows(table).to_pylist())[0] == (1, "later")

@@ -77,3 +77,11 @@ def test_a_table_setting_no_run_could_use_is_refused_before_any_work(tmp_path, p
         said = refused.stdout + refused.stderr  # validate reports on stdout, run on stderr
         assert key in said and says in said, said
     assert not (tmp_path / "work").exists()  # no task ran
+
+
+def test_a_table_publisher_refuses_another_output_format_in_plain_words():
+    from gobblin_py.connectors.iceberg.publisher import IcebergPublisher
+
+    props = {"writer.output.format": "ORC", "data.publisher.final.dir": "/lake", "state.store.dir": "/state"}
+    problems = " ".join(str(p) for p in IcebergPublisher.validate(props))
+    assert "ORC: Iceberg tables take Parquet files" in problems and "a Iceberg" not in problems

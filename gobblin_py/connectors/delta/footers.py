@@ -68,6 +68,9 @@ def read_facts(path: str, fs_uri: str | None, records: int, partition_by: list[s
                                  f"{found.high!r}{', and nulls' if found.nulls else ''}); a Delta table's file holds "
                                  "one partition: partition the writer by the table's partition columns")
             partition_values[column] = partition_text(found.low)
+        if partition_values[column] == "":
+            raise UsageError(f"{path}: the partition column {column} is the empty string, which Delta's readers read "
+                             "as null; make it null, or another value, with a converter")
     return FileFacts(_stats_json(records, schema, bounds), partition_values)
 
 

@@ -91,8 +91,6 @@ class DeltaMergeStep(DeltaStep):
         current = table_arrow_schema(table)
         incoming = delta_schema(self.schema, where, current)
         changes = plan_changes(current, incoming, self.evolution, where, decimals=False, widening=False)
-        for name in changes.relaxed:
-            table.alter.drop_column_not_null(name, commit_properties=self.schema_change())
         grown = set(name.split(".")[0] for name in changes.added)
         target = pa.schema([pa.field(f.name, incoming.field(f.name).type if f.name in grown else f.type)
                             for f in current]

@@ -24,10 +24,11 @@ import pyarrow as pa
 from gobblin_py.connectors.delta.footers import read_facts
 from gobblin_py.connectors.delta.merge import MERGE_FOLDER, DeltaMergeStep
 from gobblin_py.connectors.delta.partitioning import partition_columns
+from gobblin_py.connectors.delta.protocol import null_problem, protocol_problem
 from gobblin_py.connectors.delta.settings import URI_KEY, DeltaSettings, storage_options, table_uri
 from gobblin_py.connectors.delta.step import DeltaAppendStep
-from gobblin_py.connectors.delta.table import app_folder, app_id, open_table, place
-from gobblin_py.connectors.delta.types import delta_schema, table_arrow_schema
+from gobblin_py.connectors.delta.table import app_folder, app_id, open_table, place, state_store_of
+from gobblin_py.connectors.delta.types import case_clash, delta_schema, table_arrow_schema
 from gobblin_py.connectors.tables.evolution import plan_changes
 from gobblin_py.connectors.tables.publisher import BranchTable, DataFile, RunIdentity, TablePublisher
 from gobblin_py.io import fs as fsutil
@@ -66,6 +67,11 @@ class DeltaPublisher(TablePublisher):
         problems = list(super().validate(props))
         branches = branch_count(props)
         state = State(dict(props))
+        if branches > 1 and props.get(URI_KEY):
+            problems.append(problem_at(props, URI_KEY, f"the job has {branches} branches, and {URI_KEY} is read per "
+                                       f"branch ({URI_KEY}.0 to {URI_KEY}.{branches - 1}): this one would be ignored",
+                                       f"name each branch's table with {URI_KEY}.N (the same URI for branches "
+                                       "publishing into one table)"))
         for branch in range(branches):
             key = branch_key(URI_KEY, branches, branch)
             if not props.get(key) and not props.get("extract.table.name"):
@@ -97,15 +103,24 @@ class DeltaPublisher(TablePublisher):
         mapped = delta_schema(schema, where)  # a type no Delta table holds fails here, before anything moves
         partition_by = partition_columns(scope.state, scope.branches, scope.branch, mapped)
         table = open_table(uri, storage_options(self.job_props, uri))
-        app = app_id(identity, scope.branches, scope.branch)
+        case_clash(schema, table_arrow_schema(table) if table is not None else None, where)
+        app = app_id(identity, scope.branches, scope.branch, state_store_of(self.job_props))
         version = 1
         if table is not None:
+            problem = protocol_problem(table, bool(settings.merge_key))
+            if problem:
+                raise UsageError(f"{where}: gpy cannot publish into it: {problem}; nothing of the dataset is moved "
+                                 "and its watermark is kept")
             existing = list(table.metadata().partition_columns)
             if existing != partition_by:
                 raise UsageError(_partitioning_conflict(uri, existing, partition_by))
             current = table_arrow_schema(table)
-            plan_changes(current, delta_schema(schema, where, current), settings.evolution, where, decimals=False,
-                         widening=False)
+            changes = plan_changes(current, delta_schema(schema, where, current), settings.evolution, where,
+                                   decimals=False, widening=False)
+            if changes.relaxed:
+                raise UsageError(f"{where}: column {changes.relaxed[0]} is NOT NULL in the table, and gpy checks "
+                                 "only top-level columns for nulls: make the run's data say it is not null, or "
+                                 "drop the table's NOT NULL")
             version = (table.transaction_version(app) or 0) + 1
         missing = [k for k in settings.merge_key if k not in schema.names]
         if missing:
@@ -117,8 +132,7 @@ class DeltaPublisher(TablePublisher):
             if table is not None:
                 _remove_merged(merges, version - 1)
             folder = f"{merges}/{version}"
-        order = [c.strip() for c in (scope.state.get_prop("extract.delta.fields") or "").split(",")
-                 if c.strip() in schema.names]
+        order = _merge_order(scope, settings, schema)
         return BranchTable(scope.branch, scope, folder, None, key,
                            state=_Plan(uri, app, version, partition_by, settings, order, table))
 
@@ -130,6 +144,7 @@ class DeltaPublisher(TablePublisher):
                                 "evolution": plan.settings.evolution, "retries": plan.settings.commit_retries,
                                 "props": self.job_props}
         step: DeltaAppendStep | DeltaMergeStep
+        _check_not_null(table.files, plan)
         if plan.settings.merge_key:
             _check_keys(table.files, list(plan.settings.merge_key), plan.uri)
             step = DeltaMergeStep(**args, files=[f.path for f in table.files], keys=list(plan.settings.merge_key),
@@ -183,6 +198,34 @@ def _partitioning_problems(props: Mapping[str, str], uri: str, branches: int, br
     existing = list(table.metadata().partition_columns)
     return [problem_at(props, key if props.get(key) else "extract.table.name",
                        _partitioning_conflict(uri, existing, wanted))]
+
+
+def _merge_order(scope: BranchScope, settings: DeltaSettings, schema: pa.Schema) -> list[str]:
+    """The columns whose latest value wins among a run's rows of one key: ``table.merge.order.column``, else the
+    source's ``extract.delta.fields`` (the first non-null of several); empty: the last row written wins."""
+    if not settings.merge_key:
+        return []
+    if settings.merge_order:
+        if settings.merge_order not in schema.names:
+            raise UsageError(f"{scope.key('table.merge.order.column')}={settings.merge_order}: the run's data has no "
+                             f"such column (columns: {', '.join(schema.names)})")
+        return [settings.merge_order]
+    return [c.strip() for c in (scope.state.get_prop("extract.delta.fields") or "").split(",")
+            if c.strip() in schema.names]
+
+
+def _check_not_null(files: list[DataFile], plan: _Plan) -> None:
+    """No row of the run is null in a column the table says is NOT NULL (a file without the column: every row)."""
+    if plan.table is None:
+        return
+    required = [f.name for f in table_arrow_schema(plan.table) if not f.nullable]
+    for column in required:
+        for file in files:
+            where = null_problem(file.source, file.records, column)
+            if where:
+                raise UsageError(f"Delta table {plan.uri}: column {column} is NOT NULL in the table and null in {where}; "
+                                 "nothing of the dataset is moved and its watermark is kept (filter such rows out, "
+                                 "or drop the table's NOT NULL)")
 
 
 def _check_keys(files: list[DataFile], keys: list[str], uri: str) -> None:

@@ -1,15 +1,15 @@
 """What both Delta commit steps share: the table, the run's app transaction, the schema change a commit needs.
 
 A run's commit carries Delta's transaction identifier (the ``txn`` action, as Spark Structured Streaming's Delta
-sink writes it): the app id names the job and the dataset, the version grows with each run (the table's version of
+sink writes it): the app id names the job, its state store and the dataset, the version grows with each run (the table's version of
 that app id plus one, decided when the run plans its commit and logged with it). The step is done once the table's
 version of the app id has reached the run's, so a step replayed after a crash (the table committed, the state not
 yet saved) finds its own transaction and commits nothing again. The commit's ``commitInfo`` names the job, the
 run, the dataset and its new watermark (``gpy.*``), which ``DESCRIBE HISTORY`` and ``DeltaTable.history()`` show.
 
-Delta (delta-rs) writes a schema change in a commit of its own: the columns a run adds (and a ``NOT NULL`` it drops)
-are committed just before the data, by a step that adds only what the table still lacks, so a replay adds nothing
-twice; a reader in between sees the new columns, null everywhere. A type may not change: delta-rs has no type
+Delta (delta-rs) writes a schema change in a commit of its own: the columns a run adds are committed just before
+the data, by a step that adds only what the table still lacks, so a replay adds nothing twice; a reader in between
+sees the new columns, null everywhere. A type may not change: delta-rs has no type
 widening, so a column keeps its type and a run's narrower values (an int in a long column) are read as it.
 """
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -42,10 +43,25 @@ DATA_OPERATIONS = ("WRITE", "CREATE TABLE", "MERGE")
 NEW_TABLE_CONFIGURATION = {"delta.checkpointInterval": "10"}
 
 
-def app_id(identity: RunIdentity, branches: int, branch: int) -> str:
-    """The Delta app id of a job's dataset (and branch, with several): the ``txn`` action's ``appId``."""
+def app_id(identity: RunIdentity, branches: int, branch: int, store: str) -> str:
+    """The Delta app id of a job's dataset (and branch, with several): the ``txn`` action's ``appId``. ``store``
+    (the job's state store, :func:`state_store_of`) tells apart two jobs of one name, each with its own state:
+    sharing an app id, one's replay would take the other's version for its own commit and add nothing."""
     base = f"gpy:{identity.job}:{identity.dataset}"
-    return f"{base}:{branch}" if branches > 1 else base
+    base = f"{base}:{branch}" if branches > 1 else base
+    return f"{base}@{hashlib.sha256(store.encode()).hexdigest()[:12]}"
+
+
+def state_store_of(props: Mapping[str, str]) -> str:
+    """Where the job keeps its state (``state.store.dir`` on ``state.store.fs.uri``), as one spelling: a local
+    folder as an absolute path (a relative one resolves from the working folder, as the store itself does)."""
+    folder = str(props.get("state.store.dir") or "")
+    fs_uri = str(props.get("state.store.fs.uri") or "")
+    if "://" in folder and not folder.startswith("file://"):
+        return folder.rstrip("/")
+    if fs_uri and not fs_uri.startswith("file:"):
+        return fs_uri.rstrip("/") + "/" + folder.strip("/")
+    return os.path.abspath(folder.removeprefix("file://")) if folder else ""
 
 
 def app_folder(app: str) -> str:
@@ -165,8 +181,8 @@ class DeltaStep(CommitStep):
         return self.commit_properties(transaction=False, rebased=False)
 
     def evolve(self, table: Any) -> SchemaChanges:
-        """Commit the columns the run adds (and the ``NOT NULL`` it drops) that ``table`` still lacks; refuse what
-        the table cannot take (SchemaConflict, naming the column and both types)."""
+        """Commit the columns the run adds that ``table`` still lacks; refuse what the table cannot take
+        (SchemaConflict, naming the column and both types)."""
         from deltalake import Field
 
         current = table_arrow_schema(table)
@@ -177,8 +193,6 @@ class DeltaStep(CommitStep):
         if tops:
             fields = [Field.from_arrow(pa.field(name, incoming.field(name).type)) for name in tops]
             table.alter.add_columns(fields, commit_properties=self.schema_change())
-        for name in changes.relaxed:
-            table.alter.drop_column_not_null(name, commit_properties=self.schema_change())
         if changes:
             log.info("delta_schema_changed", table=self.uri, changes=changes.describe(), run=self.identity.run)
         return changes

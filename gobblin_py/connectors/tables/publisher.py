@@ -132,7 +132,7 @@ class TablePublisher(BaseDataPublisher):
             key = branch_key("writer.output.format", branches, branch)
             value = props.get(key) or props.get("writer.output.format") or PARQUET
             if value.upper() != PARQUET:
-                problems.append(problem_at(props, key, f"{value}: {_a(cls.table_format)} table takes Parquet files",
+                problems.append(problem_at(props, key, f"{value}: {cls.table_format} tables take Parquet files",
                                            f"set {key}=PARQUET"))
         return problems
 
@@ -180,7 +180,7 @@ class TablePublisher(BaseDataPublisher):
             found = sources.get(posixpath.normpath(fsutil.open_fs(move.src, move.src_fs_uri)[1]))
             if found is None:
                 raise UsageError(f"{move.src}: a file in the task's output that its writer did not count; "
-                                 f"{_a(self.table_format)} table takes only the Parquet files the writers wrote")
+                                 f"{self.table_format} tables take only the Parquet files the writers wrote")
             branch, written_file = found
             table = self.tables[branch]
             folder = posixpath.dirname(posixpath.relpath(fsutil.open_fs(move.dst, move.dst_fs_uri)[1],
@@ -229,8 +229,3 @@ def _union_schema(schemas: list[pa.Schema], scope: BranchScope) -> pa.Schema:
         return pa.unify_schemas(schemas, promote_options="permissive") if len(schemas) > 1 else schemas[0]
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise UsageError(f"branch {scope.name}: the run's files have schemas that do not unify: {exc}") from None
-
-
-def _a(word: str) -> str:
-    """``word`` with its indefinite article."""
-    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
