@@ -10,12 +10,14 @@ one snapshot whose summary names the run (:mod:`.step`), so a replayed commit ad
 
 from __future__ import annotations
 
+import posixpath
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
 
+from gobblin_py.connectors.files.publisher import Destination
 from gobblin_py.connectors.iceberg.catalog import data_folder, describe_catalog, open_catalog
 from gobblin_py.connectors.iceberg.merge import MergeSpec
 from gobblin_py.connectors.iceberg.partitioning import partition_fields, partition_spec, table_fields
@@ -29,7 +31,7 @@ from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.errors import GobblinPyError, TransientError, UsageError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.settings import problem_at
-from gobblin_py.sdk.states import WorkUnitState
+from gobblin_py.sdk.states import TaskState, WorkUnitState
 
 log = get_logger(__name__)
 _creating = threading.Lock()
@@ -146,7 +148,18 @@ class IcebergPublisher(TablePublisher):
         files = [f.path if "://" in f.path else f"file://{f.path}" for f in table.files]
         settings = IcebergSettings.load(self.job_props)
         return IcebergCommitStep(identifier, files, identity, schema, evolution, settings.commit_retries,
-                                 self.job_props, merge, settings.snapshots_kept)
+                                 self.job_props, merge, settings.snapshots_kept,
+                                 table.branch if table.scope.branches > 1 else None)
+
+    def destination(self, task: TaskState, scope: BranchScope) -> Destination:
+        """The table's data folder; a folder of the branch's name in it when another branch of the job publishes
+        into the same table (the branches' files have the same names: their writers' ids)."""
+        found = super().destination(task, scope)
+        name = table_name(scope.state, scope.branches, scope.branch)[0]
+        if not any(table_name(scope.state, scope.branches, b)[0] == name
+                   for b in range(scope.branches) if b != scope.branch):
+            return found
+        return Destination(posixpath.join(found.folder, scope.name), found.root, found.key, found.fs_uri)
 
 
 def _nanoseconds(fields: Sequence[pa.Field], prefix: str = "") -> list[str]:

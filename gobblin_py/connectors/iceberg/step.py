@@ -1,8 +1,9 @@
 """The commit step that adds a run's files to an Iceberg table: one snapshot, found again on replay by its summary.
 
-The snapshot's summary carries ``gpy.job``, ``gpy.run`` (the run's job id), ``gpy.dataset`` and
-``gpy.watermark``: a step replayed after a crash (the table committed, the state not yet saved) finds the snapshot
-of its run and adds nothing. The files are added as they are (a fast append: no data is read or rewritten), with
+The snapshot's summary carries ``gpy.job``, ``gpy.run`` (the run's job id), ``gpy.dataset``, ``gpy.watermark``
+and, for a job of several fork branches, ``gpy.branch`` (branches may publish into one table, a snapshot each): a
+step replayed after a crash (the table committed, the state not yet saved) finds the snapshot of its run and
+branch and adds nothing. The files are added as they are (a fast append: no data is read or rewritten), with
 the schema change the run needs (new columns, allowed widenings) in the same table commit. A commit that another
 writer's beat (optimistic concurrency) is tried again on the table as it then is, ``iceberg.commit.retries`` times.
 """
@@ -38,17 +39,21 @@ def table_place(props: Mapping[str, str], identifier: tuple[str, ...]) -> str:
     return f"iceberg://{catalog_name(props)}/{'.'.join(identifier)}"
 
 
-def summary_of(identity: RunIdentity) -> dict[str, str]:
-    """The snapshot summary properties that name a run's commit."""
-    return {SUMMARY_PREFIX + k: v for k, v in identity.to_json().items()}
+def summary_of(identity: RunIdentity, branch: int | None = None) -> dict[str, str]:
+    """The snapshot summary properties that name a run's commit (of fork branch ``branch``, None with one)."""
+    found = {SUMMARY_PREFIX + k: v for k, v in identity.to_json().items()}
+    if branch is not None:
+        found[SUMMARY_PREFIX + "branch"] = str(branch)
+    return found
 
 
-def committed_snapshot(table: Any, identity: RunIdentity) -> int | None:
-    """The id of the snapshot ``identity``'s run committed to ``table``, None when it has none."""
-    wanted = summary_of(identity)
+def committed_snapshot(table: Any, identity: RunIdentity, branch: int | None = None) -> int | None:
+    """The id of the snapshot ``identity``'s run committed to ``table`` (for ``branch``), None when it has none."""
+    wanted = summary_of(identity, branch)
     for snapshot in reversed(table.snapshots()):
         summary = snapshot.summary
-        if summary is not None and all(summary.get(k) == wanted[k] for k in ("gpy.job", "gpy.run", "gpy.dataset")):
+        if summary is not None and all(summary.get(k) == wanted.get(k)
+                                       for k in ("gpy.job", "gpy.run", "gpy.dataset", "gpy.branch")):
             return int(snapshot.snapshot_id)
     return None
 
@@ -66,6 +71,7 @@ class IcebergCommitStep(CommitStep):
     props: Mapping[str, str] = field(default_factory=dict, repr=False)
     merge: MergeSpec | None = None
     keep: int | None = None  # iceberg.snapshots.keep: the commit expires snapshots beyond the newest this many
+    branch: int | None = None  # the fork branch, with several: the run's branches may publish into one table
     kind: str = "iceberg_append"
     snapshot_id: int | None = field(default=None, init=False, compare=False)
 
@@ -88,7 +94,7 @@ class IcebergCommitStep(CommitStep):
     def _found(self, table: Any, by_files: bool) -> bool:
         """Whether ``table`` holds this run's commit: its snapshot, or, ``by_files``, for an append whose snapshot
         was expired since (``iceberg.snapshots.keep``, or the table's maintenance), its files."""
-        self.snapshot_id = committed_snapshot(table, self.identity)
+        self.snapshot_id = committed_snapshot(table, self.identity, self.branch)
         if self.snapshot_id is not None:
             if self.merge is not None:
                 merging.remove_superseded(table, self.snapshot_id, self.files)
@@ -103,6 +109,11 @@ class IcebergCommitStep(CommitStep):
         if held:
             log.info("iceberg_commit_found_by_files", table=self.name, run=self.identity.run, files=len(held))
         return bool(held)
+
+    def _merge_run(self) -> str:
+        """What names the files this commit's merge writes: the run, and the branch (another branch's commit to
+        the same table holds files of its own)."""
+        return self.identity.run if self.branch is None else f"{self.identity.run}-branch{self.branch}"
 
     def execute(self, fresh: bool = False) -> None:
         from pyiceberg.exceptions import CommitFailedException
@@ -124,13 +135,13 @@ class IcebergCommitStep(CommitStep):
                             update.union_by_name(self.schema)
                     if self.merge is None:
                         # the files' names are new to this run (task ids): no scan of the manifests for them
-                        transaction.add_files(self.files, snapshot_properties=summary_of(self.identity),
+                        transaction.add_files(self.files, snapshot_properties=summary_of(self.identity, self.branch),
                                               check_duplicate_files=False)
                         if self.keep:
                             expired = expire_beyond(transaction, table, self.keep)
                     else:
-                        superseded = merging.merge(transaction, table, self.files, self.merge, self.identity.run,
-                                                   summary_of(self.identity), f"table {self.name}")
+                        superseded = merging.merge(transaction, table, self.files, self.merge, self._merge_run(),
+                                                   summary_of(self.identity, self.branch), f"table {self.name}")
             except CommitFailedException as exc:
                 if attempt == self.retries:
                     raise GobblinPyError(f"table {self.name}: another writer's commits kept beating this one "
@@ -139,7 +150,8 @@ class IcebergCommitStep(CommitStep):
                 continue
             if self.merge is not None:
                 merging.remove_files(table, superseded)
-            self.snapshot_id = committed_snapshot(table, self.identity)  # the commit left the table at its snapshot
+            # the commit left the table at its snapshot
+            self.snapshot_id = committed_snapshot(table, self.identity, self.branch)
             log.info("iceberg_committed", table=self.name, files=len(self.files), snapshot=self.snapshot_id,
                      schema_changes=changes.describe(), snapshots_expired=expired)
             return
@@ -151,7 +163,7 @@ class IcebergCommitStep(CommitStep):
         return {"kind": self.kind, "class": step_class_path(self), "table": list(self.identifier),
                 "files": self.files, "identity": self.identity.to_json(),
                 "schema": base64.b64encode(self.schema.serialize().to_pybytes()).decode(),
-                "evolution": self.evolution, "retries": self.retries, "keep": self.keep,
+                "evolution": self.evolution, "retries": self.retries, "keep": self.keep, "branch": self.branch,
                 "merge": None if self.merge is None else {"keys": list(self.merge.keys), "order": self.merge.order}}
 
     @classmethod
@@ -161,7 +173,8 @@ class IcebergCommitStep(CommitStep):
         return cls(tuple(data["table"]), list(data["files"]), RunIdentity.from_json(data["identity"]), schema,
                    str(data["evolution"]), int(data["retries"]), props,
                    None if merge is None else MergeSpec(tuple(merge["keys"]), merge.get("order")),
-                   None if data.get("keep") is None else int(data["keep"]))
+                   None if data.get("keep") is None else int(data["keep"]),
+                   None if data.get("branch") is None else int(data["branch"]))
 
     def describe(self) -> str:
         how = "add" if self.merge is None else f"upsert by {', '.join(self.merge.keys)}"
