@@ -201,6 +201,7 @@ def _create(catalog: Any, identifier: tuple[str, ...], schema: pa.Schema, fields
     it won the race."""
     from pyiceberg.catalog import Catalog
     from pyiceberg.exceptions import TableAlreadyExistsError
+    from pyiceberg.schema import assign_fresh_schema_ids
 
     with _creating:  # datasets committing at once may make one namespace: one thread at a time here
         try:
@@ -208,7 +209,9 @@ def _create(catalog: Any, identifier: tuple[str, ...], schema: pa.Schema, fields
         except Exception:  # noqa: BLE001 - another process made it meanwhile (each catalog says so its own way)
             if not catalog.namespace_exists(identifier[:-1]):
                 raise
-    iceberg_schema = Catalog._convert_schema_if_needed(schema)  # the schema with the ids the table will have
+    # the schema with the ids the table will have (the conversion gives every field -1; a spec built on those
+    # would name the last field): create_table assigns the same ids again, in the same order
+    iceberg_schema = assign_fresh_schema_ids(Catalog._convert_schema_if_needed(schema))
     try:
         table = catalog.create_table(identifier, schema=iceberg_schema,
                                      partition_spec=partition_spec(iceberg_schema, fields), properties=NEW_TABLE)
