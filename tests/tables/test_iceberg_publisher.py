@@ -121,7 +121,7 @@ def test_the_writer_partitioner_becomes_the_partition_spec(tmp_path):
     write_csv(tmp_path / "data" / "b.csv", "id,country", ["4,IT"])
     other = {"writer.partitioner.class": "ColumnValueWriterPartitioner", "writer.partition.columns": "id"}
     refused = run(job(tmp_path, **other), expect=2)
-    assert "is partitioned by [('country', 'identity')]" in refused.stderr
+    assert "is partitioned by identity(country), and the job's files by identity(id)" in refused.stderr
     assert "task_finished" not in refused.stderr  # found before any task ran
 
 

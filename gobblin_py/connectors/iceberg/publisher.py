@@ -20,7 +20,14 @@ import pyarrow as pa
 from gobblin_py.connectors.files.publisher import Destination
 from gobblin_py.connectors.iceberg.catalog import data_folder, describe_catalog, open_catalog
 from gobblin_py.connectors.iceberg.merge import MergeSpec
-from gobblin_py.connectors.iceberg.partitioning import partition_fields, partition_spec, table_fields
+from gobblin_py.connectors.iceberg.partitioning import (
+    JobPartitioning,
+    describe_fields,
+    job_partitioning,
+    partition_fields,
+    partition_spec,
+    table_fields,
+)
 from gobblin_py.connectors.iceberg.settings import IcebergSettings, table_identifier
 from gobblin_py.connectors.iceberg.step import IcebergCommitStep, table_place
 from gobblin_py.connectors.tables.evolution import plan_changes
@@ -89,13 +96,12 @@ class IcebergPublisher(TablePublisher):
         name, key = table_name(scope.state, scope.branches, scope.branch)
         identifier = table_identifier(name, key)
         catalog = open_catalog(self.job_props)
-        fields = partition_fields(scope, schema)
         try:
             try:
                 table = catalog.load_table(identifier)
             except NoSuchTableError:
                 _check_units(schema, NEW_FORMAT_VERSION, name)
-                table = _create(catalog, identifier, schema, fields)
+                table = _create(catalog, identifier, schema, partition_fields(scope, schema))
             else:
                 _check_units(schema, table.metadata.format_version, name)
         except GobblinPyError:
@@ -103,7 +109,7 @@ class IcebergPublisher(TablePublisher):
         except Exception as exc:  # noqa: BLE001 - a catalog fails in its own client library's errors
             raise TransientError(f"Iceberg catalog {describe_catalog(self.job_props)}: table {name}: "
                                  f"{type(exc).__name__}: {exc}") from None
-        _check_spec(table, fields, name)
+        _check_spec(table, job_partitioning(scope, schema), scope, name)
         settings = TableSettings.load(scope.state, branches=scope.branches, branch=scope.branch)
         evolution = settings.evolution
         plan_changes(table.schema().as_arrow(), schema, evolution, f"table {name}")  # refused before anything moves
@@ -138,7 +144,7 @@ class IcebergPublisher(TablePublisher):
                     log.warning("iceberg_preflight_skipped", table=name, error=f"{type(exc).__name__}: {exc}")
                     return
                 scope = BranchScope(unit, branches, branch)
-                _check_spec(table, partition_fields(scope, table.schema().as_arrow()), name)
+                _check_spec(table, job_partitioning(scope, table.schema().as_arrow()), scope, name)
 
     def place(self, table: BranchTable) -> str:
         return table_place(self.job_props, table.state[0])
@@ -188,12 +194,18 @@ def _check_units(schema: pa.Schema, format_version: int, name: str) -> None:
                          f"converter.cast.fields={columns[0]}:timestamp[us, UTC]")
 
 
-def _check_spec(table: Any, fields: list[tuple[str, str]], name: str) -> None:
-    """UsageError when the table is partitioned otherwise than the job's partitioner asks (``fields``)."""
-    if fields and table_fields(table) != fields:
-        raise UsageError(f"table {name} is partitioned by {table_fields(table) or 'nothing'}, and the job's "
-                         f"writer.partitioner.class asks for {fields}: publish to another table (iceberg.table) "
-                         "or change the partitioner")
+def _check_spec(table: Any, wanted: JobPartitioning, scope: BranchScope, name: str) -> None:
+    """UsageError when the table is partitioned otherwise than the job's partitioner asks (``wanted``): a file must
+    hold rows of one of the table's partitions (pyiceberg files it by its columns' bounds, nulls left out), and a
+    table's spec is its readers' to change, not a run's."""
+    found = table_fields(table)
+    if found == wanted.fields:
+        return
+    partitioner = scope.key("writer.partitioner.class")
+    raise UsageError(f"table {name} is partitioned by {describe_fields(found)}, and the job's files by "
+                     f"{wanted.describe(scope)}: set {partitioner} and its writer.partition.* keys to give "
+                     f"{describe_fields(found)}, or publish to another table ({scope.key('iceberg.table')}); "
+                     "nothing was moved and the watermark is kept")
 
 
 def _create(catalog: Any, identifier: tuple[str, ...], schema: pa.Schema, fields: list[tuple[str, str]]) -> Any:
