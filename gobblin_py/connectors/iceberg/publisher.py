@@ -20,6 +20,7 @@ import pyarrow as pa
 from gobblin_py.connectors.files.publisher import Destination
 from gobblin_py.connectors.iceberg.catalog import data_folder, describe_catalog, open_catalog
 from gobblin_py.connectors.iceberg.merge import MergeSpec
+from gobblin_py.connectors.iceberg.names import check_names, check_run_names
 from gobblin_py.connectors.iceberg.partitioning import (
     JobPartitioning,
     describe_fields,
@@ -95,6 +96,16 @@ class IcebergPublisher(TablePublisher):
 
         name, key = table_name(scope.state, scope.branches, scope.branch)
         identifier = table_identifier(name, key)
+        settings = TableSettings.load(scope.state, branches=scope.branches, branch=scope.branch)
+        evolution = settings.evolution
+        merge = None
+        if settings.merge_key:
+            missing = [c for c in settings.merge_key if c not in schema.names]
+            if missing:
+                raise UsageError(f"{scope.key('table.merge.key')}: no column {', '.join(missing)} in the run's data "
+                                 f"(it has {', '.join(schema.names)})")
+            merge = MergeSpec(settings.merge_key, settings.merge_order_column(scope.prop("extract.delta.fields"), schema))
+        check_run_names(schema, f"table {name}")  # what the run's data alone says: before a table is made for it
         catalog = open_catalog(self.job_props)
         try:
             try:
@@ -109,17 +120,10 @@ class IcebergPublisher(TablePublisher):
         except Exception as exc:  # noqa: BLE001 - a catalog fails in its own client library's errors
             raise TransientError(f"Iceberg catalog {describe_catalog(self.job_props)}: table {name}: "
                                  f"{type(exc).__name__}: {exc}") from None
+        # refused before anything moves
         _check_spec(table, job_partitioning(scope, schema), scope, name)
-        settings = TableSettings.load(scope.state, branches=scope.branches, branch=scope.branch)
-        evolution = settings.evolution
-        plan_changes(table.schema().as_arrow(), schema, evolution, f"table {name}")  # refused before anything moves
-        merge = None
-        if settings.merge_key:
-            missing = [c for c in settings.merge_key if c not in schema.names]
-            if missing:
-                raise UsageError(f"{scope.key('table.merge.key')}: no column {', '.join(missing)} in the run's data "
-                                 f"(it has {', '.join(schema.names)})")
-            merge = MergeSpec(settings.merge_key, settings.merge_order_column(scope.prop("extract.delta.fields"), schema))
+        plan_changes(table.schema().as_arrow(), schema, evolution, f"table {name}")
+        check_names(table.metadata, schema, f"table {name}")
         return BranchTable(scope.branch, scope, data_folder(table), None, key, state=(identifier, evolution, schema, merge))
 
     def preflight(self, work_units: Sequence[WorkUnitState]) -> None:

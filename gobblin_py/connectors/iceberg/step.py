@@ -20,6 +20,7 @@ import pyarrow as pa
 from gobblin_py.connectors.iceberg import merging
 from gobblin_py.connectors.iceberg.catalog import open_catalog
 from gobblin_py.connectors.iceberg.merge import MergeSpec
+from gobblin_py.connectors.iceberg.names import check_names
 from gobblin_py.connectors.iceberg.snapshots import expire_beyond, files_held
 from gobblin_py.connectors.tables.evolution import plan_changes
 from gobblin_py.connectors.tables.publisher import RunIdentity
@@ -127,6 +128,7 @@ class IcebergCommitStep(CommitStep):
             if self._found(table, by_files=not fresh and attempt == 0):
                 return
             changes = plan_changes(table.schema().as_arrow(), self.schema, self.evolution, f"table {self.name}")
+            check_names(table.metadata, self.schema, f"table {self.name}")  # as the plan did: renamed since?
             expired = 0
             try:
                 with table.transaction() as transaction:
