@@ -78,7 +78,7 @@ class IcebergPublisher(TablePublisher):
                    if props.get(k, props.get("table.merge.key"))]
         if props.get(kept) and upserts:
             problems.append(problem_at(props, kept, f"an upsert ({upserts[0]}) keeps every snapshot: a replayed "
-                                       "upsert finds its commit only by its snapshot",
+                                       "upsert needs its snapshot to find the run's files it rewrote",
                                        f"remove {kept}, or expire the table's snapshots by its own maintenance"))
         for branch in range(branches):
             name, key = table_name(State(dict(props)), branches, branch)

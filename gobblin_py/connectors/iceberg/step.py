@@ -1,9 +1,11 @@
-"""The commit step that adds a run's files to an Iceberg table: one snapshot, found again on replay by its summary.
+"""The commit step that adds a run's files to an Iceberg table: one snapshot, found again on replay.
 
 The snapshot's summary carries ``gpy.job``, ``gpy.run`` (the run's job id), ``gpy.dataset``, ``gpy.watermark``
-and, for a job of several fork branches, ``gpy.branch`` (branches may publish into one table, a snapshot each): a
-step replayed after a crash (the table committed, the state not yet saved) finds the snapshot of its run and
-branch and adds nothing. The files are added as they are (a fast append: no data is read or rewritten), with
+and, for a job of several fork branches, ``gpy.branch`` (branches may publish into one table, a snapshot each).
+The same table commit sets the table property ``gpy.commit.<hash of job, dataset and branch>`` to the run's id,
+as Delta's ``txn`` action records an app's version: a property outlives the snapshot, which the table's
+maintenance may expire (and its files compact into others) before a crashed run's replay looks. A step replayed
+after a crash (the table committed, the state not yet saved) finds its run there and adds nothing. The files are added as they are (a fast append: no data is read or rewritten), with
 the schema change the run needs (new columns, allowed widenings) in the same table commit. A commit that another
 writer's beat (optimistic concurrency) is tried again on the table as it then is, ``iceberg.commit.retries`` times.
 """
@@ -11,6 +13,7 @@ writer's beat (optimistic concurrency) is tried again on the table as it then is
 from __future__ import annotations
 
 import base64
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +24,7 @@ from gobblin_py.connectors.iceberg import merging
 from gobblin_py.connectors.iceberg.catalog import open_catalog
 from gobblin_py.connectors.iceberg.merge import MergeSpec
 from gobblin_py.connectors.iceberg.names import check_names
-from gobblin_py.connectors.iceberg.snapshots import expire_beyond, files_held
+from gobblin_py.connectors.iceberg.snapshots import expire_beyond
 from gobblin_py.connectors.tables.evolution import plan_changes
 from gobblin_py.connectors.tables.publisher import RunIdentity
 from gobblin_py.sdk.commit import CommitStep, step_class_path
@@ -46,6 +49,13 @@ def summary_of(identity: RunIdentity, branch: int | None = None) -> dict[str, st
     if branch is not None:
         found[SUMMARY_PREFIX + "branch"] = str(branch)
     return found
+
+
+def commit_property(identity: RunIdentity, branch: int | None = None) -> str:
+    """The table property whose value is the id of the last run of ``identity``'s job and dataset (and branch) to
+    commit to the table."""
+    app = "\0".join([identity.job, identity.dataset, *([] if branch is None else [str(branch)])])
+    return f"{SUMMARY_PREFIX}commit.{hashlib.sha256(app.encode()).hexdigest()[:20]}"
 
 
 def committed_snapshot(table: Any, identity: RunIdentity, branch: int | None = None) -> int | None:
@@ -90,26 +100,18 @@ class IcebergCommitStep(CommitStep):
             table = self._table()
         except NoSuchTableError:
             return False
-        return self._found(table, by_files=True)
+        return self._found(table)
 
-    def _found(self, table: Any, by_files: bool) -> bool:
-        """Whether ``table`` holds this run's commit: its snapshot, or, ``by_files``, for an append whose snapshot
-        was expired since (``iceberg.snapshots.keep``, or the table's maintenance), its files."""
+    def _found(self, table: Any) -> bool:
+        """Whether ``table`` holds this run's commit (its property says so; its snapshot, when not yet expired,
+        gives the id the run reports)."""
         self.snapshot_id = committed_snapshot(table, self.identity, self.branch)
-        if self.snapshot_id is not None:
-            if self.merge is not None:
-                merging.remove_superseded(table, self.snapshot_id, self.files)
-            return True
-        if self.merge is not None or not by_files:
+        if table.properties.get(commit_property(self.identity, self.branch)) != self.identity.run:
             return False
-        held = files_held(table, self.files)
-        if held and len(held) < len(set(self.files)):
-            raise GobblinPyError(f"table {self.name} holds {len(held)} of the {len(set(self.files))} files of run "
-                                 f"{self.identity.run}'s commit, which adds them all in one snapshot: another writer "
-                                 f"added some of them; remove them from the table, then run the job again")
-        if held:
-            log.info("iceberg_commit_found_by_files", table=self.name, run=self.identity.run, files=len(held))
-        return bool(held)
+        if self.merge is not None and self.snapshot_id is not None:
+            merging.remove_superseded(table, self.snapshot_id, self.files)
+        log.info("iceberg_commit_found", table=self.name, run=self.identity.run, snapshot=self.snapshot_id)
+        return True
 
     def _merge_run(self) -> str:
         """What names the files this commit's merge writes: the run, and the branch (another branch's commit to
@@ -123,15 +125,14 @@ class IcebergCommitStep(CommitStep):
             # not the table the plan loaded: a batch plans up to 100 datasets before it commits any, and a table's
             # metadata in memory grows with its snapshots (about 5 KB each)
             table = self._table()
-            # a commit just logged by this process (fresh) cannot be in the table; a try beaten by another writer
-            # added nothing; a replay looks for its files when its snapshot is gone
-            if self._found(table, by_files=not fresh and attempt == 0):
+            if self._found(table):  # a replay of a commit made, or a try beaten by a replay elsewhere
                 return
             changes = plan_changes(table.schema().as_arrow(), self.schema, self.evolution, f"table {self.name}")
             check_names(table.metadata, self.schema, f"table {self.name}")  # as the plan did: renamed since?
             expired = 0
             try:
                 with table.transaction() as transaction:
+                    transaction.set_properties(**{commit_property(self.identity, self.branch): self.identity.run})
                     if changes:
                         with transaction.update_schema() as update:
                             update.union_by_name(self.schema)
