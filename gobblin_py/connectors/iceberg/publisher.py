@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from gobblin_py.connectors.files.publisher import Destination
 from gobblin_py.connectors.iceberg.catalog import data_folder, describe_catalog, open_catalog
-from gobblin_py.connectors.iceberg.merge import MergeSpec
+from gobblin_py.connectors.iceberg.merge import MergeSpec, check_keys
 from gobblin_py.connectors.iceberg.names import check_names, check_run_names
 from gobblin_py.connectors.iceberg.partitioning import (
     JobPartitioning,
@@ -155,6 +155,8 @@ class IcebergPublisher(TablePublisher):
 
     def table_step(self, table: BranchTable, identity: RunIdentity) -> IcebergCommitStep:
         identifier, evolution, schema, merge = table.state
+        if merge is not None:  # in the plan: before anything moves
+            check_keys([f.source for f in table.files], merge, f"table {'.'.join(identifier)}")
         files = [f.path if "://" in f.path else f"file://{f.path}" for f in table.files]
         settings = IcebergSettings.load(self.job_props)
         return IcebergCommitStep(identifier, files, identity, schema, evolution, settings.commit_retries,
