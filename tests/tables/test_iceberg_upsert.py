@@ -35,3 +35,31 @@ def test_a_row_without_a_key_is_refused_before_anything_moves_and_the_fixed_sour
     (tmp_path / "data" / "b.jsonl").write_text('{"id": 2, "v": "b"}\n')  # fixed at the source
     run(path)
     assert table_rows(tmp_path) == [{"id": 1, "v": "a"}, {"id": 2, "v": "b"}]
+
+
+def test_a_merge_killed_right_after_its_snapshot_is_finished_by_the_next_run(tmp_path):
+    from tests.conftest import run_gpy
+
+    write_csv(tmp_path / "data" / "a.csv", "id,ts,v", ["1,1,old", "2,1,b"])
+    write_csv(tmp_path / "data" / "b.csv", "id,ts,v", ["1,2,new", "3,1,c"])  # a.csv's file loses a row: rewritten
+    path = job(tmp_path, **UPSERT)
+    # before the log, logged, two moves, the check of them, the table's snapshot
+    killed = run_gpy("run", str(path), "--engine", "local", env={"GPY_TEST_CRASH_AT_BOUNDARY": "6"})
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    run(path)  # finishes the killed run's commit: its files are all still where its moves put them
+    assert table_rows(tmp_path) == [{"id": 1, "v": "new"}, {"id": 2, "v": "b"}, {"id": 3, "v": "c"}]
+    write_csv(tmp_path / "data" / "c.csv", "id,ts,v", ["4,1,d"])
+    run(path)  # the next merge removes the file the first one rewrote
+    assert [r["id"] for r in table_rows(tmp_path)] == [1, 2, 3, 4]
+    table = catalog(tmp_path / "state", tmp_path / "warehouse").load_table("shop.orders")
+    assert {str(p) for p in (tmp_path / "warehouse").rglob("*.parquet")} == referenced_files(table)
+
+
+def test_an_upsert_keeping_its_newest_snapshots_only(tmp_path):
+    path = job(tmp_path, **UPSERT, **{"iceberg.snapshots.keep": "1"})
+    for n, row in enumerate(["1,1,a", "1,2,b", "2,1,c"]):
+        write_csv(tmp_path / "data" / f"{n}.csv", "id,ts,v", [row])
+        run(path)
+    table = catalog(tmp_path / "state", tmp_path / "warehouse").load_table("shop.orders")
+    assert len(table.snapshots()) == 1
+    assert table_rows(tmp_path) == [{"id": 1, "v": "b"}, {"id": 2, "v": "c"}]

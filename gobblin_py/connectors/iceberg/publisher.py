@@ -73,13 +73,6 @@ class IcebergPublisher(TablePublisher):
 
         problems = list(super().validate(props))
         branches = branch_count(props)
-        kept = "iceberg.snapshots.keep"
-        upserts = [k for k in (branch_key("table.merge.key", branches, b) for b in range(branches))
-                   if props.get(k, props.get("table.merge.key"))]
-        if props.get(kept) and upserts:
-            problems.append(problem_at(props, kept, f"an upsert ({upserts[0]}) keeps every snapshot: a replayed "
-                                       "upsert needs its snapshot to find the run's files it rewrote",
-                                       f"remove {kept}, or expire the table's snapshots by its own maintenance"))
         for branch in range(branches):
             name, key = table_name(State(dict(props)), branches, branch)
             if name.startswith(".") or name.endswith("."):

@@ -51,11 +51,11 @@ def summary_of(identity: RunIdentity, branch: int | None = None) -> dict[str, st
     return found
 
 
-def commit_property(identity: RunIdentity, branch: int | None = None) -> str:
+def commit_property(identity: RunIdentity, branch: int | None = None, kind: str = "commit") -> str:
     """The table property whose value is the id of the last run of ``identity``'s job and dataset (and branch) to
-    commit to the table."""
+    commit to the table (``kind`` rewritten: the files of its run that its merge rewrote)."""
     app = "\0".join([identity.job, identity.dataset, *([] if branch is None else [str(branch)])])
-    return f"{SUMMARY_PREFIX}commit.{hashlib.sha256(app.encode()).hexdigest()[:20]}"
+    return f"{SUMMARY_PREFIX}{kind}.{hashlib.sha256(app.encode()).hexdigest()[:20]}"
 
 
 def committed_snapshot(table: Any, identity: RunIdentity, branch: int | None = None) -> int | None:
@@ -108,8 +108,6 @@ class IcebergCommitStep(CommitStep):
         self.snapshot_id = committed_snapshot(table, self.identity, self.branch)
         if table.properties.get(commit_property(self.identity, self.branch)) != self.identity.run:
             return False
-        if self.merge is not None and self.snapshot_id is not None:
-            merging.remove_superseded(table, self.snapshot_id, self.files)
         log.info("iceberg_commit_found", table=self.name, run=self.identity.run, snapshot=self.snapshot_id)
         return True
 
@@ -130,6 +128,9 @@ class IcebergCommitStep(CommitStep):
             changes = plan_changes(table.schema().as_arrow(), self.schema, self.evolution, f"table {self.name}")
             check_names(table.metadata, self.schema, f"table {self.name}")  # as the plan did: renamed since?
             expired = 0
+            rewritten = commit_property(self.identity, self.branch, "rewritten")
+            if self.merge is not None:  # the earlier run's commit finished before this one was logged
+                merging.remove_files(table, merging.rewritten_earlier(table, rewritten, self.identity.run))
             try:
                 with table.transaction() as transaction:
                     transaction.set_properties(**{commit_property(self.identity, self.branch): self.identity.run})
@@ -140,19 +141,20 @@ class IcebergCommitStep(CommitStep):
                         # the files' names are new to this run (task ids): no scan of the manifests for them
                         transaction.add_files(self.files, snapshot_properties=summary_of(self.identity, self.branch),
                                               check_duplicate_files=False)
-                        if self.keep:
-                            expired = expire_beyond(transaction, table, self.keep)
                     else:
+                        # the run's files the merge rewrote stay where the moves put them (a replay of this commit
+                        # checks them there) until the next merge deletes them
                         superseded = merging.merge(transaction, table, self.files, self.merge, self._merge_run(),
                                                    summary_of(self.identity, self.branch), f"table {self.name}")
+                        merging.record_rewritten(transaction, table, rewritten, self.identity.run, superseded)
+                    if self.keep:
+                        expired = expire_beyond(transaction, table, self.keep)
             except CommitFailedException as exc:
                 if attempt == self.retries:
                     raise GobblinPyError(f"table {self.name}: another writer's commits kept beating this one "
                                          f"({self.retries + 1} tries, iceberg.commit.retries): {exc}") from None
                 log.warning("iceberg_commit_retry", table=self.name, attempt=attempt + 1, error=str(exc))
                 continue
-            if self.merge is not None:
-                merging.remove_files(table, superseded)
             # the commit left the table at its snapshot
             self.snapshot_id = committed_snapshot(table, self.identity, self.branch)
             log.info("iceberg_committed", table=self.name, files=len(self.files), snapshot=self.snapshot_id,
