@@ -61,3 +61,30 @@ def test_a_first_run_refused_for_its_own_columns_leaves_no_table(tmp_path):
     write_csv(tmp_path / "data" / "a.csv", "id,Name,name", ["1,a,b"])
     assert "the run's data has columns Name and name, equal but for case" in run(job(tmp_path), expect=2).stdout
     assert not catalog(tmp_path / "state", tmp_path / "warehouse").table_exists("shop.orders")
+
+
+def cast(fields: str) -> dict[str, str]:
+    return {"converter.classes": "TypeCastConverter", "converter.cast.fields": fields}
+
+
+def test_a_time_zone_other_than_utc_is_refused_before_anything_moves_and_the_cast_publishes_it(tmp_path):
+    write_csv(tmp_path / "data" / "a.csv", "id,x", ["1,2024-01-01 10:00:00"])
+    run(job(tmp_path, **cast("id:int64,x:timestamp[us, UTC]")))
+    write_csv(tmp_path / "data" / "b.csv", "id,x", ["2,2024-01-02 10:00:00"])
+    refused = run(job(tmp_path, **cast("id:int64,x:timestamp[us, America/New_York]")), expect=2)
+    assert "column x holds timestamps in time zone America/New_York" in refused.stdout
+    assert "converter.cast.fields=x:timestamp[us, UTC]" in refused.stdout
+    table = catalog(tmp_path / "state", tmp_path / "warehouse").load_table("shop.orders")
+    assert {str(p) for p in (tmp_path / "warehouse").rglob("*.parquet")} == referenced_files(table)
+    run(job(tmp_path, **cast("id:int64,x:timestamp[us, UTC]")))  # the watermark was kept: the row is published
+    assert [r["id"] for r in rows(tmp_path)] == [1, 2]
+
+
+def test_unsigned_integers_are_refused_naming_the_casts_and_no_table_is_made(tmp_path):
+    write_csv(tmp_path / "data" / "a.csv", "id,a,b,c", ["1,255,4294967295,9223372036854775807"])
+    refused = run(job(tmp_path, **cast("a:uint8,b:uint32,c:uint64")), expect=2)
+    assert "column a is uint8, and an Iceberg table's integers are signed" in refused.stdout
+    assert "converter.cast.fields=a:int32,b:int64,c:int64" in refused.stdout
+    assert not catalog(tmp_path / "state", tmp_path / "warehouse").table_exists("shop.orders")
+    run(job(tmp_path, **cast("a:int32,b:int64,c:int64")))
+    assert rows(tmp_path) == [{"id": 1, "a": 255, "b": 4294967295, "c": 9223372036854775807}]

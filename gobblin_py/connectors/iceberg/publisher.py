@@ -31,6 +31,7 @@ from gobblin_py.connectors.iceberg.partitioning import (
 )
 from gobblin_py.connectors.iceberg.settings import IcebergSettings, table_identifier
 from gobblin_py.connectors.iceberg.step import IcebergCommitStep, table_place
+from gobblin_py.connectors.iceberg.types import check_types
 from gobblin_py.connectors.tables.evolution import plan_changes
 from gobblin_py.connectors.tables.publisher import BranchTable, RunIdentity, TablePublisher, TableSettings
 from gobblin_py.io.branch_paths import BranchScope
@@ -104,10 +105,10 @@ class IcebergPublisher(TablePublisher):
             try:
                 table = catalog.load_table(identifier)
             except NoSuchTableError:
-                _check_units(schema, NEW_FORMAT_VERSION, name)
+                check_types(schema, NEW_FORMAT_VERSION, name)
                 table = _create(catalog, identifier, schema, partition_fields(scope, schema))
             else:
-                _check_units(schema, table.metadata.format_version, name)
+                check_types(schema, table.metadata.format_version, name)
         except GobblinPyError:
             raise
         except Exception as exc:  # noqa: BLE001 - a catalog fails in its own client library's errors
@@ -165,32 +166,6 @@ class IcebergPublisher(TablePublisher):
                    for b in range(scope.branches) if b != scope.branch):
             return found
         return Destination(posixpath.join(found.folder, scope.name), found.root, found.key, found.fs_uri)
-
-
-def _nanoseconds(fields: Sequence[pa.Field], prefix: str = "") -> list[str]:
-    """The columns (dotted paths) of ``fields`` holding nanosecond timestamps, nested ones too."""
-    found = []
-    for f in fields:
-        kind = f.type
-        while pa.types.is_list(kind) or pa.types.is_large_list(kind):
-            kind = kind.value_type
-        if pa.types.is_timestamp(kind) and kind.unit == "ns":
-            found.append(prefix + f.name)
-        elif pa.types.is_struct(kind):
-            found += _nanoseconds([kind.field(i) for i in range(kind.num_fields)], f"{prefix}{f.name}.")
-    return found
-
-
-def _check_units(schema: pa.Schema, format_version: int, name: str) -> None:
-    """UsageError, before anything moves, when the run's files hold nanosecond timestamps and the table (of
-    ``format_version``) keeps microseconds (Iceberg before format 3): pyiceberg refuses such a file at the commit,
-    which would then be tried again, in vain, by every later run."""
-    columns = _nanoseconds(list(schema))
-    if columns and format_version < 3:
-        raise UsageError(f"table {name}: column {', '.join(columns)} holds timestamps in nanoseconds, and an Iceberg "
-                         f"table of format {format_version} keeps microseconds (a CSV's times are read as "
-                         "nanoseconds): cast them, e.g. converter.classes=TypeCastConverter with "
-                         f"converter.cast.fields={columns[0]}:timestamp[us, UTC]")
 
 
 def _check_spec(table: Any, wanted: JobPartitioning, scope: BranchScope, name: str) -> None:
