@@ -63,3 +63,10 @@ def test_an_upsert_keeping_its_newest_snapshots_only(tmp_path):
     table = catalog(tmp_path / "state", tmp_path / "warehouse").load_table("shop.orders")
     assert len(table.snapshots()) == 1
     assert table_rows(tmp_path) == [{"id": 1, "v": "b"}, {"id": 2, "v": "c"}]
+
+
+def test_an_order_column_the_data_lacks_is_refused_before_anything_moves(tmp_path):
+    write_csv(tmp_path / "data" / "a.csv", "id,v", ["1,a"])
+    refused = run(job(tmp_path, **{"table.merge.key": "id", "table.merge.order.column": "seq"}), expect=2)
+    assert "table.merge.order.column: no column seq in the run's data" in refused.stdout
+    assert not list((tmp_path / "warehouse").rglob("*.parquet"))

@@ -77,11 +77,11 @@ def run_keys(io: Any, files: Sequence[str], spec: MergeSpec, where: str) -> tupl
     parts = []
     for n, path in enumerate(files):
         with io.new_input(path).open() as stream:
-            columns = [*spec.keys, *([spec.order] if spec.order else [])]
-            try:
-                found = pq.read_table(stream, columns=columns)
-            except (KeyError, pa.ArrowInvalid) as exc:
-                raise UsageError(f"{where}: table.merge.key / table.merge.order.column: {exc}") from None
+            parquet = pq.ParquetFile(stream)
+            # a file written before the source gained the order column has none: its rows lose (read as null)
+            columns = [c for c in (*spec.keys, *([spec.order] if spec.order else []))
+                       if c in parquet.schema_arrow.names]
+            found = parquet.read(columns=columns)
         found = found.append_column(FILE, pa.array([n] * found.num_rows, pa.int32()))
         parts.append(found.append_column(ROW, pa.array(range(found.num_rows), pa.int64())))
     rows = pa.concat_tables(parts, promote_options="permissive")

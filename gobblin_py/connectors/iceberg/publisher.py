@@ -99,6 +99,9 @@ class IcebergPublisher(TablePublisher):
                 raise UsageError(f"{scope.key('table.merge.key')}: no column {', '.join(missing)} in the run's data "
                                  f"(it has {', '.join(schema.names)})")
             merge = MergeSpec(settings.merge_key, settings.merge_order_column(scope.prop("extract.delta.fields"), schema))
+            if merge.order is not None and merge.order not in schema.names:
+                raise UsageError(f"{scope.key('table.merge.order.column')}: no column {merge.order} in the run's "
+                                 f"data (it has {', '.join(schema.names)})")
         check_run_names(schema, f"table {name}")  # what the run's data alone says: before a table is made for it
         catalog = open_catalog(self.job_props)
         try:
