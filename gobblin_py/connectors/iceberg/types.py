@@ -56,5 +56,6 @@ def _problems(fields: Sequence[pa.Field], format_version: int, prefix: str) -> I
                              "microseconds (a CSV's times are read as nanoseconds)"), cast
         elif pa.types.is_unsigned_integer(kind):
             yield path, (f"is {kind}, and an Iceberg table's integers are signed"
-                         + (" (int64 holds values up to 2^63 - 1)" if kind.bit_width == 64 else "")), \
+                         + (" (int64 holds values up to 2^63 - 1; decimal128(20, 0) holds them all)"
+                            if kind.bit_width == 64 else "")), \
                 _SIGNED[kind.bit_width]
