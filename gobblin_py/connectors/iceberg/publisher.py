@@ -179,9 +179,10 @@ def _check_spec(table: Any, wanted: JobPartitioning, scope: BranchScope, name: s
     if found == wanted.fields:
         return
     partitioner = scope.key("writer.partitioner.class")
+    fix = f"set {partitioner} and its writer.partition.* keys to give {describe_fields(found)}" if found \
+        else f"remove {partitioner}"
     raise UsageError(f"table {name} is partitioned by {describe_fields(found)}, and the job's files by "
-                     f"{wanted.describe(scope)}: set {partitioner} and its writer.partition.* keys to give "
-                     f"{describe_fields(found)}, or publish to another table ({scope.key('iceberg.table')}); "
+                     f"{wanted.describe(scope)}: {fix}, or publish to another table ({scope.key('iceberg.table')}); "
                      "nothing was moved and the watermark is kept")
 
 
