@@ -5,9 +5,10 @@ and, for a job of several fork branches, ``gpy.branch`` (branches may publish in
 The same table commit sets the table property ``gpy.commit.<hash of job, dataset and branch>`` to the run's id,
 as Delta's ``txn`` action records an app's version: a property outlives the snapshot, which the table's
 maintenance may expire (and its files compact into others) before a crashed run's replay looks. A step replayed
-after a crash (the table committed, the state not yet saved) finds its run there and adds nothing. The files are added as they are (a fast append: no data is read or rewritten), with
-the schema change the run needs (new columns, allowed widenings) in the same table commit. A commit that another
-writer's beat (optimistic concurrency) is tried again on the table as it then is, ``iceberg.commit.retries`` times.
+after a crash (the table committed, the state not yet saved) finds its run there and adds nothing. The files are
+added as they are (a fast append: no data is read or rewritten), with the schema change the run needs (new
+columns, allowed widenings) in the same table commit. A commit that another writer's beat (optimistic
+concurrency) is tried again on the table as it then is, ``iceberg.commit.retries`` times.
 """
 
 from __future__ import annotations
