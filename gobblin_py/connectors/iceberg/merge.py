@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.errors import UsageError
 
 ROW = "__gpy_row"
@@ -42,16 +43,45 @@ def merge_prefix(run: str) -> str:
     return f"merge-{_safe(run)}-"
 
 
+def check_keys(sources: Sequence[str], spec: MergeSpec, where: str) -> None:
+    """UsageError naming the file and the column when a row of the run's files (``sources``, before they move)
+    has no key: such a row can never be matched."""
+    for source in sources:
+        fs, local = fsutil.open_fs(source)
+        with fs.open(local, "rb") as stream:
+            parquet = pq.ParquetFile(stream)
+            for key in spec.keys:
+                nulls = _nulls(parquet, key)
+                if nulls:
+                    raise UsageError(f"{where}: {source}: column {key} of table.merge.key is null in {nulls} row(s); "
+                                     "a row without a key cannot be merged (filter such rows out, or choose other key "
+                                     "columns); nothing was moved and the watermark is kept")
+
+
+def _nulls(parquet: pq.ParquetFile, column: str) -> int:
+    """How many rows of ``parquet`` have no value in top-level ``column``: its footer's null counts, or else the
+    column read (every row when the file lacks it)."""
+    metadata = parquet.metadata
+    names = [metadata.schema.column(i).path for i in range(metadata.num_columns)]
+    if column not in names:
+        return metadata.num_rows
+    index = names.index(column)
+    stats = [metadata.row_group(g).column(index).statistics for g in range(metadata.num_row_groups)]
+    if all(s is not None and s.has_null_count for s in stats):
+        return sum(s.null_count for s in stats)
+    return parquet.read(columns=[column]).column(0).null_count
+
+
 def run_keys(io: Any, files: Sequence[str], spec: MergeSpec, where: str) -> tuple[pa.Table, dict[int, pa.Array]]:
     """The run's winning key of each row, and per file the rows that lose to a later one of the same key."""
     parts = []
     for n, path in enumerate(files):
         with io.new_input(path).open() as stream:
-            columns = [*spec.keys, *([spec.order] if spec.order else [])]
-            try:
-                found = pq.read_table(stream, columns=columns)
-            except (KeyError, pa.ArrowInvalid) as exc:
-                raise UsageError(f"{where}: table.merge.key / table.merge.order.column: {exc}") from None
+            parquet = pq.ParquetFile(stream)
+            # a file written before the source gained the order column has none: its rows lose (read as null)
+            columns = [c for c in (*spec.keys, *([spec.order] if spec.order else []))
+                       if c in parquet.schema_arrow.names]
+            found = parquet.read(columns=columns)
         found = found.append_column(FILE, pa.array([n] * found.num_rows, pa.int32()))
         parts.append(found.append_column(ROW, pa.array(range(found.num_rows), pa.int64())))
     rows = pa.concat_tables(parts, promote_options="permissive")
@@ -60,7 +90,8 @@ def run_keys(io: Any, files: Sequence[str], spec: MergeSpec, where: str) -> tupl
             raise UsageError(f"{where}: a row of the run has no value in merge key column {key}")
     sort = [(spec.order, "ascending")] if spec.order else []
     sort += [(FILE, "ascending"), (ROW, "ascending")]
-    ordered = rows.sort_by(sort)
+    # a row without an order value loses to every row with one (as Delta's merge has it)
+    ordered = rows.take(pc.sort_indices(rows, sort_keys=sort, null_placement="at_start"))
     # the last row of each key in that order wins
     position = pa.array(range(ordered.num_rows), pa.int64())
     latest = ordered.append_column("__pos", position).group_by(list(spec.keys)).aggregate([("__pos", "max")])

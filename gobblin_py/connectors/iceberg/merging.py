@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import posixpath
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -89,23 +90,36 @@ def merge(transaction: Any, table: Any, files: Sequence[str], spec: MergeSpec, r
     return superseded
 
 
+def rewritten_earlier(table: Any, prop: str, run: str) -> list[str]:
+    """The files of an earlier run that its merge rewrote (its own files holding a row a later one beat), as its
+    commit recorded them in the table property ``prop``; none when ``run`` recorded them. They stay where the
+    run's moves put them until then: a replay of that run's commit checks them there."""
+    value = table.properties.get(prop)
+    if not value:
+        return []
+    recorded = json.loads(value)
+    if recorded.get("run") == run:
+        return []
+    base = data_url(table)
+    return [name if "://" in name else f"{base}/{name}" for name in recorded.get("files", [])]
+
+
+def record_rewritten(transaction: Any, table: Any, prop: str, run: str, paths: Sequence[str]) -> None:
+    """Within ``transaction``: ``prop`` names the files of ``run`` its merge rewrote (for the next merge to delete),
+    or is removed when there are none."""
+    base = data_url(table) + "/"
+    names = [path.removeprefix(base) for path in paths]
+    if names:
+        transaction.set_properties(**{prop: json.dumps({"run": run, "files": names}, separators=(",", ":"))})
+    elif prop in table.properties:
+        transaction.remove_properties(prop)
+
+
 def remove_files(table: Any, paths: Sequence[str]) -> None:
-    """Delete files the committed snapshot no longer needs (a run's files its merge rewrote)."""
+    """Delete files no snapshot of the table holds (a finished run's files that its merge rewrote)."""
     for path in paths:
         fs, local = _open(path)
         try:
             fs.rm_file(local)
         except FileNotFoundError:
             pass
-
-
-def remove_superseded(table: Any, snapshot_id: int, files: Sequence[str]) -> None:
-    """After a merge's commit found on replay: the run's files that its snapshot did not add (rewritten ones) are
-    deleted, in case the run that committed it died before it could."""
-    snapshot = table.snapshot_by_id(snapshot_id)
-    if snapshot is None:
-        return
-    added = {entry.data_file.file_path for manifest in snapshot.manifests(table.io)
-             if manifest.added_snapshot_id == snapshot_id
-             for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True)}
-    remove_files(table, [path for path in files if path not in added])

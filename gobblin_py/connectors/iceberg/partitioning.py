@@ -11,6 +11,7 @@ land in the writer's folders, which Iceberg does not need.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -31,38 +32,70 @@ TRANSFORMS = {"YEAR": "year", "MONTH": "month", "DAY": "day", "HOUR": "hour"}
 UTC_NAMES = ("UTC", "Etc/UTC", "GMT", "Z", "+00:00")
 
 
-def partition_fields(scope: BranchScope, schema: pa.Schema) -> list[tuple[str, str]]:
-    """``(column, transform)`` per partition field the writer's partitioner maps to; empty for none."""
+@dataclass(frozen=True)
+class JobPartitioning:
+    """What the job's partitioner asks of the table: its ``(column, transform)`` fields (empty for none), and why
+    none when it has one that cannot be mapped."""
+
+    fields: list[tuple[str, str]]
+    unmapped: str | None = None
+
+    def describe(self, scope: BranchScope) -> str:
+        if self.fields:
+            return f"{describe_fields(self.fields)} ({scope.key('writer.partitioner.class')})"
+        if self.unmapped:
+            return f"nothing, since {self.unmapped}"
+        return f"nothing ({scope.key('writer.partitioner.class')} is not set)"
+
+
+def job_partitioning(scope: BranchScope, schema: pa.Schema) -> JobPartitioning:
+    """The partition fields the writer's partitioner maps to, against the columns of ``schema``."""
     name = scope.prop("writer.partitioner.class")
     if not name:
-        return []
+        return JobPartitioning([])
     cls = resolve_class(name, scope.key("writer.partitioner.class"))
     state, branches, branch = scope.state, scope.branches, scope.branch
     if issubclass(cls, ColumnValueWriterPartitioner):
         columns = ColumnPartitionSettings.load(state, branches=branches, branch=branch).columns
-        return [(c, "identity") for c in columns if c in schema.names] if all(c in schema.names for c in columns) \
-            else _unmapped(scope, "a partition column is not a top-level column of the data")
-    if issubclass(cls, TimeBasedWriterPartitioner):
-        settings = TimePartitionSettings.load(state, branches=branches, branch=branch)
-        if settings.pattern or settings.prefix or settings.suffix:
-            return _unmapped(scope, "writer.partition.pattern, prefix or suffix names folders no transform names")
-        if settings.granularity not in TRANSFORMS:
-            return _unmapped(scope, f"Iceberg has no {settings.granularity.lower()} transform")
-        if settings.timezone not in UTC_NAMES:
-            return _unmapped(scope, f"writer.partition.timezone={settings.timezone}: Iceberg's transforms are in UTC "
-                                    "(set it to UTC to partition the table as the folders are)")
-        if len(settings.columns) != 1 or settings.columns[0] not in schema.names:
-            return _unmapped(scope, "the time field is not one top-level column")
-        column = settings.columns[0]
-        if not (pa.types.is_timestamp(schema.field(column).type) or pa.types.is_date(schema.field(column).type)):
-            return _unmapped(scope, f"column {column} is {schema.field(column).type}, not a timestamp or date")
-        return [(column, TRANSFORMS[settings.granularity])]
-    return _unmapped(scope, f"{name} is not a partitioner gpy can map")
+        if all(c in schema.names for c in columns):
+            return JobPartitioning([(c, "identity") for c in columns])
+        return JobPartitioning([], f"a column of {scope.key('writer.partition.columns')} is not a top-level column "
+                                   "of the data")
+    if not issubclass(cls, TimeBasedWriterPartitioner):
+        return JobPartitioning([], f"{name} is not a partitioner gpy can map")
+    settings = TimePartitionSettings.load(state, branches=branches, branch=branch)
+    if settings.pattern or settings.prefix or settings.suffix:
+        return JobPartitioning([], "writer.partition.pattern, prefix or suffix names folders no transform names")
+    if settings.granularity not in TRANSFORMS:
+        return JobPartitioning([], f"Iceberg has no {settings.granularity.lower()} transform")
+    if settings.timezone not in UTC_NAMES:
+        return JobPartitioning([], f"{scope.key('writer.partition.timezone')}={settings.timezone}: Iceberg's "
+                                   "transforms are in UTC (set it to UTC to partition the table as the folders are)")
+    if len(settings.columns) != 1 or settings.columns[0] not in schema.names:
+        return JobPartitioning([], f"the time field ({scope.key('writer.partition.columns')}) is not one top-level "
+                                   "column")
+    column = settings.columns[0]
+    kind = schema.field(column).type
+    if not (pa.types.is_timestamp(kind) or pa.types.is_date(kind)):
+        return JobPartitioning([], f"column {column} is {kind}, not a timestamp or date")
+    if pa.types.is_date(kind) and settings.granularity == "HOUR":
+        return JobPartitioning([], f"column {column} is a date, which has no hours "
+                                   f"({scope.key('writer.partition.granularity')}=HOUR)")
+    return JobPartitioning([(column, TRANSFORMS[settings.granularity])])
 
 
-def _unmapped(scope: BranchScope, why: str) -> list[tuple[str, str]]:
-    log.warning("iceberg_table_unpartitioned", branch=scope.name, reason=why)
-    return []
+def partition_fields(scope: BranchScope, schema: pa.Schema) -> list[tuple[str, str]]:
+    """``(column, transform)`` per partition field of a new table: the partitioner's, with a warning saying why
+    when it cannot be mapped (the table is then unpartitioned)."""
+    found = job_partitioning(scope, schema)
+    if found.unmapped:
+        log.warning("iceberg_table_unpartitioned", branch=scope.name, reason=found.unmapped)
+    return found.fields
+
+
+def describe_fields(fields: list[tuple[str, str]]) -> str:
+    """Partition fields as Iceberg's DDL writes them: ``identity(country), day(ts)``; ``nothing`` for none."""
+    return ", ".join(f"{transform}({column})" for column, transform in fields) or "nothing"
 
 
 def partition_spec(iceberg_schema: Any, fields: list[tuple[str, str]]) -> Any:

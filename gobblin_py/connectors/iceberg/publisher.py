@@ -10,17 +10,28 @@ one snapshot whose summary names the run (:mod:`.step`), so a replayed commit ad
 
 from __future__ import annotations
 
+import posixpath
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
 
+from gobblin_py.connectors.files.publisher import Destination
 from gobblin_py.connectors.iceberg.catalog import catalog_problem, data_folder, describe_catalog, open_catalog
-from gobblin_py.connectors.iceberg.merge import MergeSpec
-from gobblin_py.connectors.iceberg.partitioning import partition_fields, partition_spec, table_fields
+from gobblin_py.connectors.iceberg.merge import MergeSpec, check_keys
+from gobblin_py.connectors.iceberg.names import check_names, check_run_names
+from gobblin_py.connectors.iceberg.partitioning import (
+    JobPartitioning,
+    describe_fields,
+    job_partitioning,
+    partition_fields,
+    partition_spec,
+    table_fields,
+)
 from gobblin_py.connectors.iceberg.settings import IcebergSettings, table_identifier
 from gobblin_py.connectors.iceberg.step import IcebergCommitStep, table_place
+from gobblin_py.connectors.iceberg.types import check_types
 from gobblin_py.connectors.tables.evolution import plan_changes
 from gobblin_py.connectors.tables.publisher import BranchTable, RunIdentity, TablePublisher, TableSettings
 from gobblin_py.io.branch_paths import BranchScope
@@ -29,7 +40,7 @@ from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.errors import GobblinPyError, TransientError, UsageError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.settings import problem_at
-from gobblin_py.sdk.states import WorkUnitState
+from gobblin_py.sdk.states import TaskState, WorkUnitState
 
 log = get_logger(__name__)
 _creating = threading.Lock()
@@ -66,13 +77,6 @@ class IcebergPublisher(TablePublisher):
         if catalog is not None:
             problems.append(problem_at(props, *catalog))
         branches = branch_count(props)
-        kept = "iceberg.snapshots.keep"
-        upserts = [k for k in (branch_key("table.merge.key", branches, b) for b in range(branches))
-                   if props.get(k, props.get("table.merge.key"))]
-        if props.get(kept) and upserts:
-            problems.append(problem_at(props, kept, f"an upsert ({upserts[0]}) keeps every snapshot: a replayed "
-                                       "upsert finds its commit only by its snapshot",
-                                       f"remove {kept}, or expire the table's snapshots by its own maintenance"))
         for branch in range(branches):
             name, key = table_name(State(dict(props)), branches, branch)
             if name.startswith(".") or name.endswith("."):
@@ -89,25 +93,8 @@ class IcebergPublisher(TablePublisher):
 
         name, key = table_name(scope.state, scope.branches, scope.branch)
         identifier = table_identifier(name, key)
-        catalog = open_catalog(self.job_props)
-        fields = partition_fields(scope, schema)
-        try:
-            try:
-                table = catalog.load_table(identifier)
-            except NoSuchTableError:
-                _check_units(schema, NEW_FORMAT_VERSION, name)
-                table = _create(catalog, identifier, schema, fields)
-            else:
-                _check_units(schema, table.metadata.format_version, name)
-        except GobblinPyError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - a catalog fails in its own client library's errors
-            raise TransientError(f"Iceberg catalog {describe_catalog(self.job_props)}: table {name}: "
-                                 f"{type(exc).__name__}: {exc}") from None
-        _check_spec(table, fields, name)
         settings = TableSettings.load(scope.state, branches=scope.branches, branch=scope.branch)
         evolution = settings.evolution
-        plan_changes(table.schema().as_arrow(), schema, evolution, f"table {name}")  # refused before anything moves
         merge = None
         if settings.merge_key:
             missing = [c for c in settings.merge_key if c not in schema.names]
@@ -115,6 +102,28 @@ class IcebergPublisher(TablePublisher):
                 raise UsageError(f"{scope.key('table.merge.key')}: no column {', '.join(missing)} in the run's data "
                                  f"(it has {', '.join(schema.names)})")
             merge = MergeSpec(settings.merge_key, settings.merge_order_column(scope.prop("extract.delta.fields"), schema))
+            if merge.order is not None and merge.order not in schema.names:
+                raise UsageError(f"{scope.key('table.merge.order.column')}: no column {merge.order} in the run's "
+                                 f"data (it has {', '.join(schema.names)})")
+        check_run_names(schema, f"table {name}")  # what the run's data alone says: before a table is made for it
+        catalog = open_catalog(self.job_props)
+        try:
+            try:
+                table = catalog.load_table(identifier)
+            except NoSuchTableError:
+                check_types(schema, NEW_FORMAT_VERSION, name)
+                table = _create(catalog, identifier, schema, partition_fields(scope, schema))
+            else:
+                check_types(schema, table.metadata.format_version, name)
+        except GobblinPyError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a catalog fails in its own client library's errors
+            raise TransientError(f"Iceberg catalog {describe_catalog(self.job_props)}: table {name}: "
+                                 f"{type(exc).__name__}: {exc}") from None
+        # refused before anything moves
+        _check_spec(table, job_partitioning(scope, schema), scope, name)
+        plan_changes(table.schema().as_arrow(), schema, evolution, f"table {name}")
+        check_names(table.metadata, schema, f"table {name}")
         return BranchTable(scope.branch, scope, data_folder(table), None, key, state=(identifier, evolution, schema, merge))
 
     def preflight(self, work_units: Sequence[WorkUnitState]) -> None:
@@ -139,51 +148,45 @@ class IcebergPublisher(TablePublisher):
                     log.warning("iceberg_preflight_skipped", table=name, error=f"{type(exc).__name__}: {exc}")
                     return
                 scope = BranchScope(unit, branches, branch)
-                _check_spec(table, partition_fields(scope, table.schema().as_arrow()), name)
+                _check_spec(table, job_partitioning(scope, table.schema().as_arrow()), scope, name)
 
     def place(self, table: BranchTable) -> str:
         return table_place(self.job_props, table.state[0])
 
     def table_step(self, table: BranchTable, identity: RunIdentity) -> IcebergCommitStep:
         identifier, evolution, schema, merge = table.state
+        if merge is not None:  # in the plan: before anything moves
+            check_keys([f.source for f in table.files], merge, f"table {'.'.join(identifier)}")
         files = [f.path if "://" in f.path else f"file://{f.path}" for f in table.files]
         settings = IcebergSettings.load(self.job_props)
         return IcebergCommitStep(identifier, files, identity, schema, evolution, settings.commit_retries,
-                                 self.job_props, merge, settings.snapshots_kept)
+                                 self.job_props, merge, settings.snapshots_kept,
+                                 table.branch if table.scope.branches > 1 else None)
+
+    def destination(self, task: TaskState, scope: BranchScope) -> Destination:
+        """The table's data folder; a folder of the branch's name in it when another branch of the job publishes
+        into the same table (the branches' files have the same names: their writers' ids)."""
+        found = super().destination(task, scope)
+        name = table_name(scope.state, scope.branches, scope.branch)[0]
+        if not any(table_name(scope.state, scope.branches, b)[0] == name
+                   for b in range(scope.branches) if b != scope.branch):
+            return found
+        return Destination(posixpath.join(found.folder, scope.name), found.root, found.key, found.fs_uri)
 
 
-def _nanoseconds(fields: Sequence[pa.Field], prefix: str = "") -> list[str]:
-    """The columns (dotted paths) of ``fields`` holding nanosecond timestamps, nested ones too."""
-    found = []
-    for f in fields:
-        kind = f.type
-        while pa.types.is_list(kind) or pa.types.is_large_list(kind):
-            kind = kind.value_type
-        if pa.types.is_timestamp(kind) and kind.unit == "ns":
-            found.append(prefix + f.name)
-        elif pa.types.is_struct(kind):
-            found += _nanoseconds([kind.field(i) for i in range(kind.num_fields)], f"{prefix}{f.name}.")
-    return found
-
-
-def _check_units(schema: pa.Schema, format_version: int, name: str) -> None:
-    """UsageError, before anything moves, when the run's files hold nanosecond timestamps and the table (of
-    ``format_version``) keeps microseconds (Iceberg before format 3): pyiceberg refuses such a file at the commit,
-    which would then be tried again, in vain, by every later run."""
-    columns = _nanoseconds(list(schema))
-    if columns and format_version < 3:
-        raise UsageError(f"table {name}: column {', '.join(columns)} holds timestamps in nanoseconds, and an Iceberg "
-                         f"table of format {format_version} keeps microseconds (a CSV's times are read as "
-                         "nanoseconds): cast them, e.g. converter.classes=TypeCastConverter with "
-                         f"converter.cast.fields={columns[0]}:timestamp[us, UTC]")
-
-
-def _check_spec(table: Any, fields: list[tuple[str, str]], name: str) -> None:
-    """UsageError when the table is partitioned otherwise than the job's partitioner asks (``fields``)."""
-    if fields and table_fields(table) != fields:
-        raise UsageError(f"table {name} is partitioned by {table_fields(table) or 'nothing'}, and the job's "
-                         f"writer.partitioner.class asks for {fields}: publish to another table (iceberg.table) "
-                         "or change the partitioner")
+def _check_spec(table: Any, wanted: JobPartitioning, scope: BranchScope, name: str) -> None:
+    """UsageError when the table is partitioned otherwise than the job's partitioner asks (``wanted``): a file must
+    hold rows of one of the table's partitions (pyiceberg files it by its columns' bounds, nulls left out), and a
+    table's spec is its readers' to change, not a run's."""
+    found = table_fields(table)
+    if found == wanted.fields:
+        return
+    partitioner = scope.key("writer.partitioner.class")
+    fix = f"set {partitioner} and its writer.partition.* keys to give {describe_fields(found)}" if found \
+        else f"remove {partitioner}"
+    raise UsageError(f"table {name} is partitioned by {describe_fields(found)}, and the job's files by "
+                     f"{wanted.describe(scope)}: {fix}, or publish to another table ({scope.key('iceberg.table')}); "
+                     "nothing was moved and the watermark is kept")
 
 
 def _create(catalog: Any, identifier: tuple[str, ...], schema: pa.Schema, fields: list[tuple[str, str]]) -> Any:
@@ -191,6 +194,7 @@ def _create(catalog: Any, identifier: tuple[str, ...], schema: pa.Schema, fields
     it won the race."""
     from pyiceberg.catalog import Catalog
     from pyiceberg.exceptions import TableAlreadyExistsError
+    from pyiceberg.schema import assign_fresh_schema_ids
 
     with _creating:  # datasets committing at once may make one namespace: one thread at a time here
         try:
@@ -198,7 +202,9 @@ def _create(catalog: Any, identifier: tuple[str, ...], schema: pa.Schema, fields
         except Exception:  # noqa: BLE001 - another process made it meanwhile (each catalog says so its own way)
             if not catalog.namespace_exists(identifier[:-1]):
                 raise
-    iceberg_schema = Catalog._convert_schema_if_needed(schema)  # the schema with the ids the table will have
+    # the schema with the ids the table will have (the conversion gives every field -1; a spec built on those
+    # would name the last field): create_table assigns the same ids again, in the same order
+    iceberg_schema = assign_fresh_schema_ids(Catalog._convert_schema_if_needed(schema))
     try:
         table = catalog.create_table(identifier, schema=iceberg_schema,
                                      partition_spec=partition_spec(iceberg_schema, fields), properties=NEW_TABLE)

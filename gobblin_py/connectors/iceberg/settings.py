@@ -40,8 +40,8 @@ class IcebergSettings(TableSettings):
                                              "(from the table's metadata only: no data file is removed; tags and "
                                              "branch heads stay), so that the metadata every commit reads and "
                                              "rewrites stays small however many runs the table has had; a commit "
-                                             "replayed after its snapshot was expired finds its files in the table "
-                                             "instead. Appends only (not with table.merge.key)")
+                                             "replayed after its snapshot was expired finds its run in the table's "
+                                             "properties instead")
 
 
 def table_identifier(name: str, key: str) -> tuple[str, ...]:

@@ -1,5 +1,4 @@
-"""A table's snapshot history as a run's commit sees it: the old snapshots it expires (``iceberg.snapshots.keep``),
-and the run's files found in the table when the run's own snapshot is no longer there to say so.
+"""A table's snapshot history as a run's commit sees it: the old snapshots it expires (``iceberg.snapshots.keep``).
 
 Every commit reads and rewrites the table's metadata file, which lists every snapshot (pyiceberg also copies it
 whole each time a commit looks at it): a table that keeps every snapshot makes each commit slower than the last.
@@ -9,7 +8,6 @@ removes snapshots from the metadata only: the data files the current snapshot ho
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -35,21 +33,3 @@ def expire_beyond(transaction: Any, table: Any, keep: int) -> int:
         with ExpireSnapshots(transaction) as expire:
             expire.older_than(EPOCH + timedelta(milliseconds=boundary))
     return expired
-
-
-def files_held(table: Any, files: Sequence[str]) -> set[str]:
-    """Which of ``files`` the table's current snapshot holds: every data manifest is read, so only for a replay
-    that found no snapshot of its run."""
-    from pyiceberg.manifest import ManifestContent
-
-    snapshot = table.current_snapshot()
-    wanted, found = set(files), set[str]()
-    if snapshot is None or not wanted:
-        return found
-    for manifest in snapshot.manifests(table.io):
-        if manifest.content != ManifestContent.DATA:
-            continue
-        for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True):
-            if entry.data_file.file_path in wanted:
-                found.add(entry.data_file.file_path)
-    return found

@@ -1,0 +1,45 @@
+"""Fork branches publishing into one Iceberg table: each branch's files in a snapshot of its own, each found again
+by its own summary on replay."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import run_gpy
+from tests.tables.iceberg_reads import catalog, referenced_files
+from tests.tables.test_iceberg_publisher import job, run, write_csv
+
+AFTER_THE_FIRST_SNAPSHOT = "6"  # before the log, logged, two moves, the check of them, branch 0's snapshot
+
+
+@pytest.mark.parametrize("names", [{}, {"writer.file.name.0": "a.parquet", "writer.file.name.1": "b.parquet"}])
+def test_two_branches_into_one_table_each_commit_their_rows(tmp_path, names):
+    write_csv(tmp_path / "data" / "a.csv", "id", ["1", "2"])
+    run(job(tmp_path, **{"fork.branches": "2", **names}))
+    table = catalog(tmp_path / "state", tmp_path / "warehouse").load_table("shop.orders")
+    assert sorted(table.scan().to_arrow().column("id").to_pylist()) == [1, 1, 2, 2]  # each branch's copy
+    assert sorted(s.summary["gpy.branch"] for s in table.snapshots()) == ["0", "1"]
+    assert {str(p) for p in (tmp_path / "warehouse").rglob("*.parquet")} == referenced_files(table)
+
+
+def test_two_branches_killed_between_their_snapshots_are_finished_once(tmp_path):
+    write_csv(tmp_path / "data" / "a.csv", "id", ["1", "2"])
+    path = job(tmp_path, **{"fork.branches": "2"})
+    killed = run_gpy("run", str(path), "--engine", "local",
+                     env={"GPY_TEST_CRASH_AT_BOUNDARY": AFTER_THE_FIRST_SNAPSHOT})
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    table = catalog(tmp_path / "state", tmp_path / "warehouse").load_table("shop.orders")
+    assert [s.summary["gpy.branch"] for s in table.snapshots()] == ["0"]
+    run(path)
+    assert sorted(table.refresh().scan().to_arrow().column("id").to_pylist()) == [1, 1, 2, 2]
+    assert len(table.snapshots()) == 2
+
+
+def test_two_branches_upserting_into_one_table_keep_each_others_files(tmp_path):
+    write_csv(tmp_path / "data" / "a.csv", "id,name", ["1,a", "1,b", "2,c"])  # branch 0 rewrites its file
+    run(job(tmp_path, **{"fork.branches": "2", "table.merge.key.0": "id", "table.merge.key.1": "name"}))
+    table = catalog(tmp_path / "state", tmp_path / "warehouse").load_table("shop.orders")
+    # branch 1's rows replace branch 0's of the same names
+    assert table.scan().to_arrow().select(["id", "name"]).sort_by([("id", "ascending"), ("name", "ascending")]).to_pylist() == [
+        {"id": 1, "name": "a"}, {"id": 1, "name": "b"}, {"id": 2, "name": "c"}]
+    assert {str(p) for p in (tmp_path / "warehouse").rglob("*.parquet")} >= referenced_files(table)
