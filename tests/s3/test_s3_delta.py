@@ -27,7 +27,11 @@ def test_a_delta_table_on_s3_takes_each_run_in_one_version(tmp_path, s3_server, 
 
     table = DeltaTable(f"s3://{bucket}/lake/shop/orders", storage_options=storage)
     assert [c["operation"] for c in reversed(table.history())] == ["CREATE TABLE", "ADD COLUMN", "WRITE"]
-    assert table.transaction_version("gpy:S3Delta:") == 2
+    from gobblin_py.connectors.delta.table import app_id, state_store_of
+    from gobblin_py.connectors.tables.publisher import RunIdentity
+
+    app = app_id(RunIdentity("S3Delta", "", "", ""), 1, 0, state_store_of({"state.store.dir": f"{tmp_path}/state"}))
+    assert table.transaction_version(app) == 2
     rows = sorted(table.to_pyarrow_table().to_pylist(), key=lambda r: r["order_id"])
     assert rows == [{"order_id": 1, "amount": 1.5, "country": None}, {"order_id": 2, "amount": 2.5, "country": None},
                     {"order_id": 3, "amount": 3.5, "country": "FR"}]
