@@ -23,6 +23,7 @@ from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.errors import UsageError
 
 ROW = "__gpy_row"
+HAS_ORDER = "__gpy_has_order"  # 1 where the row has an order value
 FILE = "__gpy_file"
 
 
@@ -88,10 +89,11 @@ def run_keys(io: Any, files: Sequence[str], spec: MergeSpec, where: str) -> tupl
     for key in spec.keys:
         if rows.column(key).null_count:
             raise UsageError(f"{where}: a row of the run has no value in merge key column {key}")
-    sort = [(spec.order, "ascending")] if spec.order else []
-    sort += [(FILE, "ascending"), (ROW, "ascending")]
-    # a row without an order value loses to every row with one (as Delta's merge has it)
-    ordered = rows.take(pc.sort_indices(rows, sort_keys=sort, null_placement="at_start"))
+    sort = [(FILE, "ascending"), (ROW, "ascending")]
+    if spec.order:  # a row without an order value loses to every row with one (as Delta's merge has it)
+        rows = rows.append_column(HAS_ORDER, pc.cast(pc.is_valid(rows.column(spec.order)), pa.int8()))
+        sort = [(HAS_ORDER, "ascending"), (spec.order, "ascending"), *sort]
+    ordered = rows.take(pc.sort_indices(rows, sort_keys=sort))
     # the last row of each key in that order wins
     position = pa.array(range(ordered.num_rows), pa.int64())
     latest = ordered.append_column("__pos", position).group_by(list(spec.keys)).aggregate([("__pos", "max")])
