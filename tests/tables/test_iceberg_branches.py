@@ -43,3 +43,16 @@ def test_two_branches_upserting_into_one_table_keep_each_others_files(tmp_path):
     assert table.scan().to_arrow().select(["id", "name"]).sort_by([("id", "ascending"), ("name", "ascending")]).to_pylist() == [
         {"id": 1, "name": "a"}, {"id": 1, "name": "b"}, {"id": 2, "name": "c"}]
     assert {str(p) for p in (tmp_path / "warehouse").rglob("*.parquet")} >= referenced_files(table)
+
+
+def test_an_unsuffixed_merge_key_is_every_branchs_own(tmp_path):
+    write_csv(tmp_path / "data" / "a.csv", "id,name", ["1,a", "2,b"])
+    path = job(tmp_path, **{"fork.branches": "2", "table.merge.key": "id", "iceberg.table.0": "shop.left",
+                            "iceberg.table.1": "shop.right"})
+    run(path)
+    write_csv(tmp_path / "data" / "b.csv", "id,name", ["1,A"])  # an update of id 1: replaced in both tables
+    run(path)
+    tables = catalog(tmp_path / "state", tmp_path / "warehouse")
+    for name in ("shop.left", "shop.right"):
+        rows = tables.load_table(name).scan().to_arrow().sort_by("id").to_pylist()
+        assert rows == [{"id": 1, "name": "A"}, {"id": 2, "name": "b"}], (name, rows)

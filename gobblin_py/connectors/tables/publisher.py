@@ -41,19 +41,21 @@ PARQUET = "PARQUET"
 
 @dataclass(frozen=True)
 class TableSettings(PublisherSettings):
-    """The keys every table publisher reads (per branch, ``.N`` with several branches), the file publisher's too:
-    ``data.publisher.final.dir`` is where tables are kept by default."""
+    """The keys every table publisher reads (per branch, ``.N`` with several branches, a branch without its own
+    taking the unsuffixed value), the file publisher's too: ``data.publisher.final.dir`` is where tables are kept by
+    default."""
 
     evolution: str = setting("table.schema.evolution", default=ADD_COLUMNS, choices=EVOLUTION_MODES,
-                             scope=Scope.BRANCH,
+                             scope=Scope.BRANCH, shared_fallback=True,
                              doc="add_columns: new columns (and, where the format allows, widenings such as int "
                                  "to long) are applied with the data that brings them; fail: any change fails the "
                                  "dataset")
     merge_key: tuple[str, ...] = setting("table.merge.key", default=(), scope=Scope.BRANCH,
+                                         shared_fallback=True,
                                          doc="columns whose values identify a row: a run's row replaces the table's "
                                              "row of the same key and the others are inserted (upsert); empty: "
                                              "append")
-    merge_order: str | None = setting("table.merge.order.column", scope=Scope.BRANCH,
+    merge_order: str | None = setting("table.merge.order.column", scope=Scope.BRANCH, shared_fallback=True,
                                       default_doc="the first of extract.delta.fields (the source's watermark column)",
                                       doc="with table.merge.key: of a run's rows with one key, the one with the latest "
                                           "value of this column wins (the last written on a tie or without one)")
