@@ -21,10 +21,21 @@ from gobblin_py.runtime.engines.java import ensure_java
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def _free_ports(count: int) -> list[int]:
+    """``count`` distinct ports free now (held together while chosen, so no two are the same)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket()
+            sock.bind(("127.0.0.1", 0))
+            sockets.append(sock)
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+STARTED = "Spark Connect server started at"  # the server's log line once its gRPC service listens
 
 
 def _ensure_client() -> None:
@@ -62,7 +73,9 @@ def connect_server(tmp_path_factory, bare_python) -> ConnectServer:
     _ensure_client()
     ensure_java()
     work = tmp_path_factory.mktemp("spark-connect")
-    port = _free_port()
+    # the driver's and the block manager's ports are chosen too: left to Spark, one of them can take the gRPC port
+    # before the gRPC service binds it, and a client then waits on a port that speaks another protocol
+    port, driver_port, block_port = _free_ports(3)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
     env.update({"SPARK_HOME": str(spark_home), "SPARK_LOCAL_IP": "127.0.0.1",
                 "SPARK_LOG_DIR": str(work / "logs"), "SPARK_PID_DIR": str(work / "pid"),
@@ -72,6 +85,7 @@ def connect_server(tmp_path_factory, bare_python) -> ConnectServer:
     proc = subprocess.Popen(
         ["bash", str(script), "--wait", "--master", "local[2]",
          "--conf", f"spark.connect.grpc.binding.port={port}",
+         "--conf", f"spark.driver.port={driver_port}", "--conf", f"spark.blockManager.port={block_port}",
          "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
          "--conf", "spark.ui.enabled=false", "--conf", "spark.ui.showConsoleProgress=false"],
         env=env, stdout=open(log, "wb"), stderr=subprocess.STDOUT, start_new_session=True)
@@ -79,7 +93,9 @@ def connect_server(tmp_path_factory, bare_python) -> ConnectServer:
     while True:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
+            if STARTED in log.read_text(errors="replace"):
+                break
+            raise ConnectionRefusedError  # something listens there, not yet (or never) the gRPC service
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
                 _stop(proc)
