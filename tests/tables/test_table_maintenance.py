@@ -1,0 +1,119 @@
+"""Table maintenance jobs on the tables gpy publishes: ``DeltaMaintenanceJob`` compacts a table's small files
+into one commit and vacuums the files no version in the retention references; the rows are the same rows, by
+identity, before and after, and a SIGKILL mid-run leaves the table readable and the rerun finishes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gobblin_py.sdk.crash_points import KILL_ENV, PHASE_LOG_ENV
+from tests.conftest import run_gpy_here
+from tests.tables.delta_reads import commits, duckdb_rows, referenced_files
+from tests.tables.test_delta_publisher import job, run, write_csv
+
+JOB_CLASS = "DeltaMaintenanceJob"
+
+
+def published_table(root: Path, runs: int = 3) -> Path:
+    """A Delta table gpy published over ``runs`` runs: one small file each."""
+    path = job(root)
+    for n in range(runs):
+        write_csv(root / "data" / f"{n}.csv", "id,name", [f"{n * 10 + i},r{n}-{i}" for i in range(5)])
+        run(path)
+    return root / "lake" / "shop" / "orders"
+
+
+def maintenance_job(root: Path, **extra: str) -> Path:
+    props = {"job.name": "Maintain", "job.class": JOB_CLASS, "delta.table.uri": f"{root}/lake/shop/orders", **extra}
+    path = root / "maintain.pull"
+    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+    return path
+
+
+def data_files(table: Path) -> set[str]:
+    return {str(p) for p in table.rglob("*.parquet") if "_delta_log" not in p.parts}
+
+
+def rows(table: Path) -> list[tuple]:
+    return sorted((r["id"], r["name"]) for r in duckdb_rows(table, "id, name").to_pylist())
+
+
+def test_optimize_compacts_small_files_in_one_commit_and_vacuum_deletes_only_unreferenced_ones(tmp_path):
+    table = published_table(tmp_path)
+    before, files_before = rows(table), data_files(table)
+    assert len(before) == 15 and len(files_before) == 3
+    path = maintenance_job(tmp_path, **{"table.maintenance.retention.hours": "0",
+                                        "table.maintenance.enforce.retention": "false"})
+
+    dry = run_gpy_here("run", str(path), "--dry-run")
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert "3 small file(s)" in dry.stdout and "would compact  3 file(s) of the table" in dry.stdout
+    assert data_files(table) == files_before and len(commits(table)) == 3  # nothing changed
+
+    done = run_gpy_here("run", str(path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "compacted 3 file(s)" in done.stdout and "3 unreferenced file(s) older than 0 h deleted" in done.stdout
+    # one commit rewrites the files; vacuum logs its start and end
+    assert [c["operation"] for c in commits(table)][3:] == ["OPTIMIZE", "VACUUM START", "VACUUM END"]
+    assert rows(table) == before  # the same rows, each once
+    assert data_files(table) == referenced_files(table) and len(data_files(table)) == 1
+    assert not data_files(table) & files_before
+
+    # the ingestion job goes on appending to the maintained table
+    write_csv(tmp_path / "data" / "9.csv", "id,name", ["90,r9"])
+    run(job(tmp_path))
+    assert rows(table) == sorted([*before, (90, "r9")])
+    again = run_gpy_here("run", str(path))
+    assert again.returncode == 0 and "compacted 2 file(s)" in again.stdout
+
+
+def test_default_retention_keeps_the_files_older_versions_read(tmp_path):
+    table = published_table(tmp_path)
+    files_before = data_files(table)
+    result = run_gpy_here("run", str(maintenance_job(tmp_path)))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 unreferenced file(s) older than 168 h deleted" in result.stdout
+    assert files_before < data_files(table) and len(referenced_files(table)) == 1  # replaced files kept for a week
+
+
+@pytest.mark.parametrize("extra, key", [
+    ({"table.maintenance.target.file.size": "100"}, "table.maintenance.target.file.size"),
+    ({"table.maintenance.retention.hours": "-1"}, "table.maintenance.retention.hours"),
+    ({"table.maintenance.enforce.retention": "maybe"}, "table.maintenance.enforce.retention"),
+])
+def test_bad_values_are_refused_naming_the_key(tmp_path, extra, key):
+    result = run_gpy_here("run", str(maintenance_job(tmp_path, **extra)))
+    assert result.returncode == 2 and key in result.stdout + result.stderr
+
+
+def test_a_retention_below_the_tables_minimum_is_refused_unless_said_explicitly(tmp_path):
+    table = published_table(tmp_path, runs=2)
+    files_before, before = data_files(table), rows(table)
+    result = run_gpy_here("run", str(maintenance_job(tmp_path, **{"table.maintenance.retention.hours": "1"})))
+    assert result.returncode == 2 and "table.maintenance.retention.hours=1" in result.stdout + result.stderr
+    assert data_files(table) == files_before and rows(table) == before and len(commits(table)) == 2  # untouched
+
+
+@pytest.mark.parametrize("kill", ["table.optimize:1:0.05", "table.vacuum:1:0"])
+def test_a_killed_maintenance_run_leaves_the_table_whole_and_the_rerun_finishes(tmp_path, kill):
+    table = published_table(tmp_path)
+    before = rows(table)
+    path = maintenance_job(tmp_path, **{"table.maintenance.retention.hours": "0",
+                                        "table.maintenance.enforce.retention": "false"})
+    log = tmp_path / "phases.log"
+    killed = subprocess.run([sys.executable, "-m", "gobblin_py.cli", "run", str(path)], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120,
+                            env={**os.environ, KILL_ENV: kill, PHASE_LOG_ENV: str(log)})
+    assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
+    assert f"kill {kill.rsplit(':', 1)[0].replace(':', ' ')}" in log.read_text()
+    assert rows(table) == before  # the old version or the new one: the same rows either way
+    rerun = run_gpy_here("run", str(path))
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert rows(table) == before
+    assert data_files(table) == referenced_files(table) and len(data_files(table)) == 1
