@@ -1,6 +1,7 @@
 """Table maintenance jobs on the tables gpy publishes: ``DeltaMaintenanceJob`` compacts a table's small files
-into one commit and vacuums the files no version in the retention references; the rows are the same rows, by
-identity, before and after, and a SIGKILL mid-run leaves the table readable and the rerun finishes."""
+into one commit and vacuums the files no version in the retention references; ``IcebergMaintenanceJob`` expires
+snapshots past the retention. The rows are the same rows, by identity, before and after, and a SIGKILL mid-run
+leaves the table readable and the rerun finishes."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ import pytest
 from gobblin_py.sdk.crash_points import KILL_ENV, PHASE_LOG_ENV
 from tests.conftest import run_gpy_here
 from tests.tables.delta_reads import commits, duckdb_rows, referenced_files
+from tests.tables.iceberg_reads import catalog
 from tests.tables.test_delta_publisher import job, run, write_csv
+from tests.tables.test_iceberg_publisher import job as iceberg_job
 
 JOB_CLASS = "DeltaMaintenanceJob"
 
@@ -117,3 +120,65 @@ def test_a_killed_maintenance_run_leaves_the_table_whole_and_the_rerun_finishes(
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert rows(table) == before
     assert data_files(table) == referenced_files(table) and len(data_files(table)) == 1
+
+
+def iceberg_table(root: Path, runs: int = 3):
+    path = iceberg_job(root)
+    for n in range(runs):
+        write_csv(root / "data" / f"{n}.csv", "id,name", [f"{n * 10 + i},r{n}-{i}" for i in range(5)])
+        run(path)
+    return path, lambda: catalog(root / "state", root / "warehouse").load_table(("shop", "orders"))
+
+
+def iceberg_maintenance_job(root: Path, **extra: str) -> Path:
+    props = {"job.name": "Maintain", "job.class": "IcebergMaintenanceJob", "iceberg.table": "shop.orders",
+             "data.publisher.final.dir": f"{root}/warehouse", "state.store.dir": f"{root}/state", **extra}
+    path = root / "maintain.pull"
+    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+    return path
+
+
+def iceberg_rows(table) -> list[tuple]:
+    return sorted((r["id"], r["name"]) for r in table.scan(selected_fields=("id", "name")).to_arrow().to_pylist())
+
+
+def test_iceberg_snapshots_past_the_retention_expire_and_the_current_one_and_the_replay_properties_stay(tmp_path):
+    ingest, load = iceberg_table(tmp_path)
+    table = load()
+    before, current = iceberg_rows(table), table.current_snapshot().snapshot_id
+    commit_properties = {k: v for k, v in table.properties.items() if k.startswith("gpy.commit.")}
+    assert len(before) == 15 and len(table.snapshots()) == 3 and commit_properties
+    path = iceberg_maintenance_job(tmp_path, **{"table.maintenance.retention.hours": "0"})
+
+    dry = run_gpy_here("run", str(path), "--dry-run")
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert "2 snapshot(s) of shop.orders older than 0 h would be expired" in dry.stdout
+    assert len(load().snapshots()) == 3
+
+    done = run_gpy_here("run", str(path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    table = load()
+    assert [s.snapshot_id for s in table.snapshots()] == [current]
+    assert iceberg_rows(table) == before
+    assert commit_properties.items() <= table.properties.items()
+    assert "nothing new to pull" in run(ingest).stdout  # the runs' commits are still found
+    write_csv(tmp_path / "data" / "9.csv", "id,name", ["90,r9"])
+    run(ingest)
+    assert iceberg_rows(load()) == sorted([*before, (90, "r9")])
+
+    kept = run_gpy_here("run", str(iceberg_maintenance_job(tmp_path)))  # the default week keeps both
+    assert kept.returncode == 0 and "0 snapshot(s)" in kept.stdout and len(load().snapshots()) == 2
+
+
+def test_a_killed_iceberg_expiry_leaves_the_table_whole_and_the_rerun_finishes(tmp_path):
+    _, load = iceberg_table(tmp_path, runs=2)
+    before = iceberg_rows(load())
+    path = iceberg_maintenance_job(tmp_path, **{"table.maintenance.retention.hours": "0"})
+    killed = subprocess.run([sys.executable, "-m", "gobblin_py.cli", "run", str(path)], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120,
+                            env={**os.environ, KILL_ENV: "table.expire:1:0.05"})
+    assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
+    assert iceberg_rows(load()) == before
+    rerun = run_gpy_here("run", str(path))
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert iceberg_rows(load()) == before and len(load().snapshots()) == 1

@@ -1,5 +1,5 @@
 """The keys of table maintenance, declared once: the size small files are compacted into and how long files no
-longer referenced by a table are kept before they are deleted."""
+longer referenced by a table (Delta) or old snapshots (Iceberg) are kept."""
 
 from __future__ import annotations
 
@@ -14,16 +14,23 @@ MIB = 1024 * 1024
 
 
 @dataclass(frozen=True)
-class MaintenanceSettings(Settings):
+class RetentionSettings(Settings):
+    """The retention of the table maintenance jobs: how long what a table no longer needs is kept."""
+
+    retention_hours: int = setting(RETENTION_KEY, default=168, minimum=0, maximum=100 * 365 * 24,
+                                   doc="hours: Delta: files the table no longer references are deleted once they "
+                                       "have been unreferenced this long; Iceberg: snapshots older than this are "
+                                       "expired (never the current one); readers of older versions need them "
+                                       "until then")
+
+
+@dataclass(frozen=True)
+class MaintenanceSettings(RetentionSettings):
     """The keys of the table maintenance jobs: the target file size and the retention of unreferenced files."""
 
     target_size: int = setting(TARGET_SIZE_KEY, default=128 * MIB, minimum=MIB, maximum=16 * 1024 * MIB,
                                doc="bytes: the table's smaller files are rewritten into files of about this size, "
                                    "in one commit")
-    retention_hours: int = setting(RETENTION_KEY, default=168, minimum=0, maximum=100 * 365 * 24,
-                                   doc="hours: files the table no longer references are deleted once they have "
-                                       "been unreferenced this long (readers of older versions need them until "
-                                       "then)")
     enforce_retention: bool = setting(ENFORCE_KEY, default=True,
                                       doc="refuse a retention shorter than the table's own minimum (Delta's "
                                           "delta.deletedFileRetentionDuration, 7 days unless the table says "
