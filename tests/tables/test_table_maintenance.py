@@ -17,6 +17,7 @@ from gobblin_py.sdk.crash_points import KILL_ENV, PHASE_LOG_ENV
 from tests.conftest import run_gpy_here
 from tests.tables.delta_reads import commits, duckdb_rows, referenced_files
 from tests.tables.iceberg_reads import catalog
+from tests.tables.iceberg_reads import referenced_files as referenced_iceberg_files
 from tests.tables.test_delta_publisher import job, run, write_csv
 from tests.tables.test_iceberg_publisher import job as iceberg_job
 
@@ -148,12 +149,21 @@ def test_iceberg_snapshots_past_the_retention_expire_and_the_current_one_and_the
     before, current = iceberg_rows(table), table.current_snapshot().snapshot_id
     commit_properties = {k: v for k, v in table.properties.items() if k.startswith("gpy.commit.")}
     assert len(before) == 15 and len(table.snapshots()) == 3 and commit_properties
-    path = iceberg_maintenance_job(tmp_path, **{"table.maintenance.retention.hours": "0"})
+    refused = run_gpy_here("run", str(iceberg_maintenance_job(tmp_path, **{"table.maintenance.retention.hours": "1"})))
+    assert refused.returncode == 2 and "table.maintenance.retention.hours=1" in refused.stdout + refused.stderr
+    assert len(load().snapshots()) == 3
+    path = iceberg_maintenance_job(tmp_path, **{"table.maintenance.retention.hours": "0",
+                                                "table.maintenance.enforce.retention": "false"})
+    # a crashed writer's file, never committed
+    stray = Path(referenced_iceberg_files(table).pop()).parent / "00000-0-crashed-writer.parquet"
+    stray.write_bytes(b"PAR1")
+    manifest_lists = {s.manifest_list.removeprefix("file://") for s in table.snapshots()}
 
     dry = run_gpy_here("run", str(path), "--dry-run")
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert "2 snapshot(s) of shop.orders older than 0 h would be expired" in dry.stdout
-    assert len(load().snapshots()) == 3
+    assert f"would delete  {stray}" in dry.stdout
+    assert len(load().snapshots()) == 3 and stray.exists()
 
     done = run_gpy_here("run", str(path))
     assert done.returncode == 0, done.stdout + done.stderr
@@ -161,6 +171,10 @@ def test_iceberg_snapshots_past_the_retention_expire_and_the_current_one_and_the
     assert [s.snapshot_id for s in table.snapshots()] == [current]
     assert iceberg_rows(table) == before
     assert commit_properties.items() <= table.properties.items()
+    # the stray file and the expired snapshots' manifest lists are gone; every file the table reads is there
+    assert not stray.exists() and "3 file(s) no snapshot references" in done.stdout
+    assert [Path(p).exists() for p in sorted(manifest_lists)].count(True) == 1
+    assert all(Path(p).exists() for p in referenced_iceberg_files(table))
     assert "nothing new to pull" in run(ingest).stdout  # the runs' commits are still found
     write_csv(tmp_path / "data" / "9.csv", "id,name", ["90,r9"])
     run(ingest)
@@ -173,7 +187,8 @@ def test_iceberg_snapshots_past_the_retention_expire_and_the_current_one_and_the
 def test_a_killed_iceberg_expiry_leaves_the_table_whole_and_the_rerun_finishes(tmp_path):
     _, load = iceberg_table(tmp_path, runs=2)
     before = iceberg_rows(load())
-    path = iceberg_maintenance_job(tmp_path, **{"table.maintenance.retention.hours": "0"})
+    path = iceberg_maintenance_job(tmp_path, **{"table.maintenance.retention.hours": "0",
+                                                "table.maintenance.enforce.retention": "false"})
     killed = subprocess.run([sys.executable, "-m", "gobblin_py.cli", "run", str(path)], cwd=tmp_path,
                             capture_output=True, text=True, timeout=120,
                             env={**os.environ, KILL_ENV: "table.expire:1:0.05"})

@@ -11,6 +11,7 @@ TARGET_SIZE_KEY = "table.maintenance.target.file.size"
 RETENTION_KEY = "table.maintenance.retention.hours"
 ENFORCE_KEY = "table.maintenance.enforce.retention"
 MIB = 1024 * 1024
+ICEBERG_MINIMUM_HOURS = 168  # an Iceberg table states no minimum: a week, as Delta's default
 
 
 @dataclass(frozen=True)
@@ -20,8 +21,15 @@ class RetentionSettings(Settings):
     retention_hours: int = setting(RETENTION_KEY, default=168, minimum=0, maximum=100 * 365 * 24,
                                    doc="hours: Delta: files the table no longer references are deleted once they "
                                        "have been unreferenced this long; Iceberg: snapshots older than this are "
-                                       "expired (never the current one); readers of older versions need them "
-                                       "until then")
+                                       "expired (never the current one) and files none of its snapshots "
+                                       "references, older than this, deleted; readers of older versions need "
+                                       "them until then")
+    enforce_retention: bool = setting(ENFORCE_KEY, default=True,
+                                      doc="refuse a retention shorter than the table's minimum before deleting "
+                                          "files: Delta's delta.deletedFileRetentionDuration (7 days unless the "
+                                          "table says otherwise); Iceberg: 7 days (a writer's files wait in the "
+                                          "table's folder for its commit); false: delete after the retention "
+                                          "given, however short")
 
 
 @dataclass(frozen=True)
@@ -31,7 +39,3 @@ class MaintenanceSettings(RetentionSettings):
     target_size: int = setting(TARGET_SIZE_KEY, default=128 * MIB, minimum=MIB, maximum=16 * 1024 * MIB,
                                doc="bytes: the table's smaller files are rewritten into files of about this size, "
                                    "in one commit")
-    enforce_retention: bool = setting(ENFORCE_KEY, default=True,
-                                      doc="refuse a retention shorter than the table's own minimum (Delta's "
-                                          "delta.deletedFileRetentionDuration, 7 days unless the table says "
-                                          "otherwise); false: delete after the retention given, however short")
