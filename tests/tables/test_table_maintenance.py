@@ -86,6 +86,16 @@ def test_default_retention_keeps_the_files_older_versions_read(tmp_path):
     assert files_before < data_files(table) and len(referenced_files(table)) == 1  # replaced files kept for a week
 
 
+def test_the_table_defaults_to_the_publishers_place_without_delta_table_uri(tmp_path):
+    table = published_table(tmp_path, runs=2)
+    path = tmp_path / "maintain.pull"
+    path.write_text(f"job.name=Maintain\njob.class={JOB_CLASS}\ndata.publisher.final.dir={tmp_path}/lake\n"
+                    "extract.namespace=shop\nextract.table.name=orders\n")
+    dry = run_gpy_here("run", str(path), "--dry-run")
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert f"2 small file(s) of {table} would be compacted" in dry.stdout
+
+
 @pytest.mark.parametrize("extra, key", [
     ({"table.maintenance.target.file.size": "100"}, "table.maintenance.target.file.size"),
     ({"table.maintenance.retention.hours": "-1"}, "table.maintenance.retention.hours"),
