@@ -1,0 +1,108 @@
+"""Delta table maintenance as a job (``job.class=DeltaMaintenanceJob``): ``OPTIMIZE`` rewrites the table's small
+files into files of ``table.maintenance.target.file.size`` in one commit, then ``VACUUM`` deletes the files no
+version within ``table.maintenance.retention.hours`` references.
+
+Crash-safe by construction: delta-rs commits a rewrite atomically (a kill before its log entry leaves the table
+at the version it had; the files it had written are unreferenced and a later vacuum deletes them), and vacuum
+deletes only files the current version does not reference. ``gpy run --dry-run`` lists what would be done.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+
+import pyarrow as pa
+
+from gobblin_py.connectors.delta.settings import URI_KEY, DeltaSettings, storage_options, table_uri
+from gobblin_py.connectors.tables.maintenance import ENFORCE_KEY, RETENTION_KEY, MaintenanceSettings
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.contracts import StandaloneJob
+from gobblin_py.sdk.crash_points import phase
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.settings import SettingsError
+from gobblin_py.sdk.states import State
+
+FINAL_DIR_KEY = "data.publisher.final.dir"
+
+
+def _table_props(props: Mapping[str, str]) -> dict[str, str]:
+    """The job's properties as the Delta publisher's keys read them: a table named by ``delta.table.uri`` needs
+    no ``data.publisher.final.dir`` (that only places a table named by namespace and table name)."""
+    view = dict(props)
+    if view.get(URI_KEY) and not view.get(FINAL_DIR_KEY):
+        view[FINAL_DIR_KEY] = view[URI_KEY]
+    return view
+
+
+def _small_files(dt: object, target_size: int) -> dict[str, list[str]]:
+    """The files below ``target_size`` by partition (``""`` unpartitioned): what ``OPTIMIZE`` would rewrite (a
+    partition with a single small file is left as it is)."""
+    actions = pa.table(dt.get_add_actions(flatten=True))  # type: ignore[attr-defined]
+    partition_columns = [c for c in actions.column_names if c.startswith("partition.")]
+    by_partition: dict[str, list[str]] = defaultdict(list)
+    for row in actions.select(["path", "size_bytes", *partition_columns]).to_pylist():
+        if row["size_bytes"] < target_size:
+            name = "/".join(f"{c[len('partition.'):]}={row[c]}" for c in partition_columns)
+            by_partition[name].append(row["path"])
+    return {name: files for name, files in by_partition.items() if len(files) > 1}
+
+
+def _vacuum(dt: object, settings: MaintenanceSettings, dry_run: bool) -> list[str]:
+    try:
+        return list(dt.vacuum(retention_hours=settings.retention_hours, dry_run=dry_run,  # type: ignore[attr-defined]
+                              enforce_retention_duration=settings.enforce_retention, full=True))
+    except Exception as exc:
+        if "Invalid retention period" not in str(exc):
+            raise
+        raise UsageError(f"{RETENTION_KEY}={settings.retention_hours}: shorter than the table's minimum retention "
+                         f"({exc}); readers of older versions may still need those files. Set {ENFORCE_KEY}=false "
+                         "to delete them anyway") from None
+
+
+class DeltaMaintenanceJob(StandaloneJob):
+    """Compacts a Delta table's small files (``OPTIMIZE``) and deletes the files it no longer references past a
+    retention (``VACUUM``)."""
+
+    settings_class = MaintenanceSettings
+
+    @classmethod
+    def validate(cls, props: Mapping[str, str]) -> list[ConfigError]:
+        try:
+            DeltaSettings.load(_table_props(props))
+            table_uri(State(_table_props(props)))
+        except SettingsError as exc:
+            return list(exc.problems)
+        except UsageError as exc:
+            return [exc if isinstance(exc, ConfigError) else ConfigError(str(exc))]
+        return []
+
+    def run(self, props: Mapping[str, str], dry_run: bool) -> list[str]:
+        from deltalake import DeltaTable
+
+        settings = MaintenanceSettings.load(props)
+        view = _table_props(props)
+        uri, _ = table_uri(State(view))
+        dt = DeltaTable(uri, storage_options=storage_options(view, uri) or None)
+        lines: list[str] = []
+        version = dt.version()
+        if dry_run:
+            small = _small_files(dt, settings.target_size)
+            for partition, files in sorted(small.items()):
+                lines.append(f"would compact  {len(files)} file(s) of {partition or 'the table'}")
+            removed = sum(len(files) for files in small.values())
+            lines.append(f"{removed} small file(s) of {uri} would be compacted into files of about "
+                         f"{settings.target_size} bytes (dry run)")
+        else:
+            _vacuum(dt, settings, dry_run=True)  # a retention the table refuses is refused before any rewrite
+            with phase("table.optimize"):
+                metrics = dt.optimize.compact(target_size=settings.target_size)
+            lines.append(f"compacted {metrics['numFilesRemoved']} file(s) of {uri} into {metrics['numFilesAdded']}"
+                         f" (version {version} -> {dt.version()})")
+        with phase("table.vacuum"):
+            deleted = _vacuum(dt, settings, dry_run)
+        verb = "would delete" if dry_run else "deleted"
+        lines += [f"{verb}  {path}" for path in sorted(deleted)]
+        lines.append(f"{len(deleted)} unreferenced file(s) older than {settings.retention_hours} h "
+                     + ("would be deleted (dry run)" if dry_run else "deleted"))
+        return lines
