@@ -15,12 +15,11 @@ from collections.abc import Mapping
 import pyarrow as pa
 
 from gobblin_py.connectors.delta.settings import URI_KEY, DeltaSettings, storage_options, table_uri
-from gobblin_py.connectors.tables.maintenance import ENFORCE_KEY, RETENTION_KEY, MaintenanceSettings
+from gobblin_py.connectors.tables.maintenance import ENFORCE_KEY, RETENTION_KEY, MaintenanceSettings, problems_of
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.contracts import StandaloneJob
 from gobblin_py.sdk.crash_points import phase
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.sdk.settings import SettingsError
 from gobblin_py.sdk.states import State
 
 FINAL_DIR_KEY = "data.publisher.final.dir"
@@ -68,14 +67,8 @@ class DeltaMaintenanceJob(StandaloneJob):
 
     @classmethod
     def validate(cls, props: Mapping[str, str]) -> list[ConfigError]:
-        try:
-            DeltaSettings.load(_table_props(props))
-            table_uri(State(_table_props(props)))
-        except SettingsError as exc:
-            return list(exc.problems)
-        except UsageError as exc:
-            return [exc if isinstance(exc, ConfigError) else ConfigError(str(exc))]
-        return []
+        view = _table_props(props)
+        return problems_of(lambda: (DeltaSettings.load(view), table_uri(State(view))))
 
     def run(self, props: Mapping[str, str], dry_run: bool) -> list[str]:
         from deltalake import DeltaTable

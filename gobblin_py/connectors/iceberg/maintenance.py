@@ -28,12 +28,12 @@ from gobblin_py.connectors.tables.maintenance import (
     ICEBERG_MINIMUM_HOURS,
     RETENTION_KEY,
     RetentionSettings,
+    problems_of,
 )
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.contracts import StandaloneJob
 from gobblin_py.sdk.crash_points import phase
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.sdk.settings import SettingsError
 from gobblin_py.sdk.states import State
 
 
@@ -56,14 +56,7 @@ class IcebergMaintenanceJob(StandaloneJob):
 
     @classmethod
     def validate(cls, props: Mapping[str, str]) -> list[ConfigError]:
-        try:
-            IcebergSettings.load(props)
-            _identifier(props)
-        except SettingsError as exc:
-            return list(exc.problems)
-        except UsageError as exc:
-            return [exc if isinstance(exc, ConfigError) else ConfigError(str(exc))]
-        return []
+        return problems_of(lambda: (IcebergSettings.load(props), _identifier(props)))
 
     def run(self, props: Mapping[str, str], dry_run: bool) -> list[str]:
         settings = RetentionSettings.load(props)

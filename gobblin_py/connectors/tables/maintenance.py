@@ -3,9 +3,12 @@ longer referenced by a table (Delta) or old snapshots (Iceberg) are kept."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from gobblin_py.sdk.settings import Settings, setting
+from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.settings import Settings, SettingsError, setting
 
 TARGET_SIZE_KEY = "table.maintenance.target.file.size"
 RETENTION_KEY = "table.maintenance.retention.hours"
@@ -39,3 +42,14 @@ class MaintenanceSettings(RetentionSettings):
     target_size: int = setting(TARGET_SIZE_KEY, default=128 * MIB, minimum=MIB, maximum=16 * 1024 * MIB,
                                doc="bytes: the table's smaller files are rewritten into files of about this size, "
                                    "in one commit")
+
+
+def problems_of(check: Callable[[], object]) -> list[ConfigError]:
+    """What ``check`` (loading a job's table keys) finds wrong, as configuration problems: none when it passes."""
+    try:
+        check()
+    except SettingsError as exc:
+        return list(exc.problems)
+    except UsageError as exc:
+        return [exc if isinstance(exc, ConfigError) else ConfigError(str(exc))]
+    return []
