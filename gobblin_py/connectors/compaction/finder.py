@@ -22,7 +22,7 @@ import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from gobblin_py.connectors.compaction.names import SimpleDatasetsFinder
@@ -35,12 +35,14 @@ log = get_logger(__name__)
 
 LATE = "_late"
 _GLOB_RUN = re.compile(r"[a-zA-Z0-9='-]+")
+_FIXED_SECONDS = {"SECOND": 1, "MINUTE": 60, "HOUR": 3600}
 
 
 @dataclass(frozen=True)
 class Dataset:
     """One unit of compaction: what is read (``input``, and ``input_late`` where Gobblin has one), where the output
-    goes (``dest``) and where late files are set aside (``dest_late``); ``folder_ms`` the time folder's time."""
+    goes (``dest``) and where late files are set aside (``dest_late``); ``folder_ms`` the time folder's time and
+    ``end_ms`` the end of its window: one unit of its pattern later (the hour of ``YYYY/MM/dd/HH``)."""
 
     name: str
     time: str
@@ -49,6 +51,7 @@ class Dataset:
     dest: str
     dest_late: str
     folder_ms: int | None
+    end_ms: int | None = None
 
     @property
     def urn(self) -> str:
@@ -93,6 +96,23 @@ def list_files(fs, folder: str) -> list[InputFile]:
             continue
         files.append(InputFile(path, int(info.get("size") or 0), mtime_ms(info)))
     return sorted(files, key=lambda f: f.path)
+
+
+def window_end_ms(start_ms: int, pattern: str, zone: ZoneInfo) -> int:
+    """The end of the window a time folder of ``pattern`` starting at ``start_ms`` covers: one unit of the
+    pattern's finest field later (Gobblin's lowest interval unit), days and longer counted on the zone's calendar
+    (a day of a daylight-saving change lasts 23 or 25 hours)."""
+    unit = joda.lowest_unit(pattern) or "DAY"
+    if unit in _FIXED_SECONDS:
+        return start_ms + _FIXED_SECONDS[unit] * 1000
+    start = datetime.fromtimestamp(start_ms / 1000, zone)
+    if unit in ("DAY", "WEEK"):
+        end = start + timedelta(days=1 if unit == "DAY" else 7)  # wall-clock arithmetic in the zone
+    elif unit == "MONTH":
+        end = start.replace(year=start.year + start.month // 12, month=start.month % 12 + 1)
+    else:
+        end = start.replace(year=start.year + 1)
+    return int(end.timestamp() * 1000)
 
 
 class DatasetFinder:
@@ -153,13 +173,14 @@ class DatasetFinder:
                 continue
             at = parts.index(settings.input_subdir)
             name, when = "/".join(parts[:at]), "/".join(parts[at + 1:])
-            folder_ms = self._parse(when, "YYYY/MM/dd/HH" if when.count("/") == 3 else "YYYY/MM/dd")
+            folder_pattern = "YYYY/MM/dd/HH" if when.count("/") == 3 else "YYYY/MM/dd"
+            folder_ms = self._parse(when, folder_pattern)
             if folder_ms is None:
                 log.warning("compaction_dataset_skipped", folder=path, reason=f"{when!r} is no time folder")
                 continue
             if not self._in_range(folder_ms, strict=True):
                 continue
-            yield self._dataset(name, when, folder_ms)
+            yield self._dataset(name, when, folder_ms, folder_pattern)
 
     def _time_based(self) -> Iterator[Dataset]:
         settings = self.settings
@@ -179,11 +200,11 @@ class DatasetFinder:
                                 f"{settings.folder_pattern}")
                     continue
                 if self._in_range(folder_ms, strict=False):
-                    yield self._dataset(name, when, folder_ms)
+                    yield self._dataset(name, when, folder_ms, settings.folder_pattern)
 
-    def _dataset(self, name: str, when: str, folder_ms: int) -> Dataset:
+    def _dataset(self, name: str, when: str, folder_ms: int, pattern: str) -> Dataset:
         s = self.settings
-        return Dataset(name=name, time=when, folder_ms=folder_ms,
+        return Dataset(name=name, time=when, folder_ms=folder_ms, end_ms=window_end_ms(folder_ms, pattern, self.zone),
                        input=posixpath.join(self.input_root, name, s.input_subdir, when),
                        input_late=posixpath.join(self.input_root, name, s.input_subdir + LATE, when),
                        dest=posixpath.join(self.dest_root, name, s.dest_subdir, when),

@@ -56,7 +56,7 @@ def marker_bytes(millis: int) -> bytes:
 class Action:
     """What the run does with a dataset: ``compact`` ``files`` into a new output (then remove ``consume``, a
     late folder compacted with it), or ``late``: copy ``files`` into ``late_target``; ``marker_ms`` is the new
-    marker's time."""
+    marker's time; ``first``: the dataset was never compacted (what completeness verification looks at)."""
 
     dataset: Dataset
     mode: str
@@ -66,6 +66,7 @@ class Action:
     consume: str | None = None
     mark_complete: dict[str, list[str]] = field(default_factory=dict)  # input folder -> names of files compacted
     reason: str = ""
+    first: bool = False
 
 
 def _newest_ms(files: list[InputFile], floor: int) -> int:
@@ -95,7 +96,7 @@ def plan_dataset(fs, dataset: Dataset, settings: CompactionSettings, init_ms: in
                         reason="the output folder holds files but no _COMPACTION_COMPLETE; set "
                                "compaction.job.overwrite.output.dir=true to replace it")
             return None
-        return Action(dataset, COMPACT, files, _newest_ms(files, init_ms), reason="first compaction")
+        return Action(dataset, COMPACT, files, _newest_ms(files, init_ms), reason="first compaction", first=True)
     late = [f for f in files if f.mtime_ms > marker]
     if not late:
         return None
@@ -127,7 +128,8 @@ def _plan_marking_input(fs, dataset: Dataset, settings: CompactionSettings, init
     for f in fresh:
         moves.setdefault(posixpath.dirname(f.path), []).append(posixpath.basename(f.path))
     if len(fresh) == len(everything) and not list_files(fs, dataset.dest):
-        return Action(dataset, COMPACT, fresh, 0, mark_complete=moves, reason="first compaction (rename mode)")
+        return Action(dataset, COMPACT, fresh, 0, mark_complete=moves, reason="first compaction (rename mode)",
+                      first=True)
     target = dataset.dest_late if settings.output_deduplicated else dataset.dest
     return Action(dataset, LATE_COPY, fresh, 0, late_target=target, mark_complete=moves,
                   reason="late files set aside (rename mode)")

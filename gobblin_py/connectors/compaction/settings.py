@@ -24,8 +24,10 @@ PERIOD = re.compile(r"^(?:(\d+)m(?!in))?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)min)?$")
 _PERIOD_DOC = "a period ?m?d?h?min (m = months, min = minutes), e.g. 3d, 1d2h, 30min"
 _NOT_BUILT = (
     ("new_folder", "recompaction.write.to.new.folder", "writing each compaction to compaction_<N> is not built yet"),
-    ("completeness", "compaction.completeness.verification.enabled", "completeness verification is not built yet"),
 )
+VERIFY = "compaction.completeness.verification."
+VERIFY_ENABLED_KEY, VERIFY_JOB_KEY, VERIFY_STORE_KEY = VERIFY + "enabled", VERIFY + "job.name", VERIFY + "state.store.dir"
+VERIFY_URN_KEY = VERIFY + "dataset.urn"
 
 
 @dataclass(frozen=True)
@@ -111,8 +113,24 @@ class CompactionSettings(Settings):
                                       "each input folder's compacted files move to <folder>_COMPLETE")
     new_folder: bool = setting("recompaction.write.to.new.folder", default=False,
                                doc="write each compaction to compaction_<N> (not built yet: refused)")
-    completeness: bool = setting("compaction.completeness.verification.enabled", default=False,
-                                 doc="ask a completeness verifier first (not built yet: refused)")
+    completeness: bool = setting(VERIFY_ENABLED_KEY, default=False,
+                                 doc="compact a time folder never compacted only once the ingestion job is complete "
+                                     "past its end, as its completeness clock says (gpy state watermark --at); "
+                                     "one that is not yet is skipped, and the run names it")
+    verify_job: str | None = setting(VERIFY_JOB_KEY, example="KafkaToHourly",
+                                     doc="gpy: the job.name of the ingestion job whose clock is asked")
+    verify_store: str | None = setting(VERIFY_STORE_KEY, example="/data/state/ingestion",
+                                       doc="gpy: that ingestion job's state.store.dir (a folder or URL)")
+    verify_urn: str = setting(VERIFY_URN_KEY, default="{name}", example="{table}",
+                              doc="gpy: the ingestion job's dataset asked for each compaction dataset: {name} is the "
+                                  "dataset's name (its folders below compaction.input.dir), {table} their last one "
+                                  "(a Kafka topic below a namespace folder); empty: the job's one dataset")
+    verify_anyway: bool = setting(VERIFY + "publish.data.if.cannot.verify", default=False,
+                                  doc="compact an incomplete time folder all the same (the run says so)")
+    verify_whitelist: tuple[str, ...] = setting(VERIFY + "whitelist", default=(),
+                                                doc="regexes (full match) of the dataset names verified; empty: all")
+    verify_blacklist: tuple[str, ...] = setting(VERIFY + "blacklist", default=(),
+                                                doc="regexes (full match) of dataset names compacted unverified")
 
     @property
     def deduplicate(self) -> bool:
@@ -139,7 +157,9 @@ class CompactionSettings(Settings):
                 continue
             if found is not None and found not in wanted:
                 problems.append(ConfigError(f"{name} is not one of {', '.join(w.__name__ for w in wanted)}", key=key))
-        for key, patterns in (("compaction.whitelist", self.whitelist), ("compaction.blacklist", self.blacklist)):
+        for key, patterns in (("compaction.whitelist", self.whitelist), ("compaction.blacklist", self.blacklist),
+                              (VERIFY + "whitelist", self.verify_whitelist),
+                              (VERIFY + "blacklist", self.verify_blacklist)):
             for pattern in patterns:
                 try:
                     re.compile(pattern)
@@ -151,9 +171,34 @@ class CompactionSettings(Settings):
             ZoneInfo(self.timezone)
         except (KeyError, ValueError, OSError):
             problems.append(ConfigError(f"{self.timezone!r} is not a time zone", key="compaction.timezone"))
+        if self.completeness:
+            problems.extend(self._verification_problems())
         for attr, key, message in _NOT_BUILT:
             if getattr(self, attr):
                 problems.append(ConfigError(f"true: {message}", key=key, hint="leave it false"))
+        return problems
+
+    def _verification_problems(self) -> list[ConfigError]:
+        problems = [ConfigError(f"is not set: {VERIFY_ENABLED_KEY}=true asks the ingestion job's completeness clock",
+                                key=key, hint=hint)
+                    for key, value, hint in ((VERIFY_JOB_KEY, self.verify_job, "name the ingestion job (its job.name)"),
+                                             (VERIFY_STORE_KEY, self.verify_store,
+                                              "name the ingestion job's state.store.dir"))
+                    if not (value or "").strip()]
+        try:
+            self.verify_urn.format(name="", table="")
+        except (KeyError, IndexError, ValueError) as exc:
+            problems.append(ConfigError(f"{self.verify_urn!r}: {type(exc).__name__} {exc}", key=VERIFY_URN_KEY,
+                                        hint="use {name}, {table} or plain text"))
+        try:
+            simple = not self.dataset_pattern and self.finder_class is SimpleDatasetsFinder
+        except UsageError:
+            simple = False  # the finder key's own problem is reported already
+        if simple:
+            problems.append(ConfigError("SimpleDatasetsFinder's one dataset has no time folder whose completeness "
+                                        "could be asked", key=VERIFY_ENABLED_KEY,
+                                        hint="verify time folders: gobblin.dataset.pattern or "
+                                             "TimeBasedSubDirDatasetsFinder"))
         return problems
 
     @property

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping
 
 import pyarrow as pa
 
+from gobblin_py.connectors.compaction.completeness import CompletenessGate
 from gobblin_py.connectors.compaction.dedup import checked_spec, dedup_dataset
 from gobblin_py.connectors.compaction.finder import DatasetFinder, InputFile
 from gobblin_py.connectors.compaction.inputs import dataset_schema, format_of, read_files
@@ -29,6 +30,7 @@ from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.contracts import EmptyPlan, Extractor, Source
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.run_states import SourceState
+from gobblin_py.sdk.settings import problem_at
 from gobblin_py.sdk.states import Extract, WorkUnit, WorkUnitState
 
 log = get_logger(__name__)
@@ -80,32 +82,44 @@ class CompactionSource(Source):
     def validate(cls, props: Mapping[str, str]) -> list[ConfigError]:
         from gobblin_py.sdk.joda import to_strftime, version_pattern_problem
 
+        problems = []
         pattern = props.get("compaction.folder.pattern") or props.get("compaction.timebased.folder.pattern")
-        if not pattern:
-            return []
-        try:
-            to_strftime(pattern)
-            problem = version_pattern_problem(pattern)
-        except ValueError as exc:
-            problem = str(exc)
-        return [ConfigError(problem, key="compaction.folder.pattern")] if problem else []
+        if pattern:
+            try:
+                to_strftime(pattern)
+                problem = version_pattern_problem(pattern)
+            except ValueError as exc:
+                problem = str(exc)
+            problems += [ConfigError(problem, key="compaction.folder.pattern")] if problem else []
+        if not problems and not CompactionSettings.problems(props):  # the keys' own problems are reported apart
+            try:  # a clock that cannot answer stops the run before any work
+                CompletenessGate.open(CompactionSettings.load(props))
+            except ConfigError as exc:
+                problems.append(problem_at(props, exc.key or "", exc.problem, exc.hint))
+        return problems
 
     def get_workunits(self, state: SourceState) -> list[WorkUnit]:
         settings = CompactionSettings.load(state)
         init_ms = int(time.time() * 1000)
+        gate = CompletenessGate.open(settings)
         finder = DatasetFinder(settings, init_ms)
         datasets = finder.find()
         units = []
         for dataset in datasets:
             action = plan_dataset(finder.fs, dataset, settings, init_ms)
-            if action is None:
+            if action is None or (gate is not None and not gate.admits(action)):
                 continue
             units.append(self._unit(action, init_ms))
             log.info("compaction_planned", dataset=dataset.urn, mode=action.mode, files=len(action.files),
                      reason=action.reason)
+        if gate is not None:
+            gate.report()
         if not units:
-            self._empty = EmptyPlan(f"{len(datasets)} datasets found, none with anything to compact",
-                                    nothing_found=not datasets)
+            reason = f"{len(datasets)} datasets found, none with anything to compact"
+            if gate is not None and gate.skipped:
+                reason = (f"{len(datasets)} datasets found: {len(gate.skipped)} not complete yet, skipped "
+                          f"({', '.join(gate.skipped)}); none other with anything to compact")
+            self._empty = EmptyPlan(reason, nothing_found=not datasets)
         return units
 
     @staticmethod
