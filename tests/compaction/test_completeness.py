@@ -125,3 +125,30 @@ def test_a_time_folders_window_is_one_unit_of_its_pattern_on_the_zones_calendar(
     assert window_end_ms(ms(2024, 3, 10), "YYYY/MM/dd", la) - ms(2024, 3, 10) == 23 * 3_600_000
     assert window_end_ms(ms(2024, 12, 1), "YYYY/MM", la) == ms(2025, 1, 1)
     assert window_end_ms(ms(2024, 5, 1, 13, 5), "YYYY/MM/dd/HH/mm", la) == ms(2024, 5, 1, 13, 6)
+
+
+def test_only_folders_never_compacted_that_the_lists_let_through_are_verified(capsys):
+    from gobblin_py.connectors.compaction.completeness import CompletenessClock, CompletenessGate
+    from gobblin_py.connectors.compaction.finder import Dataset
+    from gobblin_py.connectors.compaction.plan import COMPACT, Action
+
+    settings = CompactionSettings.load({
+        "compaction.input.dir": "/in", "compaction.dest.dir": "/out", "gobblin.dataset.pattern": "/in/*/*/hourly/*",
+        "compaction.completeness.verification.enabled": "true", "compaction.completeness.verification.job.name": "K",
+        "compaction.completeness.verification.state.store.dir": "/s",
+        "compaction.completeness.verification.dataset.urn": "{table}",
+        "compaction.completeness.verification.blacklist": "ns/Audit.*"})
+    gate = CompletenessGate(settings, CompletenessClock(settings, {"PageView": 5_000, "Click": None}))
+
+    def action(name: str, first: bool = True) -> Action:
+        folder = Dataset(name, "t", f"/in/{name}", None, f"/out/{name}", f"/out/{name}_late", 1_000, 4_600)
+        return Action(folder, COMPACT, [], 0, first=first)
+
+    assert gate.admits(action("ns/PageView"))  # the clock (5000) is past the hour's end (4600)
+    assert not gate.admits(action("ns/Click"))  # no event time committed yet
+    assert not gate.admits(action("ns/Signup"))  # no state at all for the topic: not complete either
+    assert gate.admits(action("ns/Click", first=False))  # late data of a compacted hour: not verified (Gobblin)
+    assert gate.admits(action("ns/AuditLog"))  # blacklisted: not verified
+    assert gate.skipped == ["/out/ns/Click", "/out/ns/Signup"]
+    logged = capsys.readouterr().err
+    assert "compaction_incomplete_skipped" in logged and "the ingestion job has no state for this dataset" in logged
