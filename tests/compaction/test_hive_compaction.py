@@ -59,6 +59,18 @@ def test_snapshot_and_deltas_merge_by_key_the_last_delta_winning(tmp_path, fmt):
     assert [merged[i]["pulled"] for i in (0, 1, 15, 28, 29, 30)] == ["d3", "s", "d1", "d2", "d3", "d3"]
 
 
+def test_the_output_may_replace_the_snapshot_itself(tmp_path):
+    members = Members(tmp_path, "parquet")
+    _tables(members)
+    job = members.job(**{"output.datalocation": str(members.base / "snapshot")})
+    for _ in range(2):  # the second run merges its own output with the same deltas: the same records
+        members.run(job)
+        rows = read_rows(members.base / "snapshot")
+        assert sorted((r["member_id"], r["pulled"]) for r in rows) == \
+            [(i, "s" if i < 10 else "d1" if i < 20 else "d2") for i in range(30)]
+    assert not list(members.base.glob(".*.gpy-*"))
+
+
 def test_a_large_merge_spills_by_key_and_keeps_the_same_records(tmp_path):
     """Past compaction.local.partition.bytes the records are hash-partitioned by key into spill files first."""
     from gobblin_py.connectors.compaction.hive.merge import Merge, list_table
