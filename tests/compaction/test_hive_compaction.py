@@ -110,6 +110,7 @@ _GAP = {"delta.2.pkey": None, "delta.2.datalocation": None, "delta.2.name": None
                         "delta.2.datalocation", "delta.2.name")}, "delta.1.datalocation", "at least one delta"),
     ({"output.datalocation": None}, "output.datalocation", "is not set"),
     ({"output.datalocation": "@BASE@/snapshot/merged"}, "output.datalocation", "inside one another"),
+    ({"compaction.config.dir": "@BASE@/jobconf"}, "compaction.config.dir", "not built yet"),
 ])
 def test_bad_keys_are_refused_up_front_naming_the_key(tmp_path, keys, named, message):
     members = Members(tmp_path)

@@ -12,7 +12,8 @@ What Gobblin does (apache/gobblin, ``gobblin-compaction/src/main/java/org/apache
 - ``bin/gobblin-compaction.sh --type hive --conf <global .properties>`` starts ``CompactionRunner`` (script lines
   117-121). Its ``main`` reads ``compaction.config.dir`` from the global file and runs one compaction per regular
   file in that folder whose name does not start with ``.`` (each a properties file), writing each one's seconds to
-  ``timing.file`` (default ``time.txt``) (CompactionRunner.java:44-93). gpy: one job file is one compaction.
+  ``timing.file`` (default ``time.txt``) (CompactionRunner.java:44-93). gpy: one job file is one compaction
+  (``compaction.config.dir`` is refused, naming the key, not yet read).
 - Keys of a compaction (CompactionRunner.java:48-57, 103-139): ``snapshot.`` and ``delta.<i>.`` each with ``name``,
   ``pkey``, ``datalocation``, ``schemalocation`` (default ""), ``copydata`` (default false),
   ``dataformat.extension.name`` (default ""); deltas are read for i = 1, 2, … until the first without a

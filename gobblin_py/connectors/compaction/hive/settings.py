@@ -89,6 +89,9 @@ class HiveCompactionSettings(Settings):
     hive_reducers: str | None = _hive_only("mapreduce.job.num.reducers", "10")
     hive_schema_dir: str | None = _hive_only("hive.tmpschema.dir", "/tmp/schemas")
     hive_data_dir: str | None = _hive_only("hive.tmpdata.dir", "/tmp/data")
+    config_dir: str | None = setting("compaction.config.dir",
+                                     doc="Gobblin's folder of compaction job configs, one compaction per file (not "
+                                         "built yet: refused; one job file is one compaction, its keys in it)")
     tmp_dest_dir: str = same_as(CompactionSettings, "tmp_dest_dir")
     partition_bytes: int = same_as(CompactionSettings, "partition_bytes")
 
@@ -141,6 +144,10 @@ class HiveCompactionSettings(Settings):
 
     def check(self) -> list[ConfigError]:
         deltas, problems = self.delta_tables()
+        if self.config_dir:
+            problems.append(ConfigError("a folder of compaction configs is not built yet", key="compaction.config.dir",
+                                        hint="write each compaction as a job file with its snapshot.*, delta.N.* "
+                                             "and output.* keys"))
         for key, value in (("snapshot.datalocation", self.snapshot_location),
                            ("output.datalocation", self.output_location)):
             if not value.strip():
