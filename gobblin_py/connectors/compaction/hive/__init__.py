@@ -24,9 +24,9 @@ What Gobblin does (apache/gobblin, ``gobblin-compaction/src/main/java/org/apache
   equal to the snapshot's, else it fails (``checkSchemaCompatibility``). It merges the deltas in order: merged =
   delta 1; for each next delta, merged's rows whose key that delta lacks (a LEFT OUTER JOIN on all key columns,
   WHERE the delta's key IS NULL) UNION ALL the delta (``mergeTwoDeltas``, ``getNotUpdatedRecords``); the output is
-  the snapshot's rows whose key the merged deltas lack UNION ALL the merged deltas (``unionNotUpdatedRecordsAndDeltas``),
-  all projected to the last delta's columns (``addNewColumnsInSchema``: a column an older table lacks is added,
-  null), into an Avro table at ``output.datalocation`` with the last delta's schema. So a later delta's record
+  the snapshot's rows whose key the merged deltas lack UNION ALL the merged deltas
+  (``unionNotUpdatedRecordsAndDeltas``), all projected to the last delta's columns (``addNewColumnsInSchema``: a
+  column an older table lacks is added, null), into an Avro table at ``output.datalocation`` with the last delta's schema. So a later delta's record
   beats an earlier one's, any delta's beats the snapshot's, and a key only in the snapshot is kept.
 - A table's schema is its ``schemalocation``, else that of its first data file (AvroExternalTable.java:97-123);
   with ``copydata=true`` its files (only those with the extension, when named) are copied under ``hive.tmpdata.dir``
@@ -40,9 +40,9 @@ What Gobblin does (apache/gobblin, ``gobblin-compaction/src/main/java/org/apache
 Where gpy differs, on purpose: the input may be Avro, Parquet or ORC (one format; the output in it); a table's
 schema is its newest file's (as gpy's compaction reads a dataset) unless ``schemalocation`` names one (Avro only);
 of duplicate keys within one table the first read is kept (Gobblin's UNION ALL keeps them all), so each key is in
-the output once; numbered deltas with a gap, a missing table folder, and a key field the records lack are refused
-before any work (Gobblin stops at the gap, or fails inside Hive); ``copydata`` copies nothing (gpy never writes its
-input) but still selects the files by extension; no metastore table is made (``*.name`` only names the output's
-dataset); a rerun over the same files changes nothing (the output's ``_HIVE_COMPACTION_COMPLETE`` says what it
-merged).
+the output once, a null key value counting as one value (Gobblin's join never matches nulls); numbered deltas with
+a gap, a missing table folder, and a key field the records lack are refused before any work (Gobblin stops at the
+gap, or fails inside Hive); ``copydata`` copies nothing (gpy never writes its input) but still selects the files by
+extension; no metastore table is made (``*.name`` only names the output's dataset); a rerun over the same files
+changes nothing (the output's ``_HIVE_COMPACTION_COMPLETE`` says what it merged).
 """
