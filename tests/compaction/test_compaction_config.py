@@ -14,7 +14,7 @@ from tests.conftest import run_gpy_here
 def test_gobblins_compaction_jobs_validate_with_no_writer_publisher_or_folder_keys():
     result = run_gpy_here("validate", str(GOBBLIN_TEST_JOBS))
     assert result.returncode == 0, result.stdout
-    assert "4 job files, 4 valid" in result.stdout
+    assert "5 job files, 5 valid" in result.stdout
     explained = run_gpy_here("validate", "--explain", "compaction.timebased.max.time.ago")
     assert "CompactionSource" in explained.stdout and "3d" in explained.stdout
 
