@@ -72,13 +72,14 @@ def _read_pieces(files: list[InputFile], fmt: str, schema: pa.Schema, keys: tupl
                     continue
                 seq = (index << _SEQ_BITS) | number
                 if parts == 1:
-                    yield pa.RecordBatch.from_pydict({"part": [0], "seq": [seq], "data": [_ipc(batch)]})
-                    continue
-                part_of = hash_partitions(batch, keys, parts)
-                found = pc.unique(part_of).to_pylist()
-                data = [_ipc(batch.filter(pc.equal(part_of, pa.scalar(p, pa.uint64())))) for p in found]
-                yield pa.RecordBatch.from_pydict({"part": pa.array(found, pa.int32()),
-                                                  "seq": [seq] * len(found), "data": data})
+                    found, data = [0], [_ipc(batch)]
+                else:
+                    part_of = hash_partitions(batch, keys, parts)
+                    found = pc.unique(part_of).to_pylist()
+                    data = [_ipc(batch.filter(pc.equal(part_of, pa.scalar(p, pa.uint64())))) for p in found]
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array(found, pa.int32()), pa.array([seq] * len(found), pa.int64()), pa.array(data, pa.binary())],
+                    names=["part", "seq", "data"])
 
 
 def _dedup_pieces(spec: DedupSpec, fmt: str, schema: pa.Schema, folder: str, stamp: str,
@@ -126,15 +127,18 @@ def _dedup_pieces(spec: DedupSpec, fmt: str, schema: pa.Schema, folder: str, sta
         if out is not None:
             out.cleanup()
         raise
-    yield pa.RecordBatch.from_pydict({"path": [path], "read": [read], "records": [out.records], "bytes": [size]})
+    yield pa.RecordBatch.from_arrays([pa.array([path], pa.string()), pa.array([read], pa.int64()),
+                                      pa.array([out.records], pa.int64()), pa.array([size], pa.int64())],
+                                     names=["path", "read", "records", "bytes"])
 
 
 def _parallelism(session: Any) -> int:
-    context = getattr(session, "sparkContext", None)
+    """The cluster's task slots: the SparkContext's default parallelism, or for a Connect session (which has no
+    SparkContext) its ``spark.default.parallelism``, else 2."""
     try:
-        return int(context.defaultParallelism) if context is not None else 0
-    except Exception:  # noqa: BLE001 - a Connect session has no SparkContext to ask
-        return int(session.conf.get("spark.default.parallelism", "0") or 0)
+        return int(session.sparkContext.defaultParallelism)
+    except Exception:  # noqa: BLE001 - a Connect session raises on sparkContext
+        return int(session.conf.get("spark.default.parallelism", "2") or 2)
 
 
 def compact_on_cluster(session: Any, files: list[InputFile], fmt: str, schema: pa.Schema, spec: DedupSpec,
