@@ -1,7 +1,7 @@
 """A dataset deduplicated by the whole cluster (a cluster task, :mod:`gobblin_py.sdk.cluster_tasks`): on the
 Spark engines a compaction that deduplicates is one Spark job with a shuffle, not one executor's task.
 
-1. **Read** (one Spark task per input file): each file is read as Arrow batches of the dataset's schema (the
+1. **Read** (a few Spark tasks per task slot, whole files each): each file is read as Arrow batches of the dataset's schema (the
    same readers and schema rules as everywhere, :mod:`.inputs`); each batch is split by the hash of its key
    columns into ``P`` parts (Polars' ``hash_rows``, the hash the local spill uses), and each piece travels as one
    row — its part, its place in the read order (file, batch) and its records as Arrow IPC bytes. Spark never
@@ -154,7 +154,10 @@ def compact_on_cluster(session: Any, files: list[InputFile], fmt: str, schema: p
     props = dict(job_props)
     reading = partial(_read_pieces, files, fmt, schema, spec.keys, parts, props)
     writing = partial(_dedup_pieces, spec, fmt, schema, folder, stamp, props)
-    pieces = session.range(0, len(files), 1, len(files)).mapInArrow(reading, PIECES)
+    slots = _parallelism(session)
+    # a few read tasks per slot (a file is the unit): fewer tasks cost less to schedule, more balance the load
+    tasks = min(len(files), 4 * slots) if slots else len(files)
+    pieces = session.range(0, len(files), 1, tasks).mapInArrow(reading, PIECES)
     shuffled = pieces.repartition(parts, "part").sortWithinPartitions("part", "seq")
     log.info("compaction_shuffle", dataset=description, files=len(files), parts=parts, key=",".join(spec.keys))
     written = shuffled.mapInArrow(writing, WRITTEN).toArrow()
