@@ -141,13 +141,17 @@ def test_a_simple_datasets_finder_sets_late_files_aside_in_dest_late(tmp_path):
 
 
 def test_the_gobblin_test_jobs_run_on_the_spark_engine(tmp_path, spark):
-    """Each dataset is one Spark task (its dedup inside it); the commit is the driver's, as on the local engine."""
+    """Each dataset is deduplicated by a Spark job of its own, its records shuffled by key hash across the
+    executors (tests/compaction/test_cluster_dedup.py); the commit is the driver's, as on the local engine."""
     lake = Lake(tmp_path, "PARQUET")
     first = [event(i, i % 120) for i in range(60)]
     lake.ingest(first)
     lake.ingest(first[:25])
     for name in ("minutely_to_hourly.pull", "hourly_to_daily.pull"):
-        assert "engine spark" in lake.run(lake.gobblin_job(name), engine="spark")
+        out = lake.run(lake.gobblin_job(name), engine="spark")
+        assert "engine spark" in out and "compaction_shuffle" in out
+    duplicates = [json.loads(line)["duplicates"] for line in out.splitlines() if '"compaction_deduplicated"' in line]
+    assert duplicates == [0]  # the hourly job dropped the 25 re-deliveries
     assert ids(lake.records("hourly")) == ids(lake.records("daily")) == _distinct(first)
 
 

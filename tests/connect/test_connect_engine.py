@@ -130,3 +130,21 @@ def test_ctrl_c_during_a_remote_run_stops_it_and_the_next_run_publishes_everythi
     expected = sorted(1 + k * 100 + i for k in range(3) for i in range(40))
     assert branch_ids(job, 0) == expected and branch_ids(job, 1) == expected
     assert leftovers(job) == []  # the stopped run's task files too (its attempts were cancelled)
+
+
+def test_a_compaction_shuffles_its_records_on_the_spark_connect_server(tmp_path, connect_server):
+    """The cluster task's Spark job (read, shuffle by key hash, dedup and write) runs on the server as on a
+    classic session: a Connect client has no SparkContext, only DataFrames."""
+    from tests.compaction.lake import Lake, event, ids
+
+    lake = Lake(tmp_path, "PARQUET")
+    first = [event(i, i % 120) for i in range(60)]
+    lake.ingest(first)
+    lake.ingest(first[:25])
+    job = lake.gobblin_job("minutely_to_hourly.pull")
+    result = run_gpy("--log-format", "json", "run", str(job), "--remote", connect_server.url, cwd=REPO,
+                     env={"XDG_CACHE_HOME": str(tmp_path / "cache")})
+    assert result.returncode == 0, result.stdout + result.stderr[-4000:]
+    names = [e["event"] for e in events(result.stderr)]
+    assert "compaction_shuffle" in names and "engine connect" in result.stdout
+    assert ids(lake.records("hourly")) == sorted({(e["event_id"], 0) for e in first})

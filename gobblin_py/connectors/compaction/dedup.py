@@ -15,9 +15,8 @@ first, which it does not define).
 Memory (:func:`dedup_dataset`): a dataset whose input is at most ``compaction.local.partition.bytes`` is
 deduplicated at once; a larger one is first hash-partitioned by key into Arrow spill files, then each partition is
 deduplicated alone (rows of one key always share a partition). The key hash is Polars' (``hash_rows``): spilling
-needs Polars installed, and without it a dataset that large is refused before anything is written. A Spark
-implementation plugs in here: shuffle by the same key columns (:func:`key_columns`), then :func:`dedup_table` on
-each partition.
+needs Polars installed (``gobblin_py[compaction]``), and without it a dataset that large is refused before anything
+is written. The Spark engines shuffle by the same hash (:mod:`.cluster`) and run :func:`dedup_table` on each part.
 """
 
 from __future__ import annotations
@@ -144,7 +143,8 @@ def dedup_table(table: pa.Table, spec: DedupSpec) -> pa.Table:
     return table.take(pc.take(rows, pc.sort_indices(rows)))  # the survivors in read order
 
 
-def _hash_partitions(batch: pa.RecordBatch, paths: Sequence[str], count: int) -> pa.Array:
+def hash_partitions(batch: pa.RecordBatch, paths: Sequence[str], count: int) -> pa.Array:
+    """Each record's partition of ``count`` (a power of two) by the hash of its key columns (Polars')."""
     import polars as pl
 
     hashes = pl.from_arrow(key_columns(batch, paths)).hash_rows(seed=0).to_arrow()  # type: ignore[union-attr]
@@ -166,17 +166,15 @@ def dedup_dataset(batches: Callable[[], Iterator[pa.RecordBatch]], schema: pa.Sc
         table = pa.Table.from_batches(list(batches()), schema=schema)
         yield from dedup_table(table, spec).to_batches(max_chunksize=65536)
         return
-    try:
-        import polars  # noqa: F401
-    except ImportError:
+    if not has_polars():
         raise UsageError(f"{PARTITION_KEY}: the dataset's {input_bytes} bytes are more than {partition_bytes}, and "
-                         "spilling it by key needs Polars (pip install polars); or raise the key") from None
+                         "spilling it by key needs Polars (pip install 'gobblin_py[compaction]'); or raise the key")
     os.makedirs(spill_dir, exist_ok=True)
     paths = [os.path.join(spill_dir, f"part-{i:05d}.arrow") for i in range(count)]
     writers: dict[int, pa.ipc.RecordBatchStreamWriter] = {}
     try:
         for batch in batches():
-            parts = _hash_partitions(batch, spec.keys, count)
+            parts = hash_partitions(batch, spec.keys, count)
             for i in pc.unique(parts).to_pylist():  # a partition at a time: one kernel pass each
                 if i not in writers:
                     writers[i] = pa.ipc.new_stream(paths[i], schema)
@@ -197,6 +195,15 @@ def dedup_dataset(batches: Callable[[], Iterator[pa.RecordBatch]], schema: pa.Sc
                     except (OSError, pa.ArrowInvalid):
                         pass
                 os.unlink(path)
+
+
+def has_polars() -> bool:
+    """Whether Polars (the key hash of spilling and of the Spark shuffle) is installed."""
+    try:
+        import polars  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def checked_spec(schema: pa.Schema, mode: str, key_fields: Sequence[str], custom_schema: str | None,

@@ -14,7 +14,14 @@ import posixpath
 from collections.abc import Sequence
 
 from gobblin_py.connectors.compaction.plan import COMPACT, LATE_COPY
-from gobblin_py.connectors.compaction.source import (
+from gobblin_py.connectors.compaction.steps import (
+    CopyFileStep,
+    MarkCompleteStep,
+    MarkerStep,
+    RemoveFolderStep,
+    SwapFolderStep,
+)
+from gobblin_py.connectors.compaction.unit_keys import (
     CONSUME_KEY,
     DEST_KEY,
     FILES_KEY,
@@ -25,13 +32,6 @@ from gobblin_py.connectors.compaction.source import (
     NEW_KEY,
     OLD_KEY,
     decode_files,
-)
-from gobblin_py.connectors.compaction.steps import (
-    CopyFileStep,
-    MarkCompleteStep,
-    MarkerStep,
-    RemoveFolderStep,
-    SwapFolderStep,
 )
 from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.commit import CommitStep

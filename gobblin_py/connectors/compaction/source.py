@@ -16,48 +16,54 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Mapping
+from typing import Any
 
 import pyarrow as pa
 
+from gobblin_py.connectors.compaction.cluster import compact_on_cluster
 from gobblin_py.connectors.compaction.completeness import CompletenessGate
-from gobblin_py.connectors.compaction.dedup import checked_spec, dedup_dataset
-from gobblin_py.connectors.compaction.finder import DatasetFinder, InputFile
+from gobblin_py.connectors.compaction.dedup import DedupSpec, checked_spec, dedup_dataset, has_polars
+from gobblin_py.connectors.compaction.finder import DatasetFinder
 from gobblin_py.connectors.compaction.inputs import dataset_schema, format_of, read_files
 from gobblin_py.connectors.compaction.plan import COMPACT, Action, plan_dataset
 from gobblin_py.connectors.compaction.settings import CompactionSettings
+from gobblin_py.connectors.compaction.unit_keys import (
+    CONSUME_KEY,
+    DEST_KEY,
+    FILES_KEY,
+    FORMAT_KEY,
+    INIT_KEY,
+    LATE_TARGET_KEY,
+    MARK_COMPLETE_KEY,
+    MARKER_KEY,
+    MODE_KEY,
+    NEW_KEY,
+    OLD_KEY,
+    decode_files,
+    encode_files,
+)
 from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.cluster_tasks import CLUSTER_TASK_COUNTERS
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.contracts import EmptyPlan, Extractor, Source
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.settings import problem_at
-from gobblin_py.sdk.states import Extract, WorkUnit, WorkUnitState
+from gobblin_py.sdk.states import Extract, TaskState, WorkUnit, WorkUnitState
 
 log = get_logger(__name__)
 
-PREFIX = "gpy.compaction."
-MODE_KEY, FILES_KEY, FORMAT_KEY = PREFIX + "mode", PREFIX + "files", PREFIX + "format"
-DEST_KEY, NEW_KEY, OLD_KEY = PREFIX + "dest", PREFIX + "new", PREFIX + "old"
-MARKER_KEY, LATE_TARGET_KEY, CONSUME_KEY = PREFIX + "marker.ms", PREFIX + "late.target", PREFIX + "consume"
-MARK_COMPLETE_KEY = PREFIX + "mark.complete"
-INIT_KEY = "compaction.init.time"
 WRITER = "gobblin_py.connectors.compaction.writer.CompactionWriterBuilder"
 PUBLISHER = "gobblin_py.connectors.compaction.publisher.CompactionPublisher"
-
+# keys of a job whose records go through the task pipeline's converters, forks or quality checks
+PIPELINE_KEYS = ("converter.classes", "fork.operator.class", "qualitychecker.task.policies",
+                 "qualitychecker.row.policies")
 
 def beside(dest: str, what: str) -> str:
     """A hidden folder next to ``dest`` (``.<name>.gpy-<what>``): where the new output is built and the old one
     waits while they are swapped. Its name is fixed, so a run that crashed leaves nothing the next cannot find."""
     parent, name = posixpath.split(dest.rstrip("/"))
     return posixpath.join(parent, f".{name}.gpy-{what}")
-
-
-def encode_files(files: list[InputFile]) -> str:
-    return json.dumps([[f.path, f.size, f.mtime_ms] for f in files], separators=(",", ":"))
-
-
-def decode_files(text: str | None) -> list[InputFile]:
-    return [InputFile(p, int(s), int(m)) for p, s, m in json.loads(text or "[]")]
 
 
 class CompactionSource(Source):
@@ -150,6 +156,37 @@ class CompactionSource(Source):
     def get_extractor(self, state: WorkUnitState) -> Extractor:
         return CompactionExtractor(state)
 
+    def runs_on_cluster(self, unit: WorkUnitState) -> bool:
+        """On the Spark engines a compaction that deduplicates is a Spark job with a shuffle of its own
+        (:mod:`.cluster`), unless the job converts, forks or checks its records (the task pipeline does that) or
+        Polars, the shuffle's key hash, is not installed."""
+        if unit.get_prop(MODE_KEY) != COMPACT or not CompactionSettings.load(unit).deduplicate:
+            return False
+        pipeline = [k for k in PIPELINE_KEYS if unit.get_prop(k)]
+        if pipeline or not has_polars():
+            log.info("compaction_without_shuffle", dataset=unit.get_prop("dataset.urn"),
+                     reason=f"the job sets {', '.join(pipeline)}" if pipeline else
+                     "Polars is not installed (gobblin_py[compaction])",
+                     note="the dataset is deduplicated by one executor")
+            return False
+        return True
+
+    def run_on_cluster(self, session: Any, task: TaskState) -> None:
+        """Deduplicate the dataset with one Spark job (:func:`.cluster.compact_on_cluster`)."""
+        extractor = CompactionExtractor(task)
+        schema = extractor.get_schema()
+        spec = extractor.dedup_spec(schema)
+        urn = task.get_prop("dataset.urn") or ""
+        read, records, size, paths = compact_on_cluster(
+            session, extractor.files, extractor.format, schema, spec, task.get_prop(NEW_KEY) or "",
+            task.get_prop(INIT_KEY) or "0", extractor.settings.partition_bytes, task.all_properties(), urn)
+        log.info("compaction_deduplicated", dataset=urn, records_read=read, records_kept=records,
+                 duplicates=read - records, key=",".join(spec.keys), files_written=len(paths))
+        task.set_prop(CLUSTER_TASK_COUNTERS[0], records)  # as the task pipeline counts: what the dedup kept
+        task.set_prop(CLUSTER_TASK_COUNTERS[1], records)
+        task.set_prop(CLUSTER_TASK_COUNTERS[2], size)
+        task.set_prop(CLUSTER_TASK_COUNTERS[3], ",".join(paths))
+
 
 class CompactionExtractor(Extractor):
     """A dataset's records, deduplicated when the job says so; nothing for a dataset whose late files are only
@@ -168,6 +205,15 @@ class CompactionExtractor(Extractor):
             self._schema = dataset_schema(self.fs, self.files, self.format) if self.files else pa.schema([])
         return self._schema
 
+    def dedup_spec(self, schema: pa.Schema) -> DedupSpec:
+        """How the dataset is deduplicated (its key's fields, its latest-fields), checked against ``schema``."""
+        key_schema = None
+        if self.settings.key_mode == "CUSTOM" and self.settings.key_schema:
+            key_fs, key_path = fsutil.open_fs(self.settings.key_schema)
+            key_schema = key_fs.cat_file(key_path).decode()
+        return checked_spec(schema, self.settings.key_mode, self.settings.key_fields, key_schema,
+                            self.settings.latest_fields)
+
     def read_batches(self) -> Iterator[pa.RecordBatch]:
         if not self.files:
             return
@@ -179,12 +225,7 @@ class CompactionExtractor(Extractor):
         if not self.settings.deduplicate:
             yield from batches()
             return
-        key_schema = None
-        if self.settings.key_mode == "CUSTOM" and self.settings.key_schema:
-            key_fs, key_path = fsutil.open_fs(self.settings.key_schema)
-            key_schema = key_fs.cat_file(key_path).decode()
-        spec = checked_spec(schema, self.settings.key_mode, self.settings.key_fields, key_schema,
-                            self.settings.latest_fields)
+        spec = self.dedup_spec(schema)
         staging = self.state.get_prop("writer.staging.dir") or ""
         # spill files are local: the task's staging folder when it is on local disk, else the machine's temp
         spill = os.path.join(staging if staging and fsutil.is_local_url(staging) else tempfile.gettempdir(),

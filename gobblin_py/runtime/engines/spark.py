@@ -9,6 +9,7 @@ from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from gobblin_py.runtime.engines.base import Engine, TaskGroup, _announce, _executor_log_settings
+from gobblin_py.runtime.engines.cluster_tasks import run_cluster_tasks, split_cluster_tasks
 from gobblin_py.runtime.execute import task_progress
 from gobblin_py.runtime.execute.task import run_task
 from gobblin_py.sdk import interrupts
@@ -59,8 +60,6 @@ class SparkEngine(Engine):
         stop_driver()
 
     def run(self, job_props: Mapping[str, str], job_id: str, groups: list[TaskGroup]) -> list[TaskState]:
-        from functools import partial
-
         from gobblin_py.runtime.engines import pack
         from gobblin_py.runtime.engines.spark_session import chosen_master, get_spark_session, has_session
 
@@ -71,6 +70,17 @@ class SparkEngine(Engine):
         session = get_spark_session(self.master, conf, app_name=job_props.get("job.name", "gpy"))
         interrupts.reclaim_signals()
         interrupts.raise_if_interrupted()  # a signal while the session started (py4j may have swallowed its error)
+        source, groups, on_driver = split_cluster_tasks(job_props, groups)
+        states = self._run_groups(session, job_props, job_id, groups) if groups else []
+        if source is not None:
+            states += run_cluster_tasks(session, source, job_props, job_id, on_driver)
+        return states
+
+    def _run_groups(self, session: Any, job_props: Mapping[str, str], job_id: str,
+                    groups: list[TaskGroup]) -> list[TaskState]:
+        """Each group as one Spark task."""
+        from functools import partial
+
         context = session.sparkContext
         payload = [
             (index, [(task_id, serialize(unit)) for task_id, unit in group.tasks]) for index, group in enumerate(groups)

@@ -17,7 +17,7 @@ import sys
 import time
 import traceback
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from gobblin_py.runtime.execute import task_progress
 from gobblin_py.runtime.execute.dataset_outputs import ATTEMPTS_KEY, FAILURE_KIND_KEY, USAGE_FAILURE_KEY
@@ -46,8 +46,10 @@ def attempt_id(retry: int) -> str:
     return f"{prefix}r{retry}_{uuid.uuid4().hex[:8]}"
 
 
-def run_task(job_props: Mapping[str, str], workunit: WorkUnit, job_id: str, task_id: str) -> TaskState:
-    """Run one work unit to completion (with retries) and return its TaskState."""
+def run_task(job_props: Mapping[str, str], workunit: WorkUnit, job_id: str, task_id: str,
+             body: Callable[[TaskState], None] | None = None) -> TaskState:
+    """Run one work unit to completion (with retries) and return its TaskState. Each attempt is the task
+    pipeline, or ``body`` when given (a cluster task's Spark job, see :mod:`gobblin_py.sdk.cluster_tasks`)."""
     job_state = State(job_props)
     settings = TaskSettings.load(job_state)
     started = int(time.time() * 1000)
@@ -62,7 +64,10 @@ def run_task(job_props: Mapping[str, str], workunit: WorkUnit, job_id: str, task
         task.set_prop("task.attempt.id", attempt_id(attempt))
         task.working_state = WorkingState.RUNNING
         try:
-            TaskPipeline(task).run()
+            if body is None:
+                TaskPipeline(task).run()
+            else:
+                body(task)
             task.working_state = WorkingState.SUCCESSFUL
         except Exception as exc:  # noqa: BLE001 - any plugin error fails the task, not the job
             task.working_state = WorkingState.FAILED
