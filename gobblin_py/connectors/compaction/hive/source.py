@@ -21,7 +21,8 @@ from gobblin_py.connectors.compaction.hive.merge import Merge, inputs_document, 
 from gobblin_py.connectors.compaction.hive.settings import HiveCompactionSettings
 from gobblin_py.connectors.compaction.inputs import format_of
 from gobblin_py.connectors.compaction.plan import COMPACT
-from gobblin_py.connectors.compaction.source import (
+from gobblin_py.connectors.compaction.source import CompactionSource, beside
+from gobblin_py.connectors.compaction.unit_keys import (
     DEST_KEY,
     FORMAT_KEY,
     INIT_KEY,
@@ -29,8 +30,6 @@ from gobblin_py.connectors.compaction.source import (
     MODE_KEY,
     NEW_KEY,
     OLD_KEY,
-    CompactionSource,
-    beside,
 )
 from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.contracts import EmptyPlan, Extractor, Source
