@@ -118,3 +118,9 @@ def _maintain(uri: str, dt: Any, settings: MaintenanceSettings, dry_run: bool) -
                  + ("would be deleted (dry run)" if dry_run else "deleted"))
     return lines
 
+
+class DeltaTableDatasetFinder:
+    """A retention job's dataset finder (``gobblin.retention.dataset.finder.class``): the Delta tables the job's
+    Delta keys name, maintained by :class:`DeltaMaintenanceJob` with its ``table.maintenance.*`` keys."""
+
+    maintenance_job = DeltaMaintenanceJob

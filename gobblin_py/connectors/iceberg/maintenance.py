@@ -128,3 +128,9 @@ class IcebergMaintenanceJob(StandaloneJob):
             lines += _remove_orphans(open_catalog(props).load_table(identifier), hours, dry_run)
         return lines
 
+
+class IcebergTableDatasetFinder:
+    """A retention job's dataset finder (``gobblin.retention.dataset.finder.class``): the Iceberg tables the job's
+    Iceberg keys name, maintained by :class:`IcebergMaintenanceJob` with its ``table.maintenance.*`` keys."""
+
+    maintenance_job = IcebergMaintenanceJob
