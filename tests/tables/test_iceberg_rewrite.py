@@ -128,3 +128,59 @@ def test_a_killed_rewrite_leaves_the_same_rows_and_the_rerun_finishes_and_delete
     table = load()
     assert iceberg_rows(table) == before and len(table.snapshots()) == 1
     assert data_files(tmp_path) == referenced_files(table) and len(referenced_files(table)) == 1
+
+
+def _delete_first_row(table, victim: str, folder: Path) -> None:
+    """A merge-on-read delete of ``victim``'s first row, as Spark or Flink write one: a position-delete file
+    bounded to ``victim`` in a delete manifest (pyiceberg writes no delete files: this builds one by hand)."""
+    import pyarrow.parquet as pq
+    from pyiceberg.manifest import (
+        DataFile,
+        DataFileContent,
+        FileFormat,
+        ManifestContent,
+        ManifestEntry,
+        ManifestEntryStatus,
+        ManifestWriterV2,
+    )
+    from pyiceberg.table.snapshots import Operation
+    from pyiceberg.table.update.snapshot import _FastAppendFiles
+
+    path = folder / "position-deletes.parquet"
+    pq.write_table(pa.table({"file_path": [victim], "pos": pa.array([0], pa.int64())}), path)
+    bound = {2147483546: victim.encode()}  # the file_path column's id: the delete applies to victim only
+
+    class DeleteManifest(ManifestWriterV2):
+        def content(self):
+            return ManifestContent.DELETES
+
+    class AddDeletes(_FastAppendFiles):
+        def _manifests(self):
+            with DeleteManifest(self.spec(0), self.schema(), self.new_manifest_output(), self._snapshot_id,
+                                self._compression) as writer:
+                writer.add(ManifestEntry.from_args(
+                    status=ManifestEntryStatus.ADDED, snapshot_id=self._snapshot_id, data_file=DataFile.from_args(
+                        content=DataFileContent.POSITION_DELETES, file_path=str(path), file_format=FileFormat.PARQUET,
+                        partition={}, record_count=1, file_size_in_bytes=path.stat().st_size, spec_id=0,
+                        lower_bounds=bound, upper_bounds=bound)))
+            return [writer.to_manifest_file(), *self._existing_manifests()]
+
+    with table.transaction() as transaction:
+        AddDeletes(operation=Operation.OVERWRITE, transaction=transaction, io=table.io).commit()
+
+
+def test_files_a_merge_on_read_delete_applies_to_are_left_with_their_deletes_and_the_others_rewritten(tmp_path):
+    _, load = iceberg_table(tmp_path)
+    table = load()
+    victim = min(t.file.file_path for t in table.scan().plan_files())
+    _delete_first_row(table, victim, Path(victim.removeprefix("file://")).parent)
+    before = iceberg_rows(table)
+    assert len(before) == 14  # 15 rows, one deleted
+
+    found = rewrite.plan(table, target_size=10**9)
+    assert found.with_deletes == 1 and [len(b.tasks) for b in found.bins] == [2]
+    rewrite.rewrite(table, found, "shop.orders")
+    assert iceberg_rows(table) == before
+    tasks = list(table.scan().plan_files())
+    assert sorted((t.file.file_path == victim, len(t.delete_files)) for t in tasks) == [(False, 0), (True, 1)]
+    assert rewrite.plan(table, target_size=10**9).bins == []  # the file with deletes stays as it is
