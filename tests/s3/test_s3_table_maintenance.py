@@ -26,6 +26,8 @@ def test_orphans_in_a_bucket_past_the_retention_are_deleted_and_the_tables_files
     fs = s3_server.filesystem()
     stray = f"{bucket}/warehouse/shop/orders/data/00000-0-crashed-writer.parquet"
     fs.pipe(stray, b"PAR1")
+    sibling = f"{bucket}/warehouse/shop/orders_v2/data/another-tables-file.parquet"  # its name starts as the table's
+    fs.pipe(sibling, b"PAR1")
 
     maintain = tmp_path / "maintain.pull"
     maintain.write_text("".join(f"{k}={v}\n" for k, v in {**keys, "job.class": "IcebergMaintenanceJob"}.items())
@@ -38,6 +40,7 @@ def test_orphans_in_a_bucket_past_the_retention_are_deleted_and_the_tables_files
                         "table.maintenance.enforce.retention=false\n")
     done = run_gpy_here("run", str(maintain))
     assert done.returncode == 0, done.stdout + done.stderr
+    assert fs.exists(sibling) and "orders_v2" not in done.stdout
     assert f"deleted  s3://{stray}" in done.stdout and "rewrote 2 small file(s) of shop.orders into 1" in done.stdout
 
     catalog = load_catalog("gpy", type="sql", uri=f"sqlite:///{tmp_path}/state/iceberg_catalog.db",

@@ -61,8 +61,11 @@ class Orphans:
         self.fs, root = fsutil.open_fs(_url(str(table.location())))
         keep = {self.fs._strip_protocol(url) for url in referenced(table)}
         self.paths: list[str] = []
+        inside = self.fs._strip_protocol(root).rstrip("/") + "/"
         for path, info in sorted(self.fs.find(root, detail=True).items()):
-            if info.get("type", "file") != "file" or self.fs._strip_protocol(path) in keep:
+            name = self.fs._strip_protocol(path)
+            # only below the table's folder: never a sibling whose name starts as the table's (orders_v2)
+            if info.get("type", "file") != "file" or not name.startswith(inside) or name in keep:
                 continue
             modified = _modified(info)
             if modified is not None and modified < cutoff:
