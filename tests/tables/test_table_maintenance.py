@@ -1,6 +1,6 @@
 """Table maintenance jobs on the tables gpy publishes: ``DeltaMaintenanceJob`` compacts a table's small files
-into one commit and vacuums the files no version in the retention references; ``IcebergMaintenanceJob`` expires
-snapshots past the retention. The rows are the same rows, by identity, before and after, and a SIGKILL mid-run
+into one commit and vacuums the files no version in the retention references; ``IcebergMaintenanceJob`` rewrites
+small files (more in test_iceberg_rewrite.py) and expires snapshots past the retention. The rows are the same rows, by identity, before and after, and a SIGKILL mid-run
 leaves the table readable and the rerun finishes."""
 
 from __future__ import annotations
@@ -177,23 +177,26 @@ def test_iceberg_snapshots_past_the_retention_expire_and_the_current_one_and_the
     assert f"would delete  {stray}" in dry.stdout
     assert len(load().snapshots()) == 3 and stray.exists()
 
+    old_files = referenced_iceberg_files(table)
     done = run_gpy_here("run", str(path))
     assert done.returncode == 0, done.stdout + done.stderr
     table = load()
-    assert [s.snapshot_id for s in table.snapshots()] == [current]
+    # the small files rewritten into one snapshot, the only one kept
+    assert len(table.snapshots()) == 1 and table.current_snapshot().snapshot_id != current
+    assert table.current_snapshot().summary["gpy.maintenance"] == "rewrite"
     assert iceberg_rows(table) == before
     assert commit_properties.items() <= table.properties.items()
-    # the stray file and the expired snapshots' manifest lists are gone; every file the table reads is there
-    assert not stray.exists() and "3 file(s) no snapshot references" in done.stdout
-    assert [Path(p).exists() for p in sorted(manifest_lists)].count(True) == 1
+    # the stray file, the expired snapshots' manifest lists and files are gone; every file the table reads is there
+    assert not stray.exists() and "\n10 file(s) no snapshot references" in done.stdout  # 3 data, 3 manifests, 3 lists
+    assert not any(Path(p).exists() for p in manifest_lists | old_files)
     assert all(Path(p).exists() for p in referenced_iceberg_files(table))
     assert "nothing new to pull" in run(ingest).stdout  # the runs' commits are still found
     write_csv(tmp_path / "data" / "9.csv", "id,name", ["90,r9"])
     run(ingest)
     assert iceberg_rows(load()) == sorted([*before, (90, "r9")])
 
-    kept = run_gpy_here("run", str(iceberg_maintenance_job(tmp_path)))  # the default week keeps both
-    assert kept.returncode == 0 and "0 snapshot(s)" in kept.stdout and len(load().snapshots()) == 2
+    kept = run_gpy_here("run", str(iceberg_maintenance_job(tmp_path)))  # the default week keeps both, and the
+    assert kept.returncode == 0 and "0 snapshot(s)" in kept.stdout and len(load().snapshots()) == 3  # rewrite's
 
 
 def test_a_killed_iceberg_expiry_leaves_the_table_whole_and_the_rerun_finishes(tmp_path):

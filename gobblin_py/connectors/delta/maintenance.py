@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
+from typing import Any
 
 import pyarrow as pa
 
 from gobblin_py.connectors.delta.settings import URI_KEY, DeltaSettings, storage_options, table_uri
 from gobblin_py.connectors.tables.maintenance import ENFORCE_KEY, RETENTION_KEY, MaintenanceSettings, problems_of
+from gobblin_py.sdk.branches import branch_count
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.contracts import StandaloneJob
 from gobblin_py.sdk.crash_points import phase
@@ -26,18 +28,29 @@ FINAL_DIR_KEY = "data.publisher.final.dir"
 
 
 def _table_props(props: Mapping[str, str]) -> dict[str, str]:
-    """The job's properties as the Delta publisher's keys read them: a table named by ``delta.table.uri`` needs
-    no ``data.publisher.final.dir`` (that only places a table named by namespace and table name)."""
+    """The job's properties as the Delta publisher's keys read them: a table named by ``delta.table.uri`` (or a
+    branch's ``delta.table.uri.N``) needs no ``data.publisher.final.dir`` (that only places a table named by
+    namespace and table name)."""
     view = dict(props)
-    if view.get(URI_KEY) and not view.get(FINAL_DIR_KEY):
-        view[FINAL_DIR_KEY] = view[URI_KEY]
+    for key in [k for k in props if k == URI_KEY or k.startswith(URI_KEY + ".")]:
+        final = FINAL_DIR_KEY + key[len(URI_KEY):]
+        if view.get(key) and not view.get(final):
+            view[final] = view[key]
     return view
 
 
-def _small_files(dt: object, target_size: int) -> dict[str, list[str]]:
+def table_uris(props: Mapping[str, str]) -> list[str]:
+    """The tables the job's keys name, as its Delta publisher resolves them: one a fork branch
+    (``delta.table.uri.N`` with several), each once."""
+    view = _table_props(props)
+    state, branches = State(view), branch_count(view)
+    return list(dict.fromkeys(table_uri(state, branches, branch)[0] for branch in range(branches)))
+
+
+def _small_files(dt: Any, target_size: int) -> dict[str, list[str]]:
     """The files below ``target_size`` by partition (``""`` unpartitioned): what ``OPTIMIZE`` would rewrite (a
     partition with a single small file is left as it is)."""
-    actions = pa.table(dt.get_add_actions(flatten=True))  # type: ignore[attr-defined]
+    actions = pa.table(dt.get_add_actions(flatten=True))
     partition_columns = [c for c in actions.column_names if c.startswith("partition.")]
     by_partition: dict[str, list[str]] = defaultdict(list)
     for row in actions.select(["path", "size_bytes", *partition_columns]).to_pylist():
@@ -47,9 +60,9 @@ def _small_files(dt: object, target_size: int) -> dict[str, list[str]]:
     return {name: files for name, files in by_partition.items() if len(files) > 1}
 
 
-def _vacuum(dt: object, settings: MaintenanceSettings, dry_run: bool) -> list[str]:
+def _vacuum(dt: Any, settings: MaintenanceSettings, dry_run: bool) -> list[str]:
     try:
-        return list(dt.vacuum(retention_hours=settings.retention_hours, dry_run=dry_run,  # type: ignore[attr-defined]
+        return list(dt.vacuum(retention_hours=settings.retention_hours, dry_run=dry_run,
                               enforce_retention_duration=settings.enforce_retention, full=True))
     except Exception as exc:
         if "Invalid retention period" not in str(exc):
@@ -67,35 +80,47 @@ class DeltaMaintenanceJob(StandaloneJob):
 
     @classmethod
     def validate(cls, props: Mapping[str, str]) -> list[ConfigError]:
-        view = _table_props(props)
-        return problems_of(lambda: (DeltaSettings.load(view), table_uri(State(view))))
+        return problems_of(lambda: (DeltaSettings.load(_table_props(props)), table_uris(props)))
 
     def run(self, props: Mapping[str, str], dry_run: bool) -> list[str]:
         from deltalake import DeltaTable
 
         settings = MaintenanceSettings.load(props)
         view = _table_props(props)
-        uri, _ = table_uri(State(view))
-        dt = DeltaTable(uri, storage_options=storage_options(view, uri) or None)
-        lines: list[str] = []
-        version = dt.version()
-        if dry_run:
-            small = _small_files(dt, settings.target_size)
-            for partition, files in sorted(small.items()):
-                lines.append(f"would compact  {len(files)} file(s) of {partition or 'the table'}")
-            removed = sum(len(files) for files in small.values())
-            lines.append(f"{removed} small file(s) of {uri} would be compacted into files of about "
-                         f"{settings.target_size} bytes (dry run)")
-        else:
-            _vacuum(dt, settings, dry_run=True)  # a retention the table refuses is refused before any rewrite
-            with phase("table.optimize"):
-                metrics = dt.optimize.compact(target_size=settings.target_size)
-            lines.append(f"compacted {metrics['numFilesRemoved']} file(s) of {uri} into {metrics['numFilesAdded']}"
-                         f" (version {version} -> {dt.version()})")
-        with phase("table.vacuum"):
-            deleted = _vacuum(dt, settings, dry_run)
-        verb = "would delete" if dry_run else "deleted"
-        lines += [f"{verb}  {path}" for path in sorted(deleted)]
-        lines.append(f"{len(deleted)} unreferenced file(s) older than {settings.retention_hours} h "
-                     + ("would be deleted (dry run)" if dry_run else "deleted"))
-        return lines
+        tables = [(uri, DeltaTable(uri, storage_options=storage_options(view, uri) or None))
+                  for uri in table_uris(props)]
+        for _, dt in tables:
+            _vacuum(dt, settings, dry_run=True)  # a retention a table refuses is refused before any rewrite
+        return [line for uri, dt in tables for line in _maintain(uri, dt, settings, dry_run)]
+
+
+def _maintain(uri: str, dt: Any, settings: MaintenanceSettings, dry_run: bool) -> list[str]:
+    """Optimize and vacuum the table at ``uri``."""
+    lines: list[str] = []
+    version = dt.version()
+    if dry_run:
+        small = _small_files(dt, settings.target_size)
+        for partition, files in sorted(small.items()):
+            lines.append(f"would compact  {len(files)} file(s) of {partition or 'the table'}")
+        removed = sum(len(files) for files in small.values())
+        lines.append(f"{removed} small file(s) of {uri} would be compacted into files of about "
+                     f"{settings.target_size} bytes (dry run)")
+    else:
+        with phase("table.optimize"):
+            metrics = dt.optimize.compact(target_size=settings.target_size)
+        lines.append(f"compacted {metrics['numFilesRemoved']} file(s) of {uri} into {metrics['numFilesAdded']}"
+                     f" (version {version} -> {dt.version()})")
+    with phase("table.vacuum"):
+        deleted = _vacuum(dt, settings, dry_run)
+    verb = "would delete" if dry_run else "deleted"
+    lines += [f"{verb}  {path}" for path in sorted(deleted)]
+    lines.append(f"{len(deleted)} unreferenced file(s) older than {settings.retention_hours} h "
+                 + ("would be deleted (dry run)" if dry_run else "deleted"))
+    return lines
+
+
+class DeltaTableDatasetFinder:
+    """A retention job's dataset finder (``gobblin.retention.dataset.finder.class``): the Delta tables the job's
+    Delta keys name, maintained by :class:`DeltaMaintenanceJob` with its ``table.maintenance.*`` keys."""
+
+    maintenance_job = DeltaMaintenanceJob

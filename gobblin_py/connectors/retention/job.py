@@ -8,7 +8,10 @@ Its ``gobblin.retention.dataset.finder.class`` says what is cleaned:
   before ``selection.timeBased.lookbackTime`` (Gobblin's ``TimeBasedDatasetStoreDataset``), or as a
   ``gobblin.retention.selection.policy.class`` selects; a dataset's ``current`` state and the run it copies are
   never deleted (:mod:`gobblin_py.store.retention`);
-- ``GlobCleanableDatasetFinder``: published dataset versions (:mod:`.versions`).
+- ``GlobCleanableDatasetFinder``: published dataset versions (:mod:`.versions`);
+- ``IcebergTableDatasetFinder``, ``DeltaTableDatasetFinder``: the Iceberg or Delta tables the job's table keys
+  name (those of the publisher that wrote them): the table maintenance job of that format is run on them, with its
+  ``table.maintenance.*`` keys (:func:`table_job`).
 
 ``gobblin.retention.simulate=true`` or ``gpy run --dry-run`` lists what would be deleted and deletes nothing.
 """
@@ -47,6 +50,14 @@ class TimeBasedDatasetStoreDatasetFinder:
     their dataset, timestamped by when they were written."""
 
 
+def table_job(finder: type) -> type[StandaloneJob] | None:
+    """The job that maintains the tables a table dataset finder names (its ``maintenance_job``: the Iceberg and
+    Delta finders are declared beside their formats' maintenance jobs, a layer above this one); None for any other
+    finder."""
+    job = getattr(finder, "maintenance_job", None)
+    return job if isinstance(job, type) and issubclass(job, StandaloneJob) else None
+
+
 def _state_policy(settings: CleanerSettings) -> Policy:
     if settings.policy:
         return policy_class(settings.policy, POLICY_KEY).policy(settings)
@@ -81,6 +92,9 @@ class DatasetCleanerJob(StandaloneJob):
             finder = resolve_class(settings.finder, FINDER_KEY)
         except (SettingsError, UsageError):
             return []  # reported by the key and plugin checks
+        tables = table_job(finder)
+        if tables is not None:
+            return list(tables.settings_class.problems(props)) or tables.validate(props)
         problems: list[ConfigError] = []
         try:
             if finder is TimeBasedDatasetStoreDatasetFinder:
@@ -98,14 +112,19 @@ class DatasetCleanerJob(StandaloneJob):
         except UsageError as exc:
             return problems + [exc if isinstance(exc, ConfigError) else ConfigError(str(exc))]
         return [ConfigError(f"{settings.finder} is not a retention dataset finder", key=FINDER_KEY,
-                            hint="use TimeBasedDatasetStoreDatasetFinder or GlobCleanableDatasetFinder")]
+                            hint="use TimeBasedDatasetStoreDatasetFinder, GlobCleanableDatasetFinder, "
+                                 "IcebergTableDatasetFinder or DeltaTableDatasetFinder")]
 
     def run(self, props: Mapping[str, str], dry_run: bool) -> list[str]:
         settings = CleanerSettings.load(props)
         dry_run = dry_run or settings.simulate
         verb = "would delete" if dry_run else "deleted"
         now = time.time()
-        if resolve_class(settings.finder, FINDER_KEY) is GlobCleanableDatasetFinder:
+        finder = resolve_class(settings.finder, FINDER_KEY)
+        tables = table_job(finder)
+        if tables is not None:
+            return tables().run(props, dry_run)
+        if finder is GlobCleanableDatasetFinder:
             policy = _version_policy(settings)
             cutoff = policy_class(settings.policy, POLICY_KEY).newest_selected(settings, now)  # type: ignore[arg-type]
             versions = plan_versions(settings, policy, now, cutoff)

@@ -36,8 +36,10 @@ class CleanerSettings(Settings):
     finder: str = setting(FINDER_KEY, required=True,
                           example="org.apache.gobblin.data.management.retention.dataset.finder."
                                   "TimeBasedDatasetStoreDatasetFinder",
-                          doc="what is cleaned: TimeBasedDatasetStoreDatasetFinder (the state store's run files) or "
-                              "GlobCleanableDatasetFinder (published dataset versions)")
+                          doc="what is cleaned: TimeBasedDatasetStoreDatasetFinder (the state store's run files), "
+                              "GlobCleanableDatasetFinder (published dataset versions), IcebergTableDatasetFinder "
+                              "or DeltaTableDatasetFinder (the tables the job's Iceberg or Delta publisher keys "
+                              "name, maintained by the table.maintenance.* keys)")
     simulate: bool = setting("gobblin.retention.simulate", default=False,
                              doc="list what would be deleted, delete nothing (as gpy run --dry-run)")
     state_lookback: str | None = setting(STATE_LOOKBACK_KEY, doc="state-store runs written longer ago than this "
