@@ -9,8 +9,18 @@ import sys
 import fastavro
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from gobblin_py.connectors.compaction.dedup import DedupSpec, dedup_dataset, dedup_table, key_paths, partition_count
+from gobblin_py.connectors.compaction.dedup import (
+    DedupSpec,
+    dedup_dataset,
+    dedup_table,
+    first_rows,
+    first_rows_exact,
+    key_paths,
+    partition_count,
+)
 from gobblin_py.formats.avro_read import arrow_schema_for
 from gobblin_py.sdk.errors import UsageError
 from tests.compaction.lake import Lake, event, ids
@@ -45,6 +55,30 @@ def test_the_first_record_read_survives_or_the_latest_by_the_latest_fields():
     # the greatest v wins (a null the least); of equals, the first read
     assert dedup_table(table, DedupSpec(("id",), ("v",))).column("seq").to_pylist() == [2, 4, 6]
     assert dedup_table(table, DedupSpec(("id", "v"))).num_rows == 6
+
+
+KEY_VALUES = st.one_of(st.none(), st.integers(-3, 3))
+TEXT_VALUES = st.one_of(st.none(), st.sampled_from(["", "a", "b", "ab"]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(KEY_VALUES, TEXT_VALUES, st.one_of(st.none(), st.floats(allow_nan=True, width=32))),
+                max_size=60))
+def test_the_hashed_first_rows_are_the_exact_ones(rows):
+    keys = pa.table({"a": pa.array([r[0] for r in rows], pa.int64()), "b": pa.array([r[1] for r in rows], pa.string()),
+                     "c": pa.array([r[2] for r in rows], pa.float32())})
+    assert first_rows(keys).to_pylist() == first_rows_exact(keys).to_pylist()
+
+
+def test_keys_that_share_a_hash_are_told_apart(monkeypatch):
+    """A 64-bit hash collides rarely, never harmlessly: rows of one hash are compared field by field."""
+    import polars as pl
+
+    monkeypatch.setattr(pl.DataFrame, "hash_rows", lambda self, seed=0: pl.Series("h", [7] * self.height, pl.UInt64))
+    keys = pa.table({"id": [1, 2, 1, None, 2, None], "s": ["x", "x", "x", None, "y", None]})
+    assert first_rows(keys).to_pylist() == first_rows_exact(keys).to_pylist() == [0, 1, 3, 4]
+    same = pa.table({"id": [5, 5, 5]})
+    assert first_rows(same).to_pylist() == [0]  # one key: the shared hash is no collision
 
 
 def test_spilling_by_key_hash_gives_what_memory_gives(tmp_path):
