@@ -10,14 +10,17 @@ Airflow DAG passes) becomes the ``parent`` run facet.
 The client is configured the way it documents: ``openlineage.transport.*`` keys of the job (its ``transport``
 section: ``type=http``, ``url``, ...), else ``OPENLINEAGE_CONFIG`` / ``openlineage.yml`` / ``OPENLINEAGE_URL``.
 Without any of them no event is sent. Each event is given ``openlineage.timeout`` seconds; one not sent is a
-warning.
+warning. The ``console`` transport logs each event at INFO, below the WARNING gpy lets through from libraries: its
+events are written as they are, one JSON line each, to stderr.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import os
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -67,6 +70,7 @@ class LineageReporter:
         self.props = props
         config = {"transport": transport_config(settings.transport)} if settings.transport else None
         self.client = _client_leaving_environment_alone(config)
+        _console_events_to_stderr()
         self.run_id = str(generate_new_uuid())
 
     def run_started(self, run: RunInfo) -> None:
@@ -166,6 +170,25 @@ def _client_leaving_environment_alone(config: dict[str, Any] | None) -> OpenLine
         for key, value in before.items():
             if os.environ.get(key) != value:
                 os.environ[key] = value
+
+
+CONSOLE_LOGGER = "openlineage.client.transport.console"  # the logger the client's console transport writes to
+
+
+class _EventLines(logging.Handler):
+    """Writes each record's message alone (an event's JSON) to ``sys.stderr`` as it is at the time."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        sys.stderr.write(record.getMessage() + "\n")
+        sys.stderr.flush()
+
+
+def _console_events_to_stderr() -> None:
+    logger = logging.getLogger(CONSOLE_LOGGER)
+    if not any(isinstance(h, _EventLines) for h in logger.handlers):
+        logger.addHandler(_EventLines())
+    logger.setLevel(logging.INFO)
+    logger.propagate = False  # not a second time through the root logger's "INFO name: message" lines
 
 
 def _offsets_facet(name: DatasetName) -> KafkaOffsetsInputDatasetFacet:

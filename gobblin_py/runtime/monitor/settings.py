@@ -90,7 +90,9 @@ class LineageSettings(Settings):
     transport: dict[str, str] | None = setting(LINEAGE_TRANSPORT_PREFIX + "*", kind=Kind.PREFIX,
                                     example="openlineage.transport.type=http",
                                     doc="the client's transport configuration, as in openlineage.yml's transport "
-                                        "(type=http|file|console, url, endpoint, log_file_path, ...)")
+                                        "(type=http|file|console, url, endpoint, log_file_path, ...); type=file "
+                                        "appends one JSON line per event to log_file_path (append=false: a file "
+                                        "per event), type=console writes one JSON line per event to stderr")
     parent: str | None = setting("openlineage.parent.id", default_doc=f"${PARENT_ENV}",
                                  doc="the parent run, NAMESPACE/JOB_NAME/RUN_ID (the Airflow task that ran gpy)")
     timeout: float = setting("openlineage.timeout", default=5.0, minimum=0.1, maximum=300,
@@ -103,15 +105,23 @@ class LineageSettings(Settings):
         return self.parent or os.environ.get(PARENT_ENV) or None
 
     def check(self) -> list[ConfigError]:
+        errors = []
         parent = self.parent
         if parent and (parent.count("/") < 2 or not all(parent.split("/"))):
-            return [ConfigError(f"{parent!r} is not <namespace>/<job name>/<run id>", key="openlineage.parent.id")]
-        return []
+            errors.append(ConfigError(f"{parent!r} is not <namespace>/<job name>/<run id>", key="openlineage.parent.id"))
+        kind = (self.transport or {}).get("type", "")
+        needed = _NEEDED.get(kind)
+        if needed and not (self.transport or {}).get(needed):
+            errors.append(ConfigError(f"is not set (openlineage.transport.type={kind} needs it)",
+                                      key=LINEAGE_TRANSPORT_PREFIX + needed))
+        return errors
 
 
 def transport_config(keys: Mapping[str, str]) -> dict[str, object]:
     """The ``openlineage.transport.*`` keys (without the prefix) as the client's ``transport`` dictionary:
-    ``a.b=c`` nests."""
+    ``a.b=c`` nests, ``true``/``false`` are booleans (as in openlineage.yml), and a ``file`` transport appends
+    each event as a line of ``log_file_path`` unless ``append=false`` (the client's own default: a new
+    ``<log_file_path>-<time>.json`` file per event)."""
     config: dict[str, object] = {}
     for key, value in keys.items():
         parts = key.split(".")
@@ -122,8 +132,14 @@ def transport_config(keys: Mapping[str, str]) -> dict[str, object]:
                 break
             node = child
         else:
-            node[parts[-1]] = value
+            node[parts[-1]] = _BOOLEANS.get(value.strip().lower(), value)
+    if config.get("type") == "file":
+        config.setdefault("append", True)
     return config
+
+
+_BOOLEANS = {"true": True, "false": False}
+_NEEDED = {"http": "url", "file": "log_file_path"}  # transport type → the key it cannot do without
 
 
 def is_reporter_key(key: str) -> bool:
