@@ -1,7 +1,8 @@
 """Fixtures of the reporter tests: a small CSV job, a real Prometheus Pushgateway, endpoints that never answer.
 
 The Pushgateway is Debian's ``prometheus-pushgateway`` binary (installed with apt-get when missing), started once
-per session on a loopback port of its own, without persistence; the system service is never used.
+per session on a loopback port of its own, without persistence; the system service is never used. ``promtool``
+(Debian's ``prometheus`` package, installed the same way; no server is started) evaluates alerting rules.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pytest
 from tests.environment import missing
 
 PUSHGATEWAY = "prometheus-pushgateway"
+PROMTOOL_PACKAGE = "prometheus"  # Debian ships promtool in the Prometheus server's package
 
 
 def free_port() -> int:
@@ -52,11 +54,21 @@ def make_job(root: Path, *extra: str, rows: int = 20, name: str = "Orders") -> P
     return job
 
 
-def _binary() -> str | None:
-    found = shutil.which(PUSHGATEWAY)
+def _binary(name: str = PUSHGATEWAY, package: str = PUSHGATEWAY) -> str | None:
+    found = shutil.which(name)
     if found is None and shutil.which("apt-get"):
-        subprocess.run(["apt-get", "install", "-y", PUSHGATEWAY], capture_output=True, timeout=600)
-        found = shutil.which(PUSHGATEWAY)
+        subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", package], capture_output=True,
+                       timeout=600)
+        found = shutil.which(name)
+    return found
+
+
+@pytest.fixture(scope="session")
+def promtool() -> str:
+    """Prometheus's ``promtool``, which evaluates alerting rules against given series (``promtool test rules``)."""
+    found = _binary("promtool", PROMTOOL_PACKAGE)
+    if found is None:
+        missing(f"promtool is not installed and apt-get could not install {PROMTOOL_PACKAGE}")
     return found
 
 

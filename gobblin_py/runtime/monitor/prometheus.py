@@ -6,6 +6,11 @@ per-dataset series carry a ``dataset`` label. A run that succeeded replaces the 
 replaces the series it sends (POST), so ``gpy_job_last_success_timestamp_seconds`` keeps the last success's
 time — what an alert on stale jobs needs. The textfile (``<dir>/gpy_<job.name>.prom``, written to a temporary
 file and renamed) keeps it the same way, read back from the file the last run wrote.
+
+Each push holds every dataset the job's state store knows, not only those the run committed: a run that commits
+nothing (NOTHING_NEW), fails or is stopped still sends each dataset's series, with its lag measured from this
+run's end to the event time last committed, so a lag alert fires exactly when data stops arriving (a group
+replaced by a run without them would lose them).
 """
 
 from __future__ import annotations
@@ -18,7 +23,9 @@ from gobblin_py.io.contained_paths import contained_join
 from gobblin_py.runtime.monitor.report import STATUSES, RunInfo, RunReport, within
 from gobblin_py.runtime.monitor.settings import PrometheusSettings
 from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.store import progress
+from gobblin_py.store.store import FsDatasetStateStore, StateStoreSettings
 
 log = get_logger(__name__)
 
@@ -36,7 +43,8 @@ JOB_METRICS = {
     "gpy_job_bytes_written": "bytes the last run published",
 }
 DATASET_METRICS = {
-    "gpy_dataset_committed": "1 when the last run committed the dataset, else 0",
+    "gpy_dataset_committed": "1 when the last run committed the dataset, else 0 (every dataset the job's state "
+                             "store knows is sent by every run)",
     "gpy_dataset_records_read": "records the last run read of the dataset",
     "gpy_dataset_records_written": "records the last run wrote of the dataset",
     "gpy_dataset_bytes_written": "bytes the last run published of the dataset",
@@ -46,15 +54,29 @@ DATASET_METRICS = {
 }
 
 
-def lag_seconds(ended_ms: int, dataset: Any) -> float | None:
+def lag_seconds(ended_ms: int, saved: DatasetState | None) -> float | None:
     """How far behind the run's end the dataset's committed event time is (None without event times)."""
-    watermark = progress.completeness(dataset.saved) if dataset.saved is not None else None
+    watermark = progress.completeness(saved)
     return max(0.0, (ended_ms - watermark) / 1000) if watermark is not None else None
 
 
-def registry_of(report: RunReport, job_label: bool, last_success: float | None) -> Any:
+def known_datasets(props: Mapping[str, str], job: str) -> dict[str, DatasetState]:
+    """The latest state of each dataset the job's state store holds (none without a store, or with a store that
+    cannot be read: a warning, the run's own datasets are still sent)."""
+    try:
+        if not StateStoreSettings.load(props).enabled:
+            return {}
+        return FsDatasetStateStore.from_properties(props).get_latest_dataset_states_by_urns(job)
+    except Exception as exc:  # noqa: BLE001 - metrics never fail a run
+        log.warning("metrics_datasets_unknown", job=job, error=f"{type(exc).__name__}: {exc}")
+        return {}
+
+
+def registry_of(report: RunReport, job_label: bool, last_success: float | None,
+                known: Mapping[str, DatasetState] | None = None) -> Any:
     """The run's metrics in a registry of their own; ``job_label``: each series also carries ``job`` (the
-    textfile; a push gets it from its group)."""
+    textfile; a push gets it from its group). ``known``: the latest state of each dataset of the job's state
+    store; one this run did not commit is sent as read and written nothing, its lag measured from its state."""
     from prometheus_client import CollectorRegistry, Gauge
 
     registry = CollectorRegistry()
@@ -81,15 +103,24 @@ def registry_of(report: RunReport, job_label: bool, last_success: float | None) 
     gauge("gpy_job_records_read", report.records_read)
     gauge("gpy_job_records_written", report.records_written)
     gauge("gpy_job_bytes_written", report.bytes_written)
+    known = known or {}
     for d in report.results:
         gauge("gpy_dataset_committed", 1 if d.persisted else 0, dataset=d.urn)
         gauge("gpy_dataset_records_read", d.records_extracted, dataset=d.urn)
         gauge("gpy_dataset_records_written", d.records_written, dataset=d.urn)
         gauge("gpy_dataset_bytes_written", d.bytes_written, dataset=d.urn)
         gauge("gpy_dataset_duration_seconds", d.seconds, dataset=d.urn)
-        lag = lag_seconds(report.ended_ms, d)
+        lag = lag_seconds(report.ended_ms, d.saved if d.saved is not None else known.get(d.urn))
         if lag is not None:
             gauge("gpy_dataset_watermark_lag_seconds", lag, dataset=d.urn)
+    ran = {d.urn for d in report.results}
+    for urn in sorted(set(known) - ran):
+        for name in ("gpy_dataset_committed", "gpy_dataset_records_read", "gpy_dataset_records_written",
+                     "gpy_dataset_bytes_written", "gpy_dataset_duration_seconds"):
+            gauge(name, 0, dataset=urn)
+        lag = lag_seconds(report.ended_ms, known[urn])
+        if lag is not None:
+            gauge("gpy_dataset_watermark_lag_seconds", lag, dataset=urn)
     return registry
 
 
@@ -120,20 +151,22 @@ class PrometheusReporter:
 
     def __init__(self, settings: PrometheusSettings, props: Mapping[str, str]) -> None:
         self.settings = settings
+        self.props = props
 
     def run_started(self, run: RunInfo) -> None:
         """Nothing: a batch job reports once, at its end."""
 
     def run_finished(self, report: RunReport) -> None:
         problems: list[str] = []
+        known = known_datasets(self.props, report.run.job)
         if self.settings.textfile_dir:
             try:
-                self.write_textfile(report)
+                self.write_textfile(report, known)
             except (OSError, ValueError) as exc:
                 problems.append(f"textfile: {exc}")
         if self.settings.pushgateway:
             try:
-                self.push(report)
+                self.push(report, known)
             except (OSError, ValueError, TimeoutError) as exc:
                 problems.append(f"pushgateway {self.settings.pushgateway}: {exc}")
         for problem in problems:
@@ -143,18 +176,18 @@ class PrometheusReporter:
         return contained_join(str(self.settings.textfile_dir), f"gpy_{job}.prom",
                               what="metrics.reporting.prometheus.textfile.dir")
 
-    def write_textfile(self, report: RunReport) -> None:
+    def write_textfile(self, report: RunReport, known: Mapping[str, DatasetState]) -> None:
         from prometheus_client import write_to_textfile
 
         path = self.textfile_path(report.run.job)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         last = None if report.succeeded else previous_success(path, report.run.job)
-        write_to_textfile(path, registry_of(report, True, last))
+        write_to_textfile(path, registry_of(report, True, last, known))
 
-    def push(self, report: RunReport) -> None:
+    def push(self, report: RunReport, known: Mapping[str, DatasetState]) -> None:
         from prometheus_client import push_to_gateway, pushadd_to_gateway
 
         send = push_to_gateway if report.succeeded else pushadd_to_gateway
-        registry = registry_of(report, False, None)
+        registry = registry_of(report, False, None, known)
         url, timeout = _gateway_url(str(self.settings.pushgateway)), self.settings.timeout
         within(timeout, "pushgateway", lambda: send(url, job=report.run.job, registry=registry, timeout=timeout))
