@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 from benchkit.context import Context
 from benchkit.model import GPY_LOCAL, GPY_SPARK, Benchmark, Case, Contender, Step, Target
 from benchkit.peers import DUCKDB, POLARS, PYSPARK, parquet_rows
+from benchkit.venvs import VenvSpec
 
 ROWS = 20_000_000
 DUPLICATE_SHARE = 0.05
@@ -164,7 +165,7 @@ def _gpy(ctx: Context, data: Path, distinct: int, key: str, engine: str) -> Cont
     return Contender(f"gpy --engine {engine}", "gpy", trial)
 
 
-def _script(ctx: Context, name: str, spec, code: str, day: Path, distinct: int, key: str) -> Contender:
+def _script(ctx: Context, name: str, spec: VenvSpec, code: str, day: Path, distinct: int, key: str) -> Contender:
     python, error = ctx.python(spec)
 
     def trial(work: Path) -> list[Step]:
