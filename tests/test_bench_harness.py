@@ -185,3 +185,34 @@ def test_memory_targets_compare_peaks_in_one_case_or_across_two():
     assert over.target.describe() == "gpy --engine local peak memory ÷ pyarrow script peak memory <= 1.5"
     assert growth.target.describe() == "gpy --engine local peak memory ÷ its own at files-5M <= 1.1"
     assert evaluate(rows[1:])[1].status == "FAILED"  # the 5M case did not run
+
+
+def test_the_compaction_lake_holds_exact_duplicates_across_hours_and_the_gobblin_job_reads_it(tmp_path):
+    import pyarrow.dataset as ds
+    from benchkit.peers import parquet_rows
+    from benchkit.suites import compaction
+
+    from tests.conftest import run_gpy_here
+
+    rows = 4800
+    compaction.make_lake(tmp_path / "lake", rows)
+    day = tmp_path / "lake" / compaction.TOPIC / "hourly" / compaction.DAY
+    assert sorted(p.name for p in day.iterdir()) == [f"{h:02d}" for h in range(compaction.HOURS)]
+    table = ds.dataset(str(day), format="parquet").to_table()
+    distinct, duplicates = compaction.split(rows)
+    assert (table.num_rows, duplicates) == (rows, 240)
+    assert table.group_by(table.column_names).aggregate([]).num_rows == distinct
+    # a repeated event is the same row byte for byte, in its own hour or another one
+    hours = {}
+    for hour in day.iterdir():
+        for event in ds.dataset(str(hour), format="parquet").to_table().column("event_id").to_pylist():
+            hours.setdefault(event, []).append(hour.name)
+    repeated = [h for h in hours.values() if len(h) > 1]
+    assert len(repeated) == duplicates
+    assert any(h[0] == h[1] for h in repeated) and any(h[0] != h[1] for h in repeated)
+
+    job = compaction.gpy_job(tmp_path / "work", tmp_path / "lake")
+    result = run_gpy_here("run", str(job), "--engine", "local")
+    assert result.returncode == 0, result.stdout
+    assert parquet_rows(tmp_path / "work" / "lake") == distinct
+    assert parquet_rows(tmp_path / "lake") == rows  # the input is left as it was

@@ -4,7 +4,9 @@
 
 Runs the suites of ``benchkit/suites`` (CSV files at 1 M, 5 M and 20 M rows on the local and Spark engines,
 JSON lines at 5 M, 5 M CSV rows into a Delta and an Iceberg table, 200 incremental runs into one table, SQLite
-and PostgreSQL first, incremental and no-op loads, a Kafka topic, a state store of 10,000 datasets), checks every contender's output row count, prints the table and writes ``bench/results.md``
+and PostgreSQL first, incremental and no-op loads, a Kafka topic, a state store of 10,000 datasets, 24 hourly
+Parquet folders of 20 M rows compacted into a deduplicated day), checks every contender's output row count, prints
+the table and writes ``bench/results.md``
 (and ``results.json``). Peers (Polars, DuckDB, pyarrow write_dataset, dlt, plain PySpark) and the limit scripts
 run from their own virtual environments under ``~/.cache/gobblin_py/bench-<name>-<hash>``; generated data is kept under ``.bench/data``. Exit code 1
 when any run failed or left the wrong number of rows; missed targets are reported and, with ``--strict``, exit

@@ -12,7 +12,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-SUITES = ("files", "delta", "iceberg", "table_commits", "spark_cluster", "sql", "kafka", "state", "state_s3")
+SUITES = ("files", "delta", "iceberg", "table_commits", "spark_cluster", "compaction", "sql", "kafka", "state",
+          "state_s3")
 
 
 def load(name: str) -> ModuleType:
