@@ -50,6 +50,10 @@ class PublisherSettings(Settings):
     final_dir: str = setting("data.publisher.final.dir", required=True, scope=Scope.BRANCH, shared_fallback=True,
                              doc="where data is published (with several branches, a branch without its own "
                                  "uses <shared>/<branch name>)")
+    shared: bool = setting("data.publisher.final.dir.shared", scope=Scope.BRANCH, shared_fallback=True, default=False,
+                           doc="the final folder is shared on purpose: publish into it though another job "
+                               "published there first (without it, a final folder belongs to the first job to "
+                               "publish into it, and another job is refused)")
     append_extract: bool = setting("data.publisher.appendExtractToFinalDir", default=True,
                                    doc="publish under <final dir>/<writer file path>")
     replace_final_dir: bool = setting("data.publisher.replace.final.dir", scope=Scope.BRANCH, default=False,
