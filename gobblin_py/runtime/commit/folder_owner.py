@@ -37,7 +37,7 @@ from gobblin_py.sdk.logs import get_logger
 log = get_logger(__name__)
 
 OWNER_MARKER = "_gpy_owner.marker"
-SHARED_KEY = "data.publisher.final.dir.shared"  # the publisher's key (PublisherSettings), read here by name
+SHARED_KEY = "data.publisher.final.dir.shared"  # the publisher's key (FilePublisherSettings), read here by name
 _CLAIMER_FILE = re.compile(r"\.(?P<host>.+)-(?P<pid>\d+)\.[0-9a-f]+\.new")  # create_if_absent's temporary copy
 
 
