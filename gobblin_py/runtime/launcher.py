@@ -26,6 +26,7 @@ from gobblin_py.runtime.commit.datasets import (
     group_by_urn,
     job_publisher,
 )
+from gobblin_py.runtime.commit.folder_owner import FolderClaims, check_folder_owners
 from gobblin_py.runtime.commit.history import RunRecorder
 from gobblin_py.runtime.commit.job_result import EXIT_FAILED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, JobResult
 from gobblin_py.runtime.commit.job_run import JobRun
@@ -199,8 +200,10 @@ class JobLauncher:
             remove_temporary_files(run)
         source, source_state = open_source(run)
         try:
+            claims = None
             if self.marks:
                 check_state_not_lost(run, self.job_file, self.republish)
+                claims = check_folder_owners(run.props, self.job_name, self.job_file)
             units = self._plan(run, source, source_state, blocked)
             self._preflight(run, units)
             interrupts.raise_if_interrupted()
@@ -217,7 +220,7 @@ class JobLauncher:
                 task_states = self.engine.run(run.props, run.job_id, runnable) if runnable else []
             interrupts.raise_if_interrupted()  # stopped while tasks ran (a library may swallow the signal's error)
             folders.remove_staging()
-            self._commit(run, task_states + skipped, result)
+            self._commit(run, task_states + skipped, result, claims)
             if self.marks and any(d.published for d in result.datasets):
                 mark_published(run, self.job_file, [place for d in result.datasets for place in d.published])
             return result
@@ -288,8 +291,10 @@ class JobLauncher:
         log.info(TASKS_PLANNED, job=self.job_name, tasks=sum(len(g.tasks) for g in runnable), skipped=len(skipped))
         return runnable, skipped
 
-    def _commit(self, run: JobRun, task_states: list[TaskState], result: JobResult) -> None:
-        """Commit each dataset on its own (in parallel unless ``job.commit.parallelize=false``)."""
+    def _commit(self, run: JobRun, task_states: list[TaskState], result: JobResult,
+                claims: FolderClaims | None = None) -> None:
+        """Commit each dataset on its own (in parallel unless ``job.commit.parallelize=false``), into final
+        folders ``claims`` claimed for the job first."""
         job_state = State(run.props)
         for task in task_states:  # lookups fall through to the job's properties, as in Gobblin
             task.job_state = job_state
@@ -297,6 +302,8 @@ class JobLauncher:
         datasets = sorted(group_by_urn(task_states).items())
         check_replaced_folders(datasets)  # before any dataset publishes
         self._ensure_lock()  # a run that lost its lock commits nothing
+        if claims is not None and any(t.working_state is WorkingState.SUCCESSFUL for t in task_states):
+            claims.claim()  # no file is published into a folder no job owns
 
         def commit(item: tuple[str, list[TaskState]]) -> DatasetResult:
             urn, tasks = item
@@ -334,6 +341,8 @@ class JobLauncher:
                 result.datasets.extend(d for outcomes in run_all(commit_chunk, chunks) for d in outcomes)
             else:
                 result.datasets.extend(run_all(commit, datasets))
+        if claims is not None and any(d.published for d in result.datasets):
+            claims.claim_replaced()
         saved = {d.urn: d.saved for d in result.datasets if d.saved is not None}
         if saved and run.store is not None:
             StateIndex(run.store, self.job_name).record(saved)

@@ -137,9 +137,9 @@ class DataPublisher(ABC):
     path): (device, inode, size, modification time in ns)}`` of the local files it read back and found holding
     their records; a file the commit then moves by a hard link is that very file, and is not read again.
     ``marks_final_folders``: what it publishes lands under ``data.publisher.final.dir`` with names new to each run,
-    so a run that lost the job's state would publish it all again beside itself; the runtime then leaves a marker
-    of the job in each final folder and refuses such a run (a publisher that never replaces or repeats a name, or
-    publishes elsewhere, leaves it false).
+    so a run that lost the job's state, or another job, would publish it all again beside it; the runtime then
+    marks each final folder with the job (the first job to publish there owns it) and refuses such a run (a
+    publisher that never replaces or repeats a name, or publishes elsewhere, leaves it false).
     """
 
     publishes_counted_files: bool = False

@@ -35,7 +35,7 @@ LOGS = "test-logs"  # the campaigns' phase logs, beside the job file
 PHASE_LOG_ENV = "GPY_TEST_PHASE_LOG"  # gobblin_py.sdk.crash_points
 # what a job run may leave under its folders once it has succeeded: the rest is a leftover
 KEPT_FILE = re.compile(r"(data/[^/]+/f\d{5}\.csv|published/[^/]+/part\.task_Crash_\d+_\d+_0\.parquet"
-                       r"|published/_gpy_published\.Crash\.marker"
+                       r"|published/_gpy_published\.Crash\.marker|published/_gpy_owner\.marker"
                        r"|state/Crash/[^/]+-(job_Crash_\d+|current)\.jst|state/Crash/_gpy_state_index\.json|state/_history/Crash/\d{15}-job_Crash_\d+\.json)")
 KEPT_FOLDER = re.compile(r"(data|published)(/[^/]+)?|state(/Crash|/_commit_sequences(/Crash)?|/_history(/Crash)?)?|(staging|output)(/Crash)?")
 

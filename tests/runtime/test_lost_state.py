@@ -82,7 +82,8 @@ def test_a_first_run_into_an_empty_or_another_jobs_folder_runs(tmp_path):
     assert (other.final / "_gpy_published.Orders.marker").is_file()
     (other.final / "hand-made.csv").write_text("x\n1\n")
 
-    mine = Job(tmp_path / "mine", extra=f"job.name=Mine\ndata.publisher.final.dir={other.final}\n")
+    mine = Job(tmp_path / "mine", extra=f"job.name=Mine\ndata.publisher.final.dir={other.final}\n"
+                                        "data.publisher.final.dir.shared=true\n")
     write_csv(mine.data / "b.csv", 101)
     assert launch(mine).exit_code == 0  # a folder another job publishes to: not this job's data
     assert sorted(p.name for p in other.final.glob("_gpy_published.*")) == ["_gpy_published.Mine.marker",

@@ -151,7 +151,7 @@ def newest_event(table: pa.Table, column: str) -> str:
 def published_rows(walk: Walk, folder: str) -> tuple[str, pa.Table]:
     """The rows of every file under a published folder on S3, and the files' format."""
     fs = walk.server.filesystem()
-    files = sorted(f for f in fs.find(folder.removeprefix("s3://")) if not Path(f).name.startswith("_gpy_published."))
+    files = sorted(f for f in fs.find(folder.removeprefix("s3://")) if not Path(f).name.startswith("_gpy_"))
     assert files, f"nothing published under {folder}"
     formats = {Path(name).suffix for name in files}
     assert len(formats) == 1, f"{folder} holds files of several formats: {files}"

@@ -132,8 +132,9 @@ def test_a_file_already_at_a_destination_on_s3_fails_its_dataset_before_anything
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"{bucket}/published/d1/data.parquet already exists" in done.stdout
     assert fs.cat_file(f"{bucket}/published/d1/data.parquet") == b"someone else's"
-    assert sorted(fs.find(f"{bucket}/published")) == [f"{bucket}/published/_gpy_published.Scale.marker"] + [
-        f"{bucket}/published/{n}/data.parquet" for n in DATASETS]  # d0 and d2 published, and their job's marker
+    assert sorted(fs.find(f"{bucket}/published")) == [f"{bucket}/published/_gpy_owner.marker",
+                                                      f"{bucket}/published/_gpy_published.Scale.marker"] + [
+        f"{bucket}/published/{n}/data.parquet" for n in DATASETS]  # d0 and d2 published, and their job's markers
     assert not fs.find(f"{bucket}/state/_commit_sequences")  # nothing left logged: d1 logged nothing
     shown = json.loads(run_gpy("state", "show", str(job), "--json").stdout)
     tasks = {d["urn"]: d["tasks"][0] for d in shown["datasets"]}

@@ -45,7 +45,7 @@ log = get_logger(__name__)
 
 @dataclass(frozen=True)
 class PublisherSettings(Settings):
-    """The keys of :class:`BaseDataPublisher`, per branch (``.N`` with several branches)."""
+    """The keys every file and table publisher reads, per branch (``.N`` with several branches)."""
 
     final_dir: str = setting("data.publisher.final.dir", required=True, scope=Scope.BRANCH, shared_fallback=True,
                              doc="where data is published (with several branches, a branch without its own "
@@ -61,10 +61,20 @@ class PublisherSettings(Settings):
                               "formats; metadata: only where the file says (Parquet, ORC, Avro); none")
 
 
+@dataclass(frozen=True)
+class FilePublisherSettings(PublisherSettings):
+    """The keys of :class:`BaseDataPublisher`, per branch (``.N`` with several branches)."""
+
+    shared: bool = setting("data.publisher.final.dir.shared", scope=Scope.BRANCH, shared_fallback=True, default=False,
+                           doc="the final folder is shared on purpose: publish into it though another job "
+                               "published there first (without it, a final folder belongs to the first job to "
+                               "publish into it, and another job is refused)")
+
+
 class BaseDataPublisher(DataPublisher):
     """Moves every file of the successful tasks' output directories into the final directories."""
 
-    settings_class = PublisherSettings
+    settings_class: type[PublisherSettings] = FilePublisherSettings
     publishes_counted_files = True
     marks_final_folders = True  # its files are named by the run: a run without state would publish them again
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gobblin_py.connectors.files.publisher import PublisherSettings
+from gobblin_py.connectors.files.publisher import FilePublisherSettings, PublisherSettings
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.settings import Settings, same_as, setting
 
@@ -78,6 +78,7 @@ class HiveRegistrationSettings(Settings):
     replace_final_dir: bool = same_as(PublisherSettings, "replace_final_dir")
     publisher_fs_uri: str | None = same_as(PublisherSettings, "fs_uri")
     verify: str = same_as(PublisherSettings, "verify")
+    shared: bool = same_as(FilePublisherSettings, "shared")
 
     def check(self) -> list[ConfigError]:
         problems = [ConfigError(f"{uri!r} is not a metastore URI", key="hive.metastore.uri",

@@ -82,15 +82,16 @@ class FinalFolder:
     shown: str
 
 
-def final_folders(props: dict[str, str]) -> list[FinalFolder]:
-    """Each branch's ``data.publisher.final.dir`` (once each), where one is set and not replaced by each run
-    (``data.publisher.replace.final.dir``: a run without state then publishes everything in place of itself)."""
+def final_folders(props: dict[str, str], include_replaced: bool = False) -> list[FinalFolder]:
+    """Each branch's ``data.publisher.final.dir`` (once each), where one is set and, unless ``include_replaced``,
+    not replaced by each run (``data.publisher.replace.final.dir``: a run without state then publishes everything
+    in place of itself)."""
     branches = branch_count(props)
     found: list[FinalFolder] = []
     state = State(props)
     for branch in range(branches):
         scope = BranchScope(state, branches, branch)
-        if (scope.prop("data.publisher.replace.final.dir") or "").strip().lower() == "true":
+        if not include_replaced and (scope.prop("data.publisher.replace.final.dir") or "").strip().lower() == "true":
             continue
         try:
             root = scope.final_root()
@@ -130,7 +131,7 @@ def this_mark(run: JobRun, job_file: str | None) -> Mark:
     return Mark(run.job_name, job_file, os.path.abspath(store) if fsutil.is_local(run.store.fs) else store)
 
 
-def _marks(folder: FinalFolder) -> list[tuple[str, Mark]]:
+def read_marks(folder: FinalFolder) -> list[tuple[str, Mark]]:
     """The markers in ``folder``: (path, what it says); none when the folder is not there."""
     try:
         if fsutil.is_object_store(folder.fs):  # only the markers, by their prefix: one listing, a missing folder too
@@ -161,7 +162,7 @@ def check_state_not_lost(run: JobRun, job_file: str | None, republish: bool) -> 
     mine = this_mark(run, job_file)
     for folder in final_folders(run.props):
         try:
-            marks = _marks(folder)
+            marks = read_marks(folder)
         except OSError as exc:
             log.warning("final_folder_not_checked", folder=folder.shown, error=str(exc),
                         reason="cannot tell whether this job published there before")
