@@ -142,21 +142,22 @@ def first_rows_exact(keys: pa.Table) -> pa.Array:
                      .combine_chunks())
 
 
-def first_rows(keys: pa.Table) -> pa.Array:
-    """What :func:`first_rows_exact` returns, in about half its time and memory when Polars is installed: each
-    key is hashed to 64 bits (Polars' ``hash_rows``) and the first row of each hash kept; a hash is not a key, so
-    every later row is then compared, field by field, with the first row of its hash, and should two different
-    keys ever share a hash the exact group-by decides instead."""
+def first_mask(keys: pa.Table) -> pa.Array | None:
+    """Which rows of ``keys`` are the first of their key (a boolean mask), in about half the time and memory of
+    :func:`first_rows_exact`; None when Polars is not installed or takes not the key's types. Each key is hashed to
+    64 bits (Polars' ``hash_rows``) and the first row of each hash kept; a hash is not a key, so every later row is
+    then compared, field by field, with the first row of its hash — should two different keys ever share a hash,
+    None again (the exact group-by decides)."""
     try:
         import polars as pl
     except ImportError:
-        return first_rows_exact(keys)
+        return None
     try:
         frame = pl.from_arrow(keys)
         assert isinstance(frame, pl.DataFrame)
         hashes = frame.hash_rows(seed=0)
     except (pl.exceptions.PolarsError, pa.ArrowException, TypeError, ValueError):  # a type Polars does not take
-        return first_rows_exact(keys)
+        return None
     first = hashes.is_first_distinct()
     rows = pl.DataFrame({"h": hashes, "pos": pl.int_range(len(hashes), eager=True)})
     later = rows.filter(~first)
@@ -167,8 +168,14 @@ def first_rows(keys: pa.Table) -> pa.Array:
         same = pl.DataFrame([mine[c].eq_missing(theirs[c]).alias(c) for c in frame.columns]).select(
             pl.all_horizontal(pl.all())).to_series()
         if not bool(same.all()):
-            return first_rows_exact(keys)  # two keys, one hash
-    return pc.indices_nonzero(first.to_arrow())
+            return None  # two keys, one hash
+    return first.to_arrow()
+
+
+def first_rows(keys: pa.Table) -> pa.Array:
+    """The position of the first row of each distinct key of ``keys``, ascending."""
+    mask = first_mask(keys)
+    return pc.indices_nonzero(mask) if mask is not None else first_rows_exact(keys)
 
 
 def dedup_table(table: pa.Table, spec: DedupSpec) -> pa.Table:
@@ -177,7 +184,8 @@ def dedup_table(table: pa.Table, spec: DedupSpec) -> pa.Table:
         return table
     keys = key_columns(table, spec.keys)
     if not spec.latest:
-        return table.take(first_rows(keys))
+        mask = first_mask(keys)
+        return table.filter(mask) if mask is not None else table.take(first_rows_exact(keys))
     ranked = pa.table({**{f"l{i}": _column(table, path) for i, path in enumerate(spec.latest)},
                        "__row": positions(table.num_rows)})
     order = pc.sort_indices(ranked, sort_keys=[(f"l{i}", "descending") for i in range(len(spec.latest))]
