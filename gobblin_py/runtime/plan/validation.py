@@ -46,7 +46,7 @@ from gobblin_py.runtime.plan.key_typos import meant_key
 from gobblin_py.runtime.plan.locks import LockSettings
 from gobblin_py.sdk.branches import ForkSettings, branch_count
 from gobblin_py.sdk.commit import DeliverySettings
-from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.config_errors import ConfigError, ConfigWarning
 from gobblin_py.sdk.contracts import (
     BatchPartitioner,
     Configurable,
@@ -232,9 +232,20 @@ def _check_standalone(props: Mapping[str, str], job_class: type[StandaloneJob], 
                     check.unresolved.append(str(exc))
                 problems.append(_located(props, exc, key))
     if not problems:
-        problems.extend(job_class.validate(props))
+        found = job_class.validate(props)
+        check.warnings.extend(str(_placed(props, p)) for p in found if isinstance(p, ConfigWarning))
+        problems.extend(p for p in found if not isinstance(p, ConfigWarning))
     check.errors.extend(problems)
     return check
+
+
+def _placed(props: Mapping[str, str], problem: ConfigError) -> ConfigError:
+    """``problem`` with the file and line of its key (the file of a key left to its default), where it has none."""
+    locate = getattr(props, "locate", None)
+    if problem.path is not None or problem.key is None or not callable(locate):
+        return problem
+    path, line = locate(problem.key) if problem.key in props else (getattr(props, "path", None), None)
+    return problem.with_location(path=path, line=line)
 
 
 def check_job(props: Mapping[str, str], *, strict: bool = False, lenient: bool = False) -> JobCheck:
