@@ -100,6 +100,21 @@ def conf_options(func: Callable) -> Callable:
     return func
 
 
+def key_check_options(func: Callable) -> Callable:
+    """``--strict`` and ``--lenient``: how ``gpy run`` and ``gpy validate`` treat keys nothing declares."""
+    func = click.option("--lenient", is_flag=True,
+                        help="A misspelling of a key the job's plugins read (writer.output.fromat) is a warning, "
+                             "not an error.")(func)
+    return click.option("--strict", is_flag=True,
+                        help="Unknown keys in namespaces gpy owns are errors, not warnings.")(func)
+
+
+def check_key_options(strict: bool, lenient: bool) -> None:
+    """Refuse ``--strict`` with ``--lenient`` (exit code 2)."""
+    if strict and lenient:
+        raise UsageError("--strict and --lenient contradict each other: give one")
+
+
 def resolve_sysconfig(sysconfig: str | None, job_path: str | None = None, conf_root: str | None = None) -> str | None:
     """The system configuration file: ``--sysconfig``, else the ``conf/gobblin.properties`` nearest above the job
     (a local file or folder), else above the jobs root; never one found from the working folder by accident."""

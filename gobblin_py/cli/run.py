@@ -7,7 +7,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gobblin_py.cli.base import conf_options, load_job_properties, main, require_job_file, skip_teardown_at_exit
+from gobblin_py.cli.base import (
+    check_key_options,
+    conf_options,
+    key_check_options,
+    load_job_properties,
+    main,
+    require_job_file,
+    skip_teardown_at_exit,
+)
 from gobblin_py.runtime.engines import ENGINES
 
 if TYPE_CHECKING:
@@ -29,13 +37,13 @@ if TYPE_CHECKING:
 @click.option("--master", default=None, help="Spark master URL (default: the job's spark.master, else local[*]).")
 @click.option("--remote", default=None, metavar="sc://HOST:PORT",
               help="Run the tasks on this Spark Connect server (default: the job's spark.remote).")
-@click.option("--strict", is_flag=True, help="Unknown keys in namespaces gpy owns are errors, not warnings.")
+@key_check_options
 @click.option("--dry-run", is_flag=True, help="Print the work units the next run would plan (startpoints applied); "
                                               "change nothing.")
 @click.option("--republish", is_flag=True, help="Run even when the job has no state while its final folder holds "
                                                 "data it published: pull and publish everything again.")
 def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str, master: str | None,
-        remote: str | None, strict: bool, dry_run: bool, republish: bool) -> None:
+        remote: str | None, strict: bool, lenient: bool, dry_run: bool, republish: bool) -> None:
     """Run one job: pull what is new, publish it per the commit policy, save the watermarks.
 
     Exit codes: 0 all committed, 3 committed with failed tasks, 1 failed, 2 bad configuration or usage,
@@ -44,8 +52,9 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
     """
     from gobblin_py.sdk import interrupts
 
+    check_key_options(strict, lenient)
     with interrupts.handle_signals():  # a signal at any time stops the run, from loading the job file on
-        launcher = _load(job_file, conf_root, sysconfig, engine, master, remote, strict, dry_run, republish)
+        launcher = _load(job_file, conf_root, sysconfig, engine, master, remote, strict, dry_run, republish, lenient)
         if launcher is None:
             return  # a standalone job (job.class): done
         if dry_run:
@@ -72,16 +81,20 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
     sys.exit(result.exit_code)
 
 
-def _run_standalone(props: Any, dry_run: bool) -> bool:
+def _run_standalone(props: Any, dry_run: bool, strict: bool = False, lenient: bool = False) -> bool:
     """Run a job whose ``job.class`` is no ingestion pipeline (Gobblin's ``DatasetCleanerJob``); False for any
-    other job. Its keys are checked first; its report goes to stdout."""
+    other job. Its keys are checked first (the warnings logged); its report goes to stdout."""
     from gobblin_py.cli.base import job_filesystems
     from gobblin_py.runtime.plan.validation import check_job, standalone_job_class
+    from gobblin_py.sdk.logs import get_logger
 
     job_class = standalone_job_class(props)
     if job_class is None:
         return False
-    check_job(props).raise_for_errors()
+    check = check_job(props, strict=strict, lenient=lenient)
+    for warning in check.warnings:
+        get_logger(__name__).warning("config_warning", problem=warning)
+    check.raise_for_errors()
     job_filesystems(props)
     for line in job_class().run(props, dry_run):
         click.echo(line)
@@ -89,7 +102,8 @@ def _run_standalone(props: Any, dry_run: bool) -> bool:
 
 
 def _load(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str, master: str | None,
-          remote: str | None, strict: bool, dry_run: bool, republish: bool = False) -> JobLauncher | None:
+          remote: str | None, strict: bool, dry_run: bool, republish: bool = False,
+          lenient: bool = False) -> JobLauncher | None:
     """The job's launcher: its file loaded and checked (a signal meanwhile stops ``gpy`` before the run starts).
     None when ``job.class`` names a standalone job: it has run."""
     from gobblin_py.runtime.launcher import JobLauncher
@@ -103,14 +117,14 @@ def _load(job_file: str, conf_root: str | None, sysconfig: str | None, engine: s
         props = load_job_properties(job_file, conf_root, sysconfig)
         if standalone_job_class(props) is None:
             return JobLauncher(props, engine=engine, master=master, strict=strict, remote=remote,
-                               republish=republish)
+                               republish=republish, lenient=lenient)
     except BaseException as exc:
         stop = interrupts.as_stop(exc)
         if stop is None:
             raise
         raise interrupts.JobInterrupted(stop.signum, "the run had not started, nothing was committed",
                                         locked=False) from None
-    _run_standalone(props, dry_run)
+    _run_standalone(props, dry_run, strict, lenient)
     return None
 
 

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from gobblin_py.cli.base import conf_options, main
+from gobblin_py.cli.base import check_key_options, conf_options, key_check_options, main
 from gobblin_py.sdk.errors import UsageError
 
 # ------------------------------------------------------------------ validate
@@ -17,11 +17,11 @@ from gobblin_py.sdk.errors import UsageError
 @click.argument("paths", nargs=-1, type=click.Path())
 @conf_options
 @click.option("--json", "as_json", is_flag=True, help="Print each job's resolved properties as JSON.")
-@click.option("--strict", is_flag=True, help="Unknown keys in namespaces gpy owns are errors, not warnings.")
+@key_check_options
 @click.option("--explain", "explain_key", metavar="KEY", default=None,
               help="Explain a configuration key: who reads it, its type, default and meaning.")
 def validate(paths: tuple[str, ...], conf_root: str | None, sysconfig: str | None, as_json: bool, strict: bool,
-             explain_key: str | None) -> None:
+             lenient: bool, explain_key: str | None) -> None:
     """Check job files (or folders of them, recursively) as `gpy run` does before any work.
 
     Every plugin class must resolve and every key parse; reports per file and goes on; exit code 2 when any
@@ -37,7 +37,8 @@ def validate(paths: tuple[str, ...], conf_root: str | None, sysconfig: str | Non
         raise UsageError("name job files or folders to validate (or --explain KEY)")
     from gobblin_py.cli.validate_jobs import validate_paths
 
-    reports = validate_paths(list(paths), conf_root, sysconfig, strict=strict)
+    check_key_options(strict, lenient)
+    reports = validate_paths(list(paths), conf_root, sysconfig, strict=strict, lenient=lenient)
     if as_json:
         click.echo(json.dumps([r.as_json() for r in reports], indent=2, ensure_ascii=False))
     else:

@@ -96,7 +96,8 @@ def unported(item: str) -> dict[str, str | None]:
     return {"key": key, "class": name, "nearest": info.nearest if info else None, "hint": hint}
 
 
-def validate_paths(paths: list[str], conf_root: str | None, sysconfig: str | None, strict: bool = False) -> list[JobReport]:
+def validate_paths(paths: list[str], conf_root: str | None, sysconfig: str | None, strict: bool = False,
+                   lenient: bool = False) -> list[JobReport]:
     """Load every job file under ``paths`` and check it; never stops at the first bad file. ``sysconfig`` is
     ``--sysconfig``: when None, each path takes the ``conf/gobblin.properties`` found from where it is."""
     from gobblin_py.cli.base import resolve_sysconfig
@@ -110,7 +111,7 @@ def validate_paths(paths: list[str], conf_root: str | None, sysconfig: str | Non
                 reports.append(JobReport(result.path, error=str(result.error)))
                 continue
             config = with_source_defaults(result.config)
-            check = check_job(config, strict=strict)
+            check = check_job(config, strict=strict, lenient=lenient)
             reports.append(JobReport(
                 result.path, properties=dict(config), problems=[str(e) for e in check.settings_errors],
                 unsupported=check.unsupported, unported=[unported(u) for u in check.unsupported],

@@ -117,9 +117,10 @@ class JobLauncher:
     """Runs one job: ``JobLauncher(props, engine="spark").run()``."""
 
     def __init__(self, props: Mapping[str, str], engine: str = "spark", master: str | None = None,
-                 strict: bool = False, remote: str | None = None, republish: bool = False) -> None:
+                 strict: bool = False, remote: str | None = None, republish: bool = False,
+                 lenient: bool = False) -> None:
         props = with_source_defaults(props)
-        check = check_job(props, strict=strict)  # before any work: every configuration problem at once
+        check = check_job(props, strict=strict, lenient=lenient)  # before any work: every configuration problem at once
         for warning in check.warnings:
             log.warning("config_warning", problem=warning)
         check.raise_for_errors()

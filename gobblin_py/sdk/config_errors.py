@@ -68,3 +68,8 @@ class ConfigError(UsageError):
 
 def _rebuild(problem, path, line, key, hint) -> ConfigError:
     return ConfigError(problem, path=path, line=line, key=key, hint=hint)
+
+
+class ConfigWarning(ConfigError):
+    """What looks wrong in a job's configuration without being an error: a plugin's or a standalone job's
+    ``validate`` may return it among its errors; ``gpy validate`` and ``gpy run`` show it as a warning."""

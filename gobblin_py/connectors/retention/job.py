@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
+from gobblin_py.connectors.retention.folder_naming import folder_naming_warnings
 from gobblin_py.connectors.retention.mysql_store import check_connection, delete_rows, plan_rows, where
 from gobblin_py.connectors.retention.policies import policy_class
 from gobblin_py.connectors.retention.settings import (
@@ -106,7 +107,7 @@ class DatasetCleanerJob(StandaloneJob):
                 return problems
             if finder is GlobCleanableDatasetFinder:
                 _version_policy(settings)
-                return problems
+                return [*problems, *folder_naming_warnings(settings)]
         except SettingsError as exc:
             return problems + list(exc.problems)
         except UsageError as exc:

@@ -9,8 +9,11 @@ What is checked (``gpy validate`` and the start of ``gpy run`` share it):
 - each plugin's own cross-key checks (``Settings.check`` and the :class:`~gobblin_py.sdk.contracts.Validating` protocol);
 - no table, namespace, branch, file path or file name would lead a written file out of its folder;
 - the job's folders and names together lose nothing (:mod:`gobblin_py.runtime.folder_checks`);
-- keys in namespaces gpy owns that nothing declares — most often a typo — are reported with the nearest known
-  key ("did you mean"): warnings, or errors with ``strict``.
+- a key nothing declares that misspells a key the job's own plugins or the runtime read
+  (:mod:`~gobblin_py.runtime.plan.key_typos`) is an error — the value set is not used — or, with ``lenient``,
+  a warning;
+- other keys in namespaces gpy owns that nothing declares are reported with the nearest known key ("did you
+  mean"): warnings, or errors with ``strict``.
 """
 
 from __future__ import annotations
@@ -39,10 +42,11 @@ from gobblin_py.runtime.monitor.settings import (
 )
 from gobblin_py.runtime.plan.folder_checks import folder_problems
 from gobblin_py.runtime.plan.implied_keys import with_source_defaults
+from gobblin_py.runtime.plan.key_typos import meant_key
 from gobblin_py.runtime.plan.locks import LockSettings
 from gobblin_py.sdk.branches import ForkSettings, branch_count
 from gobblin_py.sdk.commit import DeliverySettings
-from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.sdk.config_errors import ConfigError, ConfigWarning
 from gobblin_py.sdk.contracts import (
     BatchPartitioner,
     Configurable,
@@ -162,6 +166,10 @@ def _plugin_uses(props: Mapping[str, str], branches: int) -> list[tuple[PluginRe
     return uses
 
 
+def _reader(ref: PluginRef) -> str:
+    return f"the job's {_base_key(ref.key)} ({ref.name.rsplit('.', 1)[-1]})"
+
+
 def _base_key(key: str) -> str:
     match = _BRANCH_SUFFIX.match(key)
     return match.group("base") if match else key
@@ -202,9 +210,17 @@ def standalone_job_class(props: Mapping[str, str]) -> type[StandaloneJob] | None
     return cls if issubclass(cls, StandaloneJob) else None
 
 
-def _check_standalone(props: Mapping[str, str], job_class: type[StandaloneJob], check: JobCheck) -> JobCheck:
-    """A standalone job's keys, the classes its keys name and its own checks; no pipeline is checked."""
+def _check_standalone(props: Mapping[str, str], job_class: type[StandaloneJob], check: JobCheck,
+                      lenient: bool) -> JobCheck:
+    """A standalone job's keys, the classes its keys name, misspellings of its keys and the runtime's, and its
+    own checks and warnings; no pipeline is checked."""
     problems = list(job_class.settings_class.problems(props))
+    readers = dict.fromkeys(_declared_names(CORE_SETTINGS), "the gpy runtime")
+    readers.update(dict.fromkeys(_declared_names([job_class.settings_class]), f"the job's {job_class.__name__}"))
+    doubtful = [key for key in props if not is_reporter_key(key) and not _known(_plain_key(key), set(readers))]
+    typos = _typos(props, doubtful, readers, check, lenient)
+    if not lenient:
+        problems.extend(typos.values())
     for key in job_class.plugin_keys:
         for name in (n.strip() for n in (props.get(key) or "").split(",") if n.strip()):
             try:
@@ -216,18 +232,30 @@ def _check_standalone(props: Mapping[str, str], job_class: type[StandaloneJob], 
                     check.unresolved.append(str(exc))
                 problems.append(_located(props, exc, key))
     if not problems:
-        problems.extend(job_class.validate(props))
+        found = job_class.validate(props)
+        check.warnings.extend(str(_placed(props, p)) for p in found if isinstance(p, ConfigWarning))
+        problems.extend(p for p in found if not isinstance(p, ConfigWarning))
     check.errors.extend(problems)
     return check
 
 
-def check_job(props: Mapping[str, str], *, strict: bool = False) -> JobCheck:
-    """Check a job's properties (a :class:`~gobblin_py.jobconf.JobConfig` gives file and line)."""
+def _placed(props: Mapping[str, str], problem: ConfigError) -> ConfigError:
+    """``problem`` with the file and line of its key (the file of a key left to its default), where it has none."""
+    locate = getattr(props, "locate", None)
+    if problem.path is not None or problem.key is None or not callable(locate):
+        return problem
+    path, line = locate(problem.key) if problem.key in props else (getattr(props, "path", None), None)
+    return problem.with_location(path=path, line=line)
+
+
+def check_job(props: Mapping[str, str], *, strict: bool = False, lenient: bool = False) -> JobCheck:
+    """Check a job's properties (a :class:`~gobblin_py.jobconf.JobConfig` gives file and line). ``strict``: every
+    unknown key is an error; ``lenient``: a misspelling of a key the job reads is only a warning."""
     props = with_source_defaults(props)
     check = JobCheck()
     standalone = standalone_job_class(props)
     if standalone is not None:
-        return _check_standalone(props, standalone, check)
+        return _check_standalone(props, standalone, check, lenient)
     seen: set[str] = set()
     unresolved = unresolved_substitutions(props)
     unresolved_keys = {key for key, _ in unresolved}
@@ -253,11 +281,13 @@ def check_job(props: Mapping[str, str], *, strict: bool = False) -> JobCheck:
         for key, problem in path_key_problems(props))
     add(folder_problems(props))
     declared = set(_declared_names(CORE_SETTINGS))
+    readers = dict.fromkeys(declared, "the gpy runtime")  # who reads each declared key, for the typo errors
     for ref in class_refs(props):  # a Gobblin class named outside the plugin keys: honoured only when registered
         named = _resolve(props, ref, check, seen, add)
         if isinstance(named, Configurable):
             add(named.settings_class.problems(props, Context(branches, None)))
             declared.update(_declared_names([named.settings_class]))
+            readers.update(dict.fromkeys(_declared_names([named.settings_class]), _reader(ref)))
     for ref, context in _plugin_uses(props, branches):
         cls = _resolve(props, ref, check, seen, add)
         if cls is None:
@@ -268,7 +298,9 @@ def check_job(props: Mapping[str, str], *, strict: bool = False) -> JobCheck:
             continue
         if isinstance(cls, Configurable):
             add(cls.settings_class.problems(props, context))
-            declared.update(_declared_names([cls.settings_class]))
+            names = _declared_names([cls.settings_class])
+            declared.update(names)
+            readers.update((name, _reader(ref)) for name in names if name not in readers)
         if isinstance(cls, Validating) and isinstance(inspect.getattr_static(cls, "validate"), classmethod):
             try:
                 add(cls.validate(props))
@@ -288,6 +320,10 @@ def check_job(props: Mapping[str, str], *, strict: bool = False) -> JobCheck:
             check.warnings.append(f"{where}key '{key}': {problem}; {hint}")
     # every plugin module is imported to know all keys only when a key is not one the job's own plugins declare
     doubtful = [key for key in props if not is_reporter_key(key) and not _known(_plain_key(key), declared)]
+    typos = _typos(props, doubtful, readers, check, lenient)
+    if not lenient:
+        add(typos.values())
+    doubtful = [key for key in doubtful if key not in typos]
     for key, suggestion in unknown_keys({k: props[k] for k in doubtful}, declared | all_declared_names()) \
             if doubtful else ():
         path, line = locate(key) if callable(locate) else (None, None)
@@ -302,6 +338,26 @@ def check_job(props: Mapping[str, str], *, strict: bool = False) -> JobCheck:
         check.warnings.append(f"{path}:{line}: {warning}" if path and line else warning)
     check.errors.sort(key=lambda e: (e.path or "", e.line if e.line is not None else 1 << 30))
     return check
+
+
+def _typos(props: Mapping[str, str], keys: Iterable[str], readers: Mapping[str, str], check: JobCheck,
+           lenient: bool) -> dict[str, ConfigError]:
+    """The error of each of ``keys`` (none declared) that misspells a key of ``readers`` (key -> who reads it);
+    with ``lenient`` a warning in ``check`` says each instead."""
+    locate = getattr(props, "locate", None)
+    found: dict[str, ConfigError] = {}
+    for key in keys:
+        meant = meant_key(_plain_key(key), readers)
+        if meant is None:
+            continue
+        path, line = locate(key) if callable(locate) else (None, None)
+        problem = f"unknown key, so its value is not used; {readers[meant]} reads {meant}"
+        error = ConfigError(problem, path=path, line=line, key=key, hint=f"did you mean {meant}? (--lenient: only warn)")
+        if lenient:
+            where = f"{path}:{line}: " if path and line else f"{path}: " if path else ""
+            check.warnings.append(f"{where}key '{key}': {problem}")
+        found[key] = error
+    return found
 
 
 def _resolve(props: Mapping[str, str], ref: PluginRef, check: JobCheck, seen: set[str],
