@@ -122,6 +122,38 @@ def test_permanent_failures(tmp_path):
         assert classify(exc).kind == PERMANENT, f"{type(exc).__name__}: {exc}"
 
 
+def _truncated_parquet(tmp_path) -> BaseException:
+    """A Parquet file cut in the middle with its footer kept: pyarrow's OSError says "corrupt file?"."""
+    path = tmp_path / "cut.parquet"
+    pq.write_table(pa.table({"id": list(range(5000)), "a": [f"x{i}" for i in range(5000)]}), path,
+                   row_group_size=1000)
+    data = path.read_bytes()
+    path.write_bytes(data[:len(data) // 2] + data[-2000:])
+    return raised(lambda: [b for b in pq.ParquetFile(path).iter_batches()])
+
+
+def _truncated_avro(tmp_path) -> BaseException:
+    import fastavro
+
+    from gobblin_py.formats.avro_read import read_avro
+
+    path = tmp_path / "cut.avro"
+    schema = {"type": "record", "name": "R", "fields": [{"name": "id", "type": "long"}, {"name": "a", "type": "string"}]}
+    with path.open("wb") as out:
+        fastavro.writer(out, fastavro.parse_schema(schema), [{"id": i, "a": "x" * 50} for i in range(2000)])
+    data = path.read_bytes()
+    path.write_bytes(data[:len(data) // 2])
+    with path.open("rb") as stream:
+        return raised(lambda: list(read_avro(stream, str(path))[1]))
+
+
+def test_a_truncated_data_file_is_a_permanent_failure_naming_it(tmp_path):
+    """A cut file fails the same way on every attempt: retrying it (5 times, minutes apart) only delays the error."""
+    parquet, avro = _truncated_parquet(tmp_path), _truncated_avro(tmp_path)
+    assert classify(parquet).kind == PERMANENT, parquet
+    assert classify(avro).kind == PERMANENT and str(tmp_path / "cut.avro") in str(avro), avro
+
+
 def test_unknown_failures_are_retried():
     for exc in [RuntimeError("something broke"), GobblinPyError("a task failed"), OSError(errno.EIO, "I/O error"),
                 kafka_error(kafka.KafkaError._PARTITION_EOF), Exception("?")]:

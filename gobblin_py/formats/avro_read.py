@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 import pyarrow as pa
 
 from gobblin_py.formats.avro import AvroSchemaError, avro_to_arrow
-from gobblin_py.sdk.errors import GobblinPyError
+from gobblin_py.sdk.errors import GobblinPyError, PermanentError
 from gobblin_py.sdk.schema_meta import with_meta
 
 DEFAULT_BATCH_SIZE = 65536
@@ -39,10 +39,12 @@ def read_avro(stream: BinaryIO, where: str, reader_schema: str | None = None,
 
     try:
         reader = fastavro.reader(stream, reader_schema=json.loads(reader_schema) if reader_schema else None)
-    except (ValueError, TypeError, OSError, StopIteration) as exc:
-        raise GobblinPyError(f"{where}: not a readable Avro file: {exc}") from None
+    except OSError as exc:  # a failed read, not the file's content: the cause says whether a retry helps
+        raise GobblinPyError(f"{where}: not a readable Avro file: {exc}") from exc
+    except (ValueError, TypeError, StopIteration) as exc:
+        raise PermanentError(f"{where}: not a readable Avro file: {exc}") from None
     except KeyError as exc:  # fastavro's, for a header without the writer's schema
-        raise GobblinPyError(f"{where}: not a readable Avro file: its header has no {exc}") from None
+        raise PermanentError(f"{where}: not a readable Avro file: its header has no {exc}") from None
     text = reader_schema or reader.metadata.get("avro.schema")
     if isinstance(text, bytes):
         text = text.decode("utf-8")
@@ -53,14 +55,17 @@ def read_avro(stream: BinaryIO, where: str, reader_schema: str | None = None,
         while True:
             try:
                 rows = list(islice(records, batch_size))
-            except (ValueError, EOFError, OSError) as exc:
-                raise GobblinPyError(f"{where}: corrupt Avro data: {exc}") from None
+            except OSError as exc:
+                raise GobblinPyError(f"{where}: corrupt Avro data: {exc}") from exc
+            except (ValueError, EOFError) as exc:
+                # a truncated or damaged file fails the same way every time: permanent, never retried
+                raise PermanentError(f"{where}: corrupt Avro data: {exc}") from None
             if not rows:
                 return
             try:
                 yield pa.RecordBatch.from_pylist(rows, schema=schema)
             except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-                raise GobblinPyError(f"{where}: a record does not fit the file's schema: {exc}") from None
+                raise PermanentError(f"{where}: a record does not fit the file's schema: {exc}") from None
 
     return schema, batches()
 
@@ -71,8 +76,10 @@ def avro_schema_of_file(stream: BinaryIO, where: str) -> str:
 
     try:
         header = fastavro.reader(stream).metadata["avro.schema"]
-    except (ValueError, TypeError, OSError, StopIteration) as exc:
-        raise GobblinPyError(f"{where}: not a readable Avro file: {exc}") from None
+    except OSError as exc:  # a failed read, not the file's content: the cause says whether a retry helps
+        raise GobblinPyError(f"{where}: not a readable Avro file: {exc}") from exc
+    except (ValueError, TypeError, StopIteration) as exc:
+        raise PermanentError(f"{where}: not a readable Avro file: {exc}") from None
     except KeyError as exc:  # fastavro's, for a header without the writer's schema
-        raise GobblinPyError(f"{where}: not a readable Avro file: its header has no {exc}") from None
+        raise PermanentError(f"{where}: not a readable Avro file: its header has no {exc}") from None
     return header.decode("utf-8") if isinstance(header, bytes) else header

@@ -56,7 +56,7 @@ _TRANSIENT_WORDS = ("NETWORK_CONNECTION", "SLOW_DOWN", "SERVICE_UNAVAILABLE", "T
                     "ExecutorLostFailure", "executor lost", "database is locked", "database table is locked")
 _PERMANENT_WORDS = ("ACCESS_DENIED", "NO_SUCH_BUCKET", "NO_SUCH_KEY", "RESOURCE_NOT_FOUND", "Path does not exist",
                     "No such file or directory", "Permission denied", "no such table", "no such column",
-                    "syntax error")
+                    "syntax error", "corrupt", "deserialize thrift")
 
 # Kafka (librdkafka) error codes: brokers or leaders that come back; topics, rights and arguments that do not
 _KAFKA_TRANSIENT = {-195, -187, -185, -192, -193, -180, -182, 5, 6, 7, 8, 13, 14, 15, 16, 19, 20, 56, 89}

@@ -55,3 +55,18 @@ def test_keys_the_job_sets_win_over_those_a_compaction_implies(tmp_path):
     lake.run(job)
     assert (tmp_path / "my-state" / "MinutelyToHourly").is_dir()
     assert not (tmp_path / "tmp" / "MinutelyToHourly" / "_state_store").exists()
+
+
+def test_a_min_time_ago_longer_than_the_max_is_refused_naming_it():
+    """Folders between max.time.ago and min.time.ago ago are compacted: the other way round, none ever is."""
+    from gobblin_py.connectors.compaction.settings import CompactionSettings
+    from gobblin_py.sdk.settings import SettingsError
+
+    keys = {"source.class": "org.apache.gobblin.compaction.source.CompactionSource",
+            "compaction.input.dir": "/data/in", "compaction.dest.dir": "/data/out",
+            "compaction.timebased.max.time.ago": "12h", "compaction.timebased.min.time.ago": "1d"}
+    with pytest.raises(SettingsError) as refused:
+        CompactionSettings.load(keys)
+    [problem] = refused.value.problems
+    assert problem.key == "compaction.timebased.min.time.ago" and "no time folder is ever compacted" in str(problem)
+    CompactionSettings.load({**keys, "compaction.timebased.max.time.ago": "1d"})  # equal: accepted

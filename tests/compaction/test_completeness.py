@@ -152,3 +152,22 @@ def test_only_folders_never_compacted_that_the_lists_let_through_are_verified(ca
     assert gate.skipped == ["/out/ns/Click", "/out/ns/Signup"]
     logged = capsys.readouterr().err
     assert "compaction_incomplete_skipped" in logged and "the ingestion job has no state for this dataset" in logged
+
+
+def test_the_hour_the_clocks_repeat_ends_after_both_of_its_hours():
+    """On the last day of summer time 01:00-02:00 happens twice in America/Los_Angeles (Gobblin's default zone) and
+    the ingestion's writer puts both hours' records in the folder ``…/01``: that hour is not complete until the
+    second one ends (it was taken as complete an hour early, its second hour's records then late data)."""
+    la, utc = ZoneInfo("America/Los_Angeles"), ZoneInfo("UTC")
+
+    def at(*parts: int) -> int:
+        return int(datetime(*parts, tzinfo=utc).timestamp() * 1000)
+
+    hour_1 = int(datetime(2024, 11, 3, 1, tzinfo=la).timestamp() * 1000)  # 01:00 PDT, as the finder parses it
+    assert hour_1 == at(2024, 11, 3, 8)
+    assert window_end_ms(hour_1, "YYYY/MM/dd/HH", la) == at(2024, 11, 3, 10)  # 02:00 PST
+    assert window_end_ms(at(2024, 11, 3, 7), "YYYY/MM/dd/HH", la) == at(2024, 11, 3, 8)  # hour 00 ends at 01:00 PDT
+    assert window_end_ms(hour_1 + 30 * 60_000, "YYYY/MM/dd/HH/mm", la) == at(2024, 11, 3, 9, 31)  # 01:30 twice
+    assert window_end_ms(at(2024, 3, 10, 9, 59), "YYYY/MM/dd/HH/mm", la) == at(2024, 3, 10, 10)  # 01:59 PST
+    assert window_end_ms(at(2024, 3, 10, 9), "YYYY/MM/dd/HH", la) == at(2024, 3, 10, 10)  # 01:00 PST, then 03:00
+    assert window_end_ms(at(2024, 11, 3, 7), "YYYY/MM/dd", la) == at(2024, 11, 4, 8)  # a 25-hour day

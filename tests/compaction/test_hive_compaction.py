@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.compaction.hive_tables import Members, member, read_rows, write_table
+from tests.compaction.hive_tables import BASE, Members, member, read_rows, write_table
 from tests.conftest import run_gpy_here
 
 
@@ -154,3 +154,41 @@ def test_a_snapshot_delta_merge_runs_on_the_spark_engine(tmp_path, spark):
     assert {i: r["pulled"] for i, r in members.merged().items()} == {i: "s" if i < 10 else "d1" if i < 20 else "d2"
                                                                      for i in range(30)}
     assert len(read_rows(members.output)) == 30
+
+
+@pytest.mark.parametrize("fmt", ["avro", "parquet"])
+def test_a_truncated_input_file_fails_the_merge_at_once_and_publishes_nothing(tmp_path, fmt):
+    """A cut data file fails every attempt the same way: the run fails at its first attempt (not after
+    task.maxretries attempts minutes apart), the old output untouched and no work folder left."""
+    members = Members(tmp_path, fmt)
+    _tables(members)
+    members.run(members.job())
+    before = _snapshot(members.output)
+    path = write_table(members.base / "delta" / "1", [member(i, "d1") for i in range(3000)], fmt, part=1)
+    data = path.read_bytes()
+    path.write_bytes(data[:len(data) // 2] + (data[-2000:] if fmt == "parquet" else b""))
+    out = members.run(members.job(**{"task.maxretries": "1", "task.retry.intervalinsec": "0"}), code=1)
+    assert "task_retry" not in out and '"attempt": 2' not in out, out
+    if fmt == "avro":  # the Parquet reader's error does not name the file
+        assert f"{path}: corrupt Avro data" in out, out
+    assert _snapshot(members.output) == before
+    assert not list(members.base.glob(".*.gpy-*"))
+
+
+def test_a_column_the_last_delta_adds_takes_its_avro_default_in_older_records(tmp_path):
+    """Avro's schema resolution gives an older record a new field's default: so does the merge (a non-null column
+    with a default written as null failed the task); one without a default is refused before any work."""
+    members = Members(tmp_path)
+    _tables(members)
+    tier = {"name": "tier", "type": "string", "default": "basic"}
+    for extra, wanted in ((tier, 0), ({"name": "tier", "type": "string"}, 2)):
+        write_table(members.base / "delta" / "2", [{**member(i, "d2"), "tier": "gold"} for i in range(20, 30)],
+                    "avro", fields=[*BASE, extra])
+        out = members.run(members.job(), code=wanted)
+        if wanted:
+            assert "snapshot.datalocation" in out and "records lack tier" in out, out
+            continue
+        merged = members.merged()
+        assert {i: r["tier"] for i, r in merged.items()} == {i: "basic" if i < 20 else "gold" for i in range(30)}
+        assert {i: r["pulled"] for i, r in merged.items()} == {i: "s" if i < 10 else "d1" if i < 20 else "d2"
+                                                               for i in range(30)}

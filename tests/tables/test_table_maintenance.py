@@ -212,3 +212,32 @@ def test_a_killed_iceberg_expiry_leaves_the_table_whole_and_the_rerun_finishes(t
     rerun = run_gpy_here("run", str(path))
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert iceberg_rows(load()) == before and len(load().snapshots()) == 1
+
+
+def test_iceberg_orphan_removal_keeps_the_statistics_files_the_metadata_references(tmp_path):
+    """Puffin statistics (and partition statistics) files are referenced by the table's metadata, not by its
+    manifests: they are no orphans (Iceberg's remove_orphan_files keeps them too)."""
+    import time
+
+    from pyiceberg.table.statistics import PartitionStatisticsFile, StatisticsFile
+    from pyiceberg.table.update import SetPartitionStatisticsUpdate
+
+    from gobblin_py.connectors.iceberg.orphans import Orphans
+
+    _, load = iceberg_table(tmp_path, runs=1)
+    table = load()
+    snapshot = table.current_snapshot().snapshot_id
+    folder = Path(table.metadata_location.removeprefix("file://")).parent
+    stats, partition_stats = folder / f"{snapshot}-stats.puffin", folder / f"{snapshot}-partition-stats.parquet"
+    for path in (stats, partition_stats):
+        path.write_bytes(b"PFA1")
+    with table.transaction() as transaction:
+        with transaction.update_statistics() as update:
+            update.set_statistics(StatisticsFile(snapshot_id=snapshot, statistics_path=f"file://{stats}",
+                                                 file_size_in_bytes=4, file_footer_size_in_bytes=4, blob_metadata=[]))
+        transaction._apply((SetPartitionStatisticsUpdate(partition_statistics=PartitionStatisticsFile(
+            snapshot_id=snapshot, statistics_path=f"file://{partition_stats}", file_size_in_bytes=4)),))
+    stray = folder / "crashed-writer.parquet"
+    stray.write_bytes(b"PAR1")
+    found = Orphans(load(), time.time() + 3600).names()  # every unreferenced file old enough
+    assert str(stray) in found and str(stats) not in found and str(partition_stats) not in found, found

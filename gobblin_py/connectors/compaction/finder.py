@@ -99,20 +99,26 @@ def list_files(fs, folder: str) -> list[InputFile]:
 
 
 def window_end_ms(start_ms: int, pattern: str, zone: ZoneInfo) -> int:
-    """The end of the window a time folder of ``pattern`` starting at ``start_ms`` covers: one unit of the
-    pattern's finest field later (Gobblin's lowest interval unit), days and longer counted on the zone's calendar
-    (a day of a daylight-saving change lasts 23 or 25 hours)."""
+    """The end of the window a time folder of ``pattern`` starting at ``start_ms`` covers: every instant whose
+    wall-clock time in the zone is below the folder's time plus one unit of the pattern's finest field (Gobblin's
+    lowest interval unit). So a day of a daylight-saving change lasts 23 or 25 hours, and the hour the clocks repeat
+    (``…/01`` on America/Los_Angeles' last day of summer time) holds both of its hours: it ends at the second one's
+    end, as the ingestion's writer puts the records of both in it."""
     unit = joda.lowest_unit(pattern) or "DAY"
+    start = datetime.fromtimestamp(start_ms / 1000, zone).replace(tzinfo=None)
     if unit in _FIXED_SECONDS:
-        return start_ms + _FIXED_SECONDS[unit] * 1000
-    start = datetime.fromtimestamp(start_ms / 1000, zone)
-    if unit in ("DAY", "WEEK"):
-        end = start + timedelta(days=1 if unit == "DAY" else 7)  # wall-clock arithmetic in the zone
+        end = start + timedelta(seconds=_FIXED_SECONDS[unit])
+    elif unit in ("DAY", "WEEK"):
+        end = start + timedelta(days=1 if unit == "DAY" else 7)
     elif unit == "MONTH":
         end = start.replace(year=start.year + start.month // 12, month=start.month % 12 + 1)
     else:
         end = start.replace(year=start.year + 1)
-    return int(end.timestamp() * 1000)
+    # an end the clocks repeat has two instants, one they skip none: the latest whose instant just before has a
+    # wall-clock time inside the window
+    ends = [int(end.replace(tzinfo=zone, fold=fold).timestamp() * 1000) for fold in (0, 1)]
+    inside = [ms for ms in ends if start <= datetime.fromtimestamp((ms - 1) / 1000, zone).replace(tzinfo=None) < end]
+    return max(inside or ends)
 
 
 class DatasetFinder:

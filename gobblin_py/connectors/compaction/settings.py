@@ -144,6 +144,12 @@ class CompactionSettings(Settings):
                            ("compaction.timebased.min.time.ago", self.min_time_ago)):
             if not value.strip() or not PERIOD.match(value.strip()):
                 problems.append(ConfigError(f"{value!r} is not a period", key=key, hint=_PERIOD_DOC))
+        if not problems and period_seconds(self.min_time_ago) > period_seconds(self.max_time_ago):
+            problems.append(ConfigError(f"{self.min_time_ago} is longer than compaction.timebased.max.time.ago="
+                                        f"{self.max_time_ago}: no time folder is ever compacted",
+                                        key="compaction.timebased.min.time.ago",
+                                        hint="folders between max.time.ago and min.time.ago ago are compacted: "
+                                             "min.time.ago is the shorter"))
         if self.dedup_key.strip().upper() not in ("ALL", "KEY", "CUSTOM"):
             problems.append(ConfigError(f"{self.dedup_key!r} is not ALL, KEY or CUSTOM", key=DEDUP_KEY))
         elif self.dedup_key.strip().upper() == "CUSTOM" and not self.key_schema:

@@ -26,10 +26,12 @@ def _url(path: str) -> str:
 
 def referenced(table: Any) -> set[str]:
     """Every file the table's metadata reaches, as URLs: data and delete files and manifests of every snapshot
-    kept, the manifest lists, and the current and earlier metadata files."""
+    kept, the manifest lists, the statistics and partition statistics files (Puffin, written by Spark or Trino),
+    and the current and earlier metadata files."""
     paths = set(table.inspect.all_files().column("file_path").to_pylist())
     paths |= set(table.inspect.all_manifests().column("path").to_pylist())
     paths |= {s.manifest_list for s in table.snapshots() if s.manifest_list}
+    paths |= {f.statistics_path for f in [*table.metadata.statistics, *table.metadata.partition_statistics]}
     paths |= {entry.metadata_file for entry in table.metadata.metadata_log}
     paths.add(table.metadata_location)
     return {_url(str(p)) for p in paths}

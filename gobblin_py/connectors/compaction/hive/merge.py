@@ -2,10 +2,10 @@
 the memory bound of gpy's compaction dedup.
 
 Each table's records are read with the table's own schema (its ``schemalocation``, else its newest file's), matched
-by name to the output's schema (the last delta's: a column it lacks is dropped, one a table lacks is null) and
-tagged with the table's rank (0 the snapshot, ``i`` delta ``i``); then :func:`~..dedup.dedup_dataset` keeps, of
-each key, the record of the greatest rank (of equal ranks, the first read), spilling by key hash past
-``compaction.local.partition.bytes``.
+by name to the output's schema (the last delta's: a column it lacks is dropped, one a table lacks takes its Avro
+default, else null) and tagged with the table's rank (0 the snapshot, ``i`` delta ``i``); then
+:func:`~..dedup.dedup_dataset` keeps, of each key, the record of the greatest rank (of equal ranks, the first read),
+spilling by key hash past ``compaction.local.partition.bytes``.
 
 What a merge read is one JSON document (:func:`inputs_document`): each table's folder, primary key and files (path,
 size, modification time), with a digest of them. The work unit carries it, and the output keeps it as
@@ -121,6 +121,27 @@ def merged_already(output: str, document: str) -> bool:
     return digest_of(held) == digest_of(document)
 
 
+def _avro_defaults(schema: pa.Schema) -> dict[str, object]:
+    """The defaults of the top-level fields of the Avro schema ``schema`` carries ({} without one)."""
+    text = (schema.metadata or {}).get(b"avro.schema")
+    try:
+        record = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    fields = record.get("fields") if isinstance(record, dict) else None
+    return {f["name"]: f["default"] for f in fields or () if isinstance(f, dict) and "default" in f}
+
+
+def _default_scalar(value: object, column: pa.Field, table: Table) -> pa.Scalar:
+    if isinstance(value, str) and (pa.types.is_binary(column.type) or pa.types.is_fixed_size_binary(column.type)):
+        value = value.encode("latin-1")  # Avro's JSON form of bytes: one code point per byte
+    try:
+        return pa.scalar(value, column.type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError, ValueError) as exc:
+        raise UsageError(f"{table.key('datalocation')}: the {table.role}'s records lack {column.name}, and its Avro "
+                         f"default {value!r} has no {column.type} value: {exc}") from None
+
+
 @dataclass
 class Merge:
     """The merge of ``tables`` (snapshot first, then the deltas in order), each with its ``files``."""
@@ -149,6 +170,28 @@ class Merge:
         """The last delta's schema (Gobblin's output schema); the newest before it when that delta is empty."""
         return next((s for s in reversed(schemas) if s is not None), pa.schema([]))
 
+    def fills(self, schemas: Sequence[pa.Schema | None]) -> list[dict[str, pa.Scalar]]:
+        """Per table, the value of each output column its records lack: the column's Avro default (what Avro's
+        schema resolution gives an older record), else null; UsageError naming the table when the column can be
+        neither (a non-null column without a default), before any record is read."""
+        target = self.output_schema(schemas)
+        defaults = _avro_defaults(target)
+        out: list[dict[str, pa.Scalar]] = []
+        for table, schema in zip(self.tables, schemas, strict=True):
+            values: dict[str, pa.Scalar] = {}
+            has = set(target.names if schema is None else schema.names)  # a table without records lacks nothing
+            for column in target:
+                if column.name in has:
+                    continue
+                if column.name in defaults:
+                    values[column.name] = _default_scalar(defaults[column.name], column, table)
+                elif not column.nullable:
+                    raise UsageError(f"{table.key('datalocation')}: the {table.role}'s records lack {column.name}, "
+                                     f"a non-null column of the output's schema without a default (give it one, "
+                                     f"or make it nullable)")
+            out.append(values)
+        return out
+
     def batches(self, partition_bytes: int, spill_dir: str) -> Iterator[pa.RecordBatch]:
         """The merged records (see the module), in the output schema."""
         schemas = self.schemas()
@@ -157,6 +200,7 @@ class Merge:
             return
         ranked = target.append(pa.field(RANK, pa.int32(), nullable=False))
         counts = [0] * len(self.tables)
+        fills = self.fills(schemas)
 
         def tagged() -> Iterator[pa.RecordBatch]:
             for i, (table, files, schema) in enumerate(zip(self.tables, self.files, schemas, strict=True)):
@@ -166,6 +210,10 @@ class Merge:
                 rank = pa.scalar(table.rank, pa.int32())
                 for batch in read_files(fs, files, self.fmt, schema):
                     counts[i] += batch.num_rows
+                    if fills[i]:
+                        batch = pa.RecordBatch.from_arrays(
+                            [*batch.columns, *(pa.repeat(v, batch.num_rows) for v in fills[i].values())],
+                            names=[*batch.schema.names, *fills[i]])
                     batch = conform(batch, target, f"{table.key('datalocation')} {table.location}")
                     yield pa.RecordBatch.from_arrays([*batch.columns, pa.repeat(rank, batch.num_rows)],
                                                      schema=ranked)

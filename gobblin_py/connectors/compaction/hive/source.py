@@ -63,7 +63,7 @@ class HiveCompactionSource(Source):
         files = [list_table(table) for table in tables]
         fmt = format_of([f for listed in files for f in listed])
         merge = Merge(tables, files, fmt)
-        merge.schemas()  # the key fields checked before any work
+        merge.fills(merge.schemas())  # the key fields and the added columns checked before any work
         document = inputs_document(fmt, tables, files)
         output = settings.output_location
         if merged_already(output, document):
