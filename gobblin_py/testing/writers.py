@@ -26,6 +26,7 @@ from typing import ClassVar, cast
 import pyarrow as pa
 import pytest
 
+from gobblin_py.runtime.commit.folder_owner import OWNER_MARKER
 from gobblin_py.runtime.commit.published_marks import MARKER_PREFIX
 from gobblin_py.runtime.plan.validation import check_job
 from gobblin_py.sdk.contracts import DataWriter, DataWriterBuilder
@@ -43,8 +44,9 @@ def files_under(root: Path) -> list[Path]:
 
 
 def published_files(root: Path) -> list[Path]:
-    """Every file a job published under ``root``: all of them but the marker naming the job that published there."""
-    return [p for p in files_under(root) if not p.name.startswith(MARKER_PREFIX)]
+    """Every file a job published under ``root``: all of them but the markers naming the job that published there
+    and the folder's owner."""
+    return [p for p in files_under(root) if not p.name.startswith(MARKER_PREFIX) and p.name != OWNER_MARKER]
 
 
 class WriterContract(Contract):
