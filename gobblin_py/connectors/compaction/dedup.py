@@ -115,9 +115,23 @@ def _column(data: pa.Table | pa.RecordBatch, path: str) -> pa.Array | pa.Chunked
     return column
 
 
+_FLOAT_BITS = {16: pa.int16(), 32: pa.int32(), 64: pa.int64()}
+
+
+def _bits(column: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """A floating-point column as its bit patterns: keys compare as their bytes do (0.0 and -0.0 are two keys,
+    as in Gobblin's comparison of serialized keys), the same on every path."""
+    if not pa.types.is_floating(column.type):
+        return column
+    target = _FLOAT_BITS[column.type.bit_width]
+    if isinstance(column, pa.ChunkedArray):
+        return pa.chunked_array([chunk.view(target) for chunk in column.chunks], target)
+    return column.view(target)
+
+
 def key_columns(data: pa.Table | pa.RecordBatch, paths: Sequence[str]) -> pa.Table:
-    """The key's columns of ``data`` as a flat table (``k0``, ``k1``, …)."""
-    return pa.table({f"k{i}": _column(data, p) for i, p in enumerate(paths)})
+    """The key's columns of ``data`` as a flat table (``k0``, ``k1``, …), floating-point ones as their bits."""
+    return pa.table({f"k{i}": _bits(_column(data, p)) for i, p in enumerate(paths)})
 
 
 def positions(n: int) -> pa.Array:
