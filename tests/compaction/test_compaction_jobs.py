@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import struct
 from pathlib import Path
@@ -188,3 +189,36 @@ def test_rename_mode_moves_what_was_compacted_into_complete_folders_and_sets_lat
         ["00_COMPLETE", "01_COMPLETE", "02_COMPLETE", "05_COMPLETE"]
     assert len(lake.data_files("minutely")) == 8
     assert "nothing new to pull" in lake.run(job)
+
+
+@pytest.mark.parametrize("damage", ["cut", "retyped"])
+def test_an_input_file_that_cannot_be_read_fails_at_once_naming_it(tmp_path, damage):
+    """A Parquet file cut short, or whose column no longer fits the newest file's type, fails its dataset at the
+    first attempt (not after task.maxretries attempts minutes apart), naming the file; nothing is published."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tests.conftest import run_gpy_here
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    pq.write_table(pa.table({"id": list(range(3000)), "v": ["a"] * 3000}), folder / "p0.parquet")
+    bad = folder / "p1.parquet"
+    if damage == "cut":
+        pq.write_table(pa.table({"id": list(range(3000)), "v": ["b"] * 3000}), bad)
+        bad.write_bytes(bad.read_bytes()[:2000])
+        os.utime(bad, (1, 1))  # the older file: the newest one gives the schema
+    else:
+        pq.write_table(pa.table({"id": ["x"], "v": ["c"]}), bad)
+        os.utime(bad, (1, 1))
+    job = tmp_path / "simple.pull"
+    job.write_text("\n".join([
+        "job.name=Simple", "source.class=org.apache.gobblin.compaction.source.CompactionSource",
+        "compaction.datasets.finder=org.apache.gobblin.compaction.dataset.SimpleDatasetsFinder",
+        f"compaction.input.dir={folder}", f"compaction.dest.dir={tmp_path / 'out'}",
+        f"compaction.tmp.dest.dir={tmp_path / 'tmp'}", "task.maxretries=2", "task.retry.intervalinsec=0"]) + "\n")
+    result = run_gpy_here("--log-format", "json", "run", str(job), "--engine", "local")
+    out = result.stdout + result.stderr
+    assert result.returncode == 1 and "task_retry" not in out, out
+    assert (f"{bad}: not a readable parquet file" if damage == "cut" else f"{bad}: column id (string)") in out, out
+    assert not (tmp_path / "out").exists()

@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from gobblin_py.connectors.compaction.finder import InputFile
 from gobblin_py.formats.avro_read import arrow_schema_for, avro_schema_of_file, read_avro
-from gobblin_py.sdk.errors import GobblinPyError
+from gobblin_py.sdk.errors import GobblinPyError, PermanentError
 
 FORMATS = {"avro": "avro", "parquet": "parquet", "parq": "parquet", "orc": "orc"}
 BATCH_ROWS = 65536
@@ -46,19 +46,28 @@ def newest(files: Sequence[InputFile]) -> InputFile:
     return max(files, key=lambda f: (f.mtime_ms, f.path))
 
 
+def unreadable(path: str, fmt: str, exc: Exception) -> PermanentError:
+    """The error of a file its format's reader rejects (cut short, not of its format): it names the file, and no
+    retry reads it better."""
+    return PermanentError(f"{path}: not a readable {fmt} file ({type(exc).__name__}: {exc})")
+
+
 def dataset_schema(fs, files: Sequence[InputFile], fmt: str) -> pa.Schema:
     """The schema of a dataset's records: its newest file's (Avro: carrying the Avro schema itself)."""
     source = newest(files)
     with fs.open(source.path, "rb") as stream:
         if fmt == "avro":
             return arrow_schema_for(avro_schema_of_file(stream, source.path), source.path)
-        if fmt == "parquet":
-            import pyarrow.parquet as pq
+        try:
+            if fmt == "parquet":
+                import pyarrow.parquet as pq
 
-            return pq.read_schema(stream)
-        from pyarrow import orc
+                return pq.read_schema(stream)
+            from pyarrow import orc
 
-        return orc.ORCFile(stream).schema
+            return orc.ORCFile(stream).schema
+        except pa.ArrowInvalid as exc:
+            raise unreadable(source.path, fmt, exc) from exc
 
 
 def conform(batch: pa.RecordBatch, schema: pa.Schema, where: str) -> pa.RecordBatch:
@@ -75,7 +84,7 @@ def conform(batch: pa.RecordBatch, schema: pa.Schema, where: str) -> pa.RecordBa
         try:
             arrays.append(column if column.type == field.type else column.cast(field.type))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-            raise GobblinPyError(f"{where}: column {field.name} ({column.type}) does not fit the dataset's newest "
+            raise PermanentError(f"{where}: column {field.name} ({column.type}) does not fit the dataset's newest "
                                  f"schema ({field.type}): {exc}") from None
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
@@ -88,18 +97,28 @@ def read_file(fs, f: InputFile, fmt: str, schema: pa.Schema) -> Iterator[pa.Reco
             _, batches = read_avro(stream, f.path, reader_schema.decode() if reader_schema else None, BATCH_ROWS)
             for batch in batches:
                 yield pa.RecordBatch.from_arrays(batch.columns, schema=schema)
-        elif fmt == "parquet":
-            import pyarrow.parquet as pq
-
-            for batch in pq.ParquetFile(stream).iter_batches(batch_size=BATCH_ROWS):
-                yield conform(batch, schema, f.path)
         else:
-            from pyarrow import orc
+            try:
+                yield from _columnar(stream, f.path, fmt, schema)
+            except pa.ArrowInvalid as exc:
+                raise unreadable(f.path, fmt, exc) from exc
+            except OSError as exc:  # named, and judged by its own words (a corrupt file, or a read to retry)
+                raise GobblinPyError(f"{f.path}: {type(exc).__name__}: {exc}") from exc
 
-            reader = orc.ORCFile(stream)
-            for stripe in range(reader.nstripes):
-                for batch in pa.Table.from_batches([reader.read_stripe(stripe)]).to_batches(BATCH_ROWS):
-                    yield conform(batch, schema, f.path)
+
+def _columnar(stream, path: str, fmt: str, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        for batch in pq.ParquetFile(stream).iter_batches(batch_size=BATCH_ROWS):
+            yield conform(batch, schema, path)
+        return
+    from pyarrow import orc
+
+    reader = orc.ORCFile(stream)
+    for stripe in range(reader.nstripes):
+        for batch in pa.Table.from_batches([reader.read_stripe(stripe)]).to_batches(BATCH_ROWS):
+            yield conform(batch, schema, path)
 
 
 def _whole(fs, f: InputFile, fmt: str, schema: pa.Schema) -> list[pa.RecordBatch]:
