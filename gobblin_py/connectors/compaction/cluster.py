@@ -150,11 +150,11 @@ def compact_on_cluster(session: Any, files: list[InputFile], fmt: str, schema: p
     if fs.exists(root):
         fsutil.remove_tree(fs, root)
     fsutil.makedirs(fs, root)
-    parts = parts_for(sum(f.size for f in files), partition_bytes, _parallelism(session))
+    slots = _parallelism(session)
+    parts = parts_for(sum(f.size for f in files), partition_bytes, slots)
     props = dict(job_props)
     reading = partial(_read_pieces, files, fmt, schema, spec.keys, parts, props)
     writing = partial(_dedup_pieces, spec, fmt, schema, folder, stamp, props)
-    slots = _parallelism(session)
     # a few read tasks per slot (a file is the unit): fewer tasks cost less to schedule, more balance the load
     tasks = min(len(files), 4 * slots) if slots else len(files)
     pieces = session.range(0, len(files), 1, tasks).mapInArrow(reading, PIECES)
