@@ -43,6 +43,7 @@ from gobblin_py.connectors.compaction.unit_keys import (
     encode_files,
 )
 from gobblin_py.io import fs as fsutil
+from gobblin_py.io.prefetch import prefetched
 from gobblin_py.sdk.cluster_tasks import CLUSTER_TASK_COUNTERS
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.contracts import EmptyPlan, Extractor, Source
@@ -238,8 +239,11 @@ class CompactionExtractor(Extractor):
                 read += batch.num_rows
                 yield batch
 
-        for batch in dedup_dataset(counted, schema, spec, sum(f.size for f in self.files),
-                                   self.settings.partition_bytes, spill):
+        # the deduplication runs a batch ahead on a thread of its own, so selecting the next records (and, for a
+        # spilled dataset, the next partition's keys) overlaps the writer encoding the last ones
+        deduplicated = dedup_dataset(counted, schema, spec, sum(f.size for f in self.files),
+                                     self.settings.partition_bytes, spill)
+        for batch in prefetched(deduplicated, depth=4, name="gpy-compaction-dedup"):
             kept += batch.num_rows
             yield batch
         log.info("compaction_deduplicated", dataset=self.state.get_prop("dataset.urn"), records_read=read,
