@@ -47,7 +47,8 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
     """Run one job: pull what is new, publish it per the commit policy, save the watermarks.
 
     Exit codes: 0 all committed, 3 committed with failed tasks, 1 failed, 2 bad configuration or usage,
-    4 nothing at all to pull under job.fail.on.empty=true, 75 another run of the job holds its lock,
+    4 nothing at all to pull under job.fail.on.empty=true, 65 bad data (a value that does not fit its column,
+    named with its file, line and column: do not retry), 75 another run of the job holds its lock,
     143/130 stopped by SIGTERM/SIGINT.
     """
     from gobblin_py.sdk import interrupts
@@ -63,7 +64,7 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
             click.echo(plan(launcher).render())
             return
         result = _run_shown(launcher)
-    from gobblin_py.runtime.commit.job_result import EXIT_USAGE
+    from gobblin_py.runtime.commit.job_result import EXIT_DATA, EXIT_USAGE
     from gobblin_py.runtime.commit.summary import render
 
     if launcher.engine.name == "local":
@@ -77,6 +78,9 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
     if result.exit_code == EXIT_USAGE:
         # tasks failed on the job's configuration or input: each said as an error found before the run would be
         for line in result.usage_errors():
+            click.echo(f"gpy: error: {line}", err=True)
+    elif result.exit_code == EXIT_DATA:  # a value of the input: its file, line and column
+        for line in result.data_errors():
             click.echo(f"gpy: error: {line}", err=True)
     sys.exit(result.exit_code)
 

@@ -28,7 +28,7 @@ from gobblin_py.runtime.commit.datasets import (
 )
 from gobblin_py.runtime.commit.folder_owner import FolderClaims, check_folder_owners
 from gobblin_py.runtime.commit.history import RunRecorder
-from gobblin_py.runtime.commit.job_result import EXIT_FAILED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, JobResult
+from gobblin_py.runtime.commit.job_result import EXIT_DATA, EXIT_FAILED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, JobResult
 from gobblin_py.runtime.commit.job_run import JobRun
 from gobblin_py.runtime.commit.published_marks import (
     check_state_not_lost,
@@ -65,7 +65,7 @@ from gobblin_py.store.summary_index import StateIndex
 
 log = get_logger(__name__)
 
-__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_PARTIAL", "EXIT_USAGE", "JobLauncher", "JobResult", "open_source"]
+__all__ = ["EXIT_DATA", "EXIT_FAILED", "EXIT_OK", "EXIT_PARTIAL", "EXIT_USAGE", "JobLauncher", "JobResult", "open_source"]
 
 
 def _members(unit) -> list:

@@ -35,6 +35,28 @@ class PermanentError(GobblinPyError):
     retryable = False
 
 
+class DataError(PermanentError):
+    """A value of the input that does not fit (``amount=abc`` in a double column): the same input fails the same
+    way until the data is fixed or its rows routed aside, so the run exits 65 (sysexits' ``EX_DATAERR``), which a
+    scheduler does not retry. The message names the file, the line (the record in formats without lines) and the
+    column; ``row`` is the value's row in the batch that failed, until the run says where that row came from."""
+
+    exit_code = 65
+
+    def __init__(self, message: str, row: int | None = None, where: str | None = None) -> None:
+        self.message = message
+        self.row = row
+        self.where = where
+        super().__init__(f"{where}: {message}" if where else message)
+
+    def __reduce__(self) -> tuple:  # across processes with its parts, not its joined message
+        return (type(self), (self.message, self.row, self.where))
+
+    def located(self, where: str | None) -> DataError:
+        """The same error, saying where its row came from (``None``: where is not known)."""
+        return DataError(self.message, None, where)
+
+
 class UsageError(GobblinPyError):
     """The command line or a job configuration is wrong (exit code 2)."""
 

@@ -66,7 +66,7 @@ DEFAULTS = {
     "gpy_wait_for": "completeness",
 }
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PARTIAL, EXIT_EMPTY, EXIT_LOCKED = 0, 1, 2, 3, 4, 75
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PARTIAL, EXIT_EMPTY, EXIT_DATA, EXIT_LOCKED = 0, 1, 2, 3, 4, 65, 75
 EXIT_SIGTERM, EXIT_SIGINT = 143, 130
 PARENT_ENV = "OPENLINEAGE_PARENT_ID"  # what gpy reads for its OpenLineage events' parent run
 
@@ -151,6 +151,9 @@ def judge(code: int) -> int:
     if code == EXIT_USAGE:
         raise AirflowFailException("gpy exited 2: bad configuration or usage, or a corrupt state file "
                                    "(see the log above); not retried until the job is fixed")
+    if code == EXIT_DATA:
+        raise AirflowFailException("gpy exited 65: a value of the input does not fit its column (the log above names "
+                                   "its file, line and column); not retried until the data is fixed")
     raise AirflowException(f"gpy exited {code}: the run failed (see the log above)")
 
 

@@ -127,7 +127,7 @@ import gpy_dag
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 assert isinstance(gpy_dag.dag.get_task("gpy_run"), gpy_dag.BashOperator)
 fates = {}
-for code in (0, 3, 75, 143, 130, 1, 2, 4):
+for code in (0, 3, 75, 143, 130, 1, 2, 4, 65):
     try:
         gpy_dag.GpyRunOperator(task_id=f"exit_{code}", command=["sh", "-c", f"echo gpy output; exit {code}"],
                                cwd=".").execute({})
@@ -160,7 +160,7 @@ def test_exit_codes_become_task_fates_and_the_sensor_judges_the_state(tmp_path, 
     assert result.returncode == 0, result.stderr[-3000:]
     fates = json.loads(result.stdout.strip().splitlines()[-1])
     assert fates == {"0": "success", "3": "success", "75": "retry", "143": "retry", "130": "retry", "1": "retry",
-                     "2": "fail", "4": "retry",
+                     "2": "fail", "4": "retry", "65": "fail",
                      "run completeness past": True, "run completeness future": False,
                      "run commit past": True, "run commit future": False,
                      "never_run completeness past": False, "never_run completeness future": False,

@@ -179,7 +179,7 @@ def test_a_data_prefix_without_objects_is_named(tmp_path, s3_server, bucket):
         s3_server.job_keys(),
     ]))
     result = run_gpy_here("run", str(job), "--engine", "local")
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert (f"source.filebased.data.directory=s3://{bucket}/nothing-here: no such directory "
             "(no object has this prefix)") in result.stdout + result.stderr
     assert not s3_server.filesystem().exists(f"{bucket}/state/Empty.lock")  # released

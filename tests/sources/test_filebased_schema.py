@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.errors import DataError, UsageError
 from gobblin_py.connectors.files.filebased import FileBasedSource
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.states import WorkUnitState
@@ -50,8 +50,8 @@ def test_text_in_a_double_column_of_the_second_file_fails_naming_file_column_typ
     write(tmp_path, "p1.csv", "id,name,amount\n1,x,1.5\n2,y,2.5\n", 1_000)
     write(tmp_path, "p2.csv", "id,name,amount\n3,z,3.5\n4,w,abc\n", 2_000)
     result = run(tmp_path)
-    assert result.returncode == 2, result.stdout + result.stderr
-    assert "p2.csv: column 'amount' is double in this dataset" in result.stderr
+    assert result.returncode == 65, result.stdout + result.stderr  # a data error: not retried
+    assert "p2.csv line 3: column 'amount' is double in this dataset" in result.stderr
     assert "p1.csv" in result.stderr and "but string in this file: record 2 holds 'abc'" in result.stderr
     assert published(tmp_path) == []
 
@@ -61,8 +61,8 @@ def test_text_past_the_first_block_of_a_files_double_column_fails_naming_the_rec
     rows = "".join(f"{i},{i}.5\n" for i in range(20_000)) + "20000,unknown\n"
     write(tmp_path, "p1.csv", "id,amount\n" + rows, 1_000)
     result = run(tmp_path, "source.filebased.csv.block.size=65536\n")
-    assert result.returncode == 2, result.stdout + result.stderr
-    assert ("p1.csv: column 'amount' is double in the first source.filebased.csv.block.size=65536 bytes of the "
+    assert result.returncode == 65, result.stdout + result.stderr
+    assert ("p1.csv line 20002: column 'amount' is double in the first source.filebased.csv.block.size=65536 bytes of the "
             "file, that its type is learnt from, but record 20001 holds 'unknown'") in result.stderr
     assert "in this dataset" not in result.stderr and published(tmp_path) == []
     # a block that reaches that record reads the column as text
@@ -73,8 +73,8 @@ def test_text_past_the_first_block_of_a_files_double_column_fails_naming_the_rec
 def test_bad_utf8_in_a_text_column_fails_naming_file_column_and_record(tmp_path):
     write(tmp_path, "p1.csv", b"id,name,amount\n1,ok,1.5\n2,bad\xff\xfename,2.5\n", 1_000)
     result = run(tmp_path)
-    assert result.returncode == 2, result.stdout + result.stderr
-    assert "p1.csv: column 'name' holds bytes that are not UTF-8 text (record 2 holds 'bad\\xff\\xfename')" \
+    assert result.returncode == 65, result.stdout + result.stderr
+    assert "p1.csv line 3: column 'name' holds bytes that are not UTF-8 text (record 2 holds 'bad\\xff\\xfename')" \
         in result.stderr
     assert published(tmp_path) == []
 
@@ -83,8 +83,8 @@ def test_bad_utf8_in_a_later_file_fails_too(tmp_path):
     write(tmp_path, "p1.csv", "id,name\n1,ok\n", 1_000)
     write(tmp_path, "p2.csv", b"id,name\n2,\xc3\x28\n", 2_000)
     result = run(tmp_path)
-    assert result.returncode == 2, result.stdout + result.stderr
-    assert "p2.csv: column 'name' holds bytes that are not UTF-8 text (record 1" in result.stderr
+    assert result.returncode == 65, result.stdout + result.stderr
+    assert "p2.csv line 2: column 'name' holds bytes that are not UTF-8 text (record 1" in result.stderr
     assert published(tmp_path) == []
 
 
@@ -93,8 +93,8 @@ def test_a_change_from_the_previous_run_fails_unless_the_job_allows_it(tmp_path)
     assert run(tmp_path).returncode == 0
     write(tmp_path, "p2.csv", "id,amount\n2,unknown\n", 2_000)
     refused = run(tmp_path)
-    assert refused.returncode == 2
-    assert ("p2.csv: column 'amount' is double in this dataset (its schema learnt from the dataset's previous run) "
+    assert refused.returncode == 65
+    assert ("p2.csv line 2: column 'amount' is double in this dataset (its schema learnt from the dataset's previous run) "
             "but string in this file: record 1 holds 'unknown'") in refused.stderr
     assert len(published(tmp_path)) == 1
     allowed = run(tmp_path, "source.filebased.schema.change=allow\n")
@@ -155,6 +155,6 @@ def test_parquet_files_are_cast_to_the_dataset_schema_or_fail_naming_the_record(
     rows = read_all(folder)
     assert rows == [{"id": 1, "amount": 1.5}, {"id": 2, "amount": 2.5}, {"id": 3, "amount": 3.0}]
     pq.write_table(pa.table({"id": [4, 5], "amount": ["4", "many"]}), folder / "p2.parquet")
-    with pytest.raises(UsageError, match=r"p2.parquet: column 'amount' is double .* but string in this file: "
+    with pytest.raises(DataError, match=r"p2.parquet record 2: column 'amount' is double .* but string in this file: "
                                          r"record 2 holds 'many'"):
         read_all(folder)

@@ -19,10 +19,12 @@ from gobblin_py.connectors.files.file_settings import (
     FileSourceSettings,
     file_format,
 )
+from gobblin_py.connectors.files.record_lines import record_place
+from gobblin_py.formats.bad_values import first_bad_row, shown
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io.native_io import open_input
 from gobblin_py.sdk.contracts import Extractor, PartitionProgress
-from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.errors import DataError, GobblinPyError, UsageError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.states import WorkUnitState
 from gobblin_py.sdk.watermarks import LongWatermark
@@ -61,6 +63,7 @@ class FileExtractor(Extractor):
         self._records = 0
         self._min_event: int | None = None
         self._max_event: int | None = None
+        self._last: tuple[str, int | None] | None = None  # the file of the batch given last, and its rows before it
 
     def _reader(self, path: str) -> OpenFile:
         own = None
@@ -136,14 +139,29 @@ class FileExtractor(Extractor):
             try:
                 for batch in opened.batches:
                     if batch.schema != schema:
-                        batch = _conform(batch, schema, path, rows, self.origin if self.reference else self.paths[0])
+                        try:
+                            batch = _conform(batch, schema, path, rows, self.origin if self.reference else self.paths[0])
+                        except DataError as exc:
+                            raise exc.located(record_place(self.fs, path, self.settings, rows + (exc.row or 0))) \
+                                from exc
+                    observed = self._observe(batch)
+                    # where the rows of the batch about to be converted came from (rows a replay filtered out
+                    # leave only the file known)
+                    self._last = (path, rows if observed.num_rows == batch.num_rows else None)
                     rows += batch.num_rows
-                    yield self._observe(batch)
+                    yield observed
             except pa.ArrowException as exc:
                 raise_for(exc, self.fs, path, self.settings, self.reference if self.strict else None, self.origin,
                           rows, opened.schema)
                 raise GobblinPyError(f"{path}: {exc}") from exc
         self._complete = True
+
+    def locate(self, row: int) -> str | None:
+        """The file and line (or record) of row ``row`` of the batch given last (see :mod:`gobblin_py.sdk.locating`)."""
+        if self._last is None:
+            return None
+        path, before = self._last
+        return path if before is None else record_place(self.fs, path, self.settings, before + row)
 
     def _observe(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """Count the batch, note its event times, and drop what a replay from a time does not want."""
@@ -191,14 +209,14 @@ def _conform(batch: pa.RecordBatch, schema: pa.Schema, path: str, rows_before: i
     for field in schema:
         column = batch.column(field.name)
         if column.type != field.type:
-            bad = file_schema.first_bad_row(column, field.type)
+            bad = first_bad_row(column, field.type)
             if bad is not None:
-                raise UsageError(
-                    f"{path}: column '{field.name}' is {field.type} in this dataset (its schema learnt from {origin}) "
+                raise DataError(
+                    f"column '{field.name}' is {field.type} in this dataset (its schema learnt from {origin}) "
                     f"but {column.type} in this file: record {rows_before + bad + 1} holds "
-                    f"{file_schema.shown(column[bad].as_py())}, which is no {field.type}; the files of a dataset "
+                    f"{shown(column[bad].as_py())}, which is no {field.type}; the files of a dataset "
                     f"share one schema: fix the file, or set {SCHEMA_CHANGE_KEY}=allow to publish each file with "
-                    f"its own")
+                    f"its own", row=bad)
             column = column.cast(field.type)
         columns.append(column)
     return pa.RecordBatch.from_arrays(columns, schema=schema)

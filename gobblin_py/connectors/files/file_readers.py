@@ -25,12 +25,13 @@ import pyarrow.csv as pa_csv
 import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
-from gobblin_py.connectors.files.file_schema import first_bad_row, shown
 from gobblin_py.connectors.files.file_settings import MAX_BLOCK, SCHEMA_CHANGE_KEY, FileSourceSettings, file_format
+from gobblin_py.connectors.files.record_lines import json_records, record_place
+from gobblin_py.formats.bad_values import first_bad_row, shown
 from gobblin_py.io.native_io import open_input
 from gobblin_py.io.paced_input import AHEAD as PACED_AHEAD
 from gobblin_py.io.paced_input import PacedInput
-from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.errors import DataError, GobblinPyError, UsageError
 
 _CSV_CONVERSION = re.compile(r"In CSV column #(\d+): .*CSV conversion error to (.+?): invalid (?:value|UTF8)")
 _JSON_CHANGE = re.compile(r"Column\(/([^)]*)\) changed from (\w+) to (\w+) in row (\d+)")
@@ -260,20 +261,21 @@ def _raise_mismatch(fs: Any, path: str, settings: FileSourceSettings, column: st
     target = known if known is not None else own
     row, value = _locate_csv(fs, path, settings, column, target)
     where = f"record {row + 1} holds {shown(value)}" if row is not None else "a record does not fit"
+    place = record_place(fs, path, settings, row) if row is not None else path
     if pa.types.is_binary(own) and pa.types.is_string(target):
-        raise UsageError(f"{path}: column '{column}' holds bytes that are not UTF-8 text ({where}): a text column "
-                         f"cannot hold them; re-save the file as UTF-8 or fix that record") from cause
+        raise DataError(f"column '{column}' holds bytes that are not UTF-8 text ({where}): a text column cannot "
+                        f"hold them; re-save the file as UTF-8 or fix that record", where=place) from cause
     if known is None:  # the file's own first block typed it, and a later block holds what does not fit
         key, size = settings.block_size_key("csv")
-        raise UsageError(
-            f"{path}: column '{column}' is {own} in the first {key}={size} bytes of the file, that its type is "
-            f"learnt from, but {where}: a column keeps one type; fix that record, or raise {key} to reach it "
-            f"(the column is then read as text)") from cause
+        raise DataError(
+            f"column '{column}' is {own} in the first {key}={size} bytes of the file, that its type is learnt "
+            f"from, but {where}: a column keeps one type; fix that record, or raise {key} to reach it (the column "
+            f"is then read as text)", where=place) from cause
     found = f"{own} in this file: {where}" if own != known else where
-    raise UsageError(
-        f"{path}: column '{column}' is {known} in this dataset (its schema learnt from {origin}) but {found}; the "
-        f"files of a dataset share one schema: fix the file, or set {SCHEMA_CHANGE_KEY}=allow to publish each "
-        f"file with its own") from cause
+    raise DataError(
+        f"column '{column}' is {known} in this dataset (its schema learnt from {origin}) but {found}; the files "
+        f"of a dataset share one schema: fix the file, or set {SCHEMA_CHANGE_KEY}=allow to publish each file "
+        f"with its own", where=place) from cause
 
 
 def _locate_csv(fs: Any, path: str, settings: FileSourceSettings, column: str,
@@ -299,33 +301,15 @@ def check_text(fs: Any, opened: OpenFile, settings: FileSourceSettings) -> None:
         if pa.types.is_binary(field.type):
             row, value = _locate_csv(fs, opened.path, settings, field.name, pa.string())
             where = f"record {row + 1} holds {shown(value)}" if row is not None else "a record holds them"
+            place = record_place(fs, opened.path, settings, row) if row is not None else opened.path
             opened.stream.close()
-            raise UsageError(f"{opened.path}: column '{field.name}' holds bytes that are not UTF-8 text ({where}): "
-                             f"a text column cannot hold them; re-save the file as UTF-8 or fix that record")
-
-
-def _json_records(fs: Any, path: str, skip: int = 0) -> Iterator[tuple[int, bytes]]:
-    """The lines of JSON-lines ``path`` that hold a record (Arrow skips blank ones) with their 1-based numbers,
-    from the record ``skip`` (0-based) on."""
-    seen, number, rest = 0, 0, b""
-    with open_input(fs, path) as stream:
-        while True:
-            chunk = stream.read(1 << 20)
-            lines = (rest + chunk).split(b"\n")
-            rest = lines.pop() if chunk else b""
-            for line in lines:
-                number += 1
-                if line.strip():
-                    seen += 1
-                    if seen > skip:
-                        yield number, line
-            if not chunk:
-                return
+            raise DataError(f"column '{field.name}' holds bytes that are not UTF-8 text ({where}): a text column "
+                            "cannot hold them; re-save the file as UTF-8 or fix that record", where=place)
 
 
 def _json_value(fs: Any, path: str, record: int, column: str) -> tuple[int | None, object]:
     """The line number of record ``record`` (0-based) of ``path``, and its value of ``column`` (a ``/`` path)."""
-    for number, line in _json_records(fs, path, record):
+    for number, line in json_records(fs, path, record):
         try:
             value: object = json.loads(line)
         except ValueError:
@@ -350,7 +334,7 @@ def _unknown(record: dict, fields: pa.Schema | pa.StructType, prefix: str = "") 
 
 def late_field(fs: Any, path: str, schema: pa.Schema, rows: int) -> tuple[int, list[str]] | None:
     """The first line of ``path``, from record ``rows`` (0-based) on, with fields ``schema`` lacks, and those."""
-    for number, line in _json_records(fs, path, rows):
+    for number, line in json_records(fs, path, rows):
         try:
             record = json.loads(line)
         except ValueError:
@@ -403,7 +387,7 @@ def json_schema(fs: Any, path: str, settings: FileSourceSettings) -> pa.Schema:
         if found is None or any("." in name for name in found[1]):
             return schema
         block = bytearray()
-        for number, line in _json_records(fs, path, rows):
+        for number, line in json_records(fs, path, rows):
             if number >= found[0]:
                 if len(block) + len(line) >= size:
                     break

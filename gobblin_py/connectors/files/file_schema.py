@@ -65,36 +65,3 @@ def differences(reference: pa.Schema, actual: pa.Schema, types: bool = True) -> 
             if other != field.type and not pa.types.is_null(other):
                 out.append(f"column '{field.name}' changed from {field.type} to {other}")
     return out
-
-
-def first_bad_row(column: pa.Array | pa.ChunkedArray, target: pa.DataType) -> int | None:
-    """The index of the first value of ``column`` that does not cast (safely) to ``target``; None if all do."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    if _casts(column, target):
-        return None
-    low, high = 0, len(column)  # the first bad value lies in [low, high)
-    while high - low > 1:
-        middle = (low + high) // 2
-        if _casts(column.slice(low, middle - low), target):
-            low = middle
-        else:
-            high = middle
-    return low
-
-
-def _casts(values: pa.Array, target: pa.DataType) -> bool:
-    try:
-        values.cast(target)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return False
-    return True
-
-
-def shown(value: object) -> str:
-    """A value as a message shows it: bytes that are not UTF-8 escaped, long values cut."""
-    if isinstance(value, bytes):
-        text = "'" + value.decode("utf-8", errors="backslashreplace") + "'"
-    else:
-        text = repr(value) if isinstance(value, str) else str(value)
-    return text if len(text) <= 80 else text[:77] + "..."

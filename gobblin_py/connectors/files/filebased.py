@@ -116,7 +116,8 @@ class FileBasedSource(Source):
         self._fs = fs
         if not fs.isdir(root):
             where = " (no object has this prefix)" if fsutil.is_object_store(fs) else ""
-            raise GobblinPyError(f"{DATA_DIRECTORY_KEY}={settings.directory}: no such directory{where}")
+            # a folder the job names that is not there is the job's configuration, not a run that may pass
+            raise UsageError(f"{DATA_DIRECTORY_KEY}={settings.directory}: no such directory{where}")
         level = settings.urn_level
         self._listing = Listing(settings.directory, settings.pattern)
         listing = self._list(fs, root, settings.pattern, self._listing)

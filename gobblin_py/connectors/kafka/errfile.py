@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import base64
 import json
-import posixpath
-import time
-from typing import Any
 
 from gobblin_py.connectors.kafka.raw import RawBatch
-from gobblin_py.io import fs as fsutil
+from gobblin_py.io.error_files import ErrorFile
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.states import WorkUnitState
 
@@ -37,9 +34,10 @@ class UndecodableLog:
         self.state = state
         self.topic = topic
         self.directory = state.get_prop(ERR_DIR_KEY)
-        self._handle: Any = None
+        task = state.get_prop("task.id") or state.id or "task"
+        self.file = ErrorFile(self.directory, state.get_prop("writer.fs.uri"), POLICY_NAME, task) \
+            if self.directory else None
         self.logged = 0
-        self.path: str | None = None
 
     def write(self, partition: int, raw: RawBatch, bad: list[tuple[int, str]]) -> None:
         """Record the messages of ``raw`` at the indices of ``bad`` (only those cross into Python)."""
@@ -54,15 +52,13 @@ class UndecodableLog:
             log.warning("kafka_message_undecodable", topic=self.topic, partition=partition, offset=row["offset"],
                         error=row["error"], error_file=self.directory or "none (qualitychecker.row.err.file unset)")
         self.logged += len(rows)
-        if not self.directory:
-            return
-        if self._handle is None:
-            fs, root = fsutil.open_fs(self.directory, self.state.get_prop("writer.fs.uri"))
-            fsutil.makedirs(fs, root)
-            task = self.state.get_prop("task.id") or self.state.id or "task"
-            self.path = posixpath.join(root, f"{POLICY_NAME}-{task}-{int(time.time() * 1000)}.err")
-            self._handle = fs.open(self.path, "wb")
-        self._handle.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8"))
+        if self.file is not None:
+            self.file.write(rows)
+
+    @property
+    def path(self) -> str | None:
+        """The error file, once a message was written to it."""
+        return self.file.path if self.file is not None else None
 
     def results(self, count: int) -> str:
         """The row-policy result line the run summary shows for these messages."""
@@ -70,6 +66,5 @@ class UndecodableLog:
                             "failed_rows": count}])
 
     def close(self) -> None:
-        if self._handle is not None:
-            handle, self._handle = self._handle, None
-            handle.close()
+        if self.file is not None:
+            self.file.close()

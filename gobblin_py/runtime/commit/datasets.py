@@ -28,6 +28,7 @@ from gobblin_py.runtime.commit.commit_sequence import CommitSequence, CommitStep
 from gobblin_py.runtime.commit.job_run import JobRun
 from gobblin_py.runtime.commit.startpoint_steps import StartpointsConsumedStep
 from gobblin_py.runtime.execute.dataset_outputs import (
+    DATA_FAILURE_KEY,
     BranchOutput,
     attempt_records,
     branch_outputs,
@@ -111,6 +112,7 @@ class DatasetResult:
     task_errors: list[str] = field(default_factory=list)  # one line per failed task
     task_attempts: list[dict] = field(default_factory=list)  # every failed attempt of each task that had one
     usage_errors: list[str] = field(default_factory=list)  # failed tasks the configuration or input failed (exit 2)
+    data_errors: list[str] = field(default_factory=list)  # failed tasks a value of their input failed (exit 65)
     started_ms: int = 0  # its first task's start
     ended_ms: int = 0  # the end of its commit
     saved: DatasetState | None = None  # the state this run saved as the dataset's latest
@@ -173,6 +175,7 @@ def describe_outputs(result: DatasetResult, tasks: list[TaskState], run_started_
     result.task_errors = task_errors(tasks)
     result.task_attempts = attempt_records(tasks)
     result.usage_errors = [*usage_errors(tasks), *result.usage_errors]  # the publisher's own, if it had any
+    result.data_errors = usage_errors(tasks, DATA_FAILURE_KEY)
     result.started_ms = first_start_ms(tasks, run_started_ms)
     result.startpoints = used_startpoints(tasks)
     result.task_counts = task_counts(tasks)

@@ -11,6 +11,7 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_PARTIAL = 3
+EXIT_DATA = 65  # sysexits' EX_DATAERR: a value of the input does not fit; retrying cannot help until it is fixed
 
 
 @dataclass
@@ -30,7 +31,9 @@ class JobResult:
     def exit_code(self) -> int:
         if self.state is RunningState.FAILED or any(d.state is RunningState.FAILED for d in self.datasets):
             # a task failed on the job's configuration or input: no rerun succeeds until a person fixes it
-            return EXIT_USAGE if self.usage_errors() else EXIT_FAILED
+            if self.usage_errors():
+                return EXIT_USAGE
+            return EXIT_DATA if self.data_errors() else EXIT_FAILED
         if any(d.failed_tasks for d in self.datasets):
             return EXIT_PARTIAL
         return EXIT_OK
@@ -40,3 +43,8 @@ class JobResult:
         each naming the dataset (unless it is the default one) and the task."""
         return [f"dataset {d.urn}: {line}" if d.urn else line
                 for d in self.datasets if d.state is RunningState.FAILED for line in d.usage_errors]
+
+    def data_errors(self) -> list[str]:
+        """As :meth:`usage_errors`, the failures that were a value of the input not fitting its column."""
+        return [f"dataset {d.urn}: {line}" if d.urn else line
+                for d in self.datasets if d.state is RunningState.FAILED for line in d.data_errors]

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from gobblin_py.runtime.execute.record_adapter import RecordConverterAdapter
 from gobblin_py.sdk.contracts import Converter, RecordConverter, RowCountChanging, plugin_name
-from gobblin_py.sdk.errors import RecordsLost
+from gobblin_py.sdk.errors import DataError, RecordsLost
 from gobblin_py.sdk.plugins import instantiate
 from gobblin_py.sdk.states import State
 
@@ -51,18 +51,26 @@ class ConverterChain:
         return schema
 
     def apply(self, batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
-        """The batches ``batch`` becomes (each converter may split, filter or pass a batch)."""
+        """The batches ``batch`` becomes (each converter may split, filter or pass a batch). A value a converter
+        cannot convert (:class:`DataError`) keeps its row only while that row is still the row of ``batch``."""
         batches: Iterable[pa.RecordBatch] = (batch,)
+        aligned = True  # the rows reaching the converter are those of ``batch``, in order
         for index, converter in enumerate(self.converters):
             produced: list[pa.RecordBatch] = []
             for item in batches:
                 self.rows_in[index] += item.num_rows
-                result = converter.convert_batch(item, self.state)  # type: ignore[arg-type]
+                try:
+                    result = converter.convert_batch(item, self.state)  # type: ignore[arg-type]
+                except DataError as exc:
+                    if aligned or exc.row is None:
+                        raise
+                    raise exc.located(None) from exc
                 if isinstance(result, pa.RecordBatch):
                     produced.append(result)
                 else:
                     produced.extend(result)
             self.rows_out[index] += sum(b.num_rows for b in produced)
+            aligned = aligned and len(produced) == 1 and produced[0].num_rows == batch.num_rows
             batches = produced
         yield from batches
 

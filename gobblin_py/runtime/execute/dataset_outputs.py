@@ -18,6 +18,8 @@ MAX_ERRORS = 10  # failed tasks named per dataset: enough to see the pattern, sh
 # file): rerunning cannot help until a person fixes the job, so the run exits 2. It travels with the TaskState
 # from threads, worker processes and Spark executors alike.
 USAGE_FAILURE_KEY = "gpy.task.failure.usage"
+# likewise when it is a value of the input that does not fit (a DataError): the run exits 65 with this message
+DATA_FAILURE_KEY = "gpy.task.failure.data"
 # a task's failed attempts (JSON: attempt number, error, kind, the wait before the next) and the kind of its last
 # failure (transient, permanent or unknown: see gobblin_py.sdk.failures), set by the task runner on every engine
 ATTEMPTS_KEY = "gpy.task.attempts"
@@ -129,11 +131,11 @@ def task_errors(tasks: list[TaskState]) -> list[str]:
     return lines
 
 
-def usage_errors(tasks: list[TaskState]) -> list[str]:
+def usage_errors(tasks: list[TaskState], key: str = USAGE_FAILURE_KEY) -> list[str]:
     """``<task id>: <message>`` of each failed task (at most :data:`MAX_ERRORS`) whose failure was the user's
-    configuration or input."""
-    failed = [t for t in tasks if t.working_state is WorkingState.FAILED and t.get_prop(USAGE_FAILURE_KEY)]
-    return [f"{t.task_id}: {t.get_prop(USAGE_FAILURE_KEY)}" for t in failed[:MAX_ERRORS]]
+    configuration or input (``key`` :data:`DATA_FAILURE_KEY`: a value of its input)."""
+    failed = [t for t in tasks if t.working_state is WorkingState.FAILED and t.get_prop(key)]
+    return [f"{t.task_id}: {t.get_prop(key)}" for t in failed[:MAX_ERRORS]]
 
 
 def first_start_ms(tasks: list[TaskState], default: int) -> int:

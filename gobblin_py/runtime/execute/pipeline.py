@@ -9,6 +9,7 @@ task state.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from contextlib import ExitStack
 from typing import Any
 
@@ -33,9 +34,10 @@ from gobblin_py.sdk.contracts import (
     Source,
     TimestampFiltering,
 )
-from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.errors import DataError, UsageError
 from gobblin_py.sdk.interrupts import check_cancelled
 from gobblin_py.sdk.job_settings import ReplaySettings
+from gobblin_py.sdk.locating import RecordLocating
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.plugins import instantiate
 from gobblin_py.sdk.states import TaskState, WorkUnitState
@@ -133,7 +135,7 @@ class TaskPipeline:
         for batch in extractor.read_batches():
             check_cancelled()
             self.extracted += batch.num_rows
-            for out in converters.apply(batch):
+            for out in _located(converters.apply(batch), extractor):
                 if checker is not None:
                     out = checker.apply(out)
                 if out.num_rows == 0:
@@ -191,3 +193,14 @@ class TaskPipeline:
         for branch in branches:
             if branch.writer is not None:
                 branch.writer.cleanup()
+
+
+def _located(batches: Iterator[pa.RecordBatch], extractor: Extractor) -> Iterator[pa.RecordBatch]:
+    """``batches``; a value they could not be converted for is named with the file and line its extractor read
+    it from, when it can tell (:class:`~gobblin_py.sdk.locating.RecordLocating`)."""
+    try:
+        yield from batches
+    except DataError as exc:
+        if exc.where is not None or exc.row is None or not isinstance(extractor, RecordLocating):
+            raise
+        raise exc.located(extractor.locate(exc.row)) from exc

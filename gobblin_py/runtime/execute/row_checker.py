@@ -16,14 +16,11 @@ adapter, one Python call per row (the slow path).
 from __future__ import annotations
 
 import json
-import posixpath
-import re
-import time
 from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from gobblin_py.io import fs as fsutil
+from gobblin_py.io.error_files import ErrorFile
 from gobblin_py.sdk.branches import fork_key
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.contracts import Initializable, RecordRowPolicy, RowPolicy, plugin_name
@@ -154,13 +151,10 @@ class RowChecker:
         budget = self.settings.err_budget
         handle = self._err_files.get(entry.name)
         if handle is None:
-            fs, root = fsutil.open_fs(directory, self.state.get_prop("writer.fs.uri"))
-            fsutil.makedirs(fs, root)
-            safe = re.sub(r"[^A-Za-z0-9._-]", "-", entry.name)
-            suffix = f".{self.branch}" if self.branch >= 0 else ""
-            stamp = f"-{int(time.time() * 1000)}" if self.settings.err_speculative else ""
-            path = posixpath.join(root, f"{safe}-{self.task_id}{suffix}{stamp}.err")
-            handle = self._err_files[entry.name] = fs.open(path, "ab" if not stamp and fsutil.is_local(fs) else "wb")
+            handle = self._err_files[entry.name] = ErrorFile(directory, self.state.get_prop("writer.fs.uri"),
+                                                             entry.name, self.task_id, self.branch,
+                                                             self.settings.err_speculative)
+        kept = []
         for record in rows.to_pylist():  # only failing rows cross into Python
             self._err_seen += 1
             if self._err_seen > budget:  # past the budget, sample with a gap growing x1.5
@@ -168,7 +162,8 @@ class RowChecker:
                     continue
                 self._err_gap *= 1.5
                 self._err_next = self._err_seen + self._err_gap
-            handle.write((json.dumps(record, default=str, ensure_ascii=False) + "\n").encode("utf-8"))
+            kept.append(record)
+        handle.write(kept)
 
     def dropped(self) -> int:
         """Rows the policies took out of the stream (OPTIONAL and ERR_FILE; a FAIL policy fails the task)."""

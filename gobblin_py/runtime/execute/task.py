@@ -20,10 +20,15 @@ import uuid
 from collections.abc import Callable, Mapping
 
 from gobblin_py.runtime.execute import task_progress
-from gobblin_py.runtime.execute.dataset_outputs import ATTEMPTS_KEY, FAILURE_KIND_KEY, USAGE_FAILURE_KEY
+from gobblin_py.runtime.execute.dataset_outputs import (
+    ATTEMPTS_KEY,
+    DATA_FAILURE_KEY,
+    FAILURE_KIND_KEY,
+    USAGE_FAILURE_KEY,
+)
 from gobblin_py.runtime.execute.pipeline import TaskPipeline
 from gobblin_py.runtime.execute.task_settings import TaskSettings
-from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.errors import DataError, GobblinPyError, UsageError
 from gobblin_py.sdk.failures import Failure, classify
 from gobblin_py.sdk.interrupts import TaskCancelled, cancelled, pause
 from gobblin_py.sdk.logs import get_logger
@@ -75,6 +80,8 @@ def run_task(job_props: Mapping[str, str], workunit: WorkUnit, job_id: str, task
             task.set_prop("task.failure.exception", redact("".join(traceback.format_exception(exc))))
             if isinstance(exc, GobblinPyError) and exc.exit_code == UsageError.exit_code:
                 task.set_prop(USAGE_FAILURE_KEY, redact(str(exc)))  # the run exits 2 with this message
+            elif isinstance(exc, DataError):
+                task.set_prop(DATA_FAILURE_KEY, redact(str(exc)))  # the run exits 65 with this message
             failure = classify(exc)
             retry = (attempt < settings.max_retries and failure.retryable and not isinstance(exc, TaskCancelled)
                      and not cancelled())
