@@ -34,6 +34,7 @@ from gobblin_py.sdk.errors import UsageError
 
 PARTITION_KEY = "compaction.local.partition.bytes"
 OUTPUT_ROWS = 1 << 17  # records a deduplicated batch holds at most
+HASH_COLUMN = "__gpy_key_hash"  # a spilled record's key hash
 _UNCOMPARABLE = (pa.types.is_list, pa.types.is_large_list, pa.types.is_map, pa.types.is_union,
                  pa.types.is_fixed_size_list, pa.types.is_null)
 
@@ -157,12 +158,7 @@ def first_rows_exact(keys: pa.Table) -> pa.Array:
                      .combine_chunks())
 
 
-def first_mask(keys: pa.Table) -> pa.Array | None:
-    """Which rows of ``keys`` are the first of their key (a boolean mask), in about half the time and memory of
-    :func:`first_rows_exact`; None when Polars is not installed or takes not the key's types. Each key is hashed to
-    64 bits (Polars' ``hash_rows``) and the first row of each hash kept; a hash is not a key, so every later row is
-    then compared, field by field, with the first row of its hash — should two different keys ever share a hash,
-    None again (the exact group-by decides)."""
+def _polars_hashes(keys: pa.Table) -> pa.Array | None:
     try:
         import polars as pl
     except ImportError:
@@ -170,27 +166,50 @@ def first_mask(keys: pa.Table) -> pa.Array | None:
     try:
         frame = pl.from_arrow(keys)
         assert isinstance(frame, pl.DataFrame)
-        hashes = frame.hash_rows(seed=0)
+        return frame.hash_rows(seed=0).to_arrow()
     except (pl.exceptions.PolarsError, pa.ArrowException, TypeError, ValueError):  # a type Polars does not take
         return None
+
+
+def key_hashes(data: pa.Table | pa.RecordBatch, paths: Sequence[str]) -> pa.Array | None:
+    """Each record's key hashed to 64 bits (Polars' ``hash_rows``, seed 0: the same on every engine and machine);
+    None when Polars is not installed or takes not the key's types."""
+    return _polars_hashes(key_columns(data, paths))
+
+
+def first_mask(keys: pa.Table, hashes: pa.Array | None = None) -> pa.Array | None:
+    """Which rows of ``keys`` are the first of their key (a boolean mask), in about half the time and memory of
+    :func:`first_rows_exact`; None when Polars is not installed or takes not the key's types. Each key is hashed to
+    64 bits (``hashes``, when the caller has them: :func:`key_hashes`) and the first row of each hash kept; a hash
+    is not a key, so every later row is then compared, field by field, with the first row of its hash — should two
+    different keys ever share a hash, None again (the exact group-by decides)."""
+    if hashes is None:
+        hashes = _polars_hashes(keys)
+    if hashes is None:
+        return None
+    import polars as pl
+
+    series = pl.Series("h", hashes)
     # the first row of each hash: arg_unique gives its position, a third of is_first_distinct's time
-    first = pl.zeros(len(hashes), pl.Boolean, eager=True).scatter(hashes.arg_unique(), True)
-    rows = pl.DataFrame({"h": hashes, "pos": pl.int_range(len(hashes), eager=True)})
+    first = pl.zeros(len(series), pl.Boolean, eager=True).scatter(series.arg_unique(), True)
+    rows = pl.DataFrame({"h": series, "pos": pl.int_range(len(series), eager=True)})
     later = rows.filter(~first)
     if later.height:
         earlier = rows.filter(first).join(later.select("h").unique(), on="h").rename({"pos": "first"})
         pairs = later.join(earlier, on="h")
-        mine, theirs = frame[pairs["pos"]], frame[pairs["first"]]
-        same = pl.DataFrame([mine[c].eq_missing(theirs[c]).alias(c) for c in frame.columns]).select(
+        mine = pl.from_arrow(keys.take(pairs["pos"].to_arrow()))
+        theirs = pl.from_arrow(keys.take(pairs["first"].to_arrow()))
+        assert isinstance(mine, pl.DataFrame) and isinstance(theirs, pl.DataFrame)
+        same = pl.DataFrame([mine[c].eq_missing(theirs[c]).alias(c) for c in mine.columns]).select(
             pl.all_horizontal(pl.all())).to_series()
         if not bool(same.all()):
             return None  # two keys, one hash
     return first.to_arrow()
 
 
-def first_rows(keys: pa.Table) -> pa.Array:
+def first_rows(keys: pa.Table, hashes: pa.Array | None = None) -> pa.Array:
     """The position of the first row of each distinct key of ``keys``, ascending."""
-    mask = first_mask(keys)
+    mask = first_mask(keys, hashes)
     return pc.indices_nonzero(mask) if mask is not None else first_rows_exact(keys)
 
 
@@ -199,10 +218,12 @@ def dedup_table(table: pa.Table, spec: DedupSpec) -> pa.Table:
     return pa.Table.from_batches(list(dedup_batches(table, spec)), schema=table.schema)
 
 
-def dedup_batches(table: pa.Table, spec: DedupSpec, rows: int = OUTPUT_ROWS) -> Iterator[pa.RecordBatch]:
+def dedup_batches(table: pa.Table, spec: DedupSpec, hashes: pa.Array | None = None,
+                  rows: int = OUTPUT_ROWS) -> Iterator[pa.RecordBatch]:
     """:func:`dedup_table`'s records as batches of at most ``rows``, each selected from its slice of ``table`` as
     it is asked for: no second copy of the whole dataset is made, and a writer's batch frees memory the next reuses
-    (a whole-table filter costs several times the CPU, most of it fresh pages)."""
+    (a whole-table filter costs several times the CPU, most of it fresh pages). ``hashes``: the records'
+    :func:`key_hashes`, when the caller made them as it read."""
     if table.num_rows == 0:
         return
     if not spec.keys:
@@ -210,7 +231,7 @@ def dedup_batches(table: pa.Table, spec: DedupSpec, rows: int = OUTPUT_ROWS) -> 
         return
     keys = key_columns(table, spec.keys)
     if not spec.latest:
-        mask = first_mask(keys)
+        mask = first_mask(keys, hashes)
         if mask is not None:
             for start in range(0, table.num_rows, rows):
                 part = table.slice(start, rows)
@@ -223,16 +244,23 @@ def dedup_batches(table: pa.Table, spec: DedupSpec, rows: int = OUTPUT_ROWS) -> 
                            "__row": positions(table.num_rows)})
         order = pc.sort_indices(ranked, sort_keys=[(f"l{i}", "descending") for i in range(len(spec.latest))]
                                 + [("__row", "ascending")])  # nulls last: a null loses
-        chosen = ascending(pc.take(order, first_rows(keys.take(order))))  # the survivors in read order
+        ordered = pc.take(hashes, order) if hashes is not None else None
+        chosen = ascending(pc.take(order, first_rows(keys.take(order), ordered)))  # the survivors in read order
     for start in range(0, len(chosen), rows):
         yield from table.take(chosen.slice(start, rows)).to_batches()
 
 
 def hash_partitions(batch: pa.RecordBatch, paths: Sequence[str], count: int) -> pa.Array:
     """Each record's partition of ``count`` (a power of two) by the hash of its key columns (Polars')."""
-    import polars as pl
+    hashes = key_hashes(batch, paths)
+    if hashes is None:
+        raise UsageError(f"the key fields {', '.join(paths)} are of types Polars cannot hash, which splitting by "
+                         f"key needs; raise {PARTITION_KEY} to deduplicate in memory")
+    return partition_of(hashes, count)
 
-    hashes = pl.from_arrow(key_columns(batch, paths)).hash_rows(seed=0).to_arrow()  # type: ignore[union-attr]
+
+def partition_of(hashes: pa.Array, count: int) -> pa.Array:
+    """The partition of ``count`` (a power of two) each key hash falls in."""
     return pc.bit_wise_and(hashes, pa.scalar(count - 1, pa.uint64()))
 
 
@@ -245,32 +273,40 @@ def partition_count(input_bytes: int, partition_bytes: int) -> int:
 
 def dedup_dataset(batches: Callable[[], Iterator[pa.RecordBatch]], schema: pa.Schema, spec: DedupSpec,
                   input_bytes: int, partition_bytes: int, spill_dir: str) -> Iterator[pa.RecordBatch]:
-    """The deduplicated records of a dataset whose records ``batches()`` yields (see the module)."""
+    """The deduplicated records of a dataset whose records ``batches()`` yields (see the module). Keys are hashed
+    as the records are read (the hashing overlaps the reading threads), once: a spilled record carries its hash."""
     count = partition_count(input_bytes, partition_bytes)
     if count == 1:
-        table = pa.Table.from_batches(list(batches()), schema=schema)
-        yield from dedup_batches(table, spec)
+        read, hashed = [], []
+        for batch in batches():
+            read.append(batch)
+            hashed.append(key_hashes(batch, spec.keys) if spec.keys else None)
+        table = pa.Table.from_batches(read, schema=schema)
+        whole = None if any(h is None for h in hashed) or not hashed else pa.concat_arrays(hashed)
+        del read, hashed
+        yield from dedup_batches(table, spec, whole)
         return
     if not has_polars():
         raise UsageError(f"{PARTITION_KEY}: the dataset's {input_bytes} bytes are more than {partition_bytes}, and "
                          "spilling it by key needs Polars (pip install 'gobblin_py[compaction]'); or raise the key")
     os.makedirs(spill_dir, exist_ok=True)
     paths = [os.path.join(spill_dir, f"part-{i:05d}.arrow") for i in range(count)]
+    spilled = schema.append(pa.field(HASH_COLUMN, pa.uint64()))
     writers: dict[int, pa.ipc.RecordBatchStreamWriter] = {}
     try:
         for batch in batches():
-            parts = hash_partitions(batch, spec.keys, count)
-            for i in pc.unique(parts).to_pylist():  # a partition at a time: one kernel pass each
+            for i, piece in split_by_partition(batch, spec.keys, count):
                 if i not in writers:
-                    writers[i] = pa.ipc.new_stream(paths[i], schema)
-                writers[i].write_batch(batch.filter(pc.equal(parts, pa.scalar(i, pa.uint64()))))
+                    writers[i] = pa.ipc.new_stream(paths[i], spilled)
+                writers[i].write_batch(piece)
         for writer in writers.values():
             writer.close()
         for i in sorted(writers):
             with pa.memory_map(paths[i]) as source:
                 table = pa.ipc.open_stream(source).read_all()
             os.unlink(paths[i])
-            yield from dedup_batches(table, spec)
+            hashes = table.column(HASH_COLUMN).combine_chunks()
+            yield from dedup_batches(table.drop_columns([HASH_COLUMN]), spec, hashes)
     finally:
         for i, path in enumerate(paths):
             if os.path.exists(path):
@@ -280,6 +316,24 @@ def dedup_dataset(batches: Callable[[], Iterator[pa.RecordBatch]], schema: pa.Sc
                     except (OSError, pa.ArrowInvalid):
                         pass
                 os.unlink(path)
+
+
+def split_by_partition(batch: pa.RecordBatch, paths: Sequence[str],
+                       count: int) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """``batch``'s records by the partition of their key, each with its key hash (column :data:`HASH_COLUMN`), in
+    read order within a partition: one stable sort and one gather, not a filter pass per partition."""
+    hashes = key_hashes(batch, paths)
+    if hashes is None:
+        raise UsageError(f"the key fields {', '.join(paths)} are of types Polars cannot hash, which splitting by "
+                         f"key needs; raise {PARTITION_KEY} to deduplicate in memory")
+    parts = partition_of(hashes, count)
+    order = pc.sort_indices(parts)  # stable: a partition's records keep their order
+    grouped = batch.append_column(HASH_COLUMN, hashes).take(order)
+    start = 0
+    counts = {entry["values"]: entry["counts"] for entry in pc.value_counts(parts).to_pylist()}
+    for i in sorted(counts):
+        yield i, grouped.slice(start, counts[i])
+        start += counts[i]
 
 
 def has_polars() -> bool:
