@@ -91,3 +91,22 @@ def test_by_default_a_row_group_holds_32_mb_of_arrow_data(tmp_path):
     _, outputs = write_all(task_state(tmp_path, writer__codec__type="none"), *wide)
     per_group = (32 << 20) // 48
     assert groups(outputs[0]) == [per_group, 800_000 - per_group]
+
+
+def _encodings(path: str) -> dict[str, tuple[str, ...]]:
+    group = pq.ParquetFile(path).metadata.row_group(0)
+    return {group.column(i).path_in_schema: group.column(i).encodings for i in range(group.num_columns)}
+
+
+def test_an_id_like_column_is_written_plain_and_a_repeating_one_with_a_dictionary(tmp_path):
+    _, outputs = write_all(task_state(tmp_path), *batches(20, 5000))
+    encodings = _encodings(outputs[0])
+    assert "RLE_DICTIONARY" not in encodings["id"] and "RLE_DICTIONARY" in encodings["name"]
+    assert pq.read_table(outputs[0]).column("id").to_pylist() == list(range(100_000))
+
+
+def test_a_nested_schema_keeps_a_dictionary_for_every_column(tmp_path):
+    rows = pa.record_batch({"id": pa.array(range(1000), pa.int64()),
+                            "tags": pa.array([[f"t{i % 3}"] for i in range(1000)])})
+    _, outputs = write_all(task_state(tmp_path), rows)
+    assert all("RLE_DICTIONARY" in e for e in _encodings(outputs[0]).values())
