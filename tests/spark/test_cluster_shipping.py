@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import run_gpy
+from tests.readme_recipes import recipe
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,14 +32,6 @@ def write_part(folder: Path, k: int, rows: int = 500) -> list[int]:
 
 def published_ids(folder: Path) -> list[int]:
     return sorted(i for f in folder.rglob("*.parquet") for i in pq.read_table(f).column("order_id").to_pylist())
-
-
-def readme_recipe(name: str) -> str:
-    """The sh block of the README between ``<!-- recipe: NAME -->`` and ``<!-- /recipe -->``."""
-    readme = (ROOT / "README.md").read_text()
-    found = re.search(rf"<!-- recipe: {re.escape(name)} -->\n```sh\n(.*?)```\n<!-- /recipe -->", readme, re.DOTALL)
-    assert found, f"README.md has no {name} recipe"
-    return found.group(1)
 
 
 def spark_submit(recipe: str, job: Path, master: str, folder: Path) -> subprocess.CompletedProcess:
@@ -97,7 +89,7 @@ def test_a_forked_incremental_job_runs_twice_exactly_once_on_executors_without_g
     second = write_part(data, 2)
     submitted = tmp_path / "submit"
     submitted.mkdir()
-    again = spark_submit(readme_recipe("spark-submit"), job, standalone.url, submitted)
+    again = spark_submit(recipe("spark-submit"), job, standalone.url, submitted)
     assert again.returncode == 0, again.stdout + again.stderr[-4000:]
     # spark-submit hands on the driver's stdout and stderr as its stdout
     assert records_read(again.stdout) == len(second)  # only the new file is pulled
