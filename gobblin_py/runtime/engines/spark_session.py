@@ -71,7 +71,7 @@ def get_spark_session(
     with _lock:
         ensure_java()
         # Executors' Python workers must run our virtual environment's interpreter, not python3 from PATH, unless
-        # the job names one (PySpark reads only the variable when the driver is not spark-submit's)
+        # the job or spark-submit names one (PySpark's driver reads only the variable)
         submitted = submitted_conf()
         python = (conf or {}).get("spark.pyspark.python") or submitted.get("spark.pyspark.python")
         if python and not has_session():
