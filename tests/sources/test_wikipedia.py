@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import subprocess
+import sys
+import urllib.request
 from pathlib import Path
 
 import fastavro
@@ -15,6 +18,7 @@ import pytest
 from tests.conftest import NEEDS_CORPUS, run_gpy
 from tests.corpus.harness import local_copy, run_job, system_config
 from tests.sources.rest_jobs import run_here
+from tests.sources.web_api import add_sample_pages
 
 pytestmark = NEEDS_CORPUS
 
@@ -35,9 +39,7 @@ def published(root: Path) -> dict[str, list[dict]]:
 
 def test_wikipedia_pull_publishes_new_revisions_per_page_and_a_second_run_only_newer_ones(web_api, tmp_path):
     # LinkedIn: two revisions older than the 2-day bootstrap window, then six inside it; the Sandbox: fifteen
-    web_api.add_revisions("LinkedIn", 100, 2, age=80 * HOURS)
-    web_api.add_revisions("LinkedIn", 102, 6, age=20 * HOURS, anon_every=5)
-    web_api.add_revisions("Wikipedia:Sandbox", 200, 15, age=10 * HOURS)
+    add_sample_pages(web_api)  # what `python -m tests.sources.web_api` serves (README: Gobblin's getting-started)
     job = local_copy(EXAMPLES + "wikipedia.pull", tmp_path, {"wikipedia.api.rooturl": web_api.api})
     system_config(tmp_path)
     run_job(job, tmp_path)
@@ -69,6 +71,28 @@ def test_wikipedia_pull_publishes_new_revisions_per_page_and_a_second_run_only_n
     assert {page: len(revisions) for page, revisions in published(tmp_path).items()} == \
         {"LinkedIn": 7, "Wikipedia_Sandbox": 14}
     assert {r.params["rvprop"] for r in web_api.requests("/w/api.php")} == {"ids"}
+
+
+def test_the_local_mediawiki_api_of_the_readme_serves_the_pages_of_wikipedia_pull():
+    """`python -m tests.sources.web_api`, as the README runs it: it prints the wikipedia.api.rooturl to set, and
+    answers there for the job's pages (what a run then pulls is the test above's)."""
+    root = Path(__file__).resolve().parents[2]
+    server = subprocess.Popen([sys.executable, "-m", "tests.sources.web_api", "--port", "0", "--new-every", "0"],
+                              cwd=root, stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        key, _, rooturl = server.stdout.readline().strip().partition("=")
+        assert key == "wikipedia.api.rooturl" and rooturl.endswith("/w/api.php"), (key, rooturl)
+        newest = {}
+        for title in ("LinkedIn", "Wikipedia:Sandbox"):  # source.page.titles of wikipedia.pull
+            query = f"?action=query&prop=revisions&rvprop=ids&format=json&titles={title}"
+            answer = json.load(urllib.request.urlopen(rooturl + query, timeout=10))
+            (page,) = answer["query"]["pages"].values()
+            newest[title] = page["revisions"][0]["revid"]
+        assert newest == {"LinkedIn": 107, "Wikipedia:Sandbox": 214}
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
 
 
 def test_wikipedia_console_retries_a_429_after_its_retry_after_and_a_500(web_api, tmp_path):

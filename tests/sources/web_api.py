@@ -250,11 +250,57 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-def serve() -> tuple[WebApi, ThreadingHTTPServer]:
-    """A running server on a free loopback port (a daemon thread) and its content."""
+def serve(port: int = 0) -> tuple[WebApi, ThreadingHTTPServer]:
+    """A running server on a loopback port (a free one by default; a daemon thread) and its content."""
     api = WebApi()
     handler = type("Handler", (_Handler,), {"api": api})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
     api.url = f"http://127.0.0.1:{server.server_address[1]}"
     threading.Thread(target=server.serve_forever, name="web-api", daemon=True).start()
     return api, server
+
+
+# the pages of Gobblin's wikipedia.pull (source.page.titles), as `python -m tests.sources.web_api` serves them
+SAMPLE_TITLES = ("LinkedIn", "Wikipedia:Sandbox")
+
+
+def add_sample_pages(api: WebApi) -> None:
+    """Revisions of wikipedia.pull's pages: two of LinkedIn's older than its 2-day bootstrap window, six inside it;
+    fifteen of the Sandbox's, more than the ten a page gives per run."""
+    hours = dt.timedelta(hours=1)
+    api.add_revisions("LinkedIn", 100, 2, age=80 * hours)
+    api.add_revisions("LinkedIn", 102, 6, age=20 * hours, anon_every=5)
+    api.add_revisions("Wikipedia:Sandbox", 200, 15, age=10 * hours)
+
+
+def add_one_revision_each(api: WebApi) -> None:
+    """A new revision of every page, made now."""
+    for title in list(api.pages):
+        api.add_revisions(title, api.pages[title]["revisions"][-1]["revid"] + 1, 1, age=dt.timedelta(0))
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve MediaWiki's API with wikipedia.pull's pages on loopback until stopped, a new revision of each page
+    every ``--new-every`` seconds, printing the ``wikipedia.api.rooturl`` to set in the job."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m tests.sources.web_api", description=main.__doc__)
+    parser.add_argument("--port", type=int, default=8089, help="the loopback port (default 8089; 0: a free one)")
+    parser.add_argument("--new-every", type=float, default=60.0, metavar="SECONDS",
+                        help="seconds between new revisions of each page (default 60; 0: none)")
+    args = parser.parse_args(argv)
+    api, server = serve(args.port)
+    add_sample_pages(api)
+    print(f"wikipedia.api.rooturl={api.api}", flush=True)
+    try:
+        while True:
+            time.sleep(args.new_every or 3600)
+            if args.new_every:
+                add_one_revision_each(api)
+                api.log.clear()  # a server left running keeps no growing request log
+    except KeyboardInterrupt:
+        server.shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -28,10 +28,16 @@ class Standalone:
 
     url: str
     python: Path
+    ui: str  # the master's web UI, whose /json/ lists the applications it ran
 
     def env(self) -> dict[str, str]:
         """The environment of a ``gpy run`` against it: executors get the bare Python unless gpy ships its own."""
         return {"PYSPARK_PYTHON": str(self.python)}
+
+    def applications(self) -> list[str]:
+        """The names of the applications the cluster runs or ran, oldest first."""
+        status = json.load(urllib.request.urlopen(f"{self.ui}/json/", timeout=10))
+        return [app["name"] for app in status.get("completedapps", []) + status.get("activeapps", [])]
 
 
 @pytest.fixture(scope="session")
@@ -79,7 +85,7 @@ def standalone(tmp_path_factory, bare_python) -> Iterator[Standalone]:
             proc.kill()
         logs = "\n".join((work / name).read_text(errors="replace")[-1500:] for name in ("master.log", "worker0.log"))
         pytest.fail(f"the standalone cluster did not come up with two workers:\n{logs}")
-    yield Standalone(master, python)
+    yield Standalone(master, python, f"http://127.0.0.1:{ui}")
     for proc in reversed(procs):
         proc.terminate()
     for proc in procs:

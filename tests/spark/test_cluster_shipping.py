@@ -1,10 +1,15 @@
 """gpy ships itself to a Spark cluster: on the standalone cluster of tests/spark/conftest.py, whose workers' Python
 has neither gobblin_py nor pyarrow, a forked incremental job with its own plugin modules runs twice exactly once,
-an executor killed mid-task in its first run losing and duplicating nothing."""
+an executor killed mid-task in its first run losing and duplicating nothing; the second run is the README's
+spark-submit recipe, typed as it is written, with the archive of `gpy pack`."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -12,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import run_gpy
+from tests.readme_recipes import recipe
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,6 +32,16 @@ def write_part(folder: Path, k: int, rows: int = 500) -> list[int]:
 
 def published_ids(folder: Path) -> list[int]:
     return sorted(i for f in folder.rglob("*.parquet") for i in pq.read_table(f).column("order_id").to_pylist())
+
+
+def spark_submit(recipe: str, job: Path, master: str, folder: Path) -> subprocess.CompletedProcess:
+    """The recipe in bash, in ``folder``, as a user with gpy's virtual environment activated runs it."""
+    venv = Path(sys.executable).parent
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_HOME")}
+    env.update({"PATH": f"{venv}{os.pathsep}{env.get('PATH', '')}", "MASTER": master, "JOB": str(job),
+                "PYTHONPATH": str(ROOT)})  # the job's plugin modules: tests.runtime.sample_plugins
+    return subprocess.run(["bash", "-eo", "pipefail", "-c", recipe], cwd=folder, env=env, capture_output=True,
+                          text=True, timeout=600)
 
 
 def records_read(stderr: str) -> int:
@@ -69,11 +85,24 @@ def test_a_forked_incremental_job_runs_twice_exactly_once_on_executors_without_g
     assert leftovers == [], leftovers
     assert published_ids(tmp_path / "published") == sorted(first)
 
+    # the second run through spark-submit with the archive of `gpy pack`: the same job, its state, its archive
     second = write_part(data, 2)
-    again = run_gpy("run", str(job), "--master", standalone.url, cwd=ROOT, env=standalone.env())
+    # one task is left: one executor does (its key fills in what spark-submit does not set)
+    job.write_text(job.read_text().replace("spark.cores.max=2", "spark.cores.max=1"))
+    submitted = tmp_path / "submit"
+    submitted.mkdir()
+    again = spark_submit(recipe("spark-submit"), job, standalone.url, submitted)
     assert again.returncode == 0, again.stdout + again.stderr[-4000:]
-    assert records_read(again.stderr) == len(second)  # only the new file is pulled
-    assert '"pack_cached"' in again.stderr  # the environment did not change: not packed again
+    # spark-submit hands on the driver's stdout and stderr as its stdout
+    assert records_read(again.stdout) == len(second)  # only the new file is pulled
+    assert '"pack_cached"' in again.stderr  # the environment did not change: `gpy pack` packed nothing again
+    assert '"pack_' not in again.stdout  # the run ships the archive given to --archives, no archive of its own
+    for _ in range(20):  # the master lists an application once it has registered it
+        if standalone.applications().count("Shipped") == 2:
+            break
+        time.sleep(0.5)
+    # it ran on the cluster, named after the job (not after spark-submit's script)
+    assert standalone.applications().count("Shipped") == 2, standalone.applications()
 
     everything = first + second
     branches = sorted(p.name for p in (tmp_path / "published").iterdir())

@@ -61,12 +61,17 @@ class SparkEngine(Engine):
 
     def run(self, job_props: Mapping[str, str], job_id: str, groups: list[TaskGroup]) -> list[TaskState]:
         from gobblin_py.runtime.engines import pack
-        from gobblin_py.runtime.engines.spark_session import chosen_master, get_spark_session, has_session
+        from gobblin_py.runtime.engines.spark_session import (
+            chosen_master,
+            get_spark_session,
+            has_session,
+            submitted_conf,
+        )
 
         _announce(groups)  # the display counts the tasks while Spark starts (spark_starting … spark_started)
-        conf = dict(job_props)
+        conf = {**job_props, **submitted_conf()}  # spark-submit's settings win over the job's keys
         if not has_session():  # executors get gpy's environment (a running session keeps the one it has)
-            conf.update(pack.spark_conf(chosen_master(self.master, job_props), job_props))
+            conf.update(pack.spark_conf(chosen_master(self.master, conf), conf))
         session = get_spark_session(self.master, conf, app_name=job_props.get("job.name", "gpy"))
         interrupts.reclaim_signals()
         interrupts.raise_if_interrupted()  # a signal while the session started (py4j may have swallowed its error)

@@ -34,8 +34,22 @@ _DEFAULTS = {
 
 
 def chosen_master(master: str | None, conf: Mapping[str, str] | None) -> str:
-    """The master a session started now would use: ``master``, else the job's ``spark.master``, else local[*]."""
-    return master or (conf or {}).get("spark.master") or DEFAULT_MASTER
+    """The master a session started now would use: ``master``, else spark-submit's ``--master`` (when spark-submit
+    started this process), else the job's ``spark.master``, else local[*]."""
+    return master or submitted_conf().get("spark.master") or (conf or {}).get("spark.master") or DEFAULT_MASTER
+
+
+def submitted_conf() -> dict[str, str]:
+    """The settings spark-submit gave the session (``--master``, ``--conf``, ``--archives`` …) when spark-submit
+    started this Python, its JVM holding them; empty otherwise. They win over gpy's defaults and, as a command line
+    wins over a job file, over the job's keys (the engine merges them so); the application keeps the job's name
+    (spark-submit's default name is the script's file name)."""
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        return {}
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized()  # connects to spark-submit's JVM
+    return {k: v for k, v in SparkConf().getAll() if k != "spark.app.name"}
 
 
 def has_session() -> bool:
@@ -57,14 +71,16 @@ def get_spark_session(
     with _lock:
         ensure_java()
         # Executors' Python workers must run our virtual environment's interpreter, not python3 from PATH, unless
-        # the job names one (PySpark reads only the variable when the driver is not spark-submit's)
-        if (conf or {}).get("spark.pyspark.python") and not has_session():
-            os.environ["PYSPARK_PYTHON"] = (conf or {})["spark.pyspark.python"]
+        # the job or spark-submit names one (PySpark's driver reads only the variable)
+        submitted = submitted_conf()
+        python = (conf or {}).get("spark.pyspark.python") or submitted.get("spark.pyspark.python")
+        if python and not has_session():
+            os.environ["PYSPARK_PYTHON"] = python
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         from pyspark.sql import SparkSession
 
-        settings = dict(_DEFAULTS)
+        settings = {**_DEFAULTS, **submitted}  # a caller's conf has spark-submit's settings where they matter
         settings.update({k: v for k, v in (conf or {}).items() if k.startswith("spark.")})
         chosen = chosen_master(master, settings)
         settings.pop("spark.master", None)
