@@ -77,6 +77,7 @@ def test_a_connection_refused_is_retried_and_the_retry_is_logged_and_recorded(tm
     (retry,) = [e for e in events if e["event"] == "task_retry"]
     assert retry["attempt"] == 2 and retry["of"] == 6 and retry["delay_s"] == 0
     assert retry["error_type"] == "ConnectionRefusedError" and retry["kind"] == "transient"
+    assert retry["note"] == "the run may still wait 900 s in all for retries (gpy.retry.budget.seconds=900)"
     assert retry["task"].startswith("task_Orders_")
     (attempt,) = the_attempts(last_run(job))
     assert attempt == {"attempt": 1, "error": attempt["error"], "kind": "transient", "reason": "ConnectionRefusedError",
