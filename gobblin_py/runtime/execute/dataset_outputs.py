@@ -104,7 +104,7 @@ def failure_line(task: TaskState) -> str:
         return f"{task.task_id}: permanent{why}: {cause} — not retried"
     spent = task.get_prop(BUDGET_SPENT_KEY)
     return f"{task.task_id}: {cause}" + (f" — failed {len(attempts)} attempts" if len(attempts) > 1 else "") + (
-        f" — not retried: {spent}" if spent else "")
+        f" — not retried: {spent}" if spent and spent not in cause else "")  # (a REST client's error says it)
 
 
 def task_attempts(task: TaskState) -> list[dict]:
