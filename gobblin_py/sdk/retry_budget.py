@@ -2,11 +2,12 @@
 
 Gobblin's retry keys multiply: five task retries 0/300/…/1200 s apart, each made of a REST client's own retries,
 hold a run that has no network for about 50 minutes. Every retry loop of a run (the task runner's, the REST
-client's, the Hive metastore's connect) asks the run's :class:`RetryBudget` before it waits: a wait that fits is
-granted, one that would pass the budget is shortened to what is left (one last try at the end of the budget), and
-once the budget is spent no retry is made (:class:`RetryBudgetSpent`, a message naming the key). The budget counts
-wall-clock time on a monotonic clock during which at least one retry wait of the run was under way: tasks waiting
-side by side for the same outage spend it once.
+client's, the Hive metastore's connect, the replay of an earlier run's unfinished commit) asks the run's
+:class:`RetryBudget` before it waits: a wait that fits is granted, one that would pass the budget is shortened to
+what is left (one last try at the end of the budget), and once the budget is spent no retry is made
+(:class:`RetryBudgetSpent`, a message naming the key). The budget counts wall-clock time on a monotonic clock during
+which at least one retry wait of the run was under way: tasks waiting side by side for the same outage spend it
+once.
 
 The runtime opens the run's budget (:func:`open_budget`) before its tasks run and closes it after; a plugin finds it
 with :func:`run_budget` from its state (``job.id``), so it never imports the runtime. A process that runs tasks
@@ -37,7 +38,8 @@ class RetryBudgetSettings(Settings):
 
     seconds: float = setting(BUDGET_KEY, default=DEFAULT_BUDGET_S, minimum=0, maximum=7 * 86400,
                              doc="the longest a run spends waiting to retry, over all its retry loops together "
-                                 "(task.maxretries, rest.retry.max, the Hive metastore's connect retries): a wait "
+                                 "(task.maxretries, rest.retry.max, the Hive metastore's connect retries, the "
+                                 "replays of earlier runs' unfinished commits): a wait "
                                  "that would pass it is shortened to what is left, then no retry is made and the "
                                  "task fails naming this key. The default (15 minutes: Gobblin's first three task "
                                  "retries) fits an hourly schedule; 0: no retries")
