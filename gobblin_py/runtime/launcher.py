@@ -56,6 +56,7 @@ from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.job_settings import JobSettings
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.plugins import canonical_plugin_props, instantiate
+from gobblin_py.sdk.retry_budget import close_budget, open_budget
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.states import MultiWorkUnit, RunningState, State, TaskState, WorkingState, WorkUnitState
 from gobblin_py.store import FsDatasetStateStore
@@ -146,6 +147,7 @@ class JobLauncher:
         run = JobRun(folders.job_props(), self.job_name, job_id, millis)
         result = JobResult(self.job_name, job_id, RunningState.RUNNING, engine=self.engine.name)
         self._lock = JobLock(run.props, self.job_name, job_id) if LockSettings.load(run.props).enabled else None
+        open_budget(job_id, run.props)  # every retry loop of the run, planning's too, waits within it
         with interrupts.handle_signals():
             if self._lock is not None:
                 # a signal while taking the lock stops the run once it is held
@@ -187,6 +189,7 @@ class JobLauncher:
                 monitor.finished(result, failure)
             if isinstance(failure, interrupts.JobInterrupted):
                 self.engine.stop()  # a stopped run leaves no process behind (Spark's JVM)
+            close_budget(result.job_id)
             log.info("job_finished", job=self.job_name, job_id=result.job_id, state=result.state.value,
                      seconds=round(result.seconds, 3))
 

@@ -37,7 +37,8 @@ class DeliverySettings(Settings):
     store_fs_uri: str | None = setting(STORE_FS_URI_KEY, default_doc="state.store.fs.uri",
                                        doc="filesystem of a bare commit sequence store dir")
     max_retries: int = setting(MAX_RETRIES_KEY, default=3, minimum=1, maximum=100,
-                               doc="tries to finish an earlier run's commit before its dataset is skipped")
+                               doc="tries to finish an earlier run's commit before its dataset is skipped (the "
+                                   "waits between them within the run's gpy.retry.budget.seconds)")
     batch_size: int = setting(BATCH_SIZE_KEY, default=100, minimum=1, maximum=10_000,
                               doc="most datasets one commit log holds when a run commits many (1: a log each)")
 

@@ -37,3 +37,13 @@ def test_explain_a_branch_key_a_gobblin_key_and_a_typo():
     assert gobblin.returncode == 0 and "a Gobblin key gpy accepts and does not act on" in gobblin.stdout
     typo = run_gpy("validate", "--explain", "writer.outptu.format")
     assert typo.returncode == 2 and "did you mean writer.output.format" in typo.stdout
+
+
+def test_explain_shows_the_runs_retry_budget_and_each_retry_key_names_it():
+    from gobblin_py.cli.catalog import explain
+
+    budget = explain("gpy.retry.budget.seconds")
+    assert budget.startswith("gpy.retry.budget.seconds  (gpy runtime: The bound on a run's retry waiting)")
+    assert "type: number (>= 0, <= 604800); default: 900.0" in budget
+    for key in ("task.maxretries", "task.retry.intervalinsec", "rest.retry.max", "hive.metastore.connect.retries"):
+        assert "gpy.retry.budget.seconds" in explain(key), key

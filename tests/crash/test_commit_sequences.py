@@ -94,7 +94,9 @@ def test_unknown_delivery_semantics_is_a_usage_error(tmp_path):
 
 
 def test_an_unfinishable_pending_commit_skips_its_dataset_loudly_while_others_proceed(tmp_path):
-    job = Job(tmp_path, extra="source.filebased.dataset.urn.level=subdirectory\ngobblin.runtime.commit.sequence.max.retries=2\n")
+    # its tries wait 0.2, 0.4, 0.6 s... (at most 2 s): the run's retry budget ends them long before 100 tries
+    job = Job(tmp_path, extra="source.filebased.dataset.urn.level=subdirectory\n"
+                              "gobblin.runtime.commit.sequence.max.retries=100\ngpy.retry.budget.seconds=1\n")
     write_csv(job.data / "eu" / "a.csv", 1)
     write_csv(job.data / "us" / "a.csv", 101)
     # a commit logged by an earlier run whose file has since vanished from both sides
@@ -107,7 +109,8 @@ def test_an_unfinishable_pending_commit_skips_its_dataset_loudly_while_others_pr
     ]))
     result = run_local_process(job)
     assert result.returncode == 1
-    assert "dataset us: FAILED" in result.stdout and "could not be finished after 2 tries" in result.stdout
+    assert "dataset us: FAILED" in result.stdout and "could not be finished after 4 tries" in result.stdout
+    assert "not tried again: the run's retry budget is spent (gpy.retry.budget.seconds=1)" in result.stdout
     assert "pending_commit_failed" in result.stderr
     assert job.published_ids() == list(range(1, 41))  # eu went ahead
     assert [s.urn for s in sequences.pending("Orders")] == ["us"]  # kept for the next run (or a person)

@@ -26,9 +26,11 @@ def run_json(job: Job):
     return result, events
 
 
-def last_run(job: Job) -> dict:
-    listing = json.loads(run_gpy("history", str(job.file), "--json").stdout)
-    run_id = listing["runs"][0]["run_id"]
+def last_run(job: Job, events: list[dict] | None = None) -> dict:
+    """The run history's record of the job's last run (the run named by its ``job_started`` event when given)."""
+    run_id = next((e["job_id"] for e in events or [] if e["event"] == "job_started"), None)
+    if run_id is None:
+        run_id = json.loads(run_gpy("history", str(job.file), "--json").stdout)["runs"][0]["run_id"]
     return json.loads(run_gpy("history", str(job.file), run_id, "--json").stdout)
 
 
@@ -46,12 +48,13 @@ def test_a_bad_cast_fails_at_its_first_attempt_under_the_default_retries(tmp_pat
     assert not [e for e in events if e["event"] == "task_retry"]
     (failed,) = [e for e in events if e["event"] == "task_failed"]
     assert failed["kind"] == "permanent" and "not retried" in failed["note"] and failed["attempt"] == 1
-    (attempt,) = the_attempts(last_run(job))
+    record = last_run(job, events)
+    (attempt,) = the_attempts(record)
     assert attempt["attempt"] == 1 and attempt["kind"] == "permanent" and attempt["retry_in_s"] is None
     assert "cannot cast field 'currency'" in attempt["error"]
-    (error,) = last_run(job)["datasets"][0]["task_errors"]
+    (error,) = record["datasets"][0]["task_errors"]
     assert ": permanent (ArrowInvalid): " in error and error.endswith("— not retried")
-    shown = run_gpy("history", str(job.file), last_run(job)["run_id"])
+    shown = run_gpy("history", str(job.file), record["run_id"])
     assert "attempt 1: permanent, not retried — GobblinPyError: converter.cast.fields: cannot cast" in shown.stdout
 
 
@@ -61,7 +64,7 @@ def test_a_missing_input_file_is_permanent(tmp_path):
     result, events = run_json(job)
     assert result.returncode != 0, result.stderr
     assert not [e for e in events if e["event"] == "task_retry"]
-    (attempt,) = the_attempts(last_run(job))
+    (attempt,) = the_attempts(last_run(job, events))
     assert attempt["kind"] == "permanent" and attempt["error"].startswith("FileNotFoundError")
 
 
@@ -77,12 +80,14 @@ def test_a_connection_refused_is_retried_and_the_retry_is_logged_and_recorded(tm
     (retry,) = [e for e in events if e["event"] == "task_retry"]
     assert retry["attempt"] == 2 and retry["of"] == 6 and retry["delay_s"] == 0
     assert retry["error_type"] == "ConnectionRefusedError" and retry["kind"] == "transient"
+    assert retry["note"] == "the run may still wait 900 s in all for retries (gpy.retry.budget.seconds=900)"
     assert retry["task"].startswith("task_Orders_")
-    (attempt,) = the_attempts(last_run(job))
+    record = last_run(job, events)
+    (attempt,) = the_attempts(record)
     assert attempt == {"attempt": 1, "error": attempt["error"], "kind": "transient", "reason": "ConnectionRefusedError",
                        "retry_in_s": 0.0}
     assert attempt["error"].startswith("ConnectionRefusedError")
-    assert last_run(job)["datasets"][0]["task_errors"] == []
+    assert record["datasets"][0]["task_errors"] == []
 
 
 def test_an_unknown_error_is_still_retried(tmp_path):
@@ -96,10 +101,11 @@ def test_an_unknown_error_is_still_retried(tmp_path):
     retries = [e for e in events if e["event"] == "task_retry"]
     assert [(e["attempt"], e["of"], e["kind"], e["error_type"]) for e in retries] == [
         (2, 3, "unknown", "RuntimeError"), (3, 3, "unknown", "RuntimeError")]
-    recorded = the_attempts(last_run(job))
+    record = last_run(job, events)
+    recorded = the_attempts(record)
     assert [(a["attempt"], a["kind"]) for a in recorded] == [(1, "unknown"), (2, "unknown"), (3, "unknown")]
     assert [a["retry_in_s"] for a in recorded] == [0.0, 0.0, None]
-    (error,) = last_run(job)["datasets"][0]["task_errors"]
+    (error,) = record["datasets"][0]["task_errors"]
     assert error.endswith("RuntimeError: this attempt fails on purpose — failed 3 attempts")
 
 

@@ -1,6 +1,7 @@
 """Task retries as documented: a failed attempt is retried ``task.maxretries`` times, the k-th retry after
-(k-1) x ``task.retry.intervalinsec`` seconds, each with fresh plugins; the task's state counts them in
-``task.retries``. The pauses are recorded, not waited for (no test here depends on how long anything takes)."""
+(k-1) x ``task.retry.intervalinsec`` seconds, each with fresh plugins, within the run's retry budget
+(``gpy.retry.budget.seconds``); the task's state counts them in ``task.retries``. The pauses are recorded, not
+waited for, and move a fake clock the budget reads (no test here depends on how long anything takes)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 from gobblin_py.runtime.execute import task as task_module
+from gobblin_py.sdk import retry_budget
 from gobblin_py.sdk.states import WorkingState
 from gobblin_py.testing.base import file_source_job
 
@@ -16,9 +18,16 @@ FAIL_ATTEMPTS = "tests.runtime.sample_plugins.FailAttempts"
 
 @pytest.fixture
 def pauses(monkeypatch) -> list[float]:
-    """Every pause the task runner asks for between attempts, in order."""
+    """Every pause the task runner asks for between attempts, in order; each moves the budget's clock on."""
     asked: list[float] = []
-    monkeypatch.setattr(task_module, "pause", asked.append)
+    now = [1000.0]
+
+    def pause(seconds: float) -> None:
+        asked.append(seconds)
+        now[0] += seconds
+
+    monkeypatch.setattr(task_module, "pause", pause)
+    monkeypatch.setattr(retry_budget, "monotonic", lambda: now[0])
     return asked
 
 
@@ -69,10 +78,28 @@ def test_maxretries_zero_fails_at_the_first_failure(tmp_path, pauses):
     assert the_task(job).get_prop("task.retries") == "0"
 
 
-def test_the_defaults_are_gobblins_five_retries_300_seconds_apart(tmp_path, pauses):
+def test_the_defaults_are_gobblins_retries_300_seconds_apart_within_a_15_minute_budget(tmp_path, pauses):
     job = job_failing(tmp_path, attempts=100, retries=0)
     job.set(**{"task.maxretries": None, "task.retry.intervalinsec": None})
-    assert job.run().exit_code == 3
-    assert attempts_made(tmp_path) == 6
-    assert pauses == [0.0, 300.0, 600.0, 900.0, 1200.0]
-    assert the_task(job).get_prop("task.retries") == "5"
+    result = job.run()
+    assert result.exit_code == 3
+    assert attempts_made(tmp_path) == 4  # Gobblin's 0/300/600 s, then its 900 s wait would pass the budget
+    assert pauses == [0.0, 300.0, 600.0]
+    task = the_task(job)
+    assert task.get_prop("task.retries") == "3"
+    (error,) = result.datasets[0].task_errors
+    assert error.endswith("— failed 4 attempts — not retried: the run's retry budget is spent "
+                          "(gpy.retry.budget.seconds=900)")
+
+
+def test_a_wait_that_would_pass_the_budget_is_shortened_then_no_retry_is_made(tmp_path, pauses):
+    job = job_failing(tmp_path, attempts=100, retries=5, interval="7")
+    assert job.run(**{"gpy.retry.budget.seconds": "10"}).exit_code == 3
+    assert pauses == [0.0, 7.0, 3.0]  # the 14 s wait cut to the 3 s left
+    assert attempts_made(tmp_path) == 4
+
+
+def test_a_budget_of_zero_makes_no_retry(tmp_path, pauses):
+    job = job_failing(tmp_path, attempts=1, retries=5)
+    assert job.run(**{"gpy.retry.budget.seconds": "0"}).exit_code == 3
+    assert pauses == [] and attempts_made(tmp_path) == 1

@@ -203,3 +203,20 @@ def test_a_redirect_to_another_scheme_is_refused_naming_both_urls(web_api, tmp_p
     assert "only http:// and https:// redirects are followed" in result.output
     assert connections == []  # nothing outside the deadline-watched HTTP(S) connections was opened
     assert len(web_api.requests("/moved")) == 1  # refused at once, not retried
+
+
+def test_a_server_down_holds_the_run_no_longer_than_its_retry_budget(web_api, tmp_path):
+    web_api.route("/down", {"error": "maintenance"}, status=503)
+    job = write_job(tmp_path, web_api.url, **{"rest.url": web_api.url + "/down", "rest.paging.type": "none",
+                                              "rest.retry.backoff.ms": "200", "task.maxretries": "5",
+                                              "task.retry.intervalinsec": "300", "gpy.retry.budget.seconds": "0.5"})
+    began = time.monotonic()
+    result = run_here(job, tmp_path, expect=1)
+    assert time.monotonic() - began < 15  # Gobblin's retries, each of 5 REST retries, wait about 50 minutes
+    assert [r.status for r in web_api.requests("/down")] == [503] * 3  # waits of 0.2 s, then 0.3 of 0.4 s
+    lines = [json.loads(line) for line in result.output.splitlines() if '"http_retry"' in line]
+    assert lines[0]["note"] == "the run may still wait 0.5 s in all for retries (gpy.retry.budget.seconds=0.5)"
+    assert "shortened by 0.1 s" in lines[1]["note"] and len(lines) == 2
+    spent = "the run's retry budget is spent (gpy.retry.budget.seconds=0.5)"
+    assert f"GET {web_api.url}/down: HTTP 503, not retried: {spent}" in result.output
+    assert result.output.count(spent) == result.output.count("not retried")  # said once in each line

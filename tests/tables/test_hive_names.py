@@ -4,6 +4,7 @@ folders, Hive types from Arrow's, and the job files refused before any work, nam
 from __future__ import annotations
 
 import re
+import time
 
 import pyarrow as pa
 import pytest
@@ -107,6 +108,18 @@ def test_the_step_comes_back_whole_from_the_commit_log(tmp_path):
     assert rebuilt.to_json()["steps"][0]["spec"] == logged["steps"][0]["spec"]
     assert rebuilt.steps[0].address.uris == ("thrift://h:9083",)  # the metastore as the job now names it
     assert spec.partition_name(PartitionSpec(("a/b=c",), "")) == "datepartition=a%2Fb%3Dc"  # Hive's escaping
+
+
+def test_the_metastore_connect_retries_wait_within_the_runs_retry_budget():
+    from gobblin_py.connectors.hive.client import MetastoreError, connect
+    from gobblin_py.sdk.retry_budget import RetryBudget
+
+    began = time.monotonic()
+    with pytest.raises(MetastoreError, match=r"\(2 tries\), not tried again: the run's retry budget is spent "
+                                             r"\(gpy.retry.budget.seconds=0.2\)"):
+        with connect(["thrift://127.0.0.1:1"], 1, tries=20, delay_s=60, budget=RetryBudget(0.2)):
+            pass
+    assert time.monotonic() - began < 10  # 19 waits of 60 s without the budget
 
 
 def hive_job(tmp_path, extra: str) -> Job:

@@ -2,7 +2,8 @@
 through the thrift client generated from Hive's IDL that the ``pymetastore`` package ships (extra ``hive``).
 
 The metastore is reached at ``hive.metastore.uri`` (a comma list is tried in order, each
-``hive.metastore.connect.retries`` times, ``hive.metastore.client.connect.retry.delay`` seconds apart); a
+``hive.metastore.connect.retries`` times, ``hive.metastore.client.connect.retry.delay`` seconds apart, each wait out
+of the run's retry budget ``gpy.retry.budget.seconds``); a
 metastore that cannot be reached, or stops answering within ``hive.metastore.client.socket.timeout``, fails
 with a :class:`MetastoreError` naming it. Every call is one the metastore makes idempotent or that is asked
 "if not exists": a call repeated after a crash changes nothing.
@@ -19,6 +20,7 @@ from urllib.parse import urlsplit
 
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.retry_budget import RetryBudget, RetryBudgetSpent
 
 log = get_logger(__name__)
 BATCH = 200  # partitions per call: a large backfill is not one huge request
@@ -118,13 +120,20 @@ class Metastore:
 
 
 @contextmanager
-def connect(uris: Sequence[str], timeout_s: float, tries: int = 1, delay_s: float = 0.0) -> Iterator[Metastore]:
-    """A connection to the first of ``uris`` that answers; MetastoreError naming them all when none does."""
+def connect(uris: Sequence[str], timeout_s: float, tries: int = 1, delay_s: float = 0.0,
+            budget: RetryBudget | None = None) -> Iterator[Metastore]:
+    """A connection to the first of ``uris`` that answers; MetastoreError naming them all when none does (or
+    when the run's retry ``budget`` is spent before the next try)."""
     service, _, protocol, socket_module, transport_module = _modules()
     problems: list[str] = []
     for attempt in range(tries):
         if attempt:
-            time.sleep(delay_s)
+            try:
+                wait = budget.grant(delay_s).seconds if budget is not None else delay_s
+            except RetryBudgetSpent as spent:
+                raise MetastoreError(f"the Hive metastore {', '.join(uris)} cannot be reached ({attempt} tries), "
+                                     f"not tried again: {spent}: {'; '.join(dict.fromkeys(problems))}") from None
+            time.sleep(wait)  # not cut short by a stop: a commit under way finishes
         for uri in uris:
             parts = urlsplit(uri.strip())
             sock = socket_module.TSocket(parts.hostname or "localhost", parts.port or 9083)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from gobblin_py.connectors.files.publisher import BaseDataPublisher
-from gobblin_py.connectors.hive.client import MetastoreError, connect
+from gobblin_py.connectors.hive.client import MetastoreError
 from gobblin_py.connectors.hive.layout import layout, location_uri
 from gobblin_py.connectors.hive.policy import TableName, static_problems, table_names
 from gobblin_py.connectors.hive.registration import TableSpec, conflict
@@ -34,6 +34,7 @@ from gobblin_py.sdk.commit import CommitStep
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.retry_budget import run_budget
 from gobblin_py.sdk.settings import SettingsError, problem_at
 from gobblin_py.sdk.states import TaskState
 
@@ -92,7 +93,7 @@ class BaseDataPublisherWithHiveRegistration(BaseDataPublisher):
         if not moves:
             return list(moves)
         specs, address = self._specs(task_states, moves)
-        with connect(address.uris, address.timeout_s, address.tries, address.delay_s) as metastore:
+        with address.connect() as metastore:
             for spec in specs:
                 existing = metastore.table(spec.name.database, spec.name.table)
                 problem = conflict(spec, existing) if existing is not None else None
@@ -118,7 +119,7 @@ class BaseDataPublisherWithHiveRegistration(BaseDataPublisher):
         for folder in self.final_dirs:
             task, scope = scopes[folder]
             settings = HiveRegistrationSettings.load(task, branches=scope.branches, branch=scope.branch)
-            address = address or MetastoreAddress.of(settings)
+            address = address or MetastoreAddress.of(settings, run_budget(task))
             inside = [m for m in moves if m.dst.startswith(folder.rstrip("/") + "/")]
             location = location_uri(folder, settings.fs_uri)
             found = layout(inside, folder, location, settings.partition_key.lower(),

@@ -70,7 +70,8 @@ class HiveRegistrationSettings(Settings):
     timeout_s: int = setting("hive.metastore.client.socket.timeout", default=60, minimum=1, maximum=3600,
                              doc="seconds a metastore call may take")
     connect_tries: int = setting("hive.metastore.connect.retries", default=3, minimum=1, maximum=20,
-                                 doc="tries to reach the metastore before the dataset fails")
+                                 doc="tries to reach the metastore before the dataset fails (the waits between "
+                                     "them within the run's gpy.retry.budget.seconds)")
     retry_delay_s: float = setting("hive.metastore.client.connect.retry.delay", default=1.0, minimum=0, maximum=60,
                                    doc="seconds between those tries")
     final_dir: str = same_as(PublisherSettings, "final_dir")

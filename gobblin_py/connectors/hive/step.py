@@ -6,13 +6,15 @@ leaves the data unregistered for good)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from gobblin_py.connectors.hive.client import connect
+from gobblin_py.connectors.hive.client import Metastore, connect
 from gobblin_py.connectors.hive.registration import TableSpec, register, registered
 from gobblin_py.connectors.hive.settings import HiveRegistrationSettings, MetastoreSettings
 from gobblin_py.sdk.commit import CommitStep, step_class_path
+from gobblin_py.sdk.retry_budget import RetryBudget, run_budget
 from gobblin_py.sdk.settings import SettingsError
 
 
@@ -24,10 +26,16 @@ class MetastoreAddress:
     timeout_s: float = 60.0
     tries: int = 3
     delay_s: float = 1.0
+    budget: RetryBudget | None = field(default=None, compare=False)  # the run's, for the waits between tries
 
     @classmethod
-    def of(cls, settings: HiveRegistrationSettings | MetastoreSettings) -> MetastoreAddress:
-        return cls(settings.metastore_uris, settings.timeout_s, settings.connect_tries, settings.retry_delay_s)
+    def of(cls, settings: HiveRegistrationSettings | MetastoreSettings, budget: RetryBudget) -> MetastoreAddress:
+        return cls(settings.metastore_uris, settings.timeout_s, settings.connect_tries, settings.retry_delay_s,
+                   budget)
+
+    def connect(self) -> AbstractContextManager[Metastore]:
+        """A connection to the metastore (see :func:`gobblin_py.connectors.hive.client.connect`)."""
+        return connect(self.uris, self.timeout_s, self.tries, self.delay_s, self.budget)
 
 
 @dataclass
@@ -40,12 +48,12 @@ class HiveRegisterStep(CommitStep):
     done: bool = field(default=False, init=False, compare=False)
 
     def is_completed(self) -> bool:
-        with connect(self.address.uris, self.address.timeout_s, self.address.tries, self.address.delay_s) as hms:
+        with self.address.connect() as hms:
             self.done = registered(hms, self.spec)
         return self.done
 
     def execute(self, fresh: bool = False) -> None:
-        with connect(self.address.uris, self.address.timeout_s, self.address.tries, self.address.delay_s) as hms:
+        with self.address.connect() as hms:
             register(hms, self.spec)
         self.done = True
 
@@ -63,7 +71,7 @@ class HiveRegisterStep(CommitStep):
     def from_json(cls, data: dict[str, Any], props: Mapping[str, str]) -> HiveRegisterStep:
         """The logged step; the metastore as the job now names it (it may have moved since), else as logged."""
         try:
-            address = MetastoreAddress.of(MetastoreSettings.load(props))
+            address = MetastoreAddress.of(MetastoreSettings.load(props), run_budget(props))
         except SettingsError:
             address = MetastoreAddress(tuple(map(str, data["metastore"])))
         return cls(TableSpec.from_json(data["spec"]), address)

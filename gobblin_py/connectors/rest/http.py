@@ -5,7 +5,9 @@ A request has ``rest.timeout.seconds`` in all (connecting, redirects, headers an
 dripping its answer cannot hold a run) and an answer at most ``rest.response.max.bytes``; both failures name the
 URL. A retried request waits as the server asks (``Retry-After``, in seconds or as an HTTP date), else an
 exponential back-off from ``rest.retry.backoff.ms``, never longer than ``rest.retry.wait.max.ms``; after
-``rest.retry.max`` retries the task fails (a transient error: the task's own retries may still help). Any other 4xx
+``rest.retry.max`` retries the task fails (a transient error: the task's own retries may still help). Every wait
+comes out of the run's retry budget (``gpy.retry.budget.seconds``): shortened to what is left of it, and once it is
+spent the request is not retried and the task fails naming that key. Any other 4xx
 answer fails at once. A stop of the run (SIGTERM, SIGINT) ends a wait or a request in flight at once and makes no
 further request. Headers (the authorisation one among them) are sent and never written anywhere; they are not
 sent on when a redirect leaves the request's scheme, host or port (an https → http redirect never carries them).
@@ -34,6 +36,7 @@ from gobblin_py.sdk import redact
 from gobblin_py.sdk.errors import PermanentError, TransientError
 from gobblin_py.sdk.interrupts import check_cancelled, pause
 from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.retry_budget import DEFAULT_BUDGET_S, RetryBudget, RetryBudgetSpent
 
 log = get_logger(__name__)
 
@@ -154,13 +157,14 @@ class JsonHttpClient:
 
     def __init__(self, headers: Mapping[str, str] | None = None, timeout_s: float = 30.0,
                  retry: RetryPolicy | None = None, max_bytes: int = MAX_BYTES,
-                 sleep: Callable[[float], None] = pause) -> None:
+                 sleep: Callable[[float], None] = pause, budget: RetryBudget | None = None) -> None:
         self.headers = {"Accept": "application/json", "User-Agent": "gobblin_py", **(headers or {})}
         for name, value in self.headers.items():
             if name not in ("Accept", "User-Agent"):
                 redact.remember(value)
                 redact.remember(value.partition(" ")[2])  # the credential after its scheme
         self.timeout_s, self.retry, self.max_bytes, self.sleep = timeout_s, retry or RetryPolicy(), max_bytes, sleep
+        self.budget = budget or RetryBudget(DEFAULT_BUDGET_S)  # the run's, shared with its other retry loops
         self.retries = 0  # retries made by this client, over all its requests
 
     def get(self, url: str, params: Mapping[str, str] | None = None,
@@ -201,11 +205,15 @@ class JsonHttpClient:
             if attempt > self.retry.retries:
                 raise TransientError(f"GET {shown}: {why}, still after {self.retry.retries} retries "
                                      f"(rest.retry.max)") from None
-            wait = self.retry.wait(attempt, asked)
-            log.warning("http_retry", url=shown, reason=why, attempt=attempt, wait_s=round(wait, 3),
-                        retry_after=asked)
+            try:
+                grant = self.budget.grant(self.retry.wait(attempt, asked))
+            except RetryBudgetSpent as spent:
+                raise RetryBudgetSpent(f"GET {shown}: {why}, not retried: {spent}") from None
+            note = grant.note()
+            log.warning("http_retry", url=shown, reason=why, attempt=attempt, wait_s=round(grant.seconds, 3),
+                        retry_after=asked, **({"note": note} if note else {}))
             self.retries += 1
-            self.sleep(wait)  # a stop ends the wait at once: the check above then ends the task
+            self.sleep(grant.seconds)  # a stop ends the wait at once: the check above then ends the task
 
     def _fetch(self, target: str, headers: Mapping[str, str], shown: str) -> Answer:
         """The whole body of one GET and its headers, within the deadline and the size limit."""

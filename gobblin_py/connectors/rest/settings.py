@@ -6,6 +6,7 @@ import urllib.parse
 from dataclasses import dataclass
 
 from gobblin_py.connectors.rest.http import MAX_BYTES, JsonHttpClient, RetryPolicy
+from gobblin_py.sdk.retry_budget import RetryBudget
 from gobblin_py.sdk.settings import Settings, setting
 
 PAGING = ("none", "page", "offset", "cursor")
@@ -23,17 +24,18 @@ class HttpSettings(Settings):
                              doc="the largest answer read (bytes): a larger one fails the task naming the URL, "
                                  "before it is read whole")
     retries: int = setting("rest.retry.max", default=5, minimum=0, maximum=100,
-                           doc="retries of a request answered 429 or 5xx, or whose connection failed")
+                           doc="retries of a request answered 429 or 5xx, or whose connection failed (their waits "
+                               "within the run's gpy.retry.budget.seconds)")
     backoff_ms: int = setting("rest.retry.backoff.ms", default=500, minimum=0,
                               doc="the first retry's wait when the server gives no Retry-After; doubled each retry")
     max_wait_ms: int = setting("rest.retry.wait.max.ms", default=30000, minimum=0,
                                doc="the longest wait before a retry, Retry-After included")
 
-    def client(self, headers: dict[str, str] | None = None) -> JsonHttpClient:
-        """A client making requests as these settings say."""
+    def client(self, budget: RetryBudget, headers: dict[str, str] | None = None) -> JsonHttpClient:
+        """A client making requests as these settings say, its retries waiting within the run's ``budget``."""
         return JsonHttpClient(headers, self.timeout_s,
                               RetryPolicy(self.retries, self.backoff_ms / 1000, self.max_wait_ms / 1000),
-                              self.max_bytes)
+                              self.max_bytes, budget=budget)
 
 
 @dataclass(frozen=True)

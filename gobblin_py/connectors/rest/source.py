@@ -33,6 +33,7 @@ from gobblin_py.connectors.rest.watermark import NONE, RestWatermark, whole_numb
 from gobblin_py.sdk.contracts import Extractor, Source
 from gobblin_py.sdk.errors import PermanentError
 from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.retry_budget import run_budget
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.schema_meta import text_schema
 from gobblin_py.sdk.states import Extract, WorkUnit, WorkUnitState
@@ -85,7 +86,7 @@ class RestExtractor(Extractor):
     def __init__(self, state: WorkUnitState) -> None:
         self.state = state
         self.settings = RestSettings.load(state)
-        self.client = self.settings.client(self.settings.headers())
+        self.client = self.settings.client(run_budget(state), self.settings.headers())
         mark = state.workunit.low_watermark(RestWatermark) or RestWatermark(NONE)
         self.floor = mark.value
         self.pager = Pager(self.settings, self.client, self.floor, mark.resume)

@@ -36,6 +36,7 @@ from gobblin_py.sdk.contracts import Extractor, Source
 from gobblin_py.sdk.errors import PermanentError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.redact import redact
+from gobblin_py.sdk.retry_budget import run_budget
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.schema_meta import text_schema
 from gobblin_py.sdk.states import DATASET_URN_KEY, Extract, WorkUnit, WorkUnitState
@@ -81,7 +82,7 @@ class WikipediaExtractor(Extractor):
         self.state = state
         self.settings = WikipediaSettings.load(state)
         self.title = state.get_prop(DATASET_URN_KEY)
-        self.client = self.settings.client()
+        self.client = self.settings.client(run_budget(state))
         self.low = state.workunit.low_watermark(LongWatermark).value
         self.newest = NO_WATERMARK
         self.high = self.low

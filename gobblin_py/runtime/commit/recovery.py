@@ -11,6 +11,7 @@ from gobblin_py.runtime.commit.job_run import JobRun
 from gobblin_py.sdk.commit import DeliverySettings
 from gobblin_py.sdk.crash_points import phase
 from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.retry_budget import RetryBudgetSpent, run_budget
 from gobblin_py.sdk.states import RunningState
 
 log = get_logger(__name__)
@@ -20,11 +21,13 @@ def finish_pending_commits(run: JobRun) -> tuple[dict[str, str], list[DatasetRes
     """Replay every logged, unfinished commit of the job.
 
     Returns ``{urn: job id}`` of those that still fail after ``gobblin.runtime.commit.sequence.max.retries``
-    tries — their datasets sit this run out, loudly — and a failed result for each of them.
+    tries, or once the run's retry budget is spent (the waits between tries come out of it) — their datasets sit
+    this run out, loudly — and a failed result for each of them.
     """
     if run.sequences is None:
         return {}, []
     retries = DeliverySettings.load(run.props).max_retries
+    budget = run_budget(run.props)
     blocked: dict[str, str] = {}
     failed: list[DatasetResult] = []
     batches: dict[str, tuple[list, list]] = {}  # batch file: its sequences, those left unfinished
@@ -33,9 +36,15 @@ def finish_pending_commits(run: JobRun) -> tuple[dict[str, str], list[DatasetRes
             batch = batches.setdefault(sequence.batch, ([], []))
             batch[0].append(sequence)
         error: Exception | None = None
+        tries, spent = 0, ""
         for attempt in range(retries):
             if attempt:
-                time.sleep(min(2.0, 0.2 * attempt))
+                try:
+                    time.sleep(budget.grant(min(2.0, 0.2 * attempt)).seconds)
+                except RetryBudgetSpent as exc:
+                    spent = f"; not tried again: {exc}"
+                    break
+            tries += 1
             try:
                 with phase("recovery"):
                     sequence.execute()
@@ -51,7 +60,7 @@ def finish_pending_commits(run: JobRun) -> tuple[dict[str, str], list[DatasetRes
         blocked[sequence.urn] = sequence.job_id
         if sequence.batch is not None:
             batches[sequence.batch][1].append(sequence)
-        message = (f"the commit of run {sequence.job_id} could not be finished after {retries} tries ({error}); "
+        message = (f"the commit of run {sequence.job_id} could not be finished after {tries} tries ({error}){spent}; "
                    "this dataset is skipped until it can")
         log.error("pending_commit_failed", dataset=sequence.urn, job_id=sequence.job_id, error=str(error))
         failed.append(DatasetResult(sequence.urn, RunningState.FAILED, 0, 0, 0, 0, error=message))

@@ -24,6 +24,7 @@ DATA_FAILURE_KEY = "gpy.task.failure.data"
 # failure (transient, permanent or unknown: see gobblin_py.sdk.failures), set by the task runner on every engine
 ATTEMPTS_KEY = "gpy.task.attempts"
 FAILURE_KIND_KEY = "gpy.task.failure.kind"
+BUDGET_SPENT_KEY = "gpy.task.retry.budget.spent"  # why a retryable failure was not retried: the run's budget
 
 
 @dataclass
@@ -103,7 +104,9 @@ def failure_line(task: TaskState) -> str:
     if task.get_prop(FAILURE_KIND_KEY) == "permanent":
         why = f" ({attempts[-1].get('reason')})" if attempts and attempts[-1].get("reason") else ""
         return f"{task.task_id}: permanent{why}: {cause} — not retried"
-    return f"{task.task_id}: {cause}" + (f" — failed {len(attempts)} attempts" if len(attempts) > 1 else "")
+    spent = task.get_prop(BUDGET_SPENT_KEY)
+    return f"{task.task_id}: {cause}" + (f" — failed {len(attempts)} attempts" if len(attempts) > 1 else "") + (
+        f" — not retried: {spent}" if spent and spent not in cause else "")  # (a REST client's error says it)
 
 
 def task_attempts(task: TaskState) -> list[dict]:

@@ -4,7 +4,8 @@ Each attempt is a :class:`~gobblin_py.runtime.execute.pipeline.TaskPipeline` and
 a failed attempt is retried up to ``task.maxretries`` times, the k-th retry after (k−1) ×
 ``task.retry.intervalinsec`` seconds (a stop of the run ends that wait and makes no further attempt), unless its
 failure is permanent (:func:`gobblin_py.sdk.failures.classify`: a bad value, a missing file, a configuration
-error fail the task at once). Each retry is a ``task_retry`` event and
+error fail the task at once) or the run's retry budget (:mod:`gobblin_py.sdk.retry_budget`) is spent; a wait that
+would pass the budget is shortened to what is left. Each retry is a ``task_retry`` event and
 a line on the live display; every failed attempt is kept on the task's state (:data:`ATTEMPTS_KEY`). The TaskState
 that comes back holds Gobblin's counters, the working state, the quality results and the actual high watermark
 the extractor set, or the failure.
@@ -22,6 +23,7 @@ from collections.abc import Callable, Mapping
 from gobblin_py.runtime.execute import task_progress
 from gobblin_py.runtime.execute.dataset_outputs import (
     ATTEMPTS_KEY,
+    BUDGET_SPENT_KEY,
     DATA_FAILURE_KEY,
     FAILURE_KIND_KEY,
     USAGE_FAILURE_KEY,
@@ -33,6 +35,7 @@ from gobblin_py.sdk.failures import Failure, classify
 from gobblin_py.sdk.interrupts import TaskCancelled, cancelled, pause
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.redact import redact
+from gobblin_py.sdk.retry_budget import Grant, RetryBudgetSpent, run_budget
 from gobblin_py.sdk.states import State, TaskState, WorkingState, WorkUnit
 
 log = get_logger(__name__)
@@ -85,19 +88,24 @@ def run_task(job_props: Mapping[str, str], workunit: WorkUnit, job_id: str, task
             failure = classify(exc)
             retry = (attempt < settings.max_retries and failure.retryable and not isinstance(exc, TaskCancelled)
                      and not cancelled())
-            delay = settings.retry_interval_s * attempt if retry else None
+            grant: Grant | None = None
+            if retry:
+                try:
+                    grant = run_budget(job_state).grant(settings.retry_interval_s * attempt)
+                except RetryBudgetSpent as spent:
+                    task.set_prop(BUDGET_SPENT_KEY, str(spent))
             attempts.append({"attempt": attempt + 1, "error": _error_text(exc), "kind": failure.kind,
-                             "reason": failure.reason, "retry_in_s": delay})
+                             "reason": failure.reason, "retry_in_s": grant.seconds if grant else None})
             task.set_prop(FAILURE_KIND_KEY, failure.kind)
-            if retry and delay is not None:
-                _announce_retry(task, exc, failure, attempt + 2, settings.max_retries + 1, delay)
-                pause(delay)  # a stop ends the back-off at once, and no further attempt is made
+            if grant is not None:
+                _announce_retry(task, exc, failure, attempt + 2, settings.max_retries + 1, grant)
+                pause(grant.seconds)  # a stop ends the back-off at once, and no further attempt is made
                 if not cancelled():
                     attempt += 1
                     continue
                 attempts[-1]["retry_in_s"] = None
             log.warning("task_failed", task=task_id, attempt=attempt + 1, error=_error_text(exc), kind=failure.kind,
-                        reason=failure.reason, note=_final_note(exc, failure, attempt + 1))
+                        reason=failure.reason, note=_final_note(task, exc, failure, attempt + 1))
         if attempts:  # on the state that goes back, whether the last attempt failed or not
             task.set_prop(ATTEMPTS_KEY, json.dumps(attempts, ensure_ascii=False))
         task.set_prop("task.retries", attempt)
@@ -114,19 +122,25 @@ def _error_text(exc: BaseException) -> str:
     return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS - 1] + "…"
 
 
-def _final_note(exc: BaseException, failure: Failure, attempts: int) -> str:
+def _final_note(task: TaskState, exc: BaseException, failure: Failure, attempts: int) -> str:
     if isinstance(exc, TaskCancelled) or cancelled():
         return "the run was stopped: no further attempt"
     if not failure.retryable:
         return f"permanent ({failure.reason}): not retried"
+    if spent := task.get_prop(BUDGET_SPENT_KEY):
+        return f"{failure.kind}: failed {attempts} attempt(s), not retried: {spent}"
     return f"{failure.kind}: failed {attempts} attempt(s), task.maxretries reached"
 
 
 def _announce_retry(task: TaskState, exc: BaseException, failure: Failure, attempt: int, of: int,
-                    delay: float) -> None:
-    """The ``task_retry`` event and the live display's line for a task about to be tried again."""
-    log.warning("task_retry", task=task.task_id, attempt=attempt, of=of, delay_s=delay,
-                error_type=type(exc).__name__, error=_error_text(exc), kind=failure.kind, reason=failure.reason)
+                    grant: Grant) -> None:
+    """The ``task_retry`` event and the live display's line for a task about to be tried again (the run's first
+    retry says how long the run may still wait for retries)."""
+    note = grant.note()
+    log.warning("task_retry", task=task.task_id, attempt=attempt, of=of, delay_s=grant.seconds,
+                error_type=type(exc).__name__, error=_error_text(exc), kind=failure.kind, reason=failure.reason,
+                **({"note": note} if note else {}))
     brief = _error_text(exc)
-    task_progress.report_retry(task, f"attempt {attempt} of {of} in {delay:g} s — "
-                                     f"{brief if len(brief) <= 100 else brief[:99] + '…'} ({failure.kind})")
+    task_progress.report_retry(task, f"attempt {attempt} of {of} in {grant.seconds:g} s — "
+                                     f"{brief if len(brief) <= 100 else brief[:99] + '…'} ({failure.kind})"
+                                     + (f"; {note}" if note else ""))

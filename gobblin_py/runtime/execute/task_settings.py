@@ -16,9 +16,11 @@ class TaskSettings(Settings):
 
     max_retries: int = setting("task.maxretries", default=5, minimum=0, maximum=100,
                                doc="retries of a failed task, each with fresh plugins (Gobblin's default); "
-                                   "none after a permanent failure")
+                                   "none after a permanent failure, nor once the run's gpy.retry.budget.seconds "
+                                   "is spent")
     retry_interval_s: float = setting("task.retry.intervalinsec", default=300.0, minimum=0, maximum=86400,
-                                      doc="the k-th retry waits (k-1) times this many seconds")
+                                      doc="the k-th retry waits (k-1) times this many seconds, within the run's "
+                                          "gpy.retry.budget.seconds")
     fork_operator: str = setting("fork.operator.class", default=DEFAULT_FORK_OPERATOR,
                                  default_doc="IdentityForkOperator", doc="routes records to the branches")
     queue_capacity: int = setting("fork.record.queue.capacity", default=100, minimum=1, maximum=100000,

@@ -69,14 +69,15 @@ from gobblin_py.sdk.job_settings import CommitSettings, JobSettings, ReplaySetti
 from gobblin_py.sdk.partitioner import WriterPartitioner
 from gobblin_py.sdk.plugins import PluginError, PluginRef, class_refs, plugin_refs, registered_plugins, resolve_class
 from gobblin_py.sdk.retry import RetrySettings
+from gobblin_py.sdk.retry_budget import RetryBudgetSettings
 from gobblin_py.sdk.settings import Context, Key, Scope, Settings, SettingsError, problem_at, unresolved_substitutions
 from gobblin_py.store.run_history import HistorySettings
 from gobblin_py.store.store import StateStoreSettings
 
 CORE_SETTINGS: tuple[type[Settings], ...] = (
-    JobSettings, CommitSettings, ReplaySettings, DeliverySettings, TaskSettings, EngineSettings, PackSettings,
-    LockSettings, StateStoreSettings, HistorySettings, FsSettings, RetrySettings, QualitySettings, RowQualitySettings,
-    ForkSettings, MetricsSettings, PrometheusSettings, LineageSettings,
+    JobSettings, CommitSettings, ReplaySettings, DeliverySettings, TaskSettings, RetryBudgetSettings, EngineSettings,
+    PackSettings, LockSettings, StateStoreSettings, HistorySettings, FsSettings, RetrySettings, QualitySettings,
+    RowQualitySettings, ForkSettings, MetricsSettings, PrometheusSettings, LineageSettings,
 )
 DEFAULT_PUBLISHER = "gobblin_py.connectors.files.publisher.BaseDataPublisher"
 _BRANCH_SUFFIX = re.compile(r"^(?P<base>.+)\.(?P<branch>\d+)$")
