@@ -44,18 +44,18 @@ def test_a_bad_cast_fails_at_its_first_attempt_under_the_default_retries(tmp_pat
     job = default_retries(Job(tmp_path, extra="converter.cast.fields=currency:int64\n"))
     write_csv(job.data / "a.csv", 1)
     result, events = run_json(job)
-    assert result.returncode != 0, result.stderr
+    assert result.returncode == 65, result.stderr  # bad data: a scheduler should not retry it either
     assert not [e for e in events if e["event"] == "task_retry"]
     (failed,) = [e for e in events if e["event"] == "task_failed"]
     assert failed["kind"] == "permanent" and "not retried" in failed["note"] and failed["attempt"] == 1
     record = last_run(job, events)
     (attempt,) = the_attempts(record)
     assert attempt["attempt"] == 1 and attempt["kind"] == "permanent" and attempt["retry_in_s"] is None
-    assert "cannot cast field 'currency'" in attempt["error"]
+    assert "DataError" in attempt["error"] and "a.csv line 2: column 'currency': 'EUR'" in attempt["error"]
     (error,) = record["datasets"][0]["task_errors"]
-    assert ": permanent (ArrowInvalid): " in error and error.endswith("— not retried")
+    assert ": permanent (DataError.retryable is False): " in error and error.endswith("— not retried")
     shown = run_gpy("history", str(job.file), record["run_id"])
-    assert "attempt 1: permanent, not retried — GobblinPyError: converter.cast.fields: cannot cast" in shown.stdout
+    assert "attempt 1: permanent, not retried — DataError: " in shown.stdout and "a.csv line 2" in shown.stdout
 
 
 def test_a_missing_input_file_is_permanent(tmp_path):
