@@ -11,7 +11,7 @@ from gobblin_py.transforms.converters.cast import TypeCastConverter
 from gobblin_py.formats.types import parse_type
 from gobblin_py.transforms.converters.projection import FieldProjectionConverter
 from gobblin_py.runtime.execute.record_adapter import RecordConverterAdapter
-from gobblin_py.sdk.errors import GobblinPyError, UsageError
+from gobblin_py.sdk.errors import DataError, UsageError
 from gobblin_py.sdk.states import WorkUnit, WorkUnitState
 from tests.runtime.sample_plugins import DuplicateAndTag, UpperCaseNames
 
@@ -69,7 +69,7 @@ def test_cast_to_decimal_timestamp_and_int():
 
 def test_unsafe_cast_fails_naming_the_field_unless_allowed():
     batch = pa.RecordBatch.from_pydict({"v": pa.array([1, 300], pa.int64())})
-    with pytest.raises(GobblinPyError, match="cannot cast field 'v' from int64 to int8"):
+    with pytest.raises(DataError, match="column 'v': 300 does not cast from int64 to int8"):
         run(TypeCastConverter(), batch, state(**{"converter.cast.fields": "v:int8"}))
     _, [out] = run(TypeCastConverter(), batch, state(**{"converter.cast.fields": "v:int8", "converter.cast.safe": "false"}))
     assert out.column("v").type == pa.int8()
