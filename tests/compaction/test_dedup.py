@@ -84,6 +84,12 @@ def test_keys_that_share_a_hash_are_told_apart(monkeypatch):
     assert first_rows(same).to_pylist() == [0]  # one key: the shared hash is no collision
 
 
+def test_hashes_made_while_reading_are_checked_like_any_other():
+    keys = pa.table({"id": [1, 2, 1, 3]})
+    assert first_rows(keys, pa.array([7, 7, 7, 8], pa.uint64())).to_pylist() == [0, 1, 3]  # a collision: exact
+    assert first_rows(keys, pa.array([1, 2, 1, 3], pa.uint64())).to_pylist() == [0, 1, 3]
+
+
 def test_spilling_by_key_hash_gives_what_memory_gives(tmp_path):
     rows = [{"id": i % 500, "v": i, "s": f"x{i % 500}"} for i in range(5000)]
     table = pa.Table.from_pylist(rows)
