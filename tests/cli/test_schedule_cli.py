@@ -109,3 +109,17 @@ def test_a_crontab_line_runs_the_job_where_gpy_schedule_ran_whatever_folder_cron
     assert ran.returncode == 0, ran.stderr
     assert (workdir / "state" / "Orders").is_dir() and list((workdir / "published").rglob("*.parquet"))
     assert list(elsewhere.iterdir()) == []
+
+
+def test_watermark_at_without_a_dataset_judges_the_jobs_own_datasets_and_refuses_when_none_has_event_times(tmp_path):
+    """What the DAG's completeness sensor asks: not the default dataset "" (an SQL or Kafka job has none), but
+    every dataset the job committed; a job whose datasets carry no event times can never be complete (exit 2)."""
+    job = Job(tmp_path)
+    write_csv(job.data / "a.csv", 1)
+    before = run_gpy_here("state", "watermark", str(job.file), "--at", "2026-01-01T00:00:00Z")
+    assert before.returncode == 1 and "no dataset state yet" in before.stdout
+    assert run_gpy_here("run", str(job.file), "--engine", "local").returncode == 0
+    after = run_gpy_here("state", "watermark", str(job.file), "--at", "2026-01-01T00:00:00Z")
+    assert after.returncode == 2, after.stdout + after.stderr
+    assert "Orders dataset '': no event times (not judged)" in after.stdout
+    assert "none of its datasets ('') carries event times" in after.stderr
