@@ -7,7 +7,7 @@
     bash         a BashOperator on the Airflow worker (the default), gpy found on its PATH or by ``gpy_command``
     kubernetes   a KubernetesPodOperator: the image ``gpy_image`` runs gpy, the job file relative to its workdir
     spark        a SparkSubmitOperator: ``spark-submit --archives <gpy pack archive>#environment`` of
-                 ``gpy_spark_application`` (gobblin_py/cli/__main__.py) with ``run JOB_FILE ...`` as arguments
+                 ``gpy_spark_application`` (gobblin_py/cli/__main__.py) with ``run ROOT/JOB_FILE ...`` as arguments
 
 The Bash operator maps gpy's exit codes (the README lists them):
 
@@ -226,7 +226,9 @@ def gpy_spark_operator(job_file: str | None, engine: str | None, conf_args: list
     from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
     class GpySparkSubmitOperator(SparkSubmitOperator):  # type: ignore[misc, valid-type]
-        """``spark-submit --archives ARCHIVE#environment gobblin_py/cli/__main__.py run JOB_FILE ...``."""
+        """``spark-submit --archives ARCHIVE#environment gobblin_py/cli/__main__.py run JOB_FILE ...``; the job file
+        joined to the jobs root (its relative folders resolve from where spark-submit starts: give it absolute
+        ones, or URLs)."""
 
         template_fields: Sequence[str] = ()  # the job file reaches gpy as given, never rendered
 
@@ -235,7 +237,11 @@ def gpy_spark_operator(job_file: str | None, engine: str | None, conf_args: list
             self.application = setting("gpy_spark_application")
             self._archives = f"{setting('gpy_archive')}#environment"
             self.conf = {**(self.conf or {}), "spark.pyspark.python": "./environment/bin/python"}
-            self.application_args = gpy_arguments(job_file, engine or "spark", conf_args)
+            # spark-submit starts in the worker's folder, not the jobs root: a relative job file is joined to it
+            job = job_file or setting("gpy_job_file")
+            if "://" not in job and not os.path.isabs(job):
+                job = os.path.join(setting("gpy_jobs_root"), job)
+            self.application_args = gpy_arguments(job, engine or "spark", conf_args)
             self._conn_id = setting("gpy_spark_conn_id")
 
         def execute(self, context: Any) -> Any:

@@ -127,7 +127,7 @@ def test_every_operators_dag_loads_in_a_real_dagbag_with_the_providers(tmp_path,
     found = in_airflow(airflow, PARSE, *(str(tmp_path / o) for o in ("bash", "kubernetes", "spark")), dags=tmp_path,
                        env={"KUBECONFIG": str(kubeconfig)}, gpy_image="registry/gpy:1",
                        gpy_archive="s3://b/gpy.tar.gz", gpy_spark_application="/opt/gpy/__main__.py",
-                       conn_spark_default="spark://master:7077")
+                       conn_spark_default="spark://master:7077", gpy_jobs_root="/srv/gpy")
     assert {name: (dag["errors"], dag["tasks"], dag["schedule"]) for name, dag in found.items()} == {
         f"{operator}/gpy_{name}": ({}, ["gpy_run", "wait_for_complete"] if operator == "bash" else ["gpy_run"], cron)
         for operator in ("bash", "kubernetes", "spark")
@@ -139,7 +139,8 @@ def test_every_operators_dag_loads_in_a_real_dagbag_with_the_providers(tmp_path,
     assert found["kubernetes/gpy_SqliteIncremental"]["started"] == ["registry/gpy:1", "gpy", *gpy_words]
     assert found["spark/gpy_SqliteIncremental"]["started"] == [
         "spark-submit", "--master", "spark://master:7077", "--conf", "spark.pyspark.python=./environment/bin/python",
-        "--archives", "s3://b/gpy.tar.gz#environment", "--name", "arrow-spark", "/opt/gpy/__main__.py", *gpy_words]
+        "--archives", "s3://b/gpy.tar.gz#environment", "--name", "arrow-spark", "/opt/gpy/__main__.py",
+        *gpy_words[:3], "/srv/gpy/sqlite_incremental.pull", *gpy_words[4:]]
     assert found["kubernetes/gpy_Hostile"]["started"][5] == f"{hostile.name}/hostile.pull"
     assert not list(tmp_path.rglob("PWNED"))
 
