@@ -77,7 +77,7 @@ def build(flavor: Flavor = AIRFLOW3) -> bool:
             steps = [
                 [sys.executable, "-m", "venv", str(path)],
                 [str(path / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check",
-                 "--progress-bar", "off", *flavor.requirements, "-c", str(flavor.constraints)],
+                 "--progress-bar", "off", "--no-compile", *flavor.requirements, "-c", str(flavor.constraints)],
             ]
             for step in steps:
                 log.write(f"$ {' '.join(step)}\n")
