@@ -216,6 +216,11 @@ for job_name, job, when in (("timed", sys.argv[2], "10:00"), ("timed", sys.argv[
         fates[f"{job_name} {when}"] = gpy_dag.complete_up_to(f"2026-01-01T{when}:00+00:00")
     except AirflowFailException:
         fates[f"{job_name} {when}"] = "fail"
+del os.environ["AIRFLOW_VAR_GPY_JOBS_ROOT"]  # a DAG whose jobs root is not set fails at once, saying which setting
+try:
+    gpy_dag.GpyRunOperator(task_id="no_root", job_file="orders.pull").execute({})
+except AirflowFailException as exc:
+    fates["no jobs root"] = str(exc)
 print(json.dumps(fates))
 """
 
@@ -240,4 +245,7 @@ def test_exit_codes_become_task_fates_and_the_sensor_judges_completeness(tmp_pat
                        gpy_command=GPY, gpy_jobs_root=str(tmp_path))
     assert fates == {"0": "success", "3": "success", "75": "retry", "143": "retry", "130": "retry", "1": "retry",
                      "2": "fail", "4": "retry",
-                     "timed 10:00": True, "timed 20:00": False, "never_run 10:00": False, "untimed 10:00": "fail"}
+                     "timed 10:00": True, "timed 20:00": False, "never_run 10:00": False, "untimed 10:00": "fail",
+                     "no jobs root": "set the Airflow Variable gpy_jobs_root (or the environment variable "
+                                     "GPY_JOBS_ROOT) to the folder the job files (and their relative paths) are "
+                                     "relative to"}
