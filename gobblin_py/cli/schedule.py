@@ -1,9 +1,11 @@
 """``gpy schedule``: a job's Gobblin schedule (``job.schedule``, Quartz) as crontab lines or Airflow DAG files.
 
 gpy does not schedule jobs itself. This command writes what another scheduler needs to run each job on the
-schedule its job file names: a crontab line running ``gpy run <job>``, or a thin Airflow DAG built by
-``gpy_job_dag`` of ``jobs/airflow/gpy_dag.py``. Every job must translate, or nothing is written; DAG files are
-written all or none.
+schedule its job file names: a crontab line running ``gpy run <job>``, or an Airflow DAG file holding
+``jobs/airflow/gpy_dag.py`` (its operators, no path of this machine) and one ``gpy_job_dag(...)`` call. Both run the
+job file relative to the jobs root (``GPY_JOBS_ROOT``, an Airflow Variable or environment variable for a DAG, a
+crontab variable for cron lines), with ``--engine`` and ``--strict``. Every job must translate, or nothing is
+written; DAG files are written all or none.
 """
 
 from __future__ import annotations
@@ -25,32 +27,35 @@ from gobblin_py.io.contained_paths import contained_join
 from gobblin_py.io.fs import fsync_dir
 from gobblin_py.jobconf.remote import is_remote
 from gobblin_py.jobconf.schedule import DISABLED_KEY, RUN_ONCE_KEY, SCHEDULE_KEY, ScheduleError, quartz_to_cron
+from gobblin_py.runtime.engines import ENGINES
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 
 # jobs/airflow/gpy_dag.py of the repository gpy runs from (a checkout or an editable install)
 DAG_MODULE = Path(__file__).resolve().parents[2] / "jobs" / "airflow" / "gpy_dag.py"
 DAG_ID_MAX = 250  # Airflow's ID_LEN: the longest DAG id its database holds
 TEMPORARY_PREFIX = ".gpy-schedule-"  # a DAG file being written (hidden, and not .py: Airflow never parses it)
+ROOT_SETTING = "GPY_JOBS_ROOT"  # the jobs root: a crontab variable, the DAG's gpy_jobs_root setting
+EXAMPLE_MARK = "# ---- the example DAG"  # where gpy_dag.py's own example DAG starts (not copied)
+OPERATORS = ("bash", "kubernetes", "spark")
 
 
 @dataclass(frozen=True)
 class Scheduled:
     """One job and its schedule: the Quartz expression and the cron expression that fires alike."""
 
-    job_file: str  # absolute
+    job_file: str  # relative to the jobs root (POSIX), else absolute, or a URL
     name: str
     quartz: str
     cron: str
     named: bool = True  # by its job.name (else by its file's name)
 
 
-def gpy_command() -> list[str]:
-    """How cron or Airflow starts this gpy: the ``gpy`` program by its absolute path when it is what runs now,
-    else this Python with ``-m gobblin_py.cli``."""
-    program = sys.argv[0] if sys.argv else ""
-    if os.path.basename(program) == "gpy" and os.path.isfile(program):
-        return [os.path.abspath(program)]
-    return [os.path.abspath(sys.executable), "-m", "gobblin_py.cli"]
+def rooted(path: str, root: str) -> str | None:
+    """``path`` relative to ``root`` (POSIX), or None when it lies outside it."""
+    relative = os.path.relpath(os.path.abspath(path), root)
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        return None
+    return Path(relative).as_posix()
 
 
 def _breaks_lines(value: str) -> bool:
@@ -58,7 +63,7 @@ def _breaks_lines(value: str) -> bool:
     return "\x00" in value or len(f"{value}.".splitlines()) > 1
 
 
-def _scheduled(job_file: str, conf_root: str | None, sysconfig: str | None) -> Scheduled:
+def _scheduled(job_file: str, conf_root: str | None, sysconfig: str | None, root: str) -> Scheduled:
     require_job_file(job_file)
     props = load_job_properties(job_file, conf_root, sysconfig)
     where = f"{job_file}: key '{SCHEDULE_KEY}'"
@@ -78,18 +83,27 @@ def _scheduled(job_file: str, conf_root: str | None, sysconfig: str | None) -> S
         cron = quartz_to_cron(quartz)
     except ScheduleError as exc:
         raise UsageError(f"{job_file}: {exc}") from None
-    absolute = job_file if is_remote(job_file) else os.path.abspath(job_file)
+    path = job_file if is_remote(job_file) else rooted(job_file, root)
+    if path is None:
+        path = os.path.abspath(job_file)
+        click.echo(f"gpy: warning: {job_file} is not under the jobs root {root} (--jobs-root): its schedule names "
+                   "it by its absolute path, which does not move with the jobs root", err=True)
     name = props.get("job.name")
-    return Scheduled(absolute, name or Path(job_file).stem, quartz, cron, named=bool(name))
+    return Scheduled(path, name or Path(job_file).stem, quartz, cron, named=bool(name))
 
 
-def _conf_args(conf_root: str | None, sysconfig: str | None) -> list[str]:
+def _conf_args(conf_root: str | None, sysconfig: str | None, root: str) -> list[str]:
+    """``--conf-root``/``--sysconfig`` as given, relative to the jobs root where they lie in it."""
     args = []
-    if conf_root is not None:
-        args += ["--conf-root", os.path.abspath(conf_root)]
-    if sysconfig is not None:
-        args += ["--sysconfig", os.path.abspath(sysconfig)]
+    for option, value in (("--conf-root", conf_root), ("--sysconfig", sysconfig)):
+        if value is not None:
+            args += [option, value if is_remote(value) else rooted(value, root) or os.path.abspath(value)]
     return args
+
+
+def run_words(job: Scheduled, engine: str, conf_args: list[str]) -> list[str]:
+    """What cron and Airflow both pass to gpy: ``run JOB_FILE --engine ENGINE --strict`` and the conf options."""
+    return ["run", job.job_file, "--engine", engine, "--strict", *conf_args]
 
 
 def _cron_word(word: str) -> str:
@@ -99,16 +113,24 @@ def _cron_word(word: str) -> str:
     return shlex.quote(word).replace("%", "'\\%'")
 
 
-def crontab_line(job: Scheduled, gpy: list[str], workdir: str, conf_args: list[str]) -> str:
-    """The crontab line that runs ``job`` on its schedule, from ``workdir`` (where its relative paths point);
+def crontab_root(root: str) -> str:
+    """The crontab variable line that sets the jobs root for the lines below it (cron passes it to their
+    commands); UsageError when cron cannot hold it (a line break, a quote: cron reads no escapes there)."""
+    if _breaks_lines(root) or '"' in root or "'" in root:
+        raise UsageError(f"--jobs-root {root!r}: a crontab variable cannot hold a line break or a quote; move the "
+                         "jobs, or give another --jobs-root")
+    return f'{ROOT_SETTING}="{root}"'
+
+
+def crontab_line(job: Scheduled, gpy: list[str], words: list[str]) -> str:
+    """The crontab line that runs ``job`` on its schedule from the jobs root (where its relative paths point);
     UsageError naming the job file when a value would break the line."""
-    words = [*gpy, "run", job.job_file, *conf_args]
-    for value, what in ((job.job_file, "the job file's path"), (workdir, "the working folder"),
-                        (shlex.join(gpy), "the gpy command"), (shlex.join(conf_args), "--conf-root/--sysconfig")):
+    for value, what in ((job.job_file, "the job file's path"), (shlex.join(gpy), "the gpy command"),
+                        (shlex.join(words), "--conf-root/--sysconfig")):
         if _breaks_lines(value):
             raise UsageError(f"{job.job_file!r}: {what} holds a line break ({value!r}), which would start a new "
                              "crontab entry; rename it")
-    return f"{job.cron} cd {_cron_word(workdir)} && exec {' '.join(_cron_word(word) for word in words)}"
+    return f'{job.cron} cd "${ROOT_SETTING}" && exec {" ".join(_cron_word(word) for word in [*gpy, *words])}'
 
 
 def dag_id(job: Scheduled) -> str:
@@ -116,30 +138,41 @@ def dag_id(job: Scheduled) -> str:
     return "gpy_" + re.sub(r"[^A-Za-z0-9_.-]", "_", job.name)
 
 
-def dag_file(job: Scheduled, gpy: list[str], workdir: str, dag_module: Path, conf_args: list[str]) -> str:
-    """The text of a DAG file that runs ``job`` on its schedule with ``gpy_job_dag`` of ``dag_module``.
+def dag_helper(module: Path) -> tuple[str, str]:
+    """The docstring and the code of ``gpy_dag.py`` without its example DAG: what each DAG file holds."""
+    text = module.read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    docstring = ast.get_docstring(tree, clean=True) or ""
+    body = "".join(text.splitlines(keepends=True)[tree.body[0].end_lineno or 0:])
+    return docstring, body.partition(EXAMPLE_MARK)[0].strip() + "\n"
+
+
+def dag_file(job: Scheduled, helper: tuple[str, str], gpy: list[str] | None, engine: str, operator: str,
+             wait_complete: bool, conf_args: list[str]) -> str:
+    """The text of a DAG file that runs ``job`` on its schedule: ``gpy_dag.py``'s code and one ``gpy_job_dag`` call.
 
     Every value from outside (paths, the command, the description) is a ``repr()`` literal; the docstring holds
     only the DAG id and the schedule, which hold no quote or backslash (``quartz_to_cron`` refused any other)."""
-    return f'''"""Airflow DAG {dag_id(job)}: gpy runs the job file given below on its Gobblin schedule.
+    docstring, code = helper
+    gpy_text = shlex.join(gpy) if gpy is not None else None
+    return f'''"""Airflow DAG {dag_id(job)}: gpy runs the job file given at the end on its Gobblin schedule.
 
 {SCHEDULE_KEY}={job.quartz} (Quartz), {job.cron} as cron. Written by `gpy schedule --airflow`; write it again
-after the job's schedule changes.
+after the job's schedule changes. The job file is relative to the jobs root, the setting gpy_jobs_root.
+
+{docstring}
 """
 
-import sys
-
-sys.path.insert(0, {str(dag_module.parent)!r})
-
-from gpy_dag import gpy_job_dag  # noqa: E402 - found on the path above
+{code}
 
 dag = gpy_job_dag(
     {dag_id(job)!r},
     schedule={job.cron!r},
     job_file={job.job_file!r},
-    workdir={workdir!r},
-    gpy={shlex.join(gpy)!r},
-    wait_for="commit",
+    engine={engine!r},
+    operator={operator!r},
+    wait_for={"completeness" if wait_complete else None!r},
+    gpy={gpy_text!r},
     conf_args={conf_args!r},
     description={f"gpy run {job.job_file} ({SCHEDULE_KEY}={job.quartz})"!r},
 )
@@ -289,35 +322,59 @@ def _remove(paths: list[str]) -> None:
 @click.option("--crontab", is_flag=True, help="Print a crontab line per job.")
 @click.option("--airflow", "airflow_dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="Write an Airflow DAG file per job into DIR (a DAGs folder).")
+@click.option("--jobs-root", "jobs_root", type=click.Path(file_okay=False), default=".", show_default=True,
+              help="The folder job files are named relative to, and runs start in (GPY_JOBS_ROOT where they run).")
+@click.option("--engine", type=click.Choice(sorted(ENGINES)), default="spark", show_default=True,
+              help="The engine of every run (as gpy run --engine).")
+@click.option("--gpy", "gpy_text", default=None, metavar="COMMAND",
+              help="The gpy command the runs start (default: gpy from the PATH; for a DAG, its gpy_command setting).")
+@click.option("--operator", type=click.Choice(OPERATORS), default="bash", show_default=True,
+              help="--airflow: the DAG's task: BashOperator, KubernetesPodOperator or SparkSubmitOperator.")
+@click.option("--wait-complete", is_flag=True,
+              help="--airflow: add a sensor waiting until the job's datasets are complete up to the run's interval "
+                   "end (gpy state watermark --at; the datasets need event times).")
 def schedule(job_files: tuple[str, ...], conf_root: str | None, sysconfig: str | None, crontab: bool,
-             airflow_dir: str | None) -> None:
+             airflow_dir: str | None, jobs_root: str, engine: str, gpy_text: str | None, operator: str,
+             wait_complete: bool) -> None:
     """Run jobs on their Gobblin schedule (job.schedule, a Quartz cron expression) with cron or Airflow.
 
     gpy does not schedule jobs itself: --crontab prints the lines for `crontab -e`, --airflow DIR writes one
-    DAG file per job. The commands run from the current folder (where the jobs' relative paths point). A
-    schedule cron cannot express (seconds other than 0, L, W, #, a year) is refused, naming the job; so is a
-    line break in a job's name, schedule or path, a name too long for a DAG, and a DAG file another job (or not
-    gpy) wrote. When any job is refused, nothing is printed or written (exit 2); DAG files are written all or
-    none.
+    self-contained DAG file per job. Each runs `gpy run JOB_FILE --engine ENGINE --strict` in the jobs root
+    (GPY_JOBS_ROOT: a crontab variable printed above the lines; for a DAG, the Airflow Variable gpy_jobs_root or
+    that environment variable), the job file named relative to it. A schedule cron cannot express (seconds
+    other than 0, L, W, #, a year) is refused, naming the job; so is a line break in a job's name, schedule or
+    path, a name too long for a DAG, and a DAG file another job (or not gpy) wrote. When any job is refused,
+    nothing is printed or written (exit 2); DAG files are written all or none.
     """
     if crontab == (airflow_dir is not None):
         raise UsageError("give one of --crontab or --airflow DIR")
+    if crontab and (operator != "bash" or wait_complete):
+        raise UsageError("--operator and --wait-complete are for --airflow")
     if airflow_dir is not None and not DAG_MODULE.is_file():
         raise UsageError(f"--airflow: {DAG_MODULE} (the DAG's operators) is not beside this gpy; run gpy from a "
                          "checkout of its repository")
+    root = os.path.abspath(jobs_root)
+    if not os.path.isdir(root):
+        raise UsageError(f"--jobs-root {jobs_root}: no such folder")
+    try:
+        gpy = shlex.split(gpy_text) if gpy_text is not None else None
+    except ValueError as exc:
+        raise UsageError(f"--gpy {gpy_text!r}: {exc} (quote it as a shell would)") from None
     jobs: list[Scheduled] = []
     refused: list[tuple[str, str]] = []
     for job_file in job_files:
         try:
-            jobs.append(_scheduled(job_file, conf_root, sysconfig))
+            jobs.append(_scheduled(job_file, conf_root, sysconfig, root))
         except GobblinPyError as exc:
             refused.append((job_file, str(exc)))
-    gpy, workdir, conf_args = gpy_command(), os.getcwd(), _conf_args(conf_root, sysconfig)
+    conf_args = _conf_args(conf_root, sysconfig, root)
     if crontab:
-        lines = []
+        lines = [f"# gpy schedule: job files and their relative paths are relative to {ROOT_SETTING}",
+                 crontab_root(root)]
         for job in jobs:
             try:
-                lines += [f"# {job.name}: {SCHEDULE_KEY}={job.quartz}", crontab_line(job, gpy, workdir, conf_args)]
+                lines += [f"# {job.name}: {SCHEDULE_KEY}={job.quartz}",
+                          crontab_line(job, gpy or ["gpy"], run_words(job, engine, conf_args))]
             except UsageError as exc:
                 refused.append((job.job_file, str(exc)))
         if refused:
@@ -331,8 +388,9 @@ def schedule(job_files: tuple[str, ...], conf_root: str | None, sysconfig: str |
     if refused:
         _refuse(refused, len(job_files))
     folder.mkdir(parents=True, exist_ok=True)
+    helper = dag_helper(DAG_MODULE)
     paths = [Path(contained_join(str(folder), f"{dag_id(job)}.py", what="job.name")) for job in jobs]
-    write_dags(folder, [(path, dag_file(job, gpy, workdir, DAG_MODULE, conf_args))
+    write_dags(folder, [(path, dag_file(job, helper, gpy, engine, operator, wait_complete, conf_args))
                         for path, job in zip(paths, jobs, strict=True)])
     for path, job in zip(paths, jobs, strict=True):
         click.echo(f"{path}: DAG {dag_id(job)}, schedule {job.cron} ({SCHEDULE_KEY}={job.quartz})")

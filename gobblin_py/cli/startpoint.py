@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import click
 
@@ -139,41 +140,102 @@ def startpoint_clear(job_file: str, urn: str | None, conf_root: str | None, sysc
 
 @state.command("watermark")
 @click.argument("job_file")
-@click.option("--dataset", "urn", required=True, help='The dataset URN ("" for the default dataset).')
+@click.option("--dataset", "urn", default=None,
+              help='The dataset URN ("" for the default dataset); without it, every dataset of the job.')
 @click.option("--at", "at", default=None, help="Exit 0 when data is complete up to this time, 1 when not yet.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 @conf_options
-def state_watermark(job_file: str, urn: str, at: str | None, as_json: bool, conf_root: str | None,
+def state_watermark(job_file: str, urn: str | None, at: str | None, as_json: bool, conf_root: str | None,
                     sysconfig: str | None) -> None:
     """The dataset's completeness watermark: every record with an earlier event time is committed.
 
-    With --at T, for schedulers and sensors: exit 0 when data is complete up to T, 1 otherwise.
+    With --at T, for schedulers and sensors: exit 0 when data is complete up to T, 1 otherwise. Without --dataset
+    it judges every dataset the job has committed that carries event times (a table, topic or endpoint without
+    them is listed, not judged): exit 0 when each is complete up to T, 1 when one is not yet or the job has no
+    state yet, 2 when none of its datasets carries event times (waiting cannot help).
     """
-    from gobblin_py.store import FsDatasetStateStore, progress
-    from gobblin_py.store.report import iso_time
+    from gobblin_py.store import FsDatasetStateStore
     from gobblin_py.store.startpoints import parse_time_ms
 
     props, name = job_context(job_file, conf_root, sysconfig)
-    latest = FsDatasetStateStore.from_properties(props).get_latest_dataset_state(name, urn)
+    target = parse_time_ms(at, "--at") if at is not None else None
+    store = FsDatasetStateStore.from_properties(props)
+    if urn is None:
+        _every_watermark(name, store.get_latest_dataset_states_by_urns(name), at, target, as_json)
+        return
+    latest = store.get_latest_dataset_state(name, urn)
     if latest is None:
         if at is None:
             raise UsageError(f"{name}: no state for dataset {urn!r} yet")
         click.echo(f"{name} dataset {urn!r}: no state yet, so not complete up to {at}")
         sys.exit(1)
-    watermark = progress.completeness(latest)
-    partitions = progress.partition_event_progress(latest)
-    target = parse_time_ms(at, "--at") if at is not None else None
+    watermark, partitions = _progress(latest)
     complete = target is not None and watermark is not None and watermark >= target
     if as_json:
-        click.echo(json.dumps({"job": name, "dataset": urn, "watermark_ms": watermark,
-                               "watermark": iso_time(watermark) if watermark is not None else None,
-                               "partitions": partitions, "at_ms": target, "complete": complete if at else None}))
+        click.echo(json.dumps({"job": name, "dataset": urn, **_watermark_json(watermark, partitions),
+                               "at_ms": target, "complete": complete if at else None}))
     else:
-        shown = iso_time(watermark) if watermark is not None else "none yet (no event times committed)"
-        click.echo(f"{name} dataset {urn!r}: complete up to {shown}")
-        for partition, ms in sorted(partitions.items()):
-            click.echo(f"  partition {partition!r}: {iso_time(ms)}")
+        _echo_watermark(name, urn, watermark, partitions)
         if target is not None:
-            click.echo(f"complete up to {iso_time(target)}: {'yes' if complete else 'not yet'}")
+            click.echo(f"complete up to {_iso(target)}: {'yes' if complete else 'not yet'}")
     if target is not None:
         sys.exit(0 if complete else 1)
+
+
+def _progress(state: Any) -> tuple[int | None, dict[str, int]]:
+    from gobblin_py.store import progress
+
+    return progress.completeness(state), progress.partition_event_progress(state)
+
+
+def _watermark_json(watermark: int | None, partitions: dict[str, int]) -> dict[str, Any]:
+    return {"watermark_ms": watermark, "watermark": _iso(watermark) if watermark is not None else None,
+            "partitions": partitions}
+
+
+def _echo_watermark(name: str, urn: str, watermark: int | None, partitions: dict[str, int]) -> None:
+    shown = _iso(watermark) if watermark is not None else "none yet (no event times committed)"
+    click.echo(f"{name} dataset {urn!r}: complete up to {shown}")
+    for partition, ms in sorted(partitions.items()):
+        click.echo(f"  partition {partition!r}: {_iso(ms)}")
+
+
+def _every_watermark(name: str, states: dict[str, Any], at: str | None, target: int | None, as_json: bool) -> None:
+    """``gpy state watermark JOB`` without --dataset: each dataset's watermark; with --at, whether all that carry
+    event times are complete up to it (exit 0), not yet (1), or none carries them (2)."""
+    if not states:
+        if target is None:
+            raise UsageError(f"{name}: no dataset state yet")
+        click.echo(f"{name}: no dataset state yet, so not complete up to {at}")
+        sys.exit(1)
+    progress = {urn: _progress(state) for urn, state in sorted(states.items())}
+    timed = {urn: watermark for urn, (watermark, partitions) in progress.items() if watermark is not None or partitions}
+    behind = sorted(urn for urn, watermark in timed.items()
+                    if target is not None and (watermark is None or watermark < target))
+    complete = target is not None and bool(timed) and not behind
+    if as_json:
+        click.echo(json.dumps({"job": name, "datasets": {urn: _watermark_json(*p) for urn, p in progress.items()},
+                               "untimed": sorted(set(progress) - set(timed)), "at_ms": target,
+                               "complete": complete if at else None, "behind": behind}))
+    else:
+        for urn, (watermark, partitions) in progress.items():
+            if urn in timed:
+                _echo_watermark(name, urn, watermark, partitions)
+            else:
+                click.echo(f"{name} dataset {urn!r}: no event times (not judged)")
+        if target is not None and timed:
+            click.echo(f"complete up to {_iso(target)}: "
+                       + ("yes" if complete else f"not yet ({', '.join(repr(u) for u in behind)})"))
+    if target is None:
+        return
+    if not timed:
+        raise UsageError(f"{name}: none of its datasets ({', '.join(repr(u) for u in progress)}) carries event "
+                         "times, so completeness cannot be judged; rely on gpy run's exit code, or set "
+                         "source.event.time.column")
+    sys.exit(0 if complete else 1)
+
+
+def _iso(ms: int) -> str:
+    from gobblin_py.store.report import iso_time
+
+    return iso_time(ms) or ""

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import ast
+import os
 import shlex
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import run_gpy_here
+from tests.conftest import REPO, run_gpy_here
 from tests.runtime.test_run_cli import Job, write_csv
 
 
@@ -22,18 +23,19 @@ def job_file(folder: Path, name: str, schedule: str | None, *more: str) -> Path:
     return path
 
 
-def test_crontab_prints_one_line_per_job_running_gpy_run_on_the_absolute_job_path(tmp_path):
-    every2 = job_file(tmp_path / "jobs", "Every2", "0 0/2 * * * ?")
-    sundays = job_file(tmp_path / "jobs" / "weekly", "Sundays", "0 0 18 ? * Sunday")
+def test_crontab_prints_one_line_per_job_running_it_relative_to_the_jobs_root_with_the_dags_engine(tmp_path):
+    job_file(tmp_path / "jobs", "Every2", "0 0/2 * * * ?")
+    job_file(tmp_path / "jobs" / "weekly", "Sundays", "0 0 18 ? * Sunday")
     result = run_gpy_here("schedule", "jobs/Every2.pull", "jobs/weekly/Sundays.pull", "--crontab", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    lines = [line for line in result.stdout.splitlines() if not line.startswith("#")]
-    gpy = shlex.join([sys.executable, "-m", "gobblin_py.cli"])
-    assert lines == [
-        f"*/2 * * * * cd {tmp_path} && exec {gpy} run {every2}",
-        f"0 18 * * 0 cd {tmp_path} && exec {gpy} run {sundays}",
+    assert result.stdout.splitlines() == [
+        "# gpy schedule: job files and their relative paths are relative to GPY_JOBS_ROOT",
+        f'GPY_JOBS_ROOT="{tmp_path}"',
+        "# Every2: job.schedule=0 0/2 * * * ?",
+        '*/2 * * * * cd "$GPY_JOBS_ROOT" && exec gpy run jobs/Every2.pull --engine spark --strict',
+        "# Sundays: job.schedule=0 0 18 ? * Sunday",
+        '0 18 * * 0 cd "$GPY_JOBS_ROOT" && exec gpy run jobs/weekly/Sundays.pull --engine spark --strict',
     ]
-    assert "# Every2: job.schedule=0 0/2 * * * ?" in result.stdout
 
 
 def test_a_schedule_cron_cannot_say_is_refused_per_job_and_nothing_is_printed(tmp_path):
@@ -58,23 +60,28 @@ def test_disabled_and_run_once_jobs_are_not_scheduled(tmp_path):
     assert "job.disabled=true" in result.stderr and "job.runonce=true" in result.stderr
 
 
-def test_airflow_writes_a_thin_dag_file_per_job_with_its_schedule(tmp_path):
-    every2 = job_file(tmp_path / "jobs", "Every2", "0 0/2 * * * ?")
-    result = run_gpy_here("schedule", str(every2), "--airflow", str(tmp_path / "dags"))
+def test_airflow_writes_a_self_contained_dag_file_holding_no_path_of_this_machine(tmp_path):
+    """The DAG names the job relative to the jobs root and finds gpy by its setting: nothing of this clone, this
+    venv or this folder is in it, and it imports nothing but Airflow (no sys.path of a clone)."""
+    job_file(tmp_path / "jobs", "Every2", "0 0/2 * * * ?")
+    result = run_gpy_here("schedule", "jobs/Every2.pull", "--airflow", "dags", "--operator", "kubernetes",
+                          "--engine", "local", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     written = tmp_path / "dags" / "gpy_Every2.py"
     source = written.read_text()
     compile(source, str(written), "exec")
+    for local in (str(tmp_path), str(REPO), sys.executable, "sys.path"):
+        assert local not in source
     tree = ast.parse(source)
-    [imported] = [n for n in tree.body if isinstance(n, ast.ImportFrom)]
-    assert (imported.module, [a.name for a in imported.names]) == ("gpy_dag", ["gpy_job_dag"])
-    [call] = [n.value for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)]
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)
+                for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])}
+    assert imported <= {"__future__", "airflow", "datetime", "logging", "os", "shlex", "subprocess", "uuid",
+                        "collections", "typing", "kubernetes"}, imported
+    call = tree.body[-1].value
     args = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
     assert ast.literal_eval(call.args[0]) == "gpy_Every2"
-    assert args["schedule"] == "*/2 * * * *" and args["job_file"] == str(every2)
-    assert args["gpy"] == shlex.join([sys.executable, "-m", "gobblin_py.cli"])
-    [path_insert] = [n for n in tree.body if isinstance(n, ast.Expr)][1:]  # (after the docstring)
-    assert Path(ast.literal_eval(path_insert.value.args[1]), "gpy_dag.py").is_file()
+    assert args["schedule"] == "*/2 * * * *" and args["job_file"] == "jobs/Every2.pull"
+    assert (args["engine"], args["operator"], args["gpy"], args["wait_for"]) == ("local", "kubernetes", None, None)
 
 
 def test_validate_and_run_warn_that_gpy_does_not_schedule_the_job(tmp_path):
@@ -90,22 +97,39 @@ def test_validate_and_run_warn_that_gpy_does_not_schedule_the_job(tmp_path):
     assert job.published_ids() == list(range(1, 41))
 
 
-def test_a_crontab_line_runs_the_job_where_gpy_schedule_ran_whatever_folder_cron_starts_in(tmp_path):
-    """A job with relative folders keeps one state and one published folder: cron starts in $HOME, not where
-    the job was scheduled, and the line moves there first."""
+def test_a_crontab_line_runs_the_job_in_the_jobs_root_whatever_folder_cron_starts_in(tmp_path):
+    """A job with relative folders keeps one state and one published folder: cron starts in $HOME, not in the
+    jobs root, and the line moves there first (GPY_JOBS_ROOT, as the crontab's variable line sets it)."""
     workdir, elsewhere = tmp_path / "work", tmp_path / "home"
     workdir.mkdir()
     elsewhere.mkdir()
-    job = Job(tmp_path / "job", extra="state.store.dir=state\ndata.publisher.final.dir=published\n"
-                                      "writer.staging.dir=staging\nwriter.output.dir=output\n")
+    job = Job(workdir / "job", extra="state.store.dir=state\ndata.publisher.final.dir=published\n"
+                                     "writer.staging.dir=staging\nwriter.output.dir=output\n")
     write_csv(job.data / "a.csv", 1)
     job.file.write_text(job.file.read_text() + "job.schedule=0 0 2 * * ?\n")
-    printed = run_gpy_here("schedule", str(job.file), "--crontab", cwd=workdir)
+    printed = run_gpy_here("schedule", str(job.file), "--crontab", "--jobs-root", str(workdir), "--engine", "local",
+                           "--gpy", shlex.join([sys.executable, "-m", "gobblin_py.cli"]))
     assert printed.returncode == 0, printed.stderr
-    [line] = [line for line in printed.stdout.splitlines() if not line.startswith("#")]
-    command = line.split(" ", 5)[5] + " --engine local"
+    variable, line = [line for line in printed.stdout.splitlines() if not line.startswith("#")]
+    name, _, value = variable.partition("=")
+    command = line.split(" ", 5)[5]
+    assert "--strict" in command and str(workdir) not in command
     ran = subprocess.run(["sh", "-c", command.replace("\\%", "%")], cwd=elsewhere, capture_output=True, text=True,
-                         timeout=300)
+                         timeout=300, env={**os.environ, name: value.strip('"')})
     assert ran.returncode == 0, ran.stderr
     assert (workdir / "state" / "Orders").is_dir() and list((workdir / "published").rglob("*.parquet"))
     assert list(elsewhere.iterdir()) == []
+
+
+def test_watermark_at_without_a_dataset_judges_the_jobs_own_datasets_and_refuses_when_none_has_event_times(tmp_path):
+    """What the DAG's completeness sensor asks: not the default dataset "" (an SQL or Kafka job has none), but
+    every dataset the job committed; a job whose datasets carry no event times can never be complete (exit 2)."""
+    job = Job(tmp_path)
+    write_csv(job.data / "a.csv", 1)
+    before = run_gpy_here("state", "watermark", str(job.file), "--at", "2026-01-01T00:00:00Z")
+    assert before.returncode == 1 and "no dataset state yet" in before.stdout
+    assert run_gpy_here("run", str(job.file), "--engine", "local").returncode == 0
+    after = run_gpy_here("state", "watermark", str(job.file), "--at", "2026-01-01T00:00:00Z")
+    assert after.returncode == 2, after.stdout + after.stderr
+    assert "Orders dataset '': no event times (not judged)" in after.stdout
+    assert "none of its datasets ('') carries event times" in after.stderr

@@ -9,8 +9,8 @@ import shlex
 import subprocess
 import sys
 
-from tests.cli.test_schedule_cli import job_file
 from gobblin_py.cli.schedule import dag_owner
+from tests.cli.test_schedule_cli import job_file
 from tests.conftest import run_gpy, run_gpy_here
 
 # legal in a file name, and each breaks naive quoting somewhere: a docstring, a Python string, Jinja, the shell, cron
@@ -60,27 +60,36 @@ def test_a_hostile_job_path_is_one_crontab_line_that_runs_exactly_that_job(tmp_p
     result = run_gpy("schedule", str(hostile), str(good), "--crontab", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     lines = [line for line in result.stdout.splitlines() if not line.startswith("#")]
-    assert len(lines) == 2 and len(result.stdout.splitlines()) == 4
-    argv = cron_command(lines[0])
-    assert argv[:3] == ["cd", str(tmp_path), "&&"] and argv[-2:] == ["run", str(hostile)]
-    assert cron_command(lines[1])[-1] == str(good)
+    assert len(lines) == 3 and len(result.stdout.splitlines()) == 6
+    assert lines[0] == f'GPY_JOBS_ROOT="{tmp_path}"'
+    argv = cron_command(lines[1])
+    assert argv[:3] == ["cd", "$GPY_JOBS_ROOT", "&&"]
+    assert argv[-5:] == ["run", f"{HOSTILE}/Hostile.pull", "--engine", "spark", "--strict"]
+    assert cron_command(lines[2])[-4] == "Good.pull"
+
+
+def test_a_jobs_root_cron_cannot_hold_is_refused(tmp_path):
+    root = tmp_path / 'a"b'
+    job = job_file(root, "Good", "0 0 2 * * ?")
+    result = run_gpy_here("schedule", str(job), "--crontab", "--jobs-root", str(root))
+    assert result.returncode == 2 and result.stdout == ""
+    assert "a crontab variable cannot hold a line break or a quote" in result.stderr
 
 
 def test_a_hostile_job_path_makes_a_dag_file_that_compiles_and_names_it_exactly(tmp_path):
     hostile = job_file(tmp_path / HOSTILE, "Hostile", "0 0 2 * * ?")
-    workdir = tmp_path / "work {{ ds }} \\x"
-    workdir.mkdir()
-    result = run_gpy("schedule", str(hostile), "--airflow", str(tmp_path / "dags"), cwd=workdir)
+    result = run_gpy("schedule", str(hostile), "--airflow", str(tmp_path / "dags"), "--gpy", shlex.join(["gpy", HOSTILE]),
+                     cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     written = tmp_path / "dags" / "gpy_Hostile.py"
     source = written.read_text()
     code = compile(source, str(written), "exec")  # a SyntaxError before: the path's backslashes in the docstring
     tree = ast.parse(source)
-    assert [type(node).__name__ for node in tree.body] == ["Expr", "Import", "Expr", "ImportFrom", "Assign"]
     assert HOSTILE not in ast.get_docstring(tree)  # the path only as a repr'd argument, never pasted raw
-    [call] = [n.value for n in tree.body if isinstance(n, ast.Assign)]
+    call = tree.body[-1].value
+    assert call.func.id == "gpy_job_dag"
     args = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
-    assert args["job_file"] == str(hostile) and args["workdir"] == str(workdir)
+    assert args["job_file"] == f"{HOSTILE}/Hostile.pull" and shlex.split(args["gpy"]) == ["gpy", HOSTILE]
     assert code.co_consts  # compiled, and nothing ran: the docstring's quotes did not end it
     assert not list(tmp_path.rglob("PWNED"))
 
@@ -151,8 +160,8 @@ def test_a_dag_file_that_cannot_be_written_leaves_every_dag_file_as_it_was(tmp_p
     before = (dags / "gpy_Short.py").read_text()
     short.write_text(short.read_text().replace("0 0 2 * * ?", "0 0 4 * * ?"))
 
-    def small_files() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (1500, resource.RLIM_INFINITY))
+    def small_files() -> None:  # room for the short job's DAG, not for the deep one's (its path is 600 bytes longer)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (len(before.encode()) + 300, resource.RLIM_INFINITY))
 
     result = subprocess.run([sys.executable, "-m", "gobblin_py.cli", "schedule", str(short), str(deep),
                              "--airflow", str(dags)], cwd=tmp_path, capture_output=True, text=True, timeout=120,
