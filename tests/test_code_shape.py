@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import graphlib
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "gobblin_py"
@@ -89,7 +91,6 @@ def test_no_module_over_the_line_limit():
 # Bottom to top: a package imports only from the layers below its own (every import counted, as above). The
 # README's Architecture section draws the same table.
 LAYERS: list[tuple[str, ...]] = [
-    ("gobblin_py._moved",),
     ("gobblin_py",),
     ("gobblin_py.sdk",),
     ("gobblin_py.io",),
@@ -188,3 +189,25 @@ def test_the_runtime_imports_connectors_and_transforms_only_where_listed():
                             if source == "gobblin_py.runtime" or source.startswith("gobblin_py.runtime.")))
     plugins = {p for p in runtime if p.startswith(("gobblin_py.connectors", "gobblin_py.transforms"))}
     assert plugins == RUNTIME_DIRECT_IMPORTS
+
+
+def _python(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c", code], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_every_module_imports():
+    done = _python("import importlib, pkgutil, gobblin_py\n"
+                   "for m in pkgutil.walk_packages(gobblin_py.__path__, 'gobblin_py.'):\n"
+                   "    if not m.name.startswith('gobblin_py.examples'):\n"
+                   "        importlib.import_module(m.name)\n")
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_the_sdk_loads_no_runtime_loader_or_hocon():
+    done = _python("import sys, gobblin_py.sdk, gobblin_py.sdk.contracts, gobblin_py.sdk.settings, "
+                   "gobblin_py.sdk.commit, gobblin_py.sdk.states, gobblin_py.sdk.plugins\n"
+                   "print('\\n'.join(m for m in sys.modules if m.startswith('gobblin_py')))")
+    assert done.returncode == 0, done.stderr[-2000:]
+    loaded = done.stdout.split()
+    assert loaded and all(m == "gobblin_py" or m.startswith("gobblin_py.sdk") for m in loaded), loaded
