@@ -280,10 +280,6 @@ class PluginInfo:
     names: list[str] = field(default_factory=list)
 
     @property
-    def gobblin_names(self) -> list[str]:
-        return [n for n in self.names if n.startswith(GOBBLIN_PREFIX)]
-
-    @property
     def short_names(self) -> list[str]:
         return [n for n in self.names if not n.startswith(GOBBLIN_PREFIX)]
 
