@@ -28,6 +28,7 @@ from gobblin_py.io.branch_paths import path_key_problems
 from gobblin_py.io.fs_settings import FsSettings
 from gobblin_py.jobconf.gobblin_keys import GOBBLIN_KEYS
 from gobblin_py.jobconf.schedule import SCHEDULE_KEY, scheduling_warnings
+from gobblin_py.runtime.commit.datasets import DEFAULT_PUBLISHER
 from gobblin_py.runtime.engines.base import EngineSettings
 from gobblin_py.runtime.engines.pack_settings import PackSettings
 from gobblin_py.runtime.execute.row_checker import RowQualitySettings
@@ -78,7 +79,6 @@ CORE_SETTINGS: tuple[type[Settings], ...] = (
     LockSettings, StateStoreSettings, HistorySettings, FsSettings, RetrySettings, QualitySettings, RowQualitySettings,
     ForkSettings, MetricsSettings, PrometheusSettings, LineageSettings,
 )
-DEFAULT_PUBLISHER = "gobblin_py.connectors.files.publisher.BaseDataPublisher"
 _BRANCH_SUFFIX = re.compile(r"^(?P<base>.+)\.(?P<branch>\d+)$")
 _ENTITY = re.compile(r"^source\.querybased\.entity\.[^.]+\.(?P<key>.+)$")
 # key families passed through to other systems, or named per branch by design
