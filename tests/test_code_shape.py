@@ -99,7 +99,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("gobblin_py.connectors", "gobblin_py.connectors.files", "gobblin_py.connectors.rest", "gobblin_py.transforms", "gobblin_py.transforms.converters",
      "gobblin_py.transforms.forks", "gobblin_py.transforms.quality", "gobblin_py.examples"),
     ("gobblin_py.connectors.sql", "gobblin_py.connectors.kafka", "gobblin_py.connectors.copy",
-     "gobblin_py.connectors.testing", "gobblin_py.connectors.wikipedia", "gobblin_py.connectors.retention",
+     "gobblin_py.connectors.testdata", "gobblin_py.connectors.wikipedia", "gobblin_py.connectors.retention",
      "gobblin_py.connectors.compaction"),
     ("gobblin_py.connectors.tables",),
     ("gobblin_py.connectors.iceberg", "gobblin_py.connectors.delta", "gobblin_py.connectors.hive"),
