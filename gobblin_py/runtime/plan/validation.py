@@ -8,7 +8,7 @@ What is checked (``gpy validate`` and the start of ``gpy run`` share it):
   scope they are read in (a writer's keys once per branch, say), with bounds and enumerations;
 - each plugin's own cross-key checks (``Settings.check`` and the :class:`~gobblin_py.sdk.contracts.Validating` protocol);
 - no table, namespace, branch, file path or file name would lead a written file out of its folder;
-- the job's folders and names together lose nothing (:mod:`gobblin_py.runtime.folder_checks`);
+- the job's folders and names together lose nothing (:mod:`gobblin_py.runtime.plan.folder_checks`);
 - a key nothing declares that misspells a key the job's own plugins or the runtime read
   (:mod:`~gobblin_py.runtime.plan.key_typos`) is an error — the value set is not used — or, with ``lenient``,
   a warning;
