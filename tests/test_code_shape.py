@@ -11,6 +11,7 @@ import ast
 import graphlib
 import subprocess
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "gobblin_py"
@@ -44,8 +45,9 @@ def imported_names(name: str, path: Path) -> set[str]:
     return names
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Module → the package's modules it imports (the nearest module for a name inside one)."""
+@lru_cache(maxsize=1)
+def _graph() -> tuple[tuple[str, frozenset[str]], ...]:
+    """The package's import graph, parsed once a session (every test reads it; parsing takes seconds)."""
     known = modules()
     graph: dict[str, set[str]] = {}
     for name, path in known.items():
@@ -56,7 +58,13 @@ def import_graph() -> dict[str, set[str]]:
             if imported and imported != name and not name.startswith(imported + "."):
                 targets.add(imported)
         graph[name] = targets
-    return graph
+    return tuple((name, frozenset(targets)) for name, targets in graph.items())
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module → the package's modules it imports (the nearest module for a name inside one); a fresh copy, which a
+    test may change."""
+    return {name: set(targets) for name, targets in _graph()}
 
 
 def test_the_graph_sees_the_package():
