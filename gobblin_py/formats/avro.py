@@ -390,15 +390,15 @@ class AvroDataWriter(StagedFileWriter):
 
     codecs = CODECS
     extension = "avro"
+    default_codec = DEFAULT_CODEC
 
     def __init__(self, fs, staging_path: str, output_path: str, schema: pa.Schema, codec: str = DEFAULT_CODEC,
                  compression_level: int | None = DEFAULT_DEFLATE_LEVEL, record_name: str = "Record",
                  namespace: str | None = None, **kwargs: Any) -> None:
-        self.codec = codec
         self.compression_level = compression_level if codec == "deflate" else None
         self.avro_schema = avro_schema_of(schema) or arrow_to_avro(schema, record_name, namespace)
         self._rows = AvroRows(schema)
-        super().__init__(fs, staging_path, output_path, schema, **kwargs)
+        super().__init__(fs, staging_path, output_path, schema, codec=codec, **kwargs)
 
     @classmethod
     def options(cls, settings: WriterSettings, state: State, schema: pa.Schema) -> dict[str, Any]:

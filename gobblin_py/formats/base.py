@@ -58,6 +58,8 @@ class StagedFileWriter(CountingDataWriter):
 
     #: ``writer.codec.type`` values the format accepts, mapped to what the format library calls them
     codecs: dict[str, str] = {}
+    #: the format library's codec for a file built without one
+    default_codec = "none"
 
     @classmethod
     def options(cls, settings: Any, state: Any, schema: pa.Schema | None) -> dict[str, Any]:
@@ -71,8 +73,9 @@ class StagedFileWriter(CountingDataWriter):
         """What the file name gets after the format's extension (``.gz`` for gzip text)."""
         return ""
 
-    def __init__(self, fs, staging_path: str, output_path: str, schema: pa.Schema, *,
+    def __init__(self, fs, staging_path: str, output_path: str, schema: pa.Schema, *, codec: str | None = None,
                  include_record_count: bool = False, gzip_level: int | None = None) -> None:
+        self.codec = codec or self.default_codec  # the format library's name (one of ``codecs``' values)
         self.fs = fs
         self.staging_path = staging_path
         self.output_path = output_path

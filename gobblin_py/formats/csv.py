@@ -63,7 +63,7 @@ class CsvDataWriter(StagedFileWriter):
         self.csv_schema = pa.schema([pa.field(f.name, csv_type(f.type, f.name), f.nullable) for f in schema])
         if codec == "gzip":
             kwargs.setdefault("gzip_level", 6)
-        super().__init__(fs, staging_path, output_path, schema, **kwargs)
+        super().__init__(fs, staging_path, output_path, schema, codec=codec, **kwargs)
 
     @classmethod
     def options(cls, settings: WriterSettings, state: State, schema: pa.Schema) -> dict[str, Any]:

@@ -183,7 +183,7 @@ class JsonLinesDataWriter(StagedFileWriter):
                  **kwargs: Any) -> None:
         if codec == "gzip":
             kwargs.setdefault("gzip_level", 6)
-        super().__init__(fs, staging_path, output_path, schema, **kwargs)
+        super().__init__(fs, staging_path, output_path, schema, codec=codec, **kwargs)
 
     @classmethod
     def options(cls, settings: WriterSettings, state: State, schema: pa.Schema) -> dict[str, Any]:

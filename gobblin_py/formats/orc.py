@@ -93,11 +93,11 @@ class OrcDataWriter(StagedFileWriter):
 
     codecs = CODECS
     extension = "orc"
+    default_codec = "zlib"
 
-    def __init__(self, fs, staging_path: str, output_path: str, schema: pa.Schema, codec: str = "zlib",
+    def __init__(self, fs, staging_path: str, output_path: str, schema: pa.Schema,
                  stripe_size: int = DEFAULT_STRIPE_SIZE, allow_pre_epoch_fractions: bool = False,
                  **kwargs: Any) -> None:
-        self.codec = codec
         self.stripe_size = stripe_size
         self.timestamp_columns = [] if allow_pre_epoch_fractions else \
             [i for i, f in enumerate(schema) if pa.types.is_timestamp(f.type)]

@@ -40,11 +40,11 @@ class ParquetDataWriter(StagedFileWriter):
 
     codecs = CODECS
     extension = "parquet"
+    default_codec = "snappy"
 
-    def __init__(self, fs, staging_path: str, output_path: str, schema: pa.Schema, codec: str = "snappy",
+    def __init__(self, fs, staging_path: str, output_path: str, schema: pa.Schema,
                  row_group_bytes: int = DEFAULT_PARQUET_BLOCK_SIZE, row_group_rows: int = MAX_ROW_GROUP_ROWS,
                  **kwargs: Any) -> None:
-        self.codec = codec
         self.row_group_bytes = max(1, row_group_bytes)
         self.row_group_rows = max(1, row_group_rows)
         self._held: list[pa.RecordBatch] = []

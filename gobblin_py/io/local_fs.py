@@ -37,7 +37,7 @@ class LocalFileSystem:
         return isinstance(other, LocalFileSystem)
 
     def __hash__(self) -> int:
-        return hash("gobblin_py.local_fs")
+        return hash("gobblin_py.io.local_fs")
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):

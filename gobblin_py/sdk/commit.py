@@ -15,7 +15,7 @@ from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.settings import Settings, setting
 
 if TYPE_CHECKING:
-    from gobblin_py.sdk.states import WorkUnitState
+    from gobblin_py.sdk.states import TaskState, WorkUnitState
 
 SEMANTICS_KEY = "gobblin.runtime.delivery.semantics"
 STORE_DIR_KEY = "gobblin.runtime.commit.sequence.store.dir"
@@ -98,3 +98,14 @@ class PreflightPublisher(Protocol):
     run (exit 2, nothing done); what it cannot find out there (a catalog down) it leaves to ``plan``."""
 
     def preflight(self, work_units: Sequence[WorkUnitState]) -> None: ...
+
+
+@runtime_checkable
+class ChecksPublishing(Protocol):
+    """An exactly-once publisher that verifies what it publishes: ``published_check`` gives, for the steps its
+    ``plan`` returned, the step that counts each published file against the records its task wrote (None when
+    there is nothing to count), or raises RecordsLost at once for a counted file no step publishes. The runtime
+    runs that step after the moves and before the dataset's state is saved, in the same commit sequence."""
+
+    def published_check(self, urn: str, task_states: Sequence[TaskState],
+                        steps: Sequence[CommitStep]) -> CommitStep | None: ...

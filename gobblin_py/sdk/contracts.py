@@ -13,7 +13,6 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import pyarrow as pa
@@ -131,20 +130,13 @@ class DataWriterBuilder(ABC):
 class DataPublisher(ABC):
     """Moves the committed output of a dataset's tasks to its final place (``data.publisher.type``).
 
-    ``publishes_counted_files``: it publishes each file its tasks' writers counted by one ``FsRenameStep`` of its
-    ``plan``; the runtime then checks, after the moves and before the dataset's state is saved, that every such
-    file is published and holds its records. ``verified_files``: after ``plan``, ``{task output file (normalised
-    path): (device, inode, size, modification time in ns)}`` of the local files it read back and found holding
-    their records; a file the commit then moves by a hard link is that very file, and is not read again.
     ``marks_final_folders``: what it publishes lands under ``data.publisher.final.dir`` with names new to each run,
     so a run that lost the job's state, or another job, would publish it all again beside it; the runtime then
     marks each final folder with the job (the first job to publish there owns it) and refuses such a run (a
     publisher that never replaces or repeats a name, or publishes elsewhere, leaves it false).
     """
 
-    publishes_counted_files: bool = False
     marks_final_folders: bool = False
-    verified_files: Mapping[str, tuple[int, int, int, int]] = MappingProxyType({})
 
     def init(self, job_props: dict[str, str]) -> None:  # noqa: B027 - an optional hook (a no-op)
         """Read job-level configuration."""

@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from gobblin_py._moved import new_path
 from gobblin_py.sdk.errors import UsageError
 
 ENTRY_POINT_GROUP = "gobblin_py.plugins"
@@ -86,15 +85,7 @@ def gobblin_name(name: str) -> str | None:
 def _entry_points() -> dict[str, str]:
     from importlib.metadata import entry_points  # scans every installed package: only when a name needs it
 
-    return {ep.name: _current(ep.value) for ep in entry_points(group=ENTRY_POINT_GROUP)}
-
-
-def _current(target: str) -> str:
-    """An entry point's ``module:Class`` at the module's present path: an installation whose metadata predates a
-    move of gpy's modules (an editable install not reinstalled) still names the old one."""
-    module, sep, attr = target.partition(":")
-    moved = new_path(module.strip())
-    return f"{moved}{sep}{attr}" if moved else target
+    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
 def _import(path: str) -> object:
@@ -287,10 +278,6 @@ class PluginInfo:
 
     target: str
     names: list[str] = field(default_factory=list)
-
-    @property
-    def gobblin_names(self) -> list[str]:
-        return [n for n in self.names if n.startswith(GOBBLIN_PREFIX)]
 
     @property
     def short_names(self) -> list[str]:

@@ -150,11 +150,6 @@ class State:
         for key, value in items.items():
             self.properties[key] = java_string(value)
 
-    def add_all_if_absent(self, other: State | Mapping[str, str]) -> None:
-        items = other.properties if isinstance(other, State) else other
-        for key, value in items.items():
-            self.properties.setdefault(key, java_string(value))
-
     def all_properties(self) -> dict[str, str]:
         """Every visible property, fallbacks first so that nearer values win."""
         merged: dict[str, str] = {}

@@ -89,9 +89,6 @@ class DataOutput:
     def write_boolean(self, value: bool) -> None:
         self._buf.append(1 if value else 0)
 
-    def write_vint(self, value: int) -> None:
-        self._buf += encode_vlong(value)
-
     def write_text(self, value: str) -> None:
         data = value.encode("utf-8", "replace")
         if len(data) < 128:  # the common case: a one-byte length (what encode_vlong gives for 0..127)

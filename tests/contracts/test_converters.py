@@ -8,7 +8,7 @@ from decimal import Decimal
 import pyarrow as pa
 
 from gobblin_py.sdk.schema_meta import text_schema
-from gobblin_py.connectors.testing.test_sources import USER_SCHEMA
+from gobblin_py.connectors.testdata.test_sources import USER_SCHEMA
 from gobblin_py.testing import ConverterContract
 from gobblin_py.testing.base import default_batches
 from gobblin_py.testing.outputs import rows

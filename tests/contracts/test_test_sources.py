@@ -8,7 +8,7 @@ from pathlib import Path
 
 import fastavro
 
-from gobblin_py.connectors.testing.test_sources import USER_SCHEMA
+from gobblin_py.connectors.testdata.test_sources import USER_SCHEMA
 from gobblin_py.testing import ContractJob, SourceContract
 
 PARALLELISM, PER_EXTRACT = 2, 3

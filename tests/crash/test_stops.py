@@ -53,7 +53,7 @@ def _job_file(root: Path, engine: str, phase: str) -> Path:
     """A job of the testing source, slow in the phase aimed at, without a pause written for the test."""
     lines = [
         "job.name=Stops",
-        "source.class=gobblin_py.connectors.testing.test_sources.SequentialTestSource",
+        "source.class=gobblin_py.connectors.testdata.test_sources.SequentialTestSource",
         # tasks: 40 of one 2 s batch each (a task stops at its next batch); planning: 5,000 work units;
         # loading: 15,000 keys
         "source.numParallelism=" + ("5000" if phase == "planning" else "40"),

@@ -38,12 +38,6 @@ def test_the_cli_offers_every_engine_and_loads_none_to_list_them():
     assert "[connect|local|spark]" in shown.output.replace("\n", "")
 
 
-def test_the_old_engine_module_names_still_resolve():
-    assert engines.LocalEngine is LocalEngine and engines.TaskGroup is TaskGroup
-    with pytest.raises(AttributeError):
-        engines.NoSuchEngine  # noqa: B018
-
-
 def test_make_engine_builds_the_named_engine_with_the_master():
     assert type(make_engine("local")) is LocalEngine
     spark = make_engine("spark", "local[2]")

@@ -81,7 +81,7 @@ def test_duplicate_branch_names_are_reported() -> None:
 
 def test_table_names_that_name_no_folder_or_leave_it_are_reported() -> None:
     assert any("extract.table.name" in e and "names no folder" in e for e in _errors(extract__table__name="."))
-    sequential = {"source.class": "gobblin_py.connectors.testing.test_sources.SequentialTestSource",
+    sequential = {"source.class": "gobblin_py.connectors.testdata.test_sources.SequentialTestSource",
                   "source.filebased.data.directory": None, "extract.table.name": None, "extract.namespace": None}
     assert _errors(**sequential) == []
     errors = _errors(**sequential, source__table="../../x", source__namespace="a/../..")

@@ -1,14 +1,12 @@
 """Plugin resolution: Gobblin names, dotted paths, entry points, helpful failures."""
 
 import sys
-import warnings
 
 import pytest
 
 from gobblin_py.sdk import plugins
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.plugins import PluginError, check_plugins, plugin_refs, resolve_class
-from gobblin_py.connectors.files.filebased import FileBasedSource
 from gobblin_py.connectors.files.publisher import BaseDataPublisher
 
 
@@ -55,22 +53,6 @@ def test_entry_point_plugins(tmp_path, monkeypatch):
     finally:
         plugins._entry_points.cache_clear()
         sys.modules.pop("myplug_mod", None)
-
-
-def test_an_entry_point_naming_a_moved_module_loads_it_from_its_new_path(tmp_path, monkeypatch):
-    # an installation whose metadata predates the move of gpy's modules (an editable install not reinstalled)
-    dist = tmp_path / "oldplug-1.0.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: oldplug\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text("[gobblin_py.plugins]\nold-files = gobblin_py.sources.filebased:FileBasedSource\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    plugins._entry_points.cache_clear()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", DeprecationWarning)
-            assert resolve_class("old-files", "source.class") is FileBasedSource
-    finally:
-        plugins._entry_points.cache_clear()
 
 
 def test_plugin_refs_cover_lists_and_branch_suffixes():

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from gobblin_py.formats.publish_check import PublishedFile, PublishedRecordsStep
+from gobblin_py.connectors.files.publish_check import PublishedFile, PublishedRecordsStep
 from gobblin_py.io.fs import local_identity
 from gobblin_py.sdk.errors import RecordsLost
 from gobblin_py.store import FsDatasetStateStore

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from gobblin_py.formats.counting import count_records
-from gobblin_py.formats.publish_check import PublishedFile, PublishedRecordsStep
+from gobblin_py.connectors.files.publish_check import PublishedFile, PublishedRecordsStep
 from gobblin_py.io import fs_settings
 from gobblin_py.io.fs import local_identity
 from gobblin_py.io.rename_step import FsRenameStep

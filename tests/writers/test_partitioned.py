@@ -15,6 +15,7 @@ from gobblin_py.sdk.errors import UsageError
 from gobblin_py.connectors.files.publisher import BaseDataPublisher, PublishConflictError
 from gobblin_py.sdk.states import State, TaskState, WorkingState, WorkUnit
 from gobblin_py.connectors.files.partitioners import joda_to_strftime
+from gobblin_py.connectors.files.writer_parts import clean_up_all
 
 from .conftest import build, files_under, task_state, write_all
 
@@ -199,6 +200,23 @@ def test_cleanup_after_failure_removes_every_partitions_files(tmp_path):
     assert len(files_under(tmp_path / "staging")) == 4
     writer.cleanup()
     assert files_under(tmp_path) == []
+
+
+def test_a_part_failing_its_cleanup_leaves_the_others_cleaned_and_its_error_raised():
+    class Part:
+        def __init__(self, error: Exception | None) -> None:
+            self.error, self.cleaned = error, False
+
+        def cleanup(self) -> None:
+            self.cleaned = True
+            if self.error is not None:
+                raise self.error
+
+    first, second = OSError("disk gone"), OSError("also gone")
+    parts = [Part(None), Part(first), Part(None), Part(second)]
+    with pytest.raises(OSError) as raised:
+        clean_up_all(parts)  # type: ignore[arg-type]
+    assert raised.value is first and all(part.cleaned for part in parts)
 
 
 # -- publishing: partition folders move as units -------------------------------------------------------------

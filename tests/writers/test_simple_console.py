@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.connectors.testing.console import ConsoleWriterBuilder
+from gobblin_py.connectors.testdata.console import ConsoleWriterBuilder
 from gobblin_py.connectors.files.simple import SimpleDataWriterBuilder
 from tests.writers.conftest import task_state, write_all
 

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gobblin_py.connectors.files.partitioners import WriterPartitioner, normalise_path, render_paths
+from gobblin_py.connectors.files.writer_parts import clean_up_all
 from gobblin_py.sdk.contracts import CountedOutput, DataWriter
 
 
@@ -75,14 +76,7 @@ class PartitionedDataWriter(DataWriter):
         return counts
 
     def cleanup(self) -> None:
-        first_error: BaseException | None = None
-        for writer in self.writers.values():
-            try:
-                writer.cleanup()
-            except Exception as exc:  # noqa: BLE001 - clean up every partition, then report the first failure
-                first_error = first_error or exc
-        if first_error is not None:
-            raise first_error
+        clean_up_all(self.writers.values())
 
     @property
     def partitions(self) -> list[str]:

@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from gobblin_py.connectors.files.publish_check import PublishedRecordsStep, published_check
 from gobblin_py.formats.counting import count_records
-from gobblin_py.formats.publish_check import published_check
 from gobblin_py.formats.settings import WriterSettings
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io.branch_paths import BranchScope, successful_branches
@@ -29,7 +29,7 @@ from gobblin_py.io.contained_paths import check_no_symlink_escape
 from gobblin_py.io.object_store import files_exist
 from gobblin_py.io.rename_step import FsRenameStep
 from gobblin_py.sdk.branches import branch_count, branch_key
-from gobblin_py.sdk.commit import EXACTLY_ONCE, FILE_RECORDS_KEY, DeliverySettings, PublishConflictError
+from gobblin_py.sdk.commit import EXACTLY_ONCE, FILE_RECORDS_KEY, CommitStep, DeliverySettings, PublishConflictError
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.contracts import DataPublisher
 from gobblin_py.sdk.errors import RecordsLost, UsageError
@@ -75,7 +75,6 @@ class BaseDataPublisher(DataPublisher):
     """Moves every file of the successful tasks' output directories into the final directories."""
 
     settings_class: type[PublisherSettings] = FilePublisherSettings
-    publishes_counted_files = True
     marks_final_folders = True  # its files are named by the run: a run without state would publish them again
 
     @classmethod
@@ -179,8 +178,7 @@ class BaseDataPublisher(DataPublisher):
     def publish(self, task_states: Sequence[TaskState]) -> list[str]:
         """Publish at once (at least once): the moves, then the check that every file is there with its records."""
         steps = self.plan(task_states, allow_replace=True)
-        check = published_check(task_states[0].dataset_urn, task_states, steps, self.verified_files) \
-            if task_states else None
+        check = self.published_check(task_states[0].dataset_urn, task_states, steps) if task_states else None
         for dst_fs, target in self._to_replace:
             if dst_fs.exists(target):
                 dst_fs.rm(target, recursive=True)
@@ -189,6 +187,12 @@ class BaseDataPublisher(DataPublisher):
         if check is not None:
             check.execute()
         return list(self.final_dirs)
+
+    def published_check(self, urn: str, task_states: Sequence[TaskState],
+                        steps: Sequence[CommitStep]) -> PublishedRecordsStep | None:
+        """The step that checks each file the tasks' writers counted is published by ``steps`` and holds its
+        records (a file this publisher counted before the move, and that the move hard-links, is not read again)."""
+        return published_check(urn, task_states, steps, self.verified_files)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
+from gobblin_py.connectors.files.writer_parts import clean_up_all
 from gobblin_py.formats.base import StagedFileWriter
 from gobblin_py.sdk.contracts import DataWriter
 
@@ -91,14 +92,7 @@ class RollingDataWriter(DataWriter):
         return {path: count for file in self.files for path, count in file.file_records().items()}
 
     def cleanup(self) -> None:
-        first_error: BaseException | None = None
-        for file in self.files:
-            try:
-                file.cleanup()
-            except Exception as exc:  # noqa: BLE001 - clean up every file, then report the first failure
-                first_error = first_error or exc
-        if first_error is not None:
-            raise first_error
+        clean_up_all(self.files)
 
     @property
     def records_written(self) -> int:

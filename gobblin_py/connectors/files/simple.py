@@ -116,7 +116,7 @@ class SimpleDataWriter(StagedFileWriter):
         self.prepend = prepend
         if codec == "gzip":
             kwargs.setdefault("gzip_level", 6)
-        super().__init__(fs, staging_path, output_path, schema, **kwargs)
+        super().__init__(fs, staging_path, output_path, schema, codec=codec, **kwargs)
 
     @classmethod
     def options(cls, settings: SimpleWriterSettings, state: State, schema: pa.Schema | None) -> dict[str, Any]:

@@ -42,15 +42,16 @@ from gobblin_py.connectors.kafka.writer_settings import (
     produce_all,
 )
 from gobblin_py.formats.base import StagedFileWriter
-from gobblin_py.sdk.contracts import DataWriter
+from gobblin_py.sdk.contracts import CountingDataWriter, DataWriter
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.states import State
 
 log = get_logger(__name__)
 
-class KafkaDataWriter(DataWriter):
-    """Produces during the task; commit flushes and fails on failed deliveries (at least once)."""
+class KafkaDataWriter(CountingDataWriter):
+    """Produces during the task; commit flushes and fails on failed deliveries (at least once). It counts the
+    messages the broker acknowledged."""
 
     def __init__(self, settings: KafkaWriterSettings, fails: Callable[[bytes | None], bool] | None = None) -> None:
         kafka = kafka_module()
@@ -63,13 +64,13 @@ class KafkaDataWriter(DataWriter):
             raise UsageError(f"{PRODUCER_PREFIX}*: {exc}") from None
         if fails is not None:  # Gobblin's FlakyKafkaProducer: some sends fail on purpose
             self.producer = FailingSends(self.producer, fails, self._delivered)
-        self.sent = self.acked = self.failed = 0
+        self.sent = self.failed = 0
         self.first_error: str | None = None
         self.encoder = settings.encoder()
 
     def _delivered(self, error: Any, message: Any) -> None:
         if error is None:
-            self.acked += 1
+            self._records += 1
         else:
             self.failed += 1
             self.first_error = self.first_error or str(error)
@@ -102,14 +103,6 @@ class KafkaDataWriter(DataWriter):
         self.producer.flush(1)
         if self.encoder is not None:
             self.encoder.close()
-
-    @property
-    def records_written(self) -> int:
-        return self.acked
-
-    @property
-    def bytes_written(self) -> int:
-        return 0
 
 
 class KafkaStagedWriter(StagedFileWriter):

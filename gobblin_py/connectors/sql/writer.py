@@ -24,7 +24,7 @@ import pyarrow.csv as pa_csv
 
 from gobblin_py.connectors.sql.writer_sql import JdbcSettings, PostgresWriting, SqliteWriting, Target
 from gobblin_py.sdk.branches import branch_key
-from gobblin_py.sdk.contracts import DataWriter, DataWriterBuilder
+from gobblin_py.sdk.contracts import CountingDataWriter, DataWriter, DataWriterBuilder
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.settings import Context, Scope, Settings, setting
@@ -75,14 +75,14 @@ class JdbcWriterBuilder(DataWriterBuilder):
         return writer
 
 
-class JdbcWriter(DataWriter):
+class JdbcWriter(CountingDataWriter):
     """Rows into one staging table; committed chunk by chunk; dropped again if the task fails."""
 
     def __init__(self, target: Target, props: Any, schema: pa.Schema, settings: _BuilderSettings) -> None:
         self.target, self.settings = target, settings
         self.dialect = target.dialect(props)
         self.staging = "stage_" + uuid.uuid4().hex[:16]
-        self._records, self._committed = 0, False
+        self._committed = False
         self.conn = self.dialect.connect()
         try:
             table_columns = self.dialect.columns(self.conn, target.table)
@@ -190,14 +190,6 @@ class JdbcWriter(DataWriter):
                 conn.close()
             except Exception:  # noqa: BLE001
                 pass
-
-    @property
-    def records_written(self) -> int:
-        return self._records
-
-    @property
-    def bytes_written(self) -> int:
-        return 0
 
 
 def _csv_friendly(t: pa.DataType) -> bool:

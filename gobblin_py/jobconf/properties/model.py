@@ -122,8 +122,3 @@ class PropertiesFile:
     def to_dict(self) -> dict[str, str]:
         """``ConfigurationConverter.getProperties``: interpolated elements joined with ``,``."""
         return {key: LIST_DELIMITER.join(self.get_list(key)) for key in self.entries}
-
-    def raw_dict(self) -> dict[str, str]:
-        """The stored elements joined with ``,`` without interpolation."""
-        return {key: LIST_DELIMITER.join(values) for key, values in self.entries.items()}
-

@@ -19,7 +19,6 @@ import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gobblin_py.formats.publish_check import published_check
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io.group_sync import GroupSync
 from gobblin_py.io.rename_step import FsRenameStep
@@ -39,7 +38,7 @@ from gobblin_py.runtime.execute.dataset_outputs import (
     usage_errors,
 )
 from gobblin_py.sdk import interrupts
-from gobblin_py.sdk.commit import ReportsCommit
+from gobblin_py.sdk.commit import ChecksPublishing, ReportsCommit
 from gobblin_py.sdk.contracts import DataPublisher, ExactlyOncePublisher, Initializable
 from gobblin_py.sdk.crash_points import boundary, phase
 from gobblin_py.sdk.errors import GobblinPyError, RecordsLost, UsageError
@@ -258,8 +257,8 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
                                     note="it has no plan(): data is published, then the state saved (at least once)")
                     result.published = publisher.publish(successful)
             if planned is not None:  # what it publishes is checked once moved, before the state is saved
-                check = published_check(urn, successful, planned, getattr(publisher, "verified_files", None)) \
-                    if getattr(publisher, "publishes_counted_files", False) else None
+                check = publisher.published_check(urn, successful, planned) \
+                    if isinstance(publisher, ChecksPublishing) else None
                 steps = planned if check is None else _checked_after_moves(planned, check)
         elif sequences is not None and store is not None:
             steps = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from gobblin_py.runtime.engines.base import Engine
@@ -21,11 +21,7 @@ ENGINES: dict[str, str | type[Engine]] = {
     "connect": "gobblin_py.runtime.engines.connect:ConnectEngine",
 }
 
-# the names this package held as one module, kept importable from here
-_EXPORTS = {"Engine": "base", "EngineSettings": "base", "TaskGroup": "base", "task_groups": "base",
-            "LocalEngine": "local", "ProcessEngine": "local", "ThreadEngine": "local", "SparkEngine": "spark"}
-
-__all__ = ["ENGINES", "choose_engine", "engine_class", "make_engine", *_EXPORTS]
+__all__ = ["ENGINES", "choose_engine", "engine_class", "make_engine"]
 
 
 def engine_class(name: str) -> type[Engine]:
@@ -83,9 +79,3 @@ def _checked(remote: str, where: str) -> str:
     from gobblin_py.runtime.engines.connect import check_remote
 
     return check_remote(remote, where)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)

@@ -180,9 +180,6 @@ class Branch:
         self._thread.join()
         log.debug("fork_queue_stats", branch=self.name, final=True, **self._queue.stats())
 
-    def queue_stats(self) -> dict[str, float] | None:
-        return self._queue.stats() if self._queue is not None else None
-
     def dropped(self) -> int:
         """Rows the branch's converters and row policies took out of what reached it."""
         return self.converters.dropped() + (self.row_checker.dropped() if self.row_checker is not None else 0)

@@ -8,7 +8,7 @@ What is checked (``gpy validate`` and the start of ``gpy run`` share it):
   scope they are read in (a writer's keys once per branch, say), with bounds and enumerations;
 - each plugin's own cross-key checks (``Settings.check`` and the :class:`~gobblin_py.sdk.contracts.Validating` protocol);
 - no table, namespace, branch, file path or file name would lead a written file out of its folder;
-- the job's folders and names together lose nothing (:mod:`gobblin_py.runtime.folder_checks`);
+- the job's folders and names together lose nothing (:mod:`gobblin_py.runtime.plan.folder_checks`);
 - a key nothing declares that misspells a key the job's own plugins or the runtime read
   (:mod:`~gobblin_py.runtime.plan.key_typos`) is an error — the value set is not used — or, with ``lenient``,
   a warning;
@@ -28,6 +28,7 @@ from gobblin_py.io.branch_paths import path_key_problems
 from gobblin_py.io.fs_settings import FsSettings
 from gobblin_py.jobconf.gobblin_keys import GOBBLIN_KEYS
 from gobblin_py.jobconf.schedule import SCHEDULE_KEY, scheduling_warnings
+from gobblin_py.runtime.commit.datasets import DEFAULT_PUBLISHER
 from gobblin_py.runtime.engines.base import EngineSettings
 from gobblin_py.runtime.engines.pack_settings import PackSettings
 from gobblin_py.runtime.execute.row_checker import RowQualitySettings
@@ -79,7 +80,6 @@ CORE_SETTINGS: tuple[type[Settings], ...] = (
     PackSettings, LockSettings, StateStoreSettings, HistorySettings, FsSettings, RetrySettings, QualitySettings,
     RowQualitySettings, ForkSettings, MetricsSettings, PrometheusSettings, LineageSettings,
 )
-DEFAULT_PUBLISHER = "gobblin_py.connectors.files.publisher.BaseDataPublisher"
 _BRANCH_SUFFIX = re.compile(r"^(?P<base>.+)\.(?P<branch>\d+)$")
 _ENTITY = re.compile(r"^source\.querybased\.entity\.[^.]+\.(?P<key>.+)$")
 # key families passed through to other systems, or named per branch by design

@@ -56,10 +56,6 @@ class Node:
         """A union with a ``null`` branch: in Arrow, the other branch, nullable."""
         return self.kind == "union" and any(b.kind == "null" for b in self.branches)
 
-    @property
-    def accepts_null(self) -> bool:
-        return self.nullable
-
     def element(self) -> Node:
         """An array's items or a map's values (parsing sets the one its kind has)."""
         element = self.items if self.kind == "array" else self.values

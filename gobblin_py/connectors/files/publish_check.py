@@ -1,7 +1,8 @@
 """Publishing is verified, not assumed: each file a dataset's tasks wrote is published, and holds its records.
 
-For a publisher that publishes its tasks' files one move each (``DataPublisher.publishes_counted_files``, as
-BaseDataPublisher does), :func:`published_check` matches the files the writers counted (``{output file: records}``
+For a publisher that publishes its tasks' files one move each (BaseDataPublisher and the publishers built on it,
+which offer the check to the runtime as :class:`~gobblin_py.sdk.commit.ChecksPublishing`),
+:func:`published_check` matches the files the writers counted (``{output file: records}``
 on each task branch) against the moves the publisher planned. A counted file no move takes is refused at once,
 before anything moves. The returned :class:`PublishedRecordsStep` runs after the moves and before the dataset's
 state is saved — in the commit sequence, so a later run finishing a logged commit checks again — and counts each
@@ -9,8 +10,7 @@ published file where its format says how many records it holds (Parquet and ORC 
 JSON or CSV file, counted in full before publishing, must exist. A file gone or holding other records fails the
 commit with :class:`~gobblin_py.sdk.errors.RecordsLost`: the dataset's state, and so its watermark, is not saved.
 
-One count is not made twice: a file the publisher read back and counted before the move
-(``DataPublisher.verified_files``) whose published name is, in the commit that just moved it, that very file
+One count is not made twice: a file the publisher read back and counted before the move whose published name is, in the commit that just moved it, that very file
 (on local disk a move is a hard link: same device, inode, size and modification time) holds what was counted,
 and is not read again; nor is an object that commit uploaded from that very file, unchanged from before the
 upload to its end (an object store's put is whole: the object holds the bytes sent). Anything else is read: a

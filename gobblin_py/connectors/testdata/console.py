@@ -17,7 +17,7 @@ import pyarrow as pa
 from gobblin_py.connectors.files.simple import data_bytes, framed
 from gobblin_py.formats.jsonl import json_lines
 from gobblin_py.formats.text import render_rows
-from gobblin_py.sdk.contracts import DataWriter, DataWriterBuilder
+from gobblin_py.sdk.contracts import CountingDataWriter, DataWriter, DataWriterBuilder
 from gobblin_py.sdk.schema_meta import RECORD_STYLE, get_meta
 from gobblin_py.sdk.states import WorkUnitState
 
@@ -38,11 +38,8 @@ def console_bytes(batch: pa.RecordBatch) -> pa.Buffer | None:
     return data_bytes(json_lines(batch).cast(pa.large_binary()))
 
 
-class ConsoleWriter(DataWriter):
+class ConsoleWriter(CountingDataWriter):
     """Prints records as they come; commit flushes standard output."""
-
-    def __init__(self) -> None:
-        self._records = 0
 
     def write(self, batch: pa.RecordBatch) -> None:
         data = console_bytes(batch)
@@ -62,14 +59,6 @@ class ConsoleWriter(DataWriter):
 
     def cleanup(self) -> None:
         pass
-
-    @property
-    def records_written(self) -> int:
-        return self._records
-
-    @property
-    def bytes_written(self) -> int:
-        return 0
 
 
 class ConsoleWriterBuilder(DataWriterBuilder):

@@ -1,1 +1,0 @@
-"""Gobblin's test sources and the console writer."""
