@@ -62,10 +62,11 @@ class ParquetDataWriter(StagedFileWriter):
         self._sink_stream = sink
         self._writer: pq.ParquetWriter | None = None  # made with the first row group, whose records choose
 
-    def _parquet_writer(self, first: pa.Table) -> pq.ParquetWriter:
+    def _parquet_writer(self, first: pa.Table | None) -> pq.ParquetWriter:
         if self._writer is None:
+            dictionary = dictionary_columns(first) if first is not None else True
             self._writer = pq.ParquetWriter(self._sink_stream, self.schema, compression=self.codec,
-                                            use_dictionary=dictionary_columns(first))
+                                            use_dictionary=dictionary)
         return self._writer
 
     def _write(self, batch: pa.RecordBatch) -> None:
@@ -117,7 +118,7 @@ class ParquetDataWriter(StagedFileWriter):
             self._flush(final=True)
         finally:
             self._drop()
-            self._parquet_writer(self.schema.empty_table()).close()
+            self._parquet_writer(None).close()  # a file of no records still gets its schema and footer
 
 
 def dictionary_columns(first: pa.Table) -> bool | list[str]:

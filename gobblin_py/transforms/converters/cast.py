@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -149,9 +148,10 @@ class TypeCastConverter(Converter):
             log.warning("cast_rows_to_error_file", task=self.state.get_prop("task.id"), rows=len(rows),
                         error_file=self.error_file.path, note="rows holding a value that does not cast")
         self.routed += len(rows)
-        keep = np.ones(batch.num_rows, dtype=bool)
-        keep[rows] = False
-        return batch.filter(pa.array(keep))
+        keep = [True] * batch.num_rows  # only a batch holding such rows gets here
+        for row in rows:
+            keep[row] = False
+        return batch.filter(pa.array(keep, pa.bool_()))
 
     def close(self) -> None:
         if self.error_file is None:
