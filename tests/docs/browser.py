@@ -12,6 +12,7 @@ import json
 import os
 import select
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -39,7 +40,8 @@ class Chromium:
         self.process = subprocess.Popen(
             ["bash", "-c", f'exec "$@" 3<&{reads} 4>&{writes} {reads}<&- {writes}>&-', "chromium",
              binary, *FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(reads, writes))
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(reads, writes),
+            start_new_session=True)  # its own process group: close() ends its helper processes with it
         os.close(reads)
         os.close(writes)
         self._buffer = b""
@@ -101,8 +103,16 @@ class Chromium:
         self.wait_for(f"location.href === {json.dumps(url)} && document.readyState === 'complete'")
 
     def close(self) -> None:
-        self.process.kill()
-        self.process.wait()
+        """Ask Chromium to quit; its process group is killed if it has not within 10 s."""
+        try:
+            self.send("Browser.close", timeout=10)
+        except (OSError, RuntimeError, TimeoutError):
+            pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
         os.close(self._to_browser)
         os.close(self._from_browser)
         shutil.rmtree(self.profile, ignore_errors=True)
