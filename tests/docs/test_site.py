@@ -3,6 +3,7 @@ browser finds the home page, the navigation and a configuration key through the 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from gobblin_py.cli.reference import pages
@@ -38,6 +39,7 @@ def test_the_site_builds_strictly_with_every_page(built_site: Path):
     assert (built_site / "search" / "search_index.json").is_file()
     sdk = (built_site / "reference" / "sdk.html").read_text()
     assert 'id="gobblin_py.sdk.settings.setting"' in sdk  # rendered from the docstrings by mkdocstrings
+    assert not re.search(r":(func|class|meth|data|mod):<code>", sdk)  # Sphinx's roles do not show
 
 
 def test_a_reader_finds_home_navigation_and_a_key_in_chromium(site_url: str, chromium_binary: str):
