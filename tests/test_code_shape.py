@@ -8,6 +8,7 @@ package's ``__init__`` re-exports its children.
 from __future__ import annotations
 
 import ast
+import functools
 import graphlib
 from pathlib import Path
 
@@ -43,7 +44,14 @@ def imported_names(name: str, path: Path) -> set[str]:
 
 
 def import_graph() -> dict[str, set[str]]:
-    """Module → the package's modules it imports (the nearest module for a name inside one)."""
+    """Module → the package's modules it imports (the nearest module for a name inside one): a copy each call, the
+    tests that add an edge change only theirs."""
+    return {name: set(targets) for name, targets in _parsed_graph().items()}
+
+
+@functools.cache
+def _parsed_graph() -> dict[str, set[str]]:
+    # every module parsed once per test session (seconds of the suite), not once per test that reads the graph
     known = modules()
     graph: dict[str, set[str]] = {}
     for name, path in known.items():
