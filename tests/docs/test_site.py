@@ -6,9 +6,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from gobblin_py.cli.reference import pages
 from tests.conftest import load_script
 from tests.docs.browser import Chromium
+
+# one pytest-xdist worker for the folder: the site is built once (a few seconds), not once in each worker
+pytestmark = pytest.mark.xdist_group("docs-site")
 
 
 def test_the_generated_reference_pages_match_the_code():
