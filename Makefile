@@ -8,7 +8,7 @@ GPY := $(VENV)/bin/gpy
 STAMP := $(VENV)/.installed
 WORK := work
 
-.PHONY: run test install clean docs bench fuzz
+.PHONY: run test install clean docs docs-site bench fuzz
 
 install: $(STAMP)
 
@@ -48,9 +48,17 @@ bench: $(STAMP)
 fuzz: $(STAMP)
 	$(PY) -m tests.fuzz $(FUZZ_ARGS)
 
-# The README's key tables, regenerated from the keys' declarations (a test fails while they are stale).
+# The README's key tables and the docs site's reference pages (docs/reference/), regenerated from the code (a test
+# fails while either is stale), then the site built.
 docs: $(STAMP)
 	$(PY) scripts/update_readme_keys.py
+	$(PY) scripts/update_docs_reference.py
+	$(MAKE) docs-site
+
+# The docs site (mkdocs.yml, docs/) built into site/ with --strict: a broken link or anchor, or a page missing from
+# the navigation, fails it. `$(PY) -m http.server -b 127.0.0.1 -d site` serves it at http://127.0.0.1:8000.
+docs-site: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
 clean:
-	rm -rf $(VENV) $(WORK) .pytest_cache .hypothesis
+	rm -rf $(VENV) $(WORK) .pytest_cache .hypothesis site

@@ -12,6 +12,8 @@ Skips that are not about the machine stay skips everywhere: the contract kit's "
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from typing import NoReturn
 
 import pytest
@@ -46,3 +48,20 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     for mark in item.iter_markers("needs"):
         if not mark.kwargs["available"]:
             missing(mark.kwargs["what"])
+
+
+def apt_install(package: str) -> str | None:
+    """``apt-get install -y <package>`` (Debian; with an update first if it fails, and waiting up to 5 minutes for
+    apt's lock when another install holds it); None once installed, else the reason it cannot be."""
+    if shutil.which("apt-get") is None:
+        return f"{package} is missing and apt-get is not available to install it"
+    if os.geteuid() != 0:
+        return f"{package} is missing and installing it needs root"
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    command = ["apt-get", "-o", "DPkg::Lock::Timeout=300", "install", "-y", "-q", package]
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        subprocess.run(["apt-get", "-o", "DPkg::Lock::Timeout=300", "update", "-q"], env=env, capture_output=True,
+                       text=True)
+        done = subprocess.run(command, env=env, capture_output=True, text=True)
+    return None if done.returncode == 0 else f"apt-get install {package} failed: {done.stderr.strip()[-500:]}"

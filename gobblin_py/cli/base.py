@@ -19,6 +19,25 @@ from gobblin_py.sdk.redact import redact
 DEFAULT_SYSCONFIG = Path("conf") / "gobblin.properties"
 CONF_ROOT_ENV = "GPY_CONF_ROOT"
 
+# What gpy's exit status means, for cron and schedulers: `gpy --help` and the docs site's CLI reference show this.
+EXIT_CODES: tuple[tuple[int, str], ...] = (
+    (0, "success: every dataset committed (or nothing new to pull)"),
+    (1, "failed: a dataset was not committed, or the run broke"),
+    (2, "bad usage, bad configuration or a corrupt file: one line on stderr names the file, line or key"),
+    (3, "committed, but some tasks failed: their data was not published and the next run pulls it again"),
+    (4, "nothing at all to pull, and the job sets job.fail.on.empty=true"),
+    (65, "bad data: a value that does not fit its column, named with its file, line and column; a scheduler "
+         "should not retry"),
+    (75, "another run of the job holds its lock: try again later"),
+    (130, "stopped by SIGINT (Ctrl-C): nothing half done, the lock released"),
+    (143, "stopped by SIGTERM: nothing half done, the lock released"),
+)
+
+
+def _exit_code_epilog() -> str:
+    # \b: click keeps the block's lines as they are instead of rewrapping them into one paragraph
+    return "\b\nExit codes:\n" + "\n".join(f"  {code:>3}  {meaning}" for code, meaning in EXIT_CODES)
+
 
 def _fail(exc: GobblinPyError) -> None:
     from gobblin_py.sdk.settings import SettingsError
@@ -161,7 +180,7 @@ def job_filesystems(props: Any) -> None:
     fs_settings.apply(props)
 
 
-@click.group(cls=_MainGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_MainGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=_exit_code_epilog())
 @click.version_option(__version__, prog_name="gpy")
 @click.option("--log-level", default="INFO", show_default=True, help="DEBUG, INFO, WARNING or ERROR.")
 @click.option(

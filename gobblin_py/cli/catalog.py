@@ -162,20 +162,35 @@ def _table(keys: list[Key]) -> list[str]:
     return rows
 
 
-def markdown() -> str:
-    """The README's key tables: the runtime's keys, then each plugin's."""
-    out = [README_BEGIN, "", "#### The runtime", ""]
-    for title, keys in core_sections():
-        out += [f"*{title}*", "", *_table(keys), ""]
-    groups: dict[type, list[PluginEntry]] = {}
+def settings_groups() -> dict[type[Settings], list[PluginEntry]]:
+    """The plugins that declare keys, grouped by the settings class they share (several plugins may read one)."""
+    groups: dict[type[Settings], list[PluginEntry]] = {}
     for entry in plugin_entries():
         if entry.settings_class is not None and entry.keys:
             groups.setdefault(entry.settings_class, []).append(entry)
-    for settings_class, entries in groups.items():
-        first = entries[0]
-        names = "; ".join(f"`{e.title}` ({', '.join(f'`{n}`' for n in e.names)})" for e in entries)
-        out += [f"#### {first.kind}: {_title(settings_class)}", "", f"Read by {names}.", "",
-                *_table(first.keys), ""]
+    return groups
+
+
+def group_section(settings_class: type[Settings], entries: list[PluginEntry], heading: str = "####") -> list[str]:
+    """One settings class's key table, under a heading naming the plugins that read it."""
+    first = entries[0]
+    names = "; ".join(f"`{e.title}` ({', '.join(f'`{n}`' for n in e.names)})" for e in entries)
+    return [f"{heading} {first.kind}: {_title(settings_class)}", "", f"Read by {names}.", "", *_table(first.keys), ""]
+
+
+def runtime_section() -> list[str]:
+    """The runtime's own keys: one table per settings class."""
+    out = []
+    for title, keys in core_sections():
+        out += [f"*{title}*", "", *_table(keys), ""]
+    return out
+
+
+def markdown() -> str:
+    """The README's key tables: the runtime's keys, then each plugin's."""
+    out = [README_BEGIN, "", "#### The runtime", "", *runtime_section()]
+    for settings_class, entries in settings_groups().items():
+        out += group_section(settings_class, entries)
     out.append(README_END)
     return "\n".join(out)
 

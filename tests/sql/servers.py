@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.environment import missing
+from tests.environment import apt_install, missing
 PG_USER = "gpy_loader"
 PG_PASSWORD = "Pw-7f3c9e1a-ZqX"  # distinctive, so tests can grep for leaks
 
@@ -251,21 +251,6 @@ def postgres_db(pg_db):
 MYSQL_PASSWORD = "Pw-maria-5d1e-Kq"
 
 
-def _apt_install(package: str) -> str | None:
-    """``apt-get install -y <package>`` (with an update first if it fails); the reason when it cannot."""
-    if shutil.which("apt-get") is None:
-        return f"{package} is missing and apt-get is not available to install it"
-    if os.geteuid() != 0:
-        return f"{package} is missing and installing it needs root"
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    command = ["apt-get", "install", "-y", "-q", package]
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, text=True)
-        done = subprocess.run(command, env=env, capture_output=True, text=True)
-    return None if done.returncode == 0 else f"apt-get install {package} failed: {done.stderr.strip()[-500:]}"
-
-
 def _mariadb_binaries() -> tuple[str | None, str | None]:
     server = shutil.which("mariadbd") or next((p for p in ("/usr/sbin/mariadbd", "/usr/sbin/mysqld")
                                                if os.path.exists(p)), None)
@@ -284,7 +269,7 @@ def mariadb_server():
 
     server, install = _mariadb_binaries()
     if not server or not install:
-        reason = _apt_install("mariadb-server")
+        reason = apt_install("mariadb-server")
         server, install = _mariadb_binaries()
         if not server or not install:
             missing(reason or "no MariaDB server binaries after installing mariadb-server")
