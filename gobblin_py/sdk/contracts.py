@@ -372,28 +372,6 @@ class ExplainsEmptyPlan(Protocol):
     def explain_empty_plan(self) -> EmptyPlan | None: ...
 
 
-@runtime_checkable
-class StartpointSource(Protocol):
-    """A Source that starts a dataset, or one partition of it, where an operator asks (``gpy state startpoint``)
-    instead of at its checkpointed watermark.
-
-    ``startpoint_kinds`` names the kinds it supports (``OLDEST``, ``UPCOMING``, ``TIMESTAMP``, ``SPECIFIC``). While
-    planning, it asks :func:`gobblin_py.store.startpoints.startpoint_for` for each partition it plans and marks
-    every work unit planned from a startpoint with :func:`gobblin_py.store.startpoints.mark_applied`; the commit
-    that publishes the dataset consumes the startpoint. A run that fails or crashes before that keeps it.
-
-    A ``TIMESTAMP`` one replays, never skipping a record not read yet: with none read at or after its time the
-    dataset goes on from its checkpoint, and records read for the first time are kept (``filtered=False``).
-
-    Optional class methods: ``check_startpoint(props, urn, partition, startpoint)`` checks one offline (a partition
-    name, a value of the watermark's type); ``newest_event_ms(props, urn, partition)`` asks the source's data, when
-    an operator sets one: the newest event time of the dataset (or partition), None when it cannot tell, and a
-    :class:`~gobblin_py.sdk.errors.UsageError` for a partition it lacks (or records without event times).
-    """
-
-    startpoint_kinds: ClassVar[frozenset[str]]
-
-
 @dataclass
 class PartitionProgress:
     """What a task read of one partition: from which watermark to which, how many records, their event times.

@@ -156,3 +156,17 @@ def test_a_bad_stored_startpoint_stops_list_and_run_naming_its_file(job, partiti
     assert stored(job.file) == {}
     job.run()
     assert job.ids() == before
+
+
+@pytest.mark.parametrize("source", ["gobblin_py.connectors.kafka.source.KafkaSimpleSource",
+                                    "gobblin_py.connectors.files.filebased.FileBasedSource",
+                                    "gobblin_py.connectors.sql.source.QueryBasedSource"])
+def test_gpys_startpoint_sources_declare_their_abilities(source):
+    """The runtime finds these abilities by isinstance on the source's class: a renamed member would switch the
+    check off silently, so each source gpy ships is held to its Protocols here."""
+    from gobblin_py.sdk.plugins import resolve_class
+    from gobblin_py.sdk.startpoints import ChecksStartpoints, ReportsNewestEvent, StartpointSource
+
+    cls = resolve_class(source)
+    assert isinstance(cls, StartpointSource) and cls.startpoint_kinds
+    assert isinstance(cls, ChecksStartpoints) and isinstance(cls, ReportsNewestEvent)

@@ -1,19 +1,19 @@
 """What a job's source can do with a startpoint: checked when an operator sets one, and again when a run loads
 the stored ones (a file written by hand or by an older gpy), before any work.
 
-A startpoint must be of a kind the source supports (its ``startpoint_kinds``); name a partition only where
-the source has partitions (Kafka: a partition number); and a ``SPECIFIC`` value must be a watermark of the
-source's type: a Kafka offset, a file modification time, a value of the SQL table's watermark type. A source
-plugin — gpy's own sources too — checks its own with a class method ``check_startpoint(props, urn, partition,
-startpoint)`` that raises :class:`~gobblin_py.sdk.errors.UsageError`; one without it is held to the kind only.
+A startpoint must be of a kind the source supports (its ``startpoint_kinds``:
+:class:`~gobblin_py.sdk.startpoints.StartpointSource`); name a partition only where the source has partitions
+(Kafka: a partition number); and a ``SPECIFIC`` value must be a watermark of the source's type: a Kafka offset, a
+file modification time, a value of the SQL table's watermark type. A source plugin — gpy's own sources too —
+checks its own (:class:`~gobblin_py.sdk.startpoints.ChecksStartpoints`); one without it is held to the kind only.
 And it must name a dataset of the job: one with state, or one the source plans now.
 
 When an operator sets one, the source's data is asked too (:func:`check_against_data`): a partition the dataset
 does not have is refused, and so is a ``TIMESTAMP`` after the latest data, unless forced — such a startpoint
 replays nothing: the run goes on from the checkpoint, as without it, which is seldom what was meant. A source
-says what its data holds with a class method ``newest_event_ms(props, urn, partition)`` — the newest event time
-of the dataset's (or partition's) data, None when it cannot tell (Kafka: its last messages' timestamps; SQL:
-``MAX`` of the event column; files without an event column: the newest modification time) — that raises
+says what its data holds (:class:`~gobblin_py.sdk.startpoints.ReportsNewestEvent`): the newest event time of the
+dataset's (or partition's) data, None when it cannot tell (Kafka: its last messages' timestamps; SQL: ``MAX`` of
+the event column; files without an event column: the newest modification time), and a
 :class:`~gobblin_py.sdk.errors.UsageError` for a partition it does not have; where it cannot tell, no data is
 later than now, or than the newest event time committed.
 """
@@ -24,19 +24,19 @@ import time
 from collections.abc import Mapping
 
 from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.startpoints import ChecksStartpoints, ReportsNewestEvent, StartpointSource
 from gobblin_py.store.startpoints import DatasetStartpoints, Startpoint, StartpointKind, StartpointStore, human_time
 
 
 def check_startpoint(source: type, props: Mapping[str, str], urn: str, partition: str, point: Startpoint) -> None:
     """Raise UsageError unless the source of class ``source`` can start dataset ``urn`` (partition ``partition``,
     "" for the whole dataset) at ``point``."""
-    supported = set(getattr(source, "startpoint_kinds", ()) or ())
+    supported = source.startpoint_kinds if isinstance(source, StartpointSource) else frozenset()
     if point.kind.value not in supported:
         raise UsageError(f"source.class={source.__name__} cannot start at a {point.kind.value} startpoint (it supports "
                          f"{', '.join(sorted(supported)) or 'none'})")
-    own = getattr(source, "check_startpoint", None)
-    if callable(own):
-        own(props, urn, partition, point)
+    if isinstance(source, ChecksStartpoints):
+        source.check_startpoint(props, urn, partition, point)
 
 
 def check_against_data(source: type, props: Mapping[str, str], urn: str, partition: str, point: Startpoint,
@@ -45,9 +45,9 @@ def check_against_data(source: type, props: Mapping[str, str], urn: str, partiti
     the latest data (unless ``force``). ``committed_ms``: the newest event time committed for the dataset (or the
     partition), None when none was; ``ask_source``: False when the source is known to be unable to answer."""
     timed = point.kind is StartpointKind.TIMESTAMP
-    own = getattr(source, "newest_event_ms", None)
-    asked = ask_source and callable(own) and (partition or timed)
-    newest = own(props, urn, partition) if asked else None  # type: ignore[misc]
+    newest = None
+    if ask_source and (partition or timed) and isinstance(source, ReportsNewestEvent):
+        newest = source.newest_event_ms(props, urn, partition)
     if not timed or force:
         return
     if newest is not None:
