@@ -219,3 +219,52 @@ def test_the_sdk_loads_no_runtime_loader_or_hocon():
     assert done.returncode == 0, done.stderr[-2000:]
     loaded = done.stdout.split()
     assert loaded and all(m == "gobblin_py" or m.startswith("gobblin_py.sdk") for m in loaded), loaded
+
+
+# -- abilities by Protocol ---------------------------------------------------------------------------------------
+# What the runtime asks of a plugin is declared in the SDK (a Protocol it checks with isinstance, or a member of
+# the plugin's base class): never read by name, where a renamed or misspelt member silently turns an ability off.
+PLUGIN_NAMES = {"plugin", "source", "extractor", "converter", "writer", "builder", "publisher", "operator", "policy",
+                "partitioner", "step", "job"}
+NOT_PLUGINS = {"props"}  # a job's configuration (``props.locate`` finds a key's line in its job file)
+
+
+def sdk_members(package: Path = PACKAGE) -> set[str]:
+    """Every public member (method or attribute) of a Protocol or abstract class the SDK declares."""
+    members = set()
+    for path in sorted((package / "sdk").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            bases = {ast.unparse(b) for b in node.bases} if isinstance(node, ast.ClassDef) else set()
+            if not bases & {"Protocol", "ABC"}:
+                continue
+            for item in node.body:  # type: ignore[attr-defined]
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    members.add(item.name)
+                elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                    members.add(item.target.id)
+                elif isinstance(item, ast.Assign):
+                    members.update(t.id for t in item.targets if isinstance(t, ast.Name))
+    return {name for name in members if not name.startswith("_")}
+
+
+def abilities_read_by_name(package: Path = PACKAGE) -> list[str]:
+    """Each ``getattr``/``hasattr`` in the runtime that names a member of an SDK contract, or is on a plugin
+    (a variable or attribute named like one), as ``file:line: code``."""
+    members = sdk_members(package)
+    found = []
+    for path in sorted((package / "runtime").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("getattr", "hasattr") and len(node.args) >= 2):
+                continue
+            target, name = node.args[0], node.args[1]
+            named = isinstance(name, ast.Constant) and name.value in members
+            target_name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", None)
+            if (named and target_name not in NOT_PLUGINS) or target_name in PLUGIN_NAMES:
+                found.append(f"{path.relative_to(package.parent)}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_the_runtime_reads_no_plugin_ability_by_name():
+    assert "startpoint_kinds" in sdk_members() and "published_check" in sdk_members()
+    assert not abilities_read_by_name(), "declare the ability in gobblin_py.sdk and check it with isinstance"

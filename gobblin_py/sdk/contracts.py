@@ -333,6 +333,14 @@ class RecordConverter(Protocol):
 
 
 @runtime_checkable
+class DeclaresRecordSchema(Protocol):
+    """A per-record converter that gives its output schema up front (``convert_schema(schema[, state])``, a
+    ``pyarrow.Schema``); without it, the adapter infers the schema from the first records converted."""
+
+    def convert_schema(self, schema: Any, *state: Any) -> Any: ...
+
+
+@runtime_checkable
 class RecordRowPolicy(Protocol):
     """A per-record row policy, run through an adapter (the slow path)."""
 

@@ -28,6 +28,7 @@ from gobblin_py.io import fs as fsutil
 from gobblin_py.io.branch_paths import BranchScope
 from gobblin_py.runtime.commit.datasets import DEFAULT_PUBLISHER
 from gobblin_py.sdk.branches import branch_count
+from gobblin_py.sdk.contracts import DataPublisher
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.job_settings import CommitSettings
 from gobblin_py.sdk.keys import JOB_CONFIG_FILE_PATH_KEY
@@ -115,7 +116,8 @@ def marks_final_folders(props: Mapping[str, str]) -> bool:
     settings = CommitSettings.load(props)
     name = settings.job_publisher or settings.publisher or DEFAULT_PUBLISHER
     key = "data.publisher.job.type" if settings.job_publisher else "data.publisher.type"
-    return bool(getattr(resolve_class(name, key), "marks_final_folders", False))
+    publisher = resolve_class(name, key)  # not a DataPublisher: the commit refuses it, naming the key
+    return issubclass(publisher, DataPublisher) and publisher.marks_final_folders
 
 
 def job_file_of(props: Mapping[str, str]) -> str | None:

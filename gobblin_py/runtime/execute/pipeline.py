@@ -130,7 +130,7 @@ class TaskPipeline:
                 branches: list[Branch | None]) -> None:
         """Every batch of the extractor through the pre-fork stream and into its branches."""
         count = len(branches)
-        route_all = count == 1 and getattr(operator, "routes_everything", False)
+        route_all = count == 1 and isinstance(operator, ForkOperator) and operator.routes_everything
         progress = task_progress.reporter(self.task)  # None unless a live display listens
         for batch in extractor.read_batches():
             check_cancelled()

@@ -2,9 +2,10 @@
 
 A per-record converter has ``convert_record(schema, record)`` (or ``convert_record(schema, record, state)``)
 returning an iterable of output records (dicts), and optionally ``convert_schema(schema[, state])`` returning
-the output ``pyarrow.Schema`` (without it, the schema is inferred from the first output records). The adapter
-turns each batch into Python dicts, calls the converter once per record and builds a batch from the results:
-every record crosses into Python and back, so it is many times slower than a vectorised converter.
+the output ``pyarrow.Schema`` (:class:`~gobblin_py.sdk.contracts.DeclaresRecordSchema`; without it, the schema is
+inferred from the first output records). The adapter turns each batch into Python dicts, calls the converter once
+per record and builds a batch from the results: every record crosses into Python and back, so it is many times
+slower than a vectorised converter.
 """
 
 from __future__ import annotations
@@ -14,7 +15,14 @@ from collections.abc import Iterable
 
 import pyarrow as pa
 
-from gobblin_py.sdk.contracts import Closeable, Converter, Initializable, RecordConverter, plugin_name
+from gobblin_py.sdk.contracts import (
+    Closeable,
+    Converter,
+    DeclaresRecordSchema,
+    Initializable,
+    RecordConverter,
+    plugin_name,
+)
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.states import WorkUnitState
 
@@ -39,8 +47,7 @@ class RecordConverterAdapter(Converter):
     def __init__(self, plugin: RecordConverter) -> None:
         self.plugin = plugin
         self._record_takes_state = _takes_state(plugin.convert_record, 2)
-        schema_fn = getattr(plugin, "convert_schema", None)
-        self._schema_takes_state = schema_fn is not None and _takes_state(schema_fn, 1)
+        self._schema_takes_state = isinstance(plugin, DeclaresRecordSchema) and _takes_state(plugin.convert_schema, 1)
         self._schema: pa.Schema | None = None
 
     def init(self, state: WorkUnitState) -> None:
@@ -51,10 +58,10 @@ class RecordConverterAdapter(Converter):
 
     def convert_schema(self, schema: pa.Schema, state: WorkUnitState) -> pa.Schema:
         self._input_schema = schema
-        schema_fn = getattr(self.plugin, "convert_schema", None)
-        if schema_fn is None:
+        if not isinstance(self.plugin, DeclaresRecordSchema):
             return schema
-        result = schema_fn(schema, state) if self._schema_takes_state else schema_fn(schema)
+        convert = self.plugin.convert_schema
+        result = convert(schema, state) if self._schema_takes_state else convert(schema)
         self._schema = result if isinstance(result, pa.Schema) else None
         return self._schema if self._schema is not None else schema
 
