@@ -9,7 +9,8 @@ worth of batches is held per open file. With ``writer.target.file.size`` a row g
 :attr:`ParquetDataWriter.size` counts the held batches (scaled by the file's compression so far), so rolling
 still sees a file grow.
 
-Dictionary encoding is chosen per column from the first row group's first records, as Polars and DuckDB do: a
+Dictionary encoding is chosen per column from the first row group's first 65,536 records (a file whose first row
+group is smaller keeps pyarrow's default), as Polars and DuckDB do: a
 flat column whose sampled values are mostly distinct (an id, a timestamp) is written plain, the others with a
 dictionary. pyarrow's default dictionary-encodes every column until a dictionary passes 1 MiB in each row group,
 which costs a third more encoding time for id-like columns and saves nothing. A nested schema keeps the default.
@@ -20,7 +21,6 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from gobblin_py.formats.base import StagedFileWriter, codec_for
@@ -123,9 +123,9 @@ class ParquetDataWriter(StagedFileWriter):
 
 def dictionary_columns(first: pa.Table) -> bool | list[str]:
     """The columns to dictionary-encode (see the module), judged on ``first``'s first records; True (all) for a
-    nested schema or no records."""
-    if first.num_rows == 0 or any(pa.types.is_nested(field.type) for field in first.schema):
-        return True
+    nested schema or a first row group of fewer records than the sample."""
+    if first.num_rows < DICTIONARY_SAMPLE_ROWS or any(pa.types.is_nested(field.type) for field in first.schema):
+        return True  # a small file encodes in no time either way, and need not load Arrow's compute kernels
     sample = first.slice(0, DICTIONARY_SAMPLE_ROWS)
     limit = DICTIONARY_MAX_DISTINCT * sample.num_rows
     return [field.name for field, column in zip(sample.schema, sample.columns, strict=True)
@@ -134,6 +134,8 @@ def dictionary_columns(first: pa.Table) -> bool | list[str]:
 
 def _distinct(column: pa.ChunkedArray) -> int:
     """How many distinct values ``column`` holds (0 for a type Arrow cannot count: it keeps the dictionary)."""
+    import pyarrow.compute as pc  # Arrow's kernels load only for a file with records (a start-up cost otherwise)
+
     try:
         return int(pc.count_distinct(column, mode="all").as_py())
     except pa.ArrowNotImplementedError:
