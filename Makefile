@@ -29,8 +29,8 @@ run: $(STAMP)
 	@rm -rf $(WORK)/kafka_to_parquet $(WORK)/kafka-broker
 	$(PY) scripts/kafka_sample.py demo
 
-# Lint and types first (seconds), then the suite in TEST_WORKERS pytest-xdist workers (tests that share a
-# server stay in one worker: tests/conftest.py). TEST_WORKERS=0 runs it in this process.
+# Lint and types first (seconds), then the suite in TEST_WORKERS pytest-xdist workers (the tests that use a server
+# stay in that server's worker: tests/server_groups.py). TEST_WORKERS=0 runs it in this process.
 TEST_WORKERS ?= 2
 test: $(STAMP)
 	$(PY) -m ruff check gobblin_py

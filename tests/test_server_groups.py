@@ -1,0 +1,49 @@
+"""The xdist groups follow the servers a test uses (tests/server_groups.py), and every session fixture that
+starts a server is one of the servers they know."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from types import SimpleNamespace
+
+from tests.server_groups import SERVERS, servers_of
+
+TESTS = Path(__file__).resolve().parent
+# session fixtures that start nothing another worker could not start as cheaply (one per worker is intended)
+NOT_SERVERS = {"spark", "sample_store_module", "web_api_server", "bare_python"}
+
+
+def _item(fixtures: list[str], **params: object) -> SimpleNamespace:
+    return SimpleNamespace(fixturenames=fixtures, callspec=SimpleNamespace(params=params) if params else None)
+
+
+def test_a_test_joins_the_group_of_the_costliest_server_it_uses():
+    assert servers_of(_item(["tmp_path", "broker", "hive_metastore", "spark"])) == ["hive_metastore", "broker"]
+    assert servers_of(_item(["tmp_path", "spark", "web_api"])) == []
+
+
+def test_a_server_asked_for_by_name_while_the_test_runs_is_known_from_the_parameter():
+    assert servers_of(_item(["db", "request"], db="postgresql")) == ["pg_cluster"]
+    assert servers_of(_item(["request"], kind="mysql_db", delta="id")) == ["mariadb_server"]
+    assert servers_of(_item(["request"], kind="sqlite_db")) == []
+
+
+def _session_fixtures() -> set[str]:
+    found = set()
+    for path in TESTS.rglob("*.py"):
+        text = path.read_text()
+        if 'scope="session"' not in text:
+            continue
+        for node in ast.walk(ast.parse(text, str(path))):
+            if isinstance(node, ast.FunctionDef) and any(
+                    isinstance(d, ast.Call) and any(k.arg == "scope" and getattr(k.value, "value", None) == "session"
+                                                    for k in d.keywords) for d in node.decorator_list):
+                found.add(node.name)
+    return found
+
+
+def test_every_session_fixture_is_a_grouped_server_or_meant_for_each_worker():
+    fixtures = _session_fixtures()
+    assert fixtures - NOT_SERVERS == set(SERVERS), "a session fixture that starts a server needs a place in " \
+        "tests/server_groups.py's SERVERS (or NOT_SERVERS here, when one per worker is intended)"
