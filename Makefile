@@ -30,12 +30,13 @@ run: $(STAMP)
 	$(PY) scripts/kafka_sample.py demo
 
 # Lint and types first (seconds), then the suite in TEST_WORKERS pytest-xdist workers (the tests that use a server
-# stay in that server's worker: tests/server_groups.py). TEST_WORKERS=0 runs it in this process.
+# stay in that server's worker: tests/server_groups.py), property tests with the Hypothesis profile `ci` (the same
+# examples every run: tests/conftest.py). TEST_WORKERS=0 runs it in this process.
 TEST_WORKERS ?= 2
 test: $(STAMP)
 	$(PY) -m ruff check gobblin_py
 	$(PY) -m mypy
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --hypothesis-profile=ci
 
 # Every benchmark against the peers and the practical limit (under 20 minutes; the first time also installs
 # the peers into their own environments under ~/.cache/gobblin_py): prints the table, writes bench/results.md.

@@ -25,11 +25,14 @@ pytest_plugins = ("tests.kafka.servers", "tests.sql.servers", "tests.tables.meta
 # the contract suites' assertions explain themselves as the tests' own do
 pytest.register_assert_rewrite("gobblin_py.testing")
 
-# CI (CI=true) explores the same examples every run, so a submission's result does not depend on luck;
-# locally, property tests keep searching new inputs (and remember failures in .hypothesis/).
-settings.register_profile("ci", derandomize=True, print_blob=True)
-if os.environ.get("CI"):
-    settings.load_profile("ci")
+# Property tests take their number of examples from a profile, not from each test: `make test` selects `ci` (the
+# same examples every run, so a result does not depend on luck), `make soak` selects `soak` (ten times as many, new
+# ones each run); a bare pytest run uses `dev` (new examples each run, failures remembered in .hypothesis/), or `ci`
+# where CI=true.
+settings.register_profile("ci", max_examples=100, deadline=None, derandomize=True, print_blob=True)
+settings.register_profile("soak", max_examples=1000, deadline=None, print_blob=True)
+settings.register_profile("dev", max_examples=100, deadline=None)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
