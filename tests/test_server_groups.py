@@ -47,3 +47,11 @@ def test_every_session_fixture_is_a_grouped_server_or_meant_for_each_worker():
     fixtures = _session_fixtures()
     assert fixtures - NOT_SERVERS == set(SERVERS), "a session fixture that starts a server needs a place in " \
         "tests/server_groups.py's SERVERS (or NOT_SERVERS here, when one per worker is intended)"
+
+
+def test_a_test_that_uses_a_server_runs_in_its_group(request, schema_registry):
+    # the registry: the cheapest server to start (a thread); the group must reach pytest-xdist's scheduler, whose
+    # hook reads it after tests/server_groups.py's has set it
+    assert [m.args[0] for m in request.node.iter_markers("xdist_group")] == ["schema_registry"]
+    if hasattr(request.config, "workerinput"):  # under pytest-xdist
+        assert request.node.nodeid.endswith("@schema_registry"), request.node.nodeid
