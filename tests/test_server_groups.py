@@ -10,8 +10,9 @@ from types import SimpleNamespace
 from tests.server_groups import SERVERS, servers_of
 
 TESTS = Path(__file__).resolve().parent
-# session fixtures that start nothing another worker could not start as cheaply (one per worker is intended)
-NOT_SERVERS = {"spark", "sample_store_module", "web_api_server", "bare_python"}
+# session fixtures meant to start in each worker that needs them: nothing another worker could not start as
+# cheaply, or (site_url, airflow) set up over a server's fixture, whose group they share
+NOT_SERVERS = {"spark", "sample_store_module", "web_api_server", "bare_python", "site_url", "airflow"}
 
 
 def _item(fixtures: list[str], **params: object) -> SimpleNamespace:
@@ -27,6 +28,7 @@ def test_a_server_asked_for_by_name_while_the_test_runs_is_known_from_the_parame
     assert servers_of(_item(["db", "request"], db="postgresql")) == ["pg_cluster"]
     assert servers_of(_item(["request"], kind="mysql_db", delta="id")) == ["mariadb_server"]
     assert servers_of(_item(["request"], kind="sqlite_db")) == []
+    assert servers_of(_item(["airflow", "request"], airflow="airflow2")) == ["airflow2_venv"]
 
 
 def _session_fixtures() -> set[str]:
@@ -44,8 +46,8 @@ def _session_fixtures() -> set[str]:
 
 
 def test_every_session_fixture_is_a_grouped_server_or_meant_for_each_worker():
-    fixtures = _session_fixtures()
-    assert fixtures - NOT_SERVERS == set(SERVERS), "a session fixture that starts a server needs a place in " \
+    unplaced = _session_fixtures() - NOT_SERVERS - set(SERVERS)
+    assert not unplaced, f"{sorted(unplaced)}: a session fixture that starts a server needs a place in " \
         "tests/server_groups.py's SERVERS (or NOT_SERVERS here, when one per worker is intended)"
 
 
