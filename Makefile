@@ -8,7 +8,7 @@ GPY := $(VENV)/bin/gpy
 STAMP := $(VENV)/.installed
 WORK := work
 
-.PHONY: run test soak install clean docs bench fuzz
+.PHONY: run test install clean docs bench fuzz
 
 install: $(STAMP)
 
@@ -41,6 +41,7 @@ test: $(STAMP)
 
 # Before a release: the whole suite with the crash campaigns at their full size (GPY_SOAK=1: more kills, more
 # instants in each phase) and ten times the property tests' examples, new ones each run (profile `soak`).
+.PHONY: soak
 soak: $(STAMP)
 	GPY_SOAK=1 $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --hypothesis-profile=soak
 
