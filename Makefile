@@ -29,13 +29,21 @@ run: $(STAMP)
 	@rm -rf $(WORK)/kafka_to_parquet $(WORK)/kafka-broker
 	$(PY) scripts/kafka_sample.py demo
 
-# Lint and types first (seconds), then the suite in TEST_WORKERS pytest-xdist workers (tests that share a
-# server stay in one worker: tests/conftest.py). TEST_WORKERS=0 runs it in this process.
+# Lint and types first (seconds), then the suite in TEST_WORKERS pytest-xdist workers (the tests that use a server
+# stay in that server's worker: tests/server_groups.py), property tests with the Hypothesis profile `ci` (the same
+# examples every run: tests/conftest.py) and the crash campaigns at their CI size (tests/crash/sizes.py).
+# TEST_WORKERS=0 runs it in this process.
 TEST_WORKERS ?= 2
 test: $(STAMP)
 	$(PY) -m ruff check gobblin_py
 	$(PY) -m mypy
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --hypothesis-profile=ci
+
+# Before a release: the whole suite with the crash campaigns at their full size (GPY_SOAK=1: more kills, more
+# instants in each phase) and ten times the property tests' examples, new ones each run (profile `soak`).
+.PHONY: soak
+soak: $(STAMP)
+	GPY_SOAK=1 $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --hypothesis-profile=soak
 
 # Every benchmark against the peers and the practical limit (under 20 minutes; the first time also installs
 # the peers into their own environments under ~/.cache/gobblin_py): prints the table, writes bench/results.md.

@@ -17,27 +17,22 @@ from tests.environment import needs, pytest_configure, pytest_runtest_setup  # n
 # The servers several folders share, registered once here: a fixture imported into a second conftest would be a
 # second fixture, and start a second server. tests.tables.metastore: the Hive metastore of the table tests.
 # tests.crash.report prints where the random crash campaigns' kills landed, in the run's summary.
-pytest_plugins = ("tests.kafka.servers", "tests.sql.servers", "tests.tables.metastore", "tests.crash.report")
-
-# `make test` runs the suite in two pytest-xdist workers (-n 2 --dist loadgroup). The tests of the folders that
-# start a server run in one worker per group, so each of those servers starts once; the other tests go to
-# whichever worker is free. Only the SparkSession may start in both (one per worker), as tests of every group
-# use it.
-SERVER_GROUPS = {
-    "sql": "databases-and-kafka", "kafka": "databases-and-kafka", "contracts": "databases-and-kafka",
-    "s3": "object-store-and-clusters", "spark": "object-store-and-clusters", "connect": "object-store-and-clusters",
-    "airflow": "object-store-and-clusters", "monitor": "object-store-and-clusters",
-    "tables": "tables-and-metastore",
-}
+# tests.server_groups puts the tests that use a server in that server's pytest-xdist group (`make test` runs the
+# suite in two workers, --dist loadgroup), so each server starts in one worker.
+pytest_plugins = ("tests.kafka.servers", "tests.sql.servers", "tests.tables.metastore", "tests.crash.report",
+                  "tests.server_groups")
 
 # the contract suites' assertions explain themselves as the tests' own do
 pytest.register_assert_rewrite("gobblin_py.testing")
 
-# CI (CI=true) explores the same examples every run, so a submission's result does not depend on luck;
-# locally, property tests keep searching new inputs (and remember failures in .hypothesis/).
-settings.register_profile("ci", derandomize=True, print_blob=True)
-if os.environ.get("CI"):
-    settings.load_profile("ci")
+# Property tests take their number of examples from a profile, not from each test: `make test` selects `ci` (the
+# same examples every run, so a result does not depend on luck), `make soak` selects `soak` (ten times as many, new
+# ones each run); a bare pytest run uses `dev` (new examples each run, failures remembered in .hypothesis/), or `ci`
+# where CI=true.
+settings.register_profile("ci", max_examples=100, deadline=None, derandomize=True, print_blob=True)
+settings.register_profile("soak", max_examples=1000, deadline=None, print_blob=True)
+settings.register_profile("dev", max_examples=100, deadline=None)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
@@ -56,17 +51,6 @@ SHARED = _shared()
 CORPUS = SHARED / "corpus" / "gobblin-jobs"
 # the marker of the tests that run the Gobblin job corpus (present beside the repository on CI)
 NEEDS_CORPUS = needs(CORPUS.is_dir(), f"the Gobblin job corpus is not at {CORPUS}")
-
-
-# first: this file is registered before pytest-xdist's worker plugin, whose own hook reads the groups (a hook of a
-# plugin registered earlier runs later)
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
-    """Each test of a server's folder joins that folder's worker group (see SERVER_GROUPS)."""
-    for item in items:
-        parts = item.nodeid.split("/")  # tests/<folder>/test_x.py::test_y, from the repository's root
-        if len(parts) > 2 and parts[1] in SERVER_GROUPS:
-            item.add_marker(pytest.mark.xdist_group(SERVER_GROUPS[parts[1]]))
 
 
 @pytest.fixture(scope="session")

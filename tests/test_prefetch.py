@@ -7,14 +7,13 @@ import threading
 import time
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from gobblin_py.io.prefetch import prefetched
 
 
 @given(st.lists(st.integers()), st.integers(min_value=1, max_value=4))
-@settings(max_examples=50, deadline=None)
 def test_the_same_items_in_the_same_order(items, depth):
     assert list(prefetched(iter(items), depth=depth)) == items
 

@@ -9,7 +9,7 @@ import sys
 import fastavro
 import pyarrow as pa
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from gobblin_py.connectors.compaction.dedup import (
@@ -62,7 +62,6 @@ KEY_VALUES = st.one_of(st.none(), st.integers(-3, 3))
 TEXT_VALUES = st.one_of(st.none(), st.sampled_from(["", "a", "b", "ab"]))
 
 
-@settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(KEY_VALUES, TEXT_VALUES, st.one_of(st.none(), st.floats(allow_nan=True, width=32))),
                 max_size=60))
 @example(rows=[(None, None, 0.0), (None, None, -0.0), (None, None, 0.0)])  # two keys: they differ in their bytes

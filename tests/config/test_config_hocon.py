@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from gobblin_py.jobconf import ConfigError
@@ -327,7 +327,6 @@ def test_java_double_to_string(value, text):
     assert java_double_to_string(value) == text
 
 
-@settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(list('ab1.$"{}[]:=,+#?\\ \n\t/x') + ["${", "${?", "include ", '"""']), max_size=40).map("".join))
 def test_arbitrary_hocon_only_raises_config_error(text):
     try:

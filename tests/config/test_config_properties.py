@@ -390,7 +390,7 @@ _text = st.lists(st.one_of(st.text(st.characters(blacklist_characters="\x00"), m
 _keys = _text.filter(lambda k: k != "" and k.lower() != "include")
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(_keys, _text, max_size=6))
 def test_escaped_mapping_round_trips(mapping):
     text = "".join(f"{escape_key(k)}={escape_value(v)}\n" for k, v in mapping.items())
@@ -399,7 +399,6 @@ def test_escaped_mapping_round_trips(mapping):
     assert parsed.to_dict() == mapping
 
 
-@settings(max_examples=300, deadline=None)
 @given(st.text(max_size=200), st.booleans())
 def test_parsing_arbitrary_text_only_raises_config_error(tmp_path_factory, text, disabled):
     cwd = str(tmp_path_factory.getbasetemp())

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Dict, List
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from gobblin_py.jobconf import ConfigError
@@ -141,7 +141,6 @@ _JSON_VALUES = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
 @given(
     document=st.dictionaries(st.text(), _JSON_VALUES, max_size=5),
     ascii_only=st.booleans(),

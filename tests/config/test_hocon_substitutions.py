@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from gobblin_py.jobconf import ConfigError, load_job
@@ -57,7 +57,6 @@ def test_sibling_reached_through_another_substitution_deliberately_resolves():
     assert flat("x = 1\nints = 12\nints { a = ${x}, b = ${ints.a} }\n") == {"x": "1", "ints.a": "1", "ints.b": "1"}
 
 
-@settings(max_examples=150, deadline=None)
 @given(
     earlier=st.lists(
         st.one_of(

@@ -300,19 +300,20 @@ def check_boundaries(job: CrashJob, covered: int, steps: set[str], datasets: tup
 
 
 def boundary_campaign(job: CrashJob, max_boundaries: int = 200, full_checks: bool = True,
-                      each_dataset: bool = False) -> int:
+                      each_dataset: bool = False, scopes: tuple[str, ...] | None = None) -> int:
     """Kill the run at its 1st, 2nd, … commit boundary in turn (each time rerunning to success with new data).
 
     After each recovery every check runs, or with ``full_checks=False`` the row and commit-log checks (a row
     lost or doubled stays so, and the state checks run at the end). With ``each_dataset`` the boundaries are
-    counted per dataset and the campaign runs through each dataset's in turn: with commits in parallel the n-th
-    boundary of the run is whichever dataset gets there first, the n-th of one dataset is always the same one.
+    counted per dataset and the campaign runs through each dataset's in turn (of ``scopes``, default all): with
+    commits in parallel the n-th boundary of the run is whichever dataset gets there first, the n-th of one
+    dataset is always the same one.
     """
     (job.root / LOGS).mkdir(exist_ok=True)
     log = job.root / LOGS / "boundaries.log"  # "<n> <dataset>:<boundary>" for each run killed at one
     job.boundary_scoped = each_dataset
     covered = 0
-    for scope in job.datasets if each_dataset else (None,):
+    for scope in (scopes or job.datasets) if each_dataset else (None,):
         job.add_files(len(job.datasets))
         for n in range(1, max_boundaries + 1):
             env = {"GPY_TEST_CRASH_AT_BOUNDARY": str(n), "GPY_TEST_BOUNDARY_LOG": str(log)}

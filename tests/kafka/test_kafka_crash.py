@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 
 from tests.crash.harness import boundary_campaign, check_boundaries
-from tests.crash.random_kills import random_campaign
 from tests.crash.phases import PhaseRuns
+from tests.crash.random_kills import random_campaign
+from tests.crash.sizes import size
 from tests.kafka.crash import KafkaCrashJob, KafkaToKafkaCrashJob
 
-KILLS = int(os.environ.get("GPY_KAFKA_CRASH_KILLS", "12"))
+# each random campaign: nine kills (`make soak`: 12), four drawn over the tasks, four over the commits, one over
+# the window; one kill of each stratum landing outside it still leaves the spread check met (tests/crash/sizes.py)
+KILLS = size("GPY_KAFKA_CRASH_KILLS", 9, 12)
 # tasks on one thread, datasets committed one after another, each logged on its own
 ONE_AFTER_ANOTHER = {"job.commit.parallelCommits": "1", "gobblin.runtime.commit.sequence.batch.size": "1",
                      "taskexecutor.threadpool.size": "1"}

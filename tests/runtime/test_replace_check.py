@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import posixpath
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from gobblin_py.io.contained_paths import is_within
@@ -32,7 +32,6 @@ _targets = st.lists(st.builds(_Target, urn=st.sampled_from(["d1", "d2", "d3"]), 
                     max_size=8)
 
 
-@settings(max_examples=400, deadline=None)
 @given(_targets)
 def test_sorted_search_agrees_with_every_pair(targets: list[_Target]) -> None:
     found = _conflict(targets)

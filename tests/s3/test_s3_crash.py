@@ -1,14 +1,19 @@
 """Proof by crashing, on S3: a job whose data, staging, output, published files, state store, commit log and
 lock all live in a bucket, killed anywhere, loses nothing and publishes nothing twice."""
 
-import os
-
 from tests.crash.harness import CrashJob, boundary_campaign, check_boundaries
+from tests.crash.phases import COMMIT_STEPS, PHASES, phase_campaign
 from tests.crash.random_kills import random_campaign
-from tests.crash.phases import COMMIT_STEPS, phase_campaign
+from tests.crash.sizes import size, soak
 
-S3_RANDOM_KILLS = int(os.environ.get("GPY_S3_CRASH_KILLS", "9"))
-S3_PHASE_KILLS = int(os.environ.get("GPY_S3_CRASH_PHASE_KILLS", "9"))
+# nine, as in `make soak`: four drawn over the tasks, four over the commits, one over the window, so one kill of each
+# stratum landing outside it still leaves the spread check met (tests/crash/sizes.py)
+S3_RANDOM_KILLS = size("GPY_S3_CRASH_KILLS", 9, 9)
+# one kill inside each of the ten phases (the campaign goes on until each has had one); `make soak` two each
+S3_PHASE_KILLS = size("GPY_S3_CRASH_PHASE_KILLS", len(PHASES), 20)
+# the datasets whose every boundary a run is killed at while the other commits beside it: the two commit alike,
+# so `make test` walks the first's boundaries with the second in flight, and `make soak` walks each in turn
+BOUNDARY_SCOPES = ("eu", "us") if soak() else ("eu",)
 
 
 def _job(tmp_path, s3_server, bucket) -> CrashJob:
@@ -20,10 +25,10 @@ def test_kill_at_every_commit_boundary_on_s3(tmp_path, s3_server, bucket):
     job = _job(tmp_path, s3_server, bucket)
     # each dataset's boundaries counted on their own: with both committing at once, the n-th boundary of a run
     # is whichever dataset's comes first, and a kind of step could be missed
-    covered = boundary_campaign(job, full_checks=False, each_dataset=True)
-    # two datasets, each: before logging, logged, its file's copy-and-delete step, the state step, done
-    assert covered >= 2 * 5, covered
-    check_boundaries(job, covered, {"published_records", "dataset_state"})
+    covered = boundary_campaign(job, full_checks=False, each_dataset=True, scopes=BOUNDARY_SCOPES)
+    # each dataset walked: before logging, logged, its file's copy-and-delete step, the state step, done
+    assert covered >= len(BOUNDARY_SCOPES) * 5, covered
+    check_boundaries(job, covered, {"published_records", "dataset_state"}, datasets=BOUNDARY_SCOPES)
     assert not list(tmp_path.rglob("*.jst")) and not (tmp_path / "published").exists()  # all of it was on S3
 
 
@@ -36,7 +41,8 @@ def test_random_sigkills_on_s3(tmp_path, s3_server, bucket):
 
 def test_kills_inside_every_phase_on_s3(tmp_path, s3_server, bucket):
     job = _job(tmp_path, s3_server, bucket)
-    phase_campaign(job, kills=S3_PHASE_KILLS, seed=20261125)  # every phase has kills; every check after
+    kills = phase_campaign(job, kills=S3_PHASE_KILLS, seed=20261125)  # every check after
+    assert set(PHASES) <= {phase for phase, count in kills.landed.items() if count}, kills.describe()
 
 
 def test_kills_inside_every_phase_with_local_staging_on_s3(tmp_path, s3_server, bucket):

@@ -8,7 +8,7 @@ import sqlite3
 import tempfile
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from gobblin_py.sdk.errors import UsageError
@@ -186,7 +186,6 @@ def simulate(outcomes: list[list[bool]], retry_policy: str) -> list[tuple[int, i
     return published
 
 
-@settings(max_examples=60, deadline=None)
 @given(st.lists(st.lists(st.booleans(), min_size=1, max_size=6), min_size=1, max_size=6))
 def test_with_retries_every_value_is_published_exactly_once(outcomes):
     published = simulate(outcomes + [[True]], "always")  # a last clean run
@@ -194,7 +193,6 @@ def test_with_retries_every_value_is_published_exactly_once(outcomes):
     assert covered == list(range(0, 100 * (len(outcomes) + 1)))
 
 
-@settings(max_examples=60, deadline=None)
 @given(st.lists(st.lists(st.booleans(), min_size=1, max_size=6), min_size=1, max_size=6))
 def test_without_retries_nothing_is_lost_though_some_ranges_come_twice(outcomes):
     published = simulate(outcomes + [[True]], "never")

@@ -4,7 +4,7 @@ import io
 import zlib
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from gobblin_py.sdk.errors import CorruptFileError
 from gobblin_py.store.hadoop_io import encode_text
@@ -37,7 +37,6 @@ def read(data):
 
 
 @pytest.mark.parametrize("compression", list(Compression))
-@settings(max_examples=40, deadline=None)
 @given(records=records_strategy)
 def test_round_trip_every_mode(compression, records):
     assert read(write(records, compression)) == records

@@ -3,7 +3,7 @@
 import io
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from gobblin_py.sdk.errors import CorruptFileError
 from gobblin_py.sdk.run_states import DatasetState, JobState, SourceState
@@ -52,7 +52,6 @@ all_states = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
 @given(all_states)
 def test_every_state_class_round_trips(state):
     data = serialize(state)

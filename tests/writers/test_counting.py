@@ -9,7 +9,7 @@ import fsspec
 import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from gobblin_py.formats.counting import count_records
@@ -24,7 +24,6 @@ def write_csv(path, table: pa.Table, header: bool = True, delimiter: str = ",") 
     path.write_bytes(gzip.compress(data) if str(path).endswith(".gz") else data)
 
 
-@settings(max_examples=60, deadline=None)
 @given(st.lists(st.text(alphabet=st.sampled_from('ab,;"\n\r\t é'), max_size=8), max_size=30), st.booleans(),
        st.sampled_from([",", ";", "\t"]))
 def test_csv_records_are_counted_whatever_their_values_hold(tmp_path_factory, values, header, delimiter):

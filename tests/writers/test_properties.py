@@ -52,7 +52,6 @@ TYPES = st.recursive(
 SCHEMAS = _fields(TYPES).map(pa.schema)
 
 
-@settings(max_examples=150, deadline=None)
 @given(SCHEMAS)
 def test_arrow_to_avro_schema_round_trip(schema):
     avro = arrow_to_avro(schema, "Row", "gobblin.test")
@@ -85,7 +84,7 @@ ROWS = st.lists(st.fixed_dictionaries({
 }), min_size=1, max_size=30)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ROWS, st.sampled_from(["null", "deflate", "bzip2"]))
 def test_avro_rows_read_back_unchanged(rows, codec):
     batch = pa.RecordBatch.from_pylist(rows, schema=ROW_SCHEMA)
@@ -101,7 +100,6 @@ def test_avro_rows_read_back_unchanged(rows, codec):
         fs.rm("/props", recursive=True)
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.lists(st.none() | st.text(), min_size=1, max_size=20),
        st.lists(st.none() | st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=20),
        st.lists(st.none() | st.integers(-2**63, 2**63 - 1), min_size=1, max_size=20))

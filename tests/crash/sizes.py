@@ -1,0 +1,25 @@
+"""How big each crash campaign is: the size `make test` runs, and the full size `make soak` runs before a release.
+
+A campaign's CI size is the smallest that still lands kills everywhere its claim covers — each campaign asserts
+that coverage (every phase, every commit boundary, at least a third of the random kills in the tasks and a third
+in the commits), so a size that stopped covering fails the test instead of passing with less proof. The soak size
+is the campaign as it was sized for a soak: more kills at more instants of each phase. ``GPY_SOAK=1`` (set by
+`make soak`) selects the soak sizes; a campaign's own variable (``GPY_CRASH_KILLS=80`` …) overrides either.
+"""
+
+from __future__ import annotations
+
+import os
+
+SOAK_ENV = "GPY_SOAK"
+
+
+def soak() -> bool:
+    """Whether this is a soak run (``GPY_SOAK=1``)."""
+    return os.environ.get(SOAK_ENV, "").strip() not in ("", "0")
+
+
+def size(variable: str, ci: int, soak_size: int) -> int:
+    """A campaign's size: ``variable``'s value where it is set, else the soak size in a soak run, else the CI size."""
+    given = os.environ.get(variable, "").strip()
+    return int(given) if given else soak_size if soak() else ci
