@@ -10,9 +10,8 @@ worth of batches is held per open file. With ``writer.target.file.size`` a row g
 still sees a file grow.
 
 Dictionary encoding is chosen per column from the first row group's first 65,536 records (a file whose first row
-group is smaller keeps pyarrow's default), as Polars and DuckDB do: a
-flat column whose sampled values are mostly distinct (an id, a timestamp) is written plain, the others with a
-dictionary. pyarrow's default dictionary-encodes every column until a dictionary passes 1 MiB in each row group,
+group is smaller keeps pyarrow's default), as Polars and DuckDB do: a flat column whose sampled values are mostly
+distinct (an id, a timestamp) is written plain, the others with a dictionary. pyarrow's default dictionary-encodes every column until a dictionary passes 1 MiB in each row group,
 which costs a third more encoding time for id-like columns and saves nothing. A nested schema keeps the default.
 """
 

@@ -252,11 +252,16 @@ def dedup_batches(table: pa.Table, spec: DedupSpec, hashes: pa.Array | None = No
 
 def hash_partitions(batch: pa.RecordBatch, paths: Sequence[str], count: int) -> pa.Array:
     """Each record's partition of ``count`` (a power of two) by the hash of its key columns (Polars')."""
+    return partition_of(_splitting_hashes(batch, paths), count)
+
+
+def _splitting_hashes(batch: pa.RecordBatch, paths: Sequence[str]) -> pa.Array:
+    """:func:`key_hashes`, which splitting a dataset by key cannot do without."""
     hashes = key_hashes(batch, paths)
     if hashes is None:
         raise UsageError(f"the key fields {', '.join(paths)} are of types Polars cannot hash, which splitting by "
                          f"key needs; raise {PARTITION_KEY} to deduplicate in memory")
-    return partition_of(hashes, count)
+    return hashes
 
 
 def partition_of(hashes: pa.Array, count: int) -> pa.Array:
@@ -322,10 +327,7 @@ def split_by_partition(batch: pa.RecordBatch, paths: Sequence[str],
                        count: int) -> Iterator[tuple[int, pa.RecordBatch]]:
     """``batch``'s records by the partition of their key, each with its key hash (column :data:`HASH_COLUMN`), in
     read order within a partition: one stable sort and one gather, not a filter pass per partition."""
-    hashes = key_hashes(batch, paths)
-    if hashes is None:
-        raise UsageError(f"the key fields {', '.join(paths)} are of types Polars cannot hash, which splitting by "
-                         f"key needs; raise {PARTITION_KEY} to deduplicate in memory")
+    hashes = _splitting_hashes(batch, paths)
     parts = partition_of(hashes, count)
     order = pc.sort_indices(parts)  # stable: a partition's records keep their order
     grouped = batch.append_column(HASH_COLUMN, hashes).take(order)
