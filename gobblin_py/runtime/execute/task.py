@@ -78,13 +78,7 @@ def run_task(job_props: Mapping[str, str], workunit: WorkUnit, job_id: str, task
                 body(task)
             task.working_state = WorkingState.SUCCESSFUL
         except Exception as exc:  # noqa: BLE001 - any plugin error fails the task, not the job
-            task.working_state = WorkingState.FAILED
-            # kept on the state, the history, metrics and lineage: credentials in it masked
-            task.set_prop("task.failure.exception", redact("".join(traceback.format_exception(exc))))
-            if isinstance(exc, GobblinPyError) and exc.exit_code == UsageError.exit_code:
-                task.set_prop(USAGE_FAILURE_KEY, redact(str(exc)))  # the run exits 2 with this message
-            elif isinstance(exc, DataError):
-                task.set_prop(DATA_FAILURE_KEY, redact(str(exc)))  # the run exits 65 with this message
+            _record_failure(task, exc)
             failure = classify(exc)
             retry = (attempt < settings.max_retries and failure.retryable and not isinstance(exc, TaskCancelled)
                      and not cancelled())
@@ -115,6 +109,17 @@ def run_task(job_props: Mapping[str, str], workunit: WorkUnit, job_id: str, task
                  extracted=task.get_prop("qualitychecker.rows.extracted"), written=task.get_prop("writer.records.written"))
         task_progress.report_finished(task)
         return task
+
+
+def _record_failure(task: TaskState, exc: BaseException) -> None:
+    """Mark the attempt failed and keep its error on the state (the history, metrics and lineage read it there),
+    credentials masked; a configuration or data error also as the message the run exits 2 or 65 with."""
+    task.working_state = WorkingState.FAILED
+    task.set_prop("task.failure.exception", redact("".join(traceback.format_exception(exc))))
+    if isinstance(exc, GobblinPyError) and exc.exit_code == UsageError.exit_code:
+        task.set_prop(USAGE_FAILURE_KEY, redact(str(exc)))
+    elif isinstance(exc, DataError):
+        task.set_prop(DATA_FAILURE_KEY, redact(str(exc)))
 
 
 def _error_text(exc: BaseException) -> str:
