@@ -56,10 +56,9 @@ bench: $(STAMP)
 fuzz: $(STAMP)
 	$(PY) -m tests.fuzz $(FUZZ_ARGS)
 
-# The README's key tables and the docs site's reference pages (docs/reference/), regenerated from the code (a test
-# fails while either is stale), then the site built.
+# The docs site's reference pages (docs/reference/: keys, command line, SDK), regenerated from the code (a test
+# fails while one is stale), then the site built.
 docs: $(STAMP)
-	$(PY) scripts/update_readme_keys.py
 	$(PY) scripts/update_docs_reference.py
 	$(MAKE) docs-site
 

@@ -1,20 +1,20 @@
-"""The README's cluster recipes, as a user copies them: the fenced block between ``<!-- recipe: NAME -->`` and
-``<!-- /recipe -->``."""
+"""The docs' recipes (the cluster recipes of docs/operating/cluster.md and any other page's), as a user copies them:
+the fenced block between ``<!-- recipe: NAME -->`` and ``<!-- /recipe -->``."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 def recipe(name: str) -> str:
-    """The text of the README's recipe ``name`` (its fenced block, without the fences)."""
-    found = re.search(rf"<!-- recipe: {re.escape(name)} -->\n```[a-z]*\n(.*?)```\n<!-- /recipe -->",
-                      README.read_text(), re.DOTALL)
-    assert found, f"README.md has no recipe {name!r}"
-    return found.group(1)
+    """The text of the recipe ``name`` on whichever docs page holds it (its fenced block, without the fences)."""
+    pattern = re.compile(rf"<!-- recipe: {re.escape(name)} -->\n```[a-z]*\n(.*?)```\n<!-- /recipe -->", re.DOTALL)
+    found = [m.group(1) for page in sorted(DOCS.rglob("*.md")) for m in pattern.finditer(page.read_text())]
+    assert len(found) == 1, f"{len(found)} docs pages have a recipe {name!r}: one must"
+    return found[0]
 
 
 def properties(name: str) -> dict[str, str]:

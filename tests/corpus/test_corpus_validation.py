@@ -3,8 +3,8 @@
 A file validates when every class it names has a gpy equivalent and its keys check out (``source.class`` set
 among them). Every key naming a Gobblin class counts, not only the plugin keys: ``job.class``, any key ending in
 ``.class``, ``.classes`` or ``Class``, a Kafka producer's serializers. ``GOBBLIN_WORK_DIR`` is set, as a Gobblin
-installation sets it. The numbers live in one place, the README's paragraph scripts/update_corpus_count.py
-writes; which files validate is pinned by tests/corpus/test_corpus_runs.py (it runs each)."""
+installation sets it. The numbers live in one place, the paragraph scripts/update_corpus_count.py writes in
+docs/migrating/index.md; which files validate is pinned by tests/corpus/test_corpus_runs.py (it runs each)."""
 
 from __future__ import annotations
 
@@ -37,12 +37,12 @@ def reports():
     return {r["path"].split("gobblin-jobs/", 1)[1]: r for r in json.loads(result.stdout)}
 
 
-def test_the_readme_gives_the_numbers_of_a_fresh_validation(reports):
+def test_the_migration_page_gives_the_numbers_of_a_fresh_validation(reports):
     count = load_script("update_corpus_count")
     numbers = count.counts(reports)
     assert numbers["files"] == 38 and numbers["naming"] == 26
-    readme = (REPO / "README.md").read_text()
-    assert count.paragraph(reports) in readme, "the README's corpus count is stale: run scripts/update_corpus_count.py"
+    page = count.PAGE.read_text()
+    assert count.paragraph(reports) in page, f"{count.PAGE}'s corpus count is stale: run scripts/update_corpus_count.py"
     covered = [p for p, r in reports.items() if not r["error"] and not r["unsupported"] and not r["ok"]]
     mysql = "gobblin-example/src/main/resources/mysql-state-store-retention.pull"
     for path in set(covered) - {mysql}:

@@ -85,23 +85,23 @@ def test_a_pushgateway_that_is_down_or_never_answers_costs_at_most_the_timeout(t
         assert took < baseline + 2 + 3, (name, took, baseline)  # the timeout, and a margin for a busy machine
 
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+MONITORING = Path(__file__).resolve().parents[2] / "docs" / "operating" / "monitoring.md"
 
 
-def readme_rules() -> str:
-    """The alerting rules of the README's Monitoring section, as written there."""
-    section = README.read_text().split("## Monitoring", 1)[1].split("\n## ", 1)[0]
+def documented_rules() -> str:
+    """The alerting rules of the docs' Monitoring page, as written there."""
+    section = MONITORING.read_text()
     return next(block for block in re.findall(r"```yaml\n(.*?)```", section, re.S) if "alert:" in block)
 
 
 def promtool_test(promtool: str, folder: Path, scraped: dict, at: int, expected: dict[str, list[dict]]) -> None:
-    """Evaluate the README's rules with ``promtool test rules`` over ``scraped`` (the Pushgateway's series, as a
+    """Evaluate the docs' rules with ``promtool test rules`` over ``scraped`` (the Pushgateway's series, as a
     Prometheus scraping it with honor_labels holds them) at epoch second ``at``: each alert fires exactly with the
     ``expected`` labels and annotations. An empty label is no label to Prometheus.
 
     promtool's clock starts at 0 and evaluates every minute up to the time asked: the epoch is moved to 10 minutes
     before ``at`` (time stamps, which the rules only compare with ``time()``, moved with it)."""
-    (folder / "rules.yml").write_text(readme_rules())
+    (folder / "rules.yml").write_text(documented_rules())
     epoch, now = at - 600, 600
 
     def selector(name: str, labels: frozenset) -> str:
@@ -123,7 +123,7 @@ def promtool_test(promtool: str, folder: Path, scraped: dict, at: int, expected:
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
-def test_dataset_series_outlive_runs_that_commit_nothing_or_fail_and_the_readme_alerts_fire(tmp_path, pushgateway,
+def test_dataset_series_outlive_runs_that_commit_nothing_or_fail_and_the_documented_alerts_fire(tmp_path, pushgateway,
                                                                                             promtool):
     job = make_job(tmp_path, f"metrics.reporting.prometheus.pushgateway.url={pushgateway}", name="LateOrders")
     group = {"job": "LateOrders", "instance": "", "dataset": ""}

@@ -1,6 +1,6 @@
-"""The README's walkthrough ("A first real job: forked, incremental, on S3"), typed as a new user types it.
+"""The docs' walkthrough ("A first real job: forked, incremental, on S3", PAGE), typed as a new user types it.
 
-Every ``sh`` block between the README's ``<!-- walkthrough: … -->`` and ``<!-- /walkthrough -->`` markers runs,
+Every ``sh`` block between the page's ``<!-- walkthrough: … -->`` and ``<!-- /walkthrough -->`` markers runs,
 in order, in one bash session (``set -eo pipefail``: a failing command ends the walk), with the installed ``gpy``
 on PATH, HOME a fresh folder and S3 the test session's S3 API server. The one block marked ``sh install`` is not
 run: the test's own environment is that installation. The block that sets the S3 variables runs as written, and
@@ -38,6 +38,7 @@ import pyarrow.parquet as pq
 from tests.conftest import REPO
 from tests.s3.conftest import ACCESS_KEY, SECRET_KEY
 
+PAGE = "docs/getting-started/first-job-s3.md"
 START = "<!-- walkthrough:"
 END = "<!-- /walkthrough -->"
 DONE = "__walkthrough_block_done__"
@@ -49,14 +50,14 @@ S3_VARIABLES = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL"
 class Block:
     info: str  # the fence's info string: "sh", "sh install" or "text"
     text: str
-    line: int  # in README.md, for messages
+    line: int  # in PAGE, for messages
     expected: str | None = None  # the text block that follows an sh block
 
 
 def walkthrough_blocks(readme: str) -> list[Block]:
-    """The sh blocks of the README's walkthrough, each with the text block that shows its output."""
+    """The sh blocks of the page's walkthrough, each with the text block that shows its output."""
     start, end = readme.find(START), readme.find(END)
-    assert start >= 0 and end > start, f"README.md has no walkthrough section ({START} … {END})"
+    assert start >= 0 and end > start, f"{PAGE} has no walkthrough section ({START} … {END})"
     offset = readme.count("\n", 0, start)
     section = readme[start:end]
     blocks: list[Block] = []
@@ -65,17 +66,17 @@ def walkthrough_blocks(readme: str) -> list[Block]:
         line = offset + section.count("\n", 0, match.start()) + 1
         if info == "text":
             assert blocks and blocks[-1].expected is None and blocks[-1].info == "sh", \
-                f"README.md:{line}: an output block must follow a command block"
+                f"{PAGE}:{line}: an output block must follow a command block"
             blocks[-1].expected = text
         elif info in ("sh", "sh install"):
             blocks.append(Block(info, text, line))
         else:
-            raise AssertionError(f"README.md:{line}: a walkthrough block is ```sh, ```sh install or ```text, "
+            raise AssertionError(f"{PAGE}:{line}: a walkthrough block is ```sh, ```sh install or ```text, "
                                  f"not ```{info}")
     return blocks
 
 
-# --- comparing an output the README shows with the real one ---------------------------------------------------
+# --- comparing an output the page shows with the real one -----------------------------------------------------
 
 VOLATILE = [
     (re.compile(r"\btask_(\w+?)_\d{13}_(\d+)\b"), r"task_\1_<id>_\2"),
@@ -117,7 +118,7 @@ class Walk:
     def job(self, step: Step) -> tuple[Path, dict[str, str]]:
         """The job file a command names, and its keys (the walk's job file is plain key=value lines)."""
         names = [arg for arg in step.command if arg.endswith((".pull", ".job", ".conf"))]
-        assert len(names) == 1, f"README.md:{step.block.line}: which job file does {step.command} run?"
+        assert len(names) == 1, f"{PAGE}:{step.block.line}: which job file does {step.command} run?"
         path = step.cwd / names[0]
         keys = {}
         for line in path.read_text().splitlines():
@@ -169,7 +170,7 @@ def check_run(walk: Walk, step: Step) -> None:
     source = step.cwd / keys["source.filebased.data.directory"]
     files = set(source.glob(keys.get("source.filebased.file.pattern", "*")))
     new = files - walk.pulled
-    assert new, f"README.md:{step.block.line}: the walk runs the job with no new file to pull"
+    assert new, f"{PAGE}:{step.block.line}: the walk runs the job with no new file to pull"
     everything = source_table(files)
     new_rows = source_table(new).num_rows
     assert re.search(rf'dataset "" \(default\): COMMITTED .*records extracted {new_rows} '
@@ -236,7 +237,7 @@ def check_state_watermark(walk: Walk, step: Step) -> None:
     newest = newest_event(walk.runs[-1]["source"], "ordered_at")
     assert f"complete up to {newest}" in step.stdout
     at = step.command[step.command.index("--at") + 1]
-    assert at.replace("Z", ".000Z") < newest  # the README asks about a complete day: exit code 0
+    assert at.replace("Z", ".000Z") < newest  # the page asks about a complete day: exit code 0
     assert step.stdout.strip().splitlines()[-1] == f"complete up to {at.replace('Z', '.000Z')}: yes"
 
 
@@ -268,13 +269,13 @@ CHECKS = {
 
 def gpy_command(block: Block) -> list[str] | None:
     commands = [shlex.split(line, comments=True) for line in block.text.splitlines() if line.startswith("gpy ")]
-    assert len(commands) <= 1, f"README.md:{block.line}: one gpy command per block, so its output is its own"
+    assert len(commands) <= 1, f"{PAGE}:{block.line}: one gpy command per block, so its output is its own"
     return commands[0] if commands else None
 
 
 def check_for(command: list[str], line: int):
     matching = [name for name in CHECKS if command[:len(name.split())] == name.split()]
-    assert matching, f"README.md:{line}: `{shlex.join(command)}` has no check in this test: add one to CHECKS"
+    assert matching, f"{PAGE}:{line}: `{shlex.join(command)}` has no check in this test: add one to CHECKS"
     return CHECKS[max(matching, key=len)]
 
 
@@ -309,7 +310,7 @@ class Shell:
         done = self.process.stdout.readline()
         stderr = err.read_text() if err.exists() else ""
         assert done.startswith(DONE), (
-            f"README.md:{block.line}: the walk stopped in this block:\n{block.text}\n--- stdout\n"
+            f"{PAGE}:{block.line}: the walk stopped in this block:\n{block.text}\n--- stdout\n"
             f"{out.read_text() if out.exists() else ''}--- stderr\n{stderr}{self.stderr.read_text()}")
         return Step(block, command or [], out.read_text(), stderr, Path(done.split(" ", 1)[1].strip()))
 
@@ -325,30 +326,30 @@ class Shell:
 
 
 def settings_block(blocks: list[Block]) -> tuple[int, str]:
-    """The block that sets the S3 variables, and the bucket name the README shows."""
+    """The block that sets the S3 variables, and the bucket name the page shows."""
     found = [i for i, block in enumerate(blocks) if "export AWS_ENDPOINT_URL=" in block.text]
     assert len(found) == 1, "the walkthrough has one block setting AWS_ENDPOINT_URL, the S3 endpoint"
     block = blocks[found[0]]
     exported = set(re.findall(r"^export (\w+)=", block.text, re.MULTILINE))
-    assert exported == S3_VARIABLES, f"README.md:{block.line}: the test stands in for {S3_VARIABLES}, not {exported}"
+    assert exported == S3_VARIABLES, f"{PAGE}:{block.line}: the test stands in for {S3_VARIABLES}, not {exported}"
     return found[0], re.search(r"^export BUCKET=(\S+)", block.text, re.MULTILINE).group(1)
 
 
 def check_install(block: Block) -> None:
     """The extras the install block names exist, and this environment, which stands in for it, has what they bring."""
     extras = re.findall(r"pip install -e '\.\[([\w,-]+)\]'", block.text)
-    assert extras, f"README.md:{block.line}: the install block installs this repository with its extras"
+    assert extras, f"{PAGE}:{block.line}: the install block installs this repository with its extras"
     provided = metadata.metadata("gobblin_py").get_all("Provides-Extra")
     for extra in extras[0].split(","):
-        assert extra in provided, f"README.md:{block.line}: gobblin_py has no extra {extra!r}"
+        assert extra in provided, f"{PAGE}:{block.line}: gobblin_py has no extra {extra!r}"
         for requirement in metadata.requires("gobblin_py"):
             if re.search(rf"extra\s*==\s*[\"']{extra}[\"']", requirement):
                 name = re.match(r"[\w.-]+", requirement).group(0)
                 assert metadata.version(name), f"{requirement} is not installed"
 
 
-def test_the_readme_walkthrough_runs_as_written(tmp_path, s3_server, bucket):
-    blocks = walkthrough_blocks((REPO / "README.md").read_text())
+def test_the_walkthrough_runs_as_written(tmp_path, s3_server, bucket):
+    blocks = walkthrough_blocks((REPO / PAGE).read_text())
     installs = [block for block in blocks if block.info == "sh install"]
     assert len(installs) == 1 and "pip install" in installs[0].text, "the walkthrough starts with its install block"
     check_install(installs[0])
@@ -376,11 +377,11 @@ def test_the_readme_walkthrough_runs_as_written(tmp_path, s3_server, bucket):
             after = ("export " + " ".join(f"{name}={shlex.quote(value)}" for name, value in test_values.items())
                      if number == settings else "")
             step = shell.run(number, block, command, after)
-            assert SECRET_KEY not in step.stdout + step.stderr, f"README.md:{block.line}: the secret key was printed"
+            assert SECRET_KEY not in step.stdout + step.stderr, f"{PAGE}:{block.line}: the secret key was printed"
             if block.expected is not None:
                 actual = step.stdout.replace(f"s3://{bucket}/", f"s3://{readme_bucket}/")
                 assert normalized(actual) == normalized(block.expected), (
-                    f"README.md:{block.line}: the output shown differs from the real one:\n{step.stdout}")
+                    f"{PAGE}:{block.line}: the output shown differs from the real one:\n{step.stdout}")
                 compared += 1
             if check:
                 check(walk, step)
@@ -390,4 +391,4 @@ def test_the_readme_walkthrough_runs_as_written(tmp_path, s3_server, bucket):
 
     assert used == set(CHECKS.values()), f"steps of the walk not run: {set(CHECKS.values()) - used}"
     assert len(walk.runs) >= 2, "the walk runs its job twice: the second run pulls only what is new"
-    assert compared >= len(walk.runs), "the README shows what each run prints"
+    assert compared >= len(walk.runs), "the page shows what each run prints"
