@@ -97,7 +97,7 @@ def test_no_module_over_the_line_limit():
 
 # -- packages in layers ------------------------------------------------------------------------------------------
 # Bottom to top: a package imports only from the layers below its own (every import counted, as above). The
-# README's Architecture section draws the same table.
+# docs' Architecture page (docs/architecture/index.md) draws the same table.
 LAYERS: list[tuple[str, ...]] = [
     ("gobblin_py",),
     ("gobblin_py.sdk",),

@@ -22,7 +22,7 @@ def pack(job_file: str | None, conf_root: str | None, sysconfig: str | None, out
     version is all an executor needs besides it. Cached by content: an unchanged environment is not packed again.
     Name it in a job with gpy.spark.archive=PATH, or pass it to spark-submit --archives PATH#environment with
     spark.pyspark.python=./environment/bin/python and spark.pyspark.driver.python set to gpy's own Python
-    (README: Running on a cluster, spark-submit).
+    (docs: Running on a cluster, spark-submit).
     """
     import time
 

@@ -1,5 +1,5 @@
 """The docs site's reference pages, generated from the code: the configuration keys from their declarations (one
-page per plugin family, the same sections as the README's key tables), the command line from click's own
+page per plugin family, the same sections as ``gpy plugins --markdown``), the command line from click's own
 definitions, and the plugin SDK's API from its docstrings (mkdocstrings renders the ``:::`` blocks).
 
 ``scripts/update_docs_reference.py`` writes these pages under ``docs/``; a test fails while one is stale.

@@ -54,7 +54,7 @@ def validate(paths: tuple[str, ...], conf_root: str | None, sysconfig: str | Non
 
 @main.command("plugins")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
-@click.option("--markdown", is_flag=True, help="Print the key tables of the README.")
+@click.option("--markdown", is_flag=True, help="Print every key table as Markdown, as the docs' Configuration keys pages give them.")
 def plugins_command(as_json: bool, markdown: bool) -> None:
     """Every plugin gpy has, with the names a job may use for it (Gobblin's included) and its keys."""
     from gobblin_py.cli import catalog

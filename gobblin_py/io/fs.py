@@ -51,7 +51,7 @@ def open_fs(url: str, fs_uri: str | None = None, storage_options: dict[str, Any]
         if url.startswith(("hdfs://", "viewfs://")):  # pyarrow lists every libjvm it tried: say it in one line
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise UsageError(f"{url}: cannot start the HDFS client ({first}); set JAVA_HOME, HADOOP_HOME and "
-                             "CLASSPATH=$(hadoop classpath --glob) (README: HDFS)") from None
+                             "CLASSPATH=$(hadoop classpath --glob) (docs: guides/filesystems.md, HDFS)") from None
         raise
     return fs, path
 

@@ -258,7 +258,7 @@ class Configurable(Protocol):
     """Declares its keys: ``settings_class`` is a :class:`gobblin_py.sdk.settings.Settings` dataclass.
 
     The runtime checks those keys before any work starts, and ``gpy plugins`` / ``gpy validate --explain`` and
-    the README's key tables are generated from the declaration.
+    the docs' key tables are generated from the declaration.
     """
 
     settings_class: ClassVar[type[Settings]]

@@ -11,7 +11,7 @@ A plugin's settings are a frozen dataclass whose fields are declared with :func:
     problems = FileSourceSettings.problems(job_config)  # the same checks, as a list, for `gpy validate`
 
 The declaration is the one source of truth: validation before a run, ``gpy validate --explain KEY`` and the
-README's key tables are all built from it. Keys keep Gobblin's names and its parsing rules (comma lists are
+docs' key tables are all built from it. Keys keep Gobblin's names and its parsing rules (comma lists are
 trimmed with empty items dropped; numbers are Java's), with three scoping rules (:class:`Scope`): a branch
 suffix ``.N`` when a job has several branches, ``fork.branch.id`` inside a fork, and per-table overrides
 ``source.querybased.entity.<table>.<key>``. One deliberate difference: a boolean must be ``true`` or

@@ -36,7 +36,7 @@ def refused(settings: Any) -> list[ConfigError]:
             key = ", ".join(key.rstrip("*") + k for k in sorted(value))
         shown = "true" if value is True else value if isinstance(value, (str, int)) else "set"
         problems.append(ConfigError(f"{shown}: {spec['doc']}", key=key,
-                                    hint="remove it (README: Copying files says what the copy job supports)"))
+                                    hint="remove it (docs: guides/copy.md says what the copy job supports)"))
     return problems
 
 

@@ -1,6 +1,6 @@
 """The file source's keys (:class:`FileSourceSettings`), the names of what it keeps on its work units, and formats.
 
-One declaration per key: validation before a run, ``gpy validate --explain`` and the README's tables read it.
+One declaration per key: validation before a run, ``gpy validate --explain`` and the docs' key tables read it.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ pulls each listed file that is not in it — a new file, or one whose modificati
 never compared by time against a watermark, so files with equal modification times are neither skipped nor
 pulled twice. Work units of a previous run that did not commit are retried (``workunit.retry.policy``).
 
-Its keys are declared in :class:`FileSourceSettings` (``gpy plugins`` and the README list them).
+Its keys are declared in :class:`FileSourceSettings` (``gpy plugins`` and the docs' key reference list them).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The file is ``<metrics.log.dir>/gobblin.metrics.<job id>/gobblin.metrics.<job id>[.<suffix>].metrics.log``
 (Gobblin's ``GobblinMetrics`` name of a job run is ``gobblin.metrics.<job id>``), on the filesystem of
-``fs.uri``. Each line is one JSON object (the README's Monitoring section lists them)::
+``fs.uri``. Each line is one JSON object (the docs' Monitoring page lists them)::
 
     {"timestamp": "...Z", "type": "event", "name": "JobSucceededTimer", "metadata": {"jobName": ..., ...}}
     {"timestamp": "...Z", "type": "metric", "name": "gobblin.writer.records.written", "value": 10,

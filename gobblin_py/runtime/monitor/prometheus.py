@@ -30,7 +30,7 @@ from gobblin_py.store.store import FsDatasetStateStore, StateStoreSettings
 log = get_logger(__name__)
 
 LAST_SUCCESS = "gpy_job_last_success_timestamp_seconds"
-# name → help, for the README's list (Grafana) and the registry
+# name → help, for the docs' list (operating/monitoring.md, Grafana) and the registry
 JOB_METRICS = {
     LAST_SUCCESS: "when the job's last successful run ended (SUCCEEDED, NOTHING_NEW or PARTIAL), epoch seconds",
     "gpy_job_last_run_timestamp_seconds": "when the job's last run ended, epoch seconds",

@@ -313,7 +313,8 @@ def check_job(props: Mapping[str, str], *, strict: bool = False, lenient: bool =
     for key, what in reporters:
         path, line = locate(key) if callable(locate) else (None, None)
         problem = f"{what} is not part of gpy: nothing is reported there"
-        hint = "use metrics.reporting.file.*, metrics.reporting.prometheus.* or openlineage.* (README: Monitoring)"
+        hint = ("use metrics.reporting.file.*, metrics.reporting.prometheus.* or openlineage.* "
+                "(docs: operating/monitoring.md)")
         if strict:
             add([ConfigError(problem, path=path, line=line, key=key, hint=hint)])
         else:

@@ -40,7 +40,7 @@ NOTES = [
     "Files (profiled with py-spy, CPU time under load): a gpy run spends its time in pyarrow's CSV parse and "
     "Parquet write, as the pyarrow script does, plus a fixed ~0.3 s of CPU for start-up, planning, staging, "
     "commit and state; Polars and DuckDB parse and encode with their own, faster native code and keep no state "
-    "(README, Performance: what the peers skip).",
+    "(docs/performance.md: what the peers skip).",
     "Files, memory: each task holds up to one Parquet row group (parquet.block.size, 32 MB of Arrow data, about "
     "700,000 of these rows) before writing it, and reads its file through a paced stream, at most 3 blocks of "
     "1 MB ahead of the batches taken (Arrow's streaming reader alone reads 32 ahead, held while the task "
