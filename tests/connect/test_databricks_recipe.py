@@ -1,4 +1,4 @@
-"""The README's Databricks recipe, checked without Databricks: its address parses as PySpark's Connect client
+"""The docs' Databricks recipe, checked without Databricks: its address parses as PySpark's Connect client
 reads it (TLS on port 443, the cluster id sent as a header, gpy's kept session id added), the job validates,
 and every spark.* key it sets is one a Spark Connect session may set (checked on the suite's Connect server:
 a cluster key there would be dropped silently)."""

@@ -20,7 +20,7 @@ class DefaultInput(ConverterContract):
     engines = ("local",)
 
 
-# the README's three lines, as they are: the kit's defaults (its input, both engines) do the rest
+# the plugin guide's three lines, as they are: the kit's defaults (its input, both engines) do the rest
 class TestIdentityConverter(ConverterContract):
     converter_class = "org.apache.gobblin.converter.IdentityConverter"
 

@@ -1,4 +1,4 @@
-"""jobs/kafka_to_parquet.pull as the README runs it, against the test broker (only kafka.brokers rewritten)."""
+"""jobs/kafka_to_parquet.pull as the Kafka guide runs it, against the test broker (only kafka.brokers rewritten)."""
 
 from __future__ import annotations
 

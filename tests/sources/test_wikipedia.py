@@ -39,7 +39,7 @@ def published(root: Path) -> dict[str, list[dict]]:
 
 def test_wikipedia_pull_publishes_new_revisions_per_page_and_a_second_run_only_newer_ones(web_api, tmp_path):
     # LinkedIn: two revisions older than the 2-day bootstrap window, then six inside it; the Sandbox: fifteen
-    add_sample_pages(web_api)  # what `python -m tests.sources.web_api` serves (README: Gobblin's getting-started)
+    add_sample_pages(web_api)  # what `python -m tests.sources.web_api` serves (docs/guides/rest-wikipedia.md)
     job = local_copy(EXAMPLES + "wikipedia.pull", tmp_path, {"wikipedia.api.rooturl": web_api.api})
     system_config(tmp_path)
     run_job(job, tmp_path)
@@ -74,7 +74,7 @@ def test_wikipedia_pull_publishes_new_revisions_per_page_and_a_second_run_only_n
 
 
 def test_the_local_mediawiki_api_of_the_readme_serves_the_pages_of_wikipedia_pull():
-    """`python -m tests.sources.web_api`, as the README runs it: it prints the wikipedia.api.rooturl to set, and
+    """`python -m tests.sources.web_api`, as the docs run it: it prints the wikipedia.api.rooturl to set, and
     answers there for the job's pages (what a run then pulls is the test above's)."""
     root = Path(__file__).resolve().parents[2]
     server = subprocess.Popen([sys.executable, "-m", "tests.sources.web_api", "--port", "0", "--new-every", "0"],

@@ -1,4 +1,4 @@
-"""The README's Kubernetes recipe, checked where no container engine or cluster runs: the image's Dockerfile
+"""The docs' Kubernetes recipe, checked where no container engine or cluster runs: the image's Dockerfile
 (deploy/kubernetes/Dockerfile) copies files that exist and installs the extras `gpy pack` ships; the job keys
 validate and agree with the driver's manifest (deploy/kubernetes/gpy-driver.yaml) on the image, namespace,
 ports and the variables that carry the pod's IP and name. `docker build` and `kubectl apply` are not run."""

@@ -1,6 +1,6 @@
 """gpy ships itself to a Spark cluster: on the standalone cluster of tests/spark/conftest.py, whose workers' Python
 has neither gobblin_py nor pyarrow, a forked incremental job with its own plugin modules runs twice exactly once,
-an executor killed mid-task in its first run losing and duplicating nothing; the second run is the README's
+an executor killed mid-task in its first run losing and duplicating nothing; the second run is the docs'
 spark-submit recipe, typed as it is written, with the archive of `gpy pack`."""
 
 from __future__ import annotations

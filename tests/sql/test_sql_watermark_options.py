@@ -1,4 +1,5 @@
-"""What the README promises about time zones, several delta columns and the watermark options, run for real."""
+"""What the SQL guide (docs/guides/sql.md) promises about time zones, several delta columns and the watermark
+options, run for real."""
 
 from __future__ import annotations
 
