@@ -64,6 +64,12 @@ def test_a_reader_finds_home_navigation_and_a_key_in_chromium(site_url: str, chr
                          ".find(a => a.textContent.trim() === 'Command line').click()")
         browser.wait_for("location.pathname.endsWith('/reference/cli.html') && document.readyState === 'complete'")
         assert browser.evaluate("document.querySelector('article h1').firstChild.textContent.trim()") == "Command line"
+        # and a guide, from there
+        browser.evaluate("[...document.querySelectorAll('nav.md-nav a')]"
+                         ".find(a => a.textContent.trim() === 'Pulling Kafka topics').click()")
+        browser.wait_for("location.pathname.endsWith('/guides/kafka.html') && document.readyState === 'complete'")
+        assert browser.evaluate("document.querySelector('article h1').firstChild.textContent.trim()") \
+            == "Pulling Kafka topics"
         # the search: a key, whole or its last part, answered by the page that declares it (the index is built in
         # the browser, by the theme's worker)
         for query, page in [("source.filebased.maxFilesPerRun", "files"), ("maxFilesPerRun", "files"),
