@@ -32,12 +32,20 @@ def headings(text: str) -> list[str]:
     return found
 
 
+def github_anchor(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
 def test_the_readme_is_a_front_page():
     readme = (REPO / "README.md").read_text()
     assert len(readme.splitlines()) <= FRONT_PAGE_LINES, "README.md is the front page: move sections into docs/"
-    # its links into the site lead to pages that are there
-    for target in re.findall(r"\]\((docs/[^)#]+)", readme):
+    # its links into the site lead to pages that are there, and to headings on them (GitHub's anchors: it shows
+    # the README and the pages it links to)
+    for target, anchor in re.findall(r"\]\((docs/[^)#]+)#?([^)]*)\)", readme):
         assert (REPO / target).exists(), target
+        if anchor:
+            assert anchor in {github_anchor(h) for h in headings((REPO / target).read_text())}, f"{target}#{anchor}"
 
 
 def test_every_heading_the_readme_had_has_a_home_in_the_site():
