@@ -1,11 +1,15 @@
 """ENC(…) values in job files: decrypted at load with Gobblin's master password files (rotation included), refused
-before any work naming the key (never the value) when they cannot be, and never shown by anything gpy writes."""
+before any work naming the key (never the value) when they cannot be, written by ``gpy password-manager``, and
+never shown by anything gpy writes."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from gobblin_py.cli import main
 from gobblin_py.jobconf import jasypt, load_job
 from gobblin_py.sdk.redact import redact
 from tests.conftest import run_gpy_here
@@ -89,6 +93,26 @@ def test_a_value_that_cannot_be_decrypted_stops_the_job_before_any_work_naming_t
     run = run_gpy_here("run", str(jobs / "wrong_key.pull"), "--engine", "local")
     assert run.returncode == 2 and "key 'source.conn.password'" in run.stderr and secret not in run.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_password_manager_encrypts_and_decrypts_from_standard_input(tmp_path):
+    key = key_files(tmp_path / "keys")
+    runner = CliRunner()
+    for strong in ([], ["--strong"]):
+        out = runner.invoke(main, ["password-manager", "encrypt", "-f", str(key), *strong], input="Pässword-9\n")
+        assert out.exit_code == 0, out.output
+        value = out.stdout.strip()
+        assert value.startswith("ENC(") and "Pässword-9" not in value
+        assert jasypt.decrypt(value[4:-1], CURRENT, strong=bool(strong)) == "Pässword-9"
+        back = runner.invoke(main, ["password-manager", "decrypt", "-f", str(key), *strong], input=value)
+        assert (back.exit_code, back.stdout) == (0, "Pässword-9\n")
+    rotated = runner.invoke(main, ["password-manager", "decrypt", "-f", str(key)], input=enc("Old-One-4", OLD))
+    assert rotated.stdout == "Old-One-4\n"
+    wrong = runner.invoke(main, ["password-manager", "decrypt", "-f", str(key), "--keys", "1"],
+                          input=enc("Old-One-4", OLD))
+    assert wrong.exit_code == 2 and "does not decrypt" in wrong.output and "Old-One-4" not in wrong.output
+    missing = runner.invoke(main, ["password-manager", "encrypt", "-f", str(tmp_path / "none")], input="x\n")
+    assert missing.exit_code == 2 and "is not found" in missing.output
 
 
 def test_an_sql_job_with_an_encrypted_password_runs_and_no_surface_shows_a_decrypted_value(postgres_db, tmp_path):
