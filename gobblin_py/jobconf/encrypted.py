@@ -42,6 +42,7 @@ NUM_KEYS = "num.encrypt.keys"
 _JDBC_PASSWORD = "jdbc.publisher.password"
 _JDBC_KEY_LOC = "jdbc.publisher.encrypt_key_loc"
 _ENCRYPTED = re.compile(r"\s*ENC\((.*)\)\s*", re.DOTALL)
+_LINE_END = re.compile(r"\r\n|\r|\n")  # where Java's LineReader ends a line (not at \f, \x1c, \u2028, …)
 
 
 @dataclass(frozen=True)
@@ -82,10 +83,10 @@ def master_passwords(location: str | None, count: int = 2) -> list[tuple[str, st
             if not fs.isfile(fs_path):
                 break
             with fs.open(fs_path, "rb") as handle:
-                first = handle.read(65536).decode("utf-8").splitlines()
+                first = _LINE_END.split(handle.read(65536).decode("utf-8"))
         except (OSError, ValueError, ImportError) as exc:
             raise KeyringError(f"the master password file {path} cannot be read: {type(exc).__name__}") from None
-        if not first or not first[0]:
+        if not first[0]:
             raise KeyringError(f"the master password file {path} has an empty first line")
         found.append((path, first[0]))
     if not found:
@@ -107,8 +108,8 @@ def _where(props: Mapping[str, str], key: str, settings: EncryptionSettings) -> 
     """The master password file and the encryptor for ``key``: Gobblin's JDBC writer and publisher decrypt
     ``jdbc.publisher.password`` with the key in ``jdbc.publisher.encrypt_key_loc`` (per branch) and the basic
     encryptor; every other key with ``encrypt.key.loc`` and ``encrypt.use.strong.encryptor``."""
-    if key.startswith(_JDBC_PASSWORD):
-        suffix = key[len(_JDBC_PASSWORD):]
+    suffix = key[len(_JDBC_PASSWORD):]
+    if key.startswith(_JDBC_PASSWORD) and (not suffix or suffix[1:].isdigit() and suffix[0] == "."):
         jdbc_loc = props.get(_JDBC_KEY_LOC + suffix) or props.get(_JDBC_KEY_LOC)
         if jdbc_loc:
             return jdbc_loc, False

@@ -45,12 +45,13 @@ def test_every_enc_value_is_decrypted_at_load_with_the_key_its_rotation_or_the_j
         "rest.auth.token": " " + enc("Tok-rotated-52", OLD) + " ",  # blanks around, as a file may have them
         "jdbc.publisher.encrypt_key_loc": str(tmp_path / "keys" / "jdbc.key"),
         "jdbc.publisher.password": enc("Pw-jdbc-ünï-33", JDBC),
+        "jdbc.publisher.password.1": enc("Pw-branch-1-44", JDBC),  # a branch's: the unsuffixed key file serves it
         "source.querybased.query": "SELECT 'ENC(abc)' AS x",  # ENC(…) inside a value: not a secret, kept
     })
     props = load_job(job)
     assert props["source.conn.password"] == "Pw-current-81"
     assert props["rest.auth.token"] == "Tok-rotated-52"
-    assert props["jdbc.publisher.password"] == "Pw-jdbc-ünï-33"
+    assert props["jdbc.publisher.password"] == "Pw-jdbc-ünï-33" and props["jdbc.publisher.password.1"] == "Pw-branch-1-44"
     assert props["source.querybased.query"] == "SELECT 'ENC(abc)' AS x"
     assert redact("login Pw-current-81 / Tok-rotated-52 / Pw-jdbc-ünï-33") == "login ****** / ****** / ******"
 
