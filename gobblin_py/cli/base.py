@@ -77,6 +77,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "history": ("history",),
     "lock": ("lock",),
     "pack": ("pack",),
+    "password-manager": ("password_manager",),
     "plugins": ("validate",),
     "run": ("run",),
     "schedule": ("schedule",),

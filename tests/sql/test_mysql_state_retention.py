@@ -1,12 +1,12 @@
 """Gobblin's ``mysql-state-store-retention.pull`` against a real MariaDB holding a Gobblin MySQL state store
-(Gobblin's own table schema): only the connection pointed at the test server and the password given plain (the
-file's ``ENC(…)`` needs a master key nobody has here)."""
+(Gobblin's own table schema): only the connection pointed at the test server, and the password encrypted, as the
+file's is, with a master password file the test writes (``encrypt.key.loc``)."""
 
 from __future__ import annotations
 
 import time
 
-
+from gobblin_py.jobconf import jasypt
 from tests.conftest import CORPUS, run_gpy
 from tests.environment import needs
 
@@ -32,8 +32,10 @@ def _rows(db) -> set[tuple[str, str]]:
 
 
 def _job_file(tmp_path, db):
+    (tmp_path / "clusterMasterKey").write_text("Cluster-Master-k9\n")
     values = {"state.store.db.url": f"jdbc:mysql://{db.host}:{db.port}/{db.database}",
-              "state.store.db.user": db.user, "state.store.db.password": db.password}
+              "state.store.db.user": db.user, "encrypt.key.loc": str(tmp_path / "clusterMasterKey"),
+              "state.store.db.password": f"ENC({jasypt.encrypt(db.password, 'Cluster-Master-k9')})"}
     lines = []
     for line in SOURCE.read_text().splitlines():
         key = line.split("=", 1)[0].strip()

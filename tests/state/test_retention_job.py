@@ -57,11 +57,12 @@ def test_gobblins_state_store_retention_job_runs_as_it_is(job, tmp_path):  # noq
 
 
 @needs_corpus
-def test_the_mysql_retention_job_names_the_encrypted_password_gpy_cannot_read(tmp_path):
+def test_the_mysql_retention_job_names_the_encrypted_password_its_missing_master_key_cannot_decrypt(tmp_path):
     source = EXAMPLES / "mysql-state-store-retention.pull"
     result = run_gpy_here("validate", str(source))
     assert result.returncode != 0
-    assert "key 'state.store.db.password': ENC(…) needs Gobblin's master key (encrypt.key.loc)" in result.stdout
+    assert ("key 'state.store.db.password': ENC(…) cannot be decrypted: encrypt.key.loc /export/home/app/clusterMasterKey "
+            "is not found") in result.stdout
     assert "source.class" not in result.stdout  # a retention job: no pipeline is asked for
     run = run_gpy_here("run", str(source))
     assert run.returncode == 2 and "state.store.db.password" in run.stderr and "Traceback" not in run.stderr

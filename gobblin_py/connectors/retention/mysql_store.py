@@ -4,8 +4,8 @@
 timestamped by ``modified_time``; a selected row is deleted by its key. Each dataset's ``current`` row and its
 newest run (by the job id's sequence, as Gobblin finds the latest state) are never deleted.
 
-gpy's own runs keep their state in files; this cleans a store Gobblin wrote. Passwords are read plain:
-``ENC(…)`` (Gobblin's encryption with the ``encrypt.key.loc`` master key) is refused by name.
+gpy's own runs keep their state in files; this cleans a store Gobblin wrote. An ``ENC(…)`` password comes here
+decrypted (the job loader decrypts with the ``encrypt.key.loc`` master password).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from gobblin_py.connectors.retention.settings import DB_PASSWORD_KEY, DB_TABLE_KEY, DB_URL_KEY, CleanerSettings
+from gobblin_py.connectors.retention.settings import DB_TABLE_KEY, DB_URL_KEY, CleanerSettings
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.crash_points import phase
 from gobblin_py.sdk.errors import StateStoreError, UsageError
@@ -49,9 +49,6 @@ def _connection_args(settings: CleanerSettings) -> dict[str, Any]:
     if not _IDENTIFIER.match(settings.db_table):
         raise ConfigError(f"{settings.db_table!r} is not a table name (letters, digits, _ and $)", key=DB_TABLE_KEY)
     password = settings.db_password or ""
-    if password.startswith("ENC("):
-        raise ConfigError("ENC(…) needs Gobblin's master key (encrypt.key.loc) to decrypt; gpy reads plain "
-                          "passwords only", key=DB_PASSWORD_KEY, hint="give the password itself")
     return {"host": match.group("host"), "port": int(match.group("port") or 3306), "database": match.group("db"),
             "user": settings.db_user or "", "password": password, "autocommit": True}
 

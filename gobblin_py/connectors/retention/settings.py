@@ -52,8 +52,8 @@ class CleanerSettings(Settings):
     db_url: str | None = setting(DB_URL_KEY, example="jdbc:mysql://localhost:3306/gobblin",
                                  doc="mysql: the database of the state store")
     db_user: str | None = setting("state.store.db.user", doc="mysql: the user")
-    db_password: str | None = setting(DB_PASSWORD_KEY, secret=True, doc="mysql: the password, plain (ENC(…) is "
-                                      "refused: gpy has no Gobblin master key decryption)")
+    db_password: str | None = setting(DB_PASSWORD_KEY, secret=True, doc="mysql: the password (plain, or ENC(…) "
+                                      "with encrypt.key.loc)")
     db_table: str = setting(DB_TABLE_KEY, default="gobblin_job_state", doc="mysql: the table of the state rows")
     policy: str | None = setting(POLICY_KEY, doc="the selection policy: SelectBeforeTimeBasedPolicy, "
                                  "SelectBetweenTimeBasedPolicy, NewestKSelectionPolicy, CombineSelectionPolicy, "

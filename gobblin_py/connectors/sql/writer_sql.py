@@ -40,7 +40,8 @@ class JdbcSettings(Settings):
     replace: bool = setting("jdbc.publisher.replace_table", default=False, scope=Scope.BRANCH,
                             doc="empty the final table in the publishing transaction before inserting")
     encrypt_key_loc: str | None = setting("jdbc.publisher.encrypt_key_loc", scope=Scope.BRANCH,
-                                          doc="accepted; gpy reads plain passwords only (ENC(…) is refused)")
+                                          doc="the master password file of an ENC(…) jdbc.publisher.password "
+                                              "(else encrypt.key.loc; docs: secrets)")
     timeout: str | None = setting("jdbc.publisher.timeout", scope=Scope.BRANCH, doc="accepted, unused (as in Gobblin)")
     destination: str = setting("writer.destination.type", required=True, choices=DESTINATIONS, scope=Scope.BRANCH,
                                doc="the database's SQL: POSTGRES, SQLITE, MYSQL (TERADATA is not supported)")
@@ -62,9 +63,6 @@ class JdbcSettings(Settings):
         if self.overwrite and self.destination != "MYSQL":
             problems.append(ConfigError("replacing records is supported for MYSQL only (as in Gobblin)",
                                         key="allow.jdbc.record.overwrite"))
-        if self.password and self.password.startswith("ENC("):
-            problems.append(ConfigError("encrypted passwords are not supported", key="jdbc.publisher.password",
-                                        hint="give the plain password, e.g. through ${env:DB_PASSWORD}"))
         for key, name in (("jdbc.publisher.table_name", self.table), ("jdbc.publisher.database_name", self.database)):
             if name and "\x00" in name:
                 problems.append(ConfigError(f"{name!r} holds a NUL byte", key=key, hint="no table or schema is so named"))

@@ -9,6 +9,7 @@ from gobblin_py.sdk import keys as K
 from gobblin_py.sdk.config_errors import ConfigError
 
 from ..convert import config_to_properties
+from ..encrypted import decrypt_properties
 from ..hocon import resolve
 from ..job_templates import TemplateResolver, ordered
 from .chains import GlobalChains
@@ -69,6 +70,7 @@ class Session:
         key_order = [level.keys] + [lvl.keys for lvl in chain.levels] + [list(self.sys.props)]
         props = ordered(props, *key_order)
         props = self.templates.apply(props, path, root, level.locate)
+        props = decrypt_properties(props)  # ENC(…) values: plugins see plain ones; what fails is checked later
         levels = [level] + chain.levels
 
         def locate(key: str) -> tuple[str | None, int | None]:

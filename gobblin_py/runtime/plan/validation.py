@@ -2,7 +2,7 @@
 
 What is checked (``gpy validate`` and the start of ``gpy run`` share it):
 
-- no value still holds an unresolved ``${…}`` substitution;
+- no value still holds an unresolved ``${…}`` substitution, nor an ``ENC(…)`` the loader could not decrypt;
 - every plugin class named resolves;
 - the runtime's own keys and the keys every plugin of the job declares (its ``settings_class``) parse, in each
   scope they are read in (a writer's keys once per branch, say), with bounds and enumerations;
@@ -26,6 +26,7 @@ from functools import lru_cache
 
 from gobblin_py.io.branch_paths import path_key_problems
 from gobblin_py.io.fs_settings import FsSettings
+from gobblin_py.jobconf.encrypted import EncryptionSettings, encrypted_value_problems
 from gobblin_py.jobconf.gobblin_keys import GOBBLIN_KEYS
 from gobblin_py.jobconf.schedule import SCHEDULE_KEY, scheduling_warnings
 from gobblin_py.runtime.commit.datasets import DEFAULT_PUBLISHER
@@ -78,7 +79,7 @@ from gobblin_py.store.store import StateStoreSettings
 CORE_SETTINGS: tuple[type[Settings], ...] = (
     JobSettings, CommitSettings, ReplaySettings, DeliverySettings, TaskSettings, RetryBudgetSettings, EngineSettings,
     PackSettings, LockSettings, StateStoreSettings, HistorySettings, FsSettings, RetrySettings, QualitySettings,
-    RowQualitySettings, ForkSettings, MetricsSettings, PrometheusSettings, LineageSettings,
+    RowQualitySettings, ForkSettings, MetricsSettings, PrometheusSettings, LineageSettings, EncryptionSettings,
 )
 _BRANCH_SUFFIX = re.compile(r"^(?P<base>.+)\.(?P<branch>\d+)$")
 _ENTITY = re.compile(r"^source\.querybased\.entity\.[^.]+\.(?P<key>.+)$")
@@ -253,11 +254,11 @@ def check_job(props: Mapping[str, str], *, strict: bool = False, lenient: bool =
     """Check a job's properties (a :class:`~gobblin_py.jobconf.JobConfig` gives file and line). ``strict``: every
     unknown key is an error; ``lenient``: a misspelling of a key the job reads is only a warning."""
     props = with_source_defaults(props)
-    check = JobCheck()
+    check = JobCheck(errors=[_placed(props, problem) for problem in encrypted_value_problems(props)])
     standalone = standalone_job_class(props)
     if standalone is not None:
         return _check_standalone(props, standalone, check, lenient)
-    seen: set[str] = set()
+    seen = {str(error) for error in check.errors}
     unresolved = unresolved_substitutions(props)
     unresolved_keys = {key for key, _ in unresolved}
 
