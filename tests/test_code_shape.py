@@ -16,6 +16,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "gobblin_py"
 MAX_LINES = 450
+MAX_FUNCTION_LINES = 60
 
 
 def modules() -> dict[str, Path]:
@@ -65,6 +66,39 @@ def import_graph() -> dict[str, set[str]]:
     """Module → the package's modules it imports (the nearest module for a name inside one); a fresh copy, which a
     test may change."""
     return {name: set(targets) for name, targets in _graph()}
+
+
+def long_functions(path: Path, limit: int = MAX_FUNCTION_LINES) -> dict[str, int]:
+    """``qualified name -> lines`` of each function or method in ``path`` longer than ``limit`` lines (its
+    decorators, signature and docstring included)."""
+    found: dict[str, int] = {}
+
+    def visit(node: ast.AST, scope: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{scope}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                    if (lines := (child.end_lineno or child.lineno) - first + 1) > limit:
+                        found[name] = lines
+                visit(child, name + ".")
+
+    visit(ast.parse(path.read_text(), str(path)), "")
+    return found
+
+
+def test_no_function_over_the_line_limit():
+    long = {f"{name}.{function}": n for name, path in modules().items()
+            for function, n in long_functions(path).items()}
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines (one small function per step): {long}"
+
+
+def test_a_long_function_would_be_found(tmp_path):
+    source = tmp_path / "long.py"
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    source.write_text(f"class A:\n    @staticmethod\n    def long():\n{'    ' + body.replace(chr(10), chr(10) + '    ')}\n"
+                      f"\ndef short():\n    return 1\n")
+    assert long_functions(source) == {"A.long": MAX_FUNCTION_LINES + 2}
 
 
 def test_the_graph_sees_the_package():

@@ -346,20 +346,8 @@ def schedule(job_files: tuple[str, ...], conf_root: str | None, sysconfig: str |
     path, a name too long for a DAG, and a DAG file another job (or not gpy) wrote. When any job is refused,
     nothing is printed or written (exit 2); DAG files are written all or none.
     """
-    if crontab == (airflow_dir is not None):
-        raise UsageError("give one of --crontab or --airflow DIR")
-    if crontab and (operator != "bash" or wait_complete):
-        raise UsageError("--operator and --wait-complete are for --airflow")
-    if airflow_dir is not None and not DAG_MODULE.is_file():
-        raise UsageError(f"--airflow: {DAG_MODULE} (the DAG's operators) is not beside this gpy; run gpy from a "
-                         "checkout of its repository")
+    gpy = _checked_options(crontab, airflow_dir, jobs_root, gpy_text, operator, wait_complete)
     root = os.path.abspath(jobs_root)
-    if not os.path.isdir(root):
-        raise UsageError(f"--jobs-root {jobs_root}: no such folder")
-    try:
-        gpy = shlex.split(gpy_text) if gpy_text is not None else None
-    except ValueError as exc:
-        raise UsageError(f"--gpy {gpy_text!r}: {exc} (quote it as a shell would)") from None
     jobs: list[Scheduled] = []
     refused: list[tuple[str, str]] = []
     for job_file in job_files:
@@ -368,25 +356,54 @@ def schedule(job_files: tuple[str, ...], conf_root: str | None, sysconfig: str |
         except GobblinPyError as exc:
             refused.append((job_file, str(exc)))
     conf_args = _conf_args(conf_root, sysconfig, root)
-    if crontab:
-        lines = [f"# gpy schedule: job files and their relative paths are relative to {ROOT_SETTING}",
-                 crontab_root(root)]
-        for job in jobs:
-            try:
-                lines += [f"# {job.name}: {SCHEDULE_KEY}={job.quartz}",
-                          crontab_line(job, gpy or ["gpy"], run_words(job, engine, conf_args))]
-            except UsageError as exc:
-                refused.append((job.job_file, str(exc)))
-        if refused:
-            _refuse(refused, len(job_files))
-        click.echo("\n".join(lines))
-        return
-    assert airflow_dir is not None
-    folder = Path(airflow_dir)
+    if airflow_dir is None:
+        _print_crontab(jobs, refused, len(job_files), root, gpy, engine, conf_args)
+    else:
+        _write_airflow(jobs, refused, len(job_files), Path(airflow_dir), gpy, engine, operator, wait_complete,
+                       conf_args)
+
+
+def _checked_options(crontab: bool, airflow_dir: str | None, jobs_root: str, gpy_text: str | None, operator: str,
+                     wait_complete: bool) -> list[str] | None:
+    """The options checked together before any job is read; the --gpy command's words, if given."""
+    if crontab == (airflow_dir is not None):
+        raise UsageError("give one of --crontab or --airflow DIR")
+    if crontab and (operator != "bash" or wait_complete):
+        raise UsageError("--operator and --wait-complete are for --airflow")
+    if airflow_dir is not None and not DAG_MODULE.is_file():
+        raise UsageError(f"--airflow: {DAG_MODULE} (the DAG's operators) is not beside this gpy; run gpy from a "
+                         "checkout of its repository")
+    if not os.path.isdir(os.path.abspath(jobs_root)):
+        raise UsageError(f"--jobs-root {jobs_root}: no such folder")
+    try:
+        return shlex.split(gpy_text) if gpy_text is not None else None
+    except ValueError as exc:
+        raise UsageError(f"--gpy {gpy_text!r}: {exc} (quote it as a shell would)") from None
+
+
+def _print_crontab(jobs: list[Scheduled], refused: list[tuple[str, str]], asked: int, root: str,
+                   gpy: list[str] | None, engine: str, conf_args: list[str]) -> None:
+    """Print the jobs' crontab lines, or nothing when any job is refused."""
+    lines = [f"# gpy schedule: job files and their relative paths are relative to {ROOT_SETTING}", crontab_root(root)]
+    for job in jobs:
+        try:
+            lines += [f"# {job.name}: {SCHEDULE_KEY}={job.quartz}",
+                      crontab_line(job, gpy or ["gpy"], run_words(job, engine, conf_args))]
+        except UsageError as exc:
+            refused.append((job.job_file, str(exc)))
+    if refused:
+        _refuse(refused, asked)
+    click.echo("\n".join(lines))
+
+
+def _write_airflow(jobs: list[Scheduled], refused: list[tuple[str, str]], asked: int, folder: Path,
+                   gpy: list[str] | None, engine: str, operator: str, wait_complete: bool,
+                   conf_args: list[str]) -> None:
+    """Write one DAG file per job into ``folder`` (all or none), or nothing when any job is refused."""
     refused += dag_name_problems(jobs, folder)
     refused += dag_conflicts(jobs, folder)
     if refused:
-        _refuse(refused, len(job_files))
+        _refuse(refused, asked)
     folder.mkdir(parents=True, exist_ok=True)
     helper = dag_helper(DAG_MODULE)
     paths = [Path(contained_join(str(folder), f"{dag_id(job)}.py", what="job.name")) for job in jobs]

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gobblin_py.runtime.commit.datasets import DatasetResult
+from gobblin_py.runtime.commit.dataset_result import DatasetResult
 from gobblin_py.runtime.commit.job_result import JobResult
 from gobblin_py.runtime.commit.summary import render, watermark_ranges
 from gobblin_py.sdk.logs import get_logger

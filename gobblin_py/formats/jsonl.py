@@ -93,17 +93,7 @@ def json_texts(arr: pa.Array) -> pa.Array:
     elif pa.types.is_duration(t):
         text = arr.cast(pa.int64()).cast(_T)
     elif pa.types.is_floating(t):
-        if t == pa.float16():
-            arr = arr.cast(pa.float32())
-        text = arr.cast(_T)
-        whole = pc.match_substring_regex(text, "^-?[0-9]+$")  # "1" → "1.0", "-0" → "-0.0": read back as floats
-        if pc.any(whole).as_py():
-            text = pc.if_else(pc.fill_null(whole, False), _join(text, _lit(".0")), text)
-        special = pc.or_(pc.is_nan(arr), pc.is_inf(arr))
-        if pc.any(special).as_py():
-            positive = pc.greater(arr, pa.scalar(0, arr.type))
-            name = pc.if_else(pc.is_nan(arr), _lit("NaN"), pc.if_else(positive, _lit("Infinity"), _lit("-Infinity")))
-            text = pc.if_else(pc.fill_null(special, False), name, text)
+        text = _float_texts(arr.cast(pa.float32()) if t == pa.float16() else arr)
     elif pa.types.is_decimal(t) or pa.types.is_time(t) or pa.types.is_date32(t):
         text = _quote(arr.cast(_T))
     elif pa.types.is_date64(t):
@@ -116,32 +106,65 @@ def json_texts(arr: pa.Array) -> pa.Array:
             or pa.types.is_binary_view(t):
         text = _quote(base64_strings(arr))
     elif pa.types.is_struct(t):
-        parts: list[Any] = []
-        for i, field in enumerate(t):
-            parts.append(_lit(("{" if i == 0 else ",") + json.dumps(field.name, ensure_ascii=False) + ":"))
-            parts.append(json_texts(arr.field(i)))
-        parts.append(_lit("}"))
-        text = _join(*parts) if t.num_fields else _const(n, "{}")
+        text = _struct_texts(arr)
     elif pa.types.is_map(t):
-        offsets, start, length = rebased_offsets(arr)
-        keys = arr.keys.slice(start, length)
-        keys_text = _quote(escape_strings(keys if pa.types.is_string(keys.type) or pa.types.is_large_string(keys.type)
-                                          else json_texts(keys)))
-        entries = _join(keys_text, _lit(":"), json_texts(arr.items.slice(start, length)))
-        text = _join(_lit("{"), pc.binary_join(pa.ListArray.from_arrays(offsets, entries), _lit(",")), _lit("}"))
+        text = _map_texts(arr)
     elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) or pa.types.is_list_view(t):
-        if not (pa.types.is_list(t) or pa.types.is_large_list(t)):
-            arr = arr.cast(pa.list_(t.value_field))
-        offsets, start, length = rebased_offsets(arr)
-        values = json_texts(arr.values.slice(start, length))
-        lists = (pa.LargeListArray if pa.types.is_large_list(arr.type) else pa.ListArray).from_arrays(offsets, values)
-        text = _join(_lit("["), pc.binary_join(lists, _lit(",")), _lit("]"))
+        text = _list_texts(arr)
     else:
         raise UsageError(f"Arrow type {t} has no JSON form (cast it first, e.g. with a converter)")
     text = text.cast(_T)
     if arr.null_count:
         text = pc.if_else(pc.is_valid(arr), text, _lit("null"))
     return text
+
+
+def _float_texts(arr: pa.Array) -> pa.Array:
+    """Floats as JSON reads them back: a whole number keeps its ``.0``; NaN and the infinities by name."""
+    text = arr.cast(_T)
+    whole = pc.match_substring_regex(text, "^-?[0-9]+$")  # "1" → "1.0", "-0" → "-0.0": read back as floats
+    if pc.any(whole).as_py():
+        text = pc.if_else(pc.fill_null(whole, False), _join(text, _lit(".0")), text)
+    special = pc.or_(pc.is_nan(arr), pc.is_inf(arr))
+    if pc.any(special).as_py():
+        positive = pc.greater(arr, pa.scalar(0, arr.type))
+        name = pc.if_else(pc.is_nan(arr), _lit("NaN"), pc.if_else(positive, _lit("Infinity"), _lit("-Infinity")))
+        text = pc.if_else(pc.fill_null(special, False), name, text)
+    return text
+
+
+def _struct_texts(arr: pa.Array) -> pa.Array:
+    """Structs as JSON objects, their fields in order."""
+    t = arr.type
+    if not t.num_fields:
+        return _const(len(arr), "{}")
+    parts: list[Any] = []
+    for i, field in enumerate(t):
+        parts.append(_lit(("{" if i == 0 else ",") + json.dumps(field.name, ensure_ascii=False) + ":"))
+        parts.append(json_texts(arr.field(i)))
+    parts.append(_lit("}"))
+    return _join(*parts)
+
+
+def _map_texts(arr: pa.Array) -> pa.Array:
+    """Maps as JSON objects (a key that is not a string written as its JSON text, quoted)."""
+    offsets, start, length = rebased_offsets(arr)
+    keys = arr.keys.slice(start, length)
+    keys_text = _quote(escape_strings(keys if pa.types.is_string(keys.type) or pa.types.is_large_string(keys.type)
+                                      else json_texts(keys)))
+    entries = _join(keys_text, _lit(":"), json_texts(arr.items.slice(start, length)))
+    return _join(_lit("{"), pc.binary_join(pa.ListArray.from_arrays(offsets, entries), _lit(",")), _lit("}"))
+
+
+def _list_texts(arr: pa.Array) -> pa.Array:
+    """Lists of every kind as JSON arrays."""
+    t = arr.type
+    if not (pa.types.is_list(t) or pa.types.is_large_list(t)):
+        arr = arr.cast(pa.list_(t.value_field))
+    offsets, start, length = rebased_offsets(arr)
+    values = json_texts(arr.values.slice(start, length))
+    lists = (pa.LargeListArray if pa.types.is_large_list(arr.type) else pa.ListArray).from_arrays(offsets, values)
+    return _join(_lit("["), pc.binary_join(lists, _lit(",")), _lit("]"))
 
 
 def json_lines(batch: pa.RecordBatch) -> pa.Array:

@@ -100,19 +100,27 @@ class FsRenameStep(CommitStep):
         if fsutil.is_object_store(dst_fs):
             self._copy_to_object_store(src_fs, src, dst_fs, dst)
             fsutil.remove(src_fs, src)
-            return
-        if fsutil.is_local(src_fs) and fsutil.is_local(dst_fs):
-            try:
-                os.link(src, dst)  # atomic, and refuses to replace an existing file
-            except FileExistsError:
-                raise self._conflict() from None
-            except OSError as exc:
-                if exc.errno not in fsutil.NO_HARD_LINKS:
-                    raise
-            else:
-                fsutil.fsync_dir(posixpath.dirname(dst))
-                os.unlink(src)
-                return
+        elif not (fsutil.is_local(src_fs) and fsutil.is_local(dst_fs) and self._link_local(src, dst)):
+            self._copy_then_rename(src_fs, src, dst_fs, dst)
+
+    def _link_local(self, src: str, dst: str) -> bool:
+        """A move on local disk by a hard link, which is atomic and refuses to replace an existing file; False
+        when the disk cannot link."""
+        try:
+            os.link(src, dst)
+        except FileExistsError:
+            raise self._conflict() from None
+        except OSError as exc:
+            if exc.errno not in fsutil.NO_HARD_LINKS:
+                raise
+            return False
+        fsutil.fsync_dir(posixpath.dirname(dst))
+        os.unlink(src)
+        return True
+
+    def _copy_then_rename(self, src_fs, src: str, dst_fs, dst: str) -> None:
+        """A move between stores: copied to a temporary file beside the destination, renamed (never over an
+        existing file), then the source removed."""
         tmp = fsutil.temporary_path(dst)
         with src_fs.open(src, "rb") as reader, dst_fs.open(tmp, "wb") as writer:
             while chunk := reader.read(8 << 20):

@@ -137,36 +137,40 @@ def properties_to_config(
         blacklisted = {t for t in (guava_trim(p) for p in props[BLACKLIST_KEYS_KEY].split(",")) if t}
     full_prefix_keys = find_full_prefix_keys(props.keys(), prefix)
 
-    entries: list[tuple[tuple[str, ...], HValue, str]] = []
-    for key, value in props.items():
-        if not key.startswith(prefix) or key in blacklisted:
-            continue
-        converted = key
-        if key in full_prefix_keys:
-            converted = key + STRIP_SUFFIX
-        elif key.endswith(STRIP_SUFFIX):
-            file, line = location(key)
-            raise ConfigError(
-                "properties are not allowed to end in .ROOT_VALUE",
-                path=file,
-                line=line,
-                key=key,
-                hint="rename the key; Gobblin appends .ROOT_VALUE itself to keys that are also the prefix of "
-                "other keys",
-            )
-        try:
-            elements = parse_path_expression(converted)
-        except BadPath as exc:
-            file, line = location(key)
-            raise ConfigError(
-                f"not a valid config path ({exc})", path=file, line=line, key=key, hint=_bad_path_hint(key)
-            ) from None
-        file, line = location(key)
-        entries.append((elements, HStr(str(value), True, (file, line)), key))
-
     by_path: dict[tuple[str, ...], tuple[HValue, str]] = {}
-    for elements, hvalue, key in entries:
-        by_path[elements] = (hvalue, key)
+    for key, value in props.items():
+        if key.startswith(prefix) and key not in blacklisted:
+            by_path[_key_path(key, key in full_prefix_keys, location)] = (HStr(str(value), True, location(key)), key)
+    _check_values_are_not_parents(by_path, location)
+    return object_from_path_map([(elements, value) for elements, (value, _) in by_path.items()])
+
+
+def _key_path(key: str, is_prefix: bool, location: KeyLocator) -> tuple[str, ...]:
+    """The path of a property's key (``key.ROOT_VALUE`` for a key that is also the prefix of others)."""
+    converted = key
+    if is_prefix:
+        converted = key + STRIP_SUFFIX
+    elif key.endswith(STRIP_SUFFIX):
+        file, line = location(key)
+        raise ConfigError(
+            "properties are not allowed to end in .ROOT_VALUE",
+            path=file,
+            line=line,
+            key=key,
+            hint="rename the key; Gobblin appends .ROOT_VALUE itself to keys that are also the prefix of other keys",
+        )
+    try:
+        return parse_path_expression(converted)
+    except BadPath as exc:
+        file, line = location(key)
+        raise ConfigError(
+            f"not a valid config path ({exc})", path=file, line=line, key=key, hint=_bad_path_hint(key)
+        ) from None
+
+
+def _check_values_are_not_parents(by_path: Mapping[tuple[str, ...], tuple[HValue, str]],
+                                  location: KeyLocator) -> None:
+    """ConfigError naming the key whose path is both a value and the parent object of another key's."""
     scopes: dict[tuple[str, ...], str] = {}
     for elements, (_, key) in by_path.items():
         for i in range(1, len(elements)):
@@ -183,7 +187,6 @@ def properties_to_config(
                 key=key,
                 hint=f"rename '{key}' or '{child}', or list '{key}' in {BLACKLIST_KEYS_KEY}",
             )
-    return object_from_path_map([(elements, value) for elements, (value, _) in by_path.items()])
 
 
 def desanitize_key(rendered: str) -> str:

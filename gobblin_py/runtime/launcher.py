@@ -16,13 +16,12 @@ from contextlib import nullcontext
 from gobblin_py.io import fs_settings
 from gobblin_py.runtime.commit.boundary import plugin_boundary
 from gobblin_py.runtime.commit.commit_sequence import EXACTLY_ONCE, CommitSequenceStore, DeliverySettings
+from gobblin_py.runtime.commit.dataset_result import DatasetResult, describe_outputs
 from gobblin_py.runtime.commit.datasets import (
-    DatasetResult,
     LoggedCommit,
     commit_batch,
     commit_dataset,
     commit_threads,
-    describe_outputs,
     group_by_urn,
     job_publisher,
 )

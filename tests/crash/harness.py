@@ -239,7 +239,8 @@ class CrashJob:
         assert shown.returncode == 0, shown.stderr
         datasets = {d["urn"]: d for d in json.loads(shown.stdout)["datasets"]}
         assert set(datasets) == set(self.datasets)
-        from gobblin_py.connectors.files.filebased import SNAPSHOT_KEY, parse_snapshot
+        from gobblin_py.connectors.files.file_settings import SNAPSHOT_KEY
+        from gobblin_py.connectors.files.filebased import parse_snapshot
         from gobblin_py.store import FsDatasetStateStore
 
         store = FsDatasetStateStore(self.state_url, storage_options=self._storage_options())

@@ -11,7 +11,7 @@ from rich.console import Console
 from gobblin_py.cli.summary_table import print_summary_table
 from gobblin_py.connectors.kafka.keys import partitions_of
 from gobblin_py.connectors.kafka.packer import squeeze
-from gobblin_py.runtime.commit.datasets import DatasetResult
+from gobblin_py.runtime.commit.dataset_result import DatasetResult
 from gobblin_py.runtime.commit.job_result import JobResult
 from gobblin_py.runtime.commit.summary import render
 from gobblin_py.sdk.run_states import DatasetState

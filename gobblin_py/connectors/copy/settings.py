@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any
 
-from gobblin_py.connectors.files.filebased import FileSourceSettings
+from gobblin_py.connectors.files.file_settings import FileSourceSettings
 from gobblin_py.connectors.files.publisher import PublisherSettings
 from gobblin_py.formats.settings import FileWriterSettings
 from gobblin_py.sdk.config_errors import ConfigError

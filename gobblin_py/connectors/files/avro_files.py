@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gobblin_py.connectors.files.filebased import FORMAT_KEY, FileBasedSource, FileSourceSettings
+from gobblin_py.connectors.files.file_settings import FORMAT_KEY, FileSourceSettings
+from gobblin_py.connectors.files.filebased import FileBasedSource
 from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.settings import Settings, setting
 from gobblin_py.sdk.states import WorkUnit

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from gobblin_py.connectors.files.avro_files import TABLE_TYPES
-from gobblin_py.connectors.files.filebased import FILES_TO_PULL_KEY, FORMAT_KEY, FileExtractor
+from gobblin_py.connectors.files.file_extractor import FileExtractor
+from gobblin_py.connectors.files.file_settings import FILES_TO_PULL_KEY, FORMAT_KEY
 from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk import joda
 from gobblin_py.sdk.config_errors import ConfigError

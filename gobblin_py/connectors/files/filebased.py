@@ -23,18 +23,16 @@ from gobblin_py.connectors.files.empty_listing import Listing, explain
 from gobblin_py.connectors.files.file_extractor import FileExtractor
 from gobblin_py.connectors.files.file_readers import open_file
 from gobblin_py.connectors.files.file_schema import DATASET_SCHEMA_KEY, INFERENCE_BYTES, PREVIOUS_RUN, SCHEMA_SOURCE_KEY
-from gobblin_py.connectors.files.file_settings import (  # noqa: F401 - re-exported: the file source's names live here too
+from gobblin_py.connectors.files.file_settings import (
     DATA_DIRECTORY_KEY,
     FILE_MTIMES_KEY,
     FILES_TO_PULL_KEY,
     FORMAT_KEY,
-    FORMATS,
     REPLAYED_FILES_KEY,
     SCHEMA_FILE_KEY,
     SNAPSHOT_KEY,
     SNAPSHOT_SEPARATOR,
     FileSourceSettings,
-    file_format,
 )
 from gobblin_py.connectors.files.file_startpoints import entry_mtime
 from gobblin_py.io import fs as fsutil
@@ -169,22 +167,14 @@ class FileBasedSource(Source):
 
     def _dataset_workunits(self, state: SourceState, settings: FileSourceSettings, urn: str,
                            files: list[tuple[str, int]], previous: list[WorkUnitState]) -> list[WorkUnit]:
-        level = settings.urn_level
+        """One dataset's work units: the files of its failed units again, then the files not in its snapshot (or
+        those a startpoint pulls again), grouped; the first unit carries the dataset's new snapshot."""
         seen: set[str] = set()
         for wus in previous:
             seen |= parse_snapshot(wus.get_prop(SNAPSHOT_KEY))
-        retries = workunits_to_retry(state, previous)
-        retry_paths = set()
-        retry_units = []
-        current = {path: mtime for path, mtime in files}
-        for old in retries:
-            paths = [p for p in old.get_prop_as_list(FILES_TO_PULL_KEY) if p in current]
-            missing = [p for p in old.get_prop_as_list(FILES_TO_PULL_KEY) if p not in current]
-            if missing:
-                log.warning("retried_files_missing", dataset=urn, files=missing)
-            if paths:
-                retry_paths.update(paths)
-                retry_units.append(paths)
+        current = dict(files)
+        retry_units = _retried_files(state, previous, current, urn)
+        retry_paths = {path for paths in retry_units for path in paths}
         startpoint = startpoint_for(state, urn)
         filtered: set[str] = set()  # the files pulled again whose records before a startpoint's time are dropped
         if startpoint is not None:
@@ -196,52 +186,60 @@ class FileBasedSource(Source):
             new = sorted(new)[:settings.max_files]
         if not new and not retry_units and startpoint is None:
             return []
-        snapshot = seen | {self.snapshot_entry(p, m) for p, m in new} | {
-            self.snapshot_entry(p, current[p]) for p in retry_paths
-        }
         groups = retry_units + self._group([p for p, _ in new], settings.max_units)
         if not groups:
             if not files:
                 return []  # nothing listed: the startpoint waits for files to act on
             groups = [[]]  # a unit that reads nothing and carries the startpoint's snapshot to the commit
+        schema = self._dataset_schema(settings, previous, groups)
+        plan = _DatasetPlan(urn, settings.urn_level == "subdirectory", self._extract(state, urn, settings.urn_level),
+                            current, max((entry_mtime(e) for e in seen), default=0), schema, startpoint, filtered)
+        snapshot = seen | {self.snapshot_entry(p, m) for p, m in new} | {
+            self.snapshot_entry(p, current[p]) for p in retry_paths
+        }
+        units = [self._unit(plan, paths, snapshot if index == 0 else None) for index, paths in enumerate(groups)]
+        log.info("files_planned", dataset=urn, new_files=len(new), retried_work_units=len(retry_units))
+        return units
+
+    @staticmethod
+    def _extract(state: SourceState, urn: str, level: str) -> Extract:
+        """The extract of a dataset's units: its table is the dataset's folder at ``subdirectory`` level."""
         table = urn if level == "subdirectory" else (
             state.get_prop("extract.table.name") or state.get_prop("source.entity") or state.get_prop("job.name", "files")
         )
-        namespace = state.get_prop("extract.namespace") or ""
-        table_type = state.get_prop("extract.table.type") or "APPEND_ONLY"
+        return Extract.create(state.get_prop("extract.table.type") or "APPEND_ONLY",
+                              state.get_prop("extract.namespace") or "", table)
+
+    def _unit(self, plan: _DatasetPlan, paths: list[str], snapshot: set[str] | None) -> WorkUnit:
+        """The work unit reading ``paths``; the dataset's first one carries its ``snapshot`` (and the startpoint
+        it consumes)."""
+        current, startpoint = plan.current, plan.startpoint
+        # the files pulled again come first: the unit filters its first REPLAYED_FILES_KEY files, none after
+        paths = sorted(paths, key=lambda p: self.snapshot_entry(p, current[p]) not in plan.filtered)
+        replayed = sum(1 for p in paths if self.snapshot_entry(p, current[p]) in plan.filtered)
         # informational watermarks (the snapshot decides what is new): newest mtime pulled before → newest of the unit
-        low = max((entry_mtime(e) for e in seen), default=0)
-        schema, schema_from = self._dataset_schema(settings, previous, groups)
-        units = []
-        for index, paths in enumerate(groups):
-            # the files pulled again come first: the unit filters its first REPLAYED_FILES_KEY files, none after
-            paths = sorted(paths, key=lambda p: self.snapshot_entry(p, current[p]) not in filtered)
-            replayed = sum(1 for p in paths if self.snapshot_entry(p, current[p]) in filtered)
-            high = max((current[p] for p in paths), default=low)
-            unit = WorkUnit.create(
-                Extract.create(table_type, namespace, table),
-                WatermarkInterval.of(LongWatermark(min(low, high)), LongWatermark(high)),
-            )
-            unit.set_prop(FILES_TO_PULL_KEY, ",".join(paths))
-            unit.set_prop(FILE_MTIMES_KEY, ",".join(str(current[p]) for p in paths))
-            if not paths:
-                unit.set_prop(SCHEMA_FILE_KEY, min(current))  # its schema is the dataset's, though it reads no row
-            if schema is not None:
-                unit.set_prop(DATASET_SCHEMA_KEY, schema)
-                unit.set_prop(SCHEMA_SOURCE_KEY, schema_from)
-            self.configure_unit(unit)
-            if level == "subdirectory":
-                unit.set_prop("dataset.urn", urn)
-            if index == 0:  # the dataset's whole snapshot (and the startpoint it consumes) rides on its first unit
-                unit.set_prop(SNAPSHOT_KEY, ",".join(sorted(snapshot)))
-                if startpoint is not None:
-                    mark_applied(unit, startpoint, filtered=False)
-            if startpoint is not None and replayed:
-                filter_before_startpoint(unit, startpoint)
-                unit.set_prop(REPLAYED_FILES_KEY, replayed)
-            units.append(unit)
-        log.info("files_planned", dataset=urn, new_files=len(new), retried_work_units=len(retry_units))
-        return units
+        high = max((current[p] for p in paths), default=plan.low)
+        unit = WorkUnit.create(plan.extract,
+                               WatermarkInterval.of(LongWatermark(min(plan.low, high)), LongWatermark(high)))
+        unit.set_prop(FILES_TO_PULL_KEY, ",".join(paths))
+        unit.set_prop(FILE_MTIMES_KEY, ",".join(str(current[p]) for p in paths))
+        if not paths:
+            unit.set_prop(SCHEMA_FILE_KEY, min(current))  # its schema is the dataset's, though it reads no row
+        schema, schema_from = plan.schema
+        if schema is not None:
+            unit.set_prop(DATASET_SCHEMA_KEY, schema)
+            unit.set_prop(SCHEMA_SOURCE_KEY, schema_from)
+        self.configure_unit(unit)
+        if plan.by_folder:
+            unit.set_prop("dataset.urn", plan.urn)
+        if snapshot is not None:
+            unit.set_prop(SNAPSHOT_KEY, ",".join(sorted(snapshot)))
+            if startpoint is not None:
+                mark_applied(unit, startpoint, filtered=False)
+        if startpoint is not None and replayed:
+            filter_before_startpoint(unit, startpoint)
+            unit.set_prop(REPLAYED_FILES_KEY, replayed)
+        return unit
 
     def _dataset_schema(self, settings: FileSourceSettings, previous: list[WorkUnitState],
                         groups: list[list[str]]) -> tuple[str | None, str]:
@@ -292,3 +290,32 @@ def _mtime_ms(info: dict, fs, path: str) -> int:
         if value is not None:
             return int(value.timestamp() * 1000) if isinstance(value, datetime) else int(float(value) * 1000)
     return int(fs.modified(path).timestamp() * 1000)
+
+
+@dataclasses.dataclass(frozen=True)
+class _DatasetPlan:
+    """What every work unit of one dataset shares: its extract, the files' mtimes, the newest mtime pulled before,
+    its schema, and the startpoint it is planned from with the files that startpoint pulls again."""
+
+    urn: str
+    by_folder: bool  # each subfolder a dataset: the units name their dataset
+    extract: Extract
+    current: dict[str, int]
+    low: int
+    schema: tuple[str | None, str]
+    startpoint: Startpoint | None
+    filtered: set[str]
+
+
+def _retried_files(state: SourceState, previous: list[WorkUnitState], current: Mapping[str, int],
+                   urn: str) -> list[list[str]]:
+    """The files of each of the previous run's failed units that are still listed, one group per unit."""
+    groups = []
+    for old in workunits_to_retry(state, previous):
+        listed = old.get_prop_as_list(FILES_TO_PULL_KEY)
+        missing = [p for p in listed if p not in current]
+        if missing:
+            log.warning("retried_files_missing", dataset=urn, files=missing)
+        if paths := [p for p in listed if p in current]:
+            groups.append(paths)
+    return groups

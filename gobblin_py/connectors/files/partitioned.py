@@ -15,9 +15,10 @@ from collections.abc import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gobblin_py.connectors.files.partitioners import WriterPartitioner, normalise_path, render_paths
+from gobblin_py.connectors.files.partitioners import normalise_path, render_paths
 from gobblin_py.connectors.files.writer_parts import clean_up_all
 from gobblin_py.sdk.contracts import CountedOutput, DataWriter
+from gobblin_py.sdk.partitioner import WriterPartitioner
 
 
 class PartitionedDataWriter(DataWriter):

@@ -33,9 +33,7 @@ from gobblin_py.sdk.branches import branch_key
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.logs import get_logger
-
-# the interface lives apart so that a job without a partitioner does not load Arrow's kernels; importable from here
-from gobblin_py.sdk.partitioner import PartitionFields, RecordPartitionerAdapter, WriterPartitioner  # noqa: F401
+from gobblin_py.sdk.partitioner import PartitionFields, WriterPartitioner
 from gobblin_py.sdk.settings import Scope, Settings, setting
 from gobblin_py.sdk.states import State
 

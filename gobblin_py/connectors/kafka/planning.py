@@ -21,6 +21,7 @@ datasets (``dataset.urn`` = topic) win over a job-level state (URN ``""``) that 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from gobblin_py.connectors.kafka import keys as K
 from gobblin_py.connectors.kafka.settings import KafkaSourceSettings
@@ -242,53 +243,11 @@ def plan_topic(settings: KafkaSourceSettings, topic: str, partitions: list, offs
     partition would start. ``recreated``: why the topic is not the one its offsets were stored for (see
     :mod:`.recreated`): every partition then starts per ``bootstrap.with.offset``, as one never seen does, and the
     messages that skips count as lost."""
-    plans: list[PartitionPlan] = []
-    seen = set()
-    pulled = any(prev.complete for (name, _), prev in previous.items() if name == topic)
-    for info in partitions:
-        seen.add(info.partition)
-        prev = previous.get((topic, info.partition))
-        known = prev.offset if prev is not None and prev.complete and not recreated else None
-        if info.partition not in offsets:
-            log.warning("kafka_offsets_unavailable", topic=topic, partition=info.partition,
-                        action="offset kept; pulled next run" if known is not None else "not pulled this run")
-            if known is not None:
-                plans.append(PartitionPlan(topic, info.partition, known, known, str(info.leader_id), info.leader,
-                                           fetched_at, prev, changed=False))
-            continue
-        earliest, latest = offsets[info.partition]
-        point = startpoints.for_partition(str(info.partition)) if startpoints is not None else None
-        at_time = (times or {}).get(info.partition)
-        if point is not None and not _nothing_to_replay(topic, info.partition, point, known, at_time):
-            start = start_at(point, earliest, latest, at_time)
-            log.info("kafka_startpoint", topic=topic, partition=info.partition, startpoint=point.describe(), offset=start)
-            plans.append(PartitionPlan(topic, info.partition, start, latest, str(info.leader_id), info.leader,
-                                       fetched_at, prev, startpoint=point,
-                                       replay_end=(latest if known is None else known)
-                                       if point.kind is StartpointKind.TIMESTAMP else None))
-            continue
-        if recreated:
-            decided = _plan(settings, topic, info.partition, earliest, latest, None)
-            if decided is not None:
-                start, high, _ = decided
-                plans.append(PartitionPlan(topic, info.partition, start, high, str(info.leader_id), info.leader,
-                                           fetched_at, prev, max(0, start - earliest)))
-            continue
-        decided = plan_partition(settings, topic, info.partition, earliest, latest, prev, pulled)
-        if decided is None:
-            continue
-        start, high, lost = decided
-        changed = point is not None or not (known is not None and start == known == high)
-        plans.append(PartitionPlan(topic, info.partition, start, high, str(info.leader_id), info.leader, fetched_at,
-                                   prev, lost, changed, startpoint=point))  # (a startpoint with nothing to replay)
-    absent = sorted(p for p in (startpoints.by_partition if startpoints is not None else {})
-                    if p and not (p.isdigit() and int(p) in seen))
-    if absent:
-        assert startpoints is not None
-        log.warning("kafka_startpoint_unusable", topic=topic, partitions=len(seen),
-                    startpoints={p: startpoints.by_partition[p].describe() for p in absent},
-                    note="the topic has no such partition: no run can start from it; remove it with "
-                         "`gpy state startpoint clear`")
+    topic_view = _Topic(settings, topic, offsets, previous, fetched_at, startpoints, times or {}, recreated,
+                        any(prev.complete for (name, _), prev in previous.items() if name == topic))
+    plans = [plan for info in partitions if (plan := _partition_plan(topic_view, info)) is not None]
+    seen = {info.partition for info in partitions}
+    _warn_unusable_startpoints(topic, startpoints, seen)
     # partitions stored before that the topic no longer has: their offsets are carried, unchanged (unless the topic
     # was recreated: they were the old topic's)
     for (name, pid), prev in sorted(previous.items()):
@@ -298,13 +257,8 @@ def plan_topic(settings: KafkaSourceSettings, topic: str, partitions: list, offs
                                        fetched_at, prev, changed=False))
     for plan in plans:
         plan.topic_id = topic_id
-        last = plan.previous
-        if not recreated and last is not None and last.last_offset is not None and last.last_timestamp is not None:
-            # a partition reset to before the last message read, which it no longer holds (its stored offset was
-            # beyond its end), reuses that offset: the message says nothing of the partition any more
-            held = last.last_offset < offsets.get(plan.partition, (0, last.last_offset + 1))[1]
-            if held or plan.low > last.last_offset:
-                plan.last = (last.last_offset, last.last_timestamp)
+        if not recreated:
+            _reuse_last_message(plan, offsets)
     if recreated:
         log.warning("kafka_topic_recreated", topic=topic, evidence=recreated, bootstrap=settings.bootstrap,
                     partitions=len(plans), offsets_lost=sum(p.lost for p in plans),
@@ -313,3 +267,75 @@ def plan_topic(settings: KafkaSourceSettings, topic: str, partitions: list, offs
     if not any(p.changed for p in plans):
         return []
     return plans
+
+
+@dataclass(frozen=True)
+class _Topic:
+    """What planning one topic knows: its settings, offsets, stored state, startpoints and whether it was pulled."""
+
+    settings: KafkaSourceSettings
+    name: str
+    offsets: dict[int, tuple[int, int]]
+    previous: dict[tuple[str, int], Previous]
+    fetched_at: int
+    startpoints: DatasetStartpoints | None
+    times: dict[int, int]
+    recreated: str | None
+    pulled: bool  # a partition of it was pulled before
+
+
+def _partition_plan(topic: _Topic, info: Any) -> PartitionPlan | None:
+    """The plan of one partition (``info``: its id, leader id and leader), or None when it is not pulled."""
+    name, pid = topic.name, info.partition
+    prev = topic.previous.get((name, pid))
+    known = prev.offset if prev is not None and prev.complete and not topic.recreated else None
+    leader = (str(info.leader_id), info.leader, topic.fetched_at, prev)
+    if pid not in topic.offsets:
+        log.warning("kafka_offsets_unavailable", topic=name, partition=pid,
+                    action="offset kept; pulled next run" if known is not None else "not pulled this run")
+        return PartitionPlan(name, pid, known, known, *leader, changed=False) if known is not None else None
+    earliest, latest = topic.offsets[pid]
+    point = topic.startpoints.for_partition(str(pid)) if topic.startpoints is not None else None
+    at_time = topic.times.get(pid)
+    if point is not None and not _nothing_to_replay(name, pid, point, known, at_time):
+        start = start_at(point, earliest, latest, at_time)
+        log.info("kafka_startpoint", topic=name, partition=pid, startpoint=point.describe(), offset=start)
+        return PartitionPlan(name, pid, start, latest, *leader, startpoint=point,
+                             replay_end=(latest if known is None else known)
+                             if point.kind is StartpointKind.TIMESTAMP else None)
+    if topic.recreated:
+        decided = _plan(topic.settings, name, pid, earliest, latest, None)
+        if decided is None:
+            return None
+        return PartitionPlan(name, pid, decided[0], decided[1], *leader, max(0, decided[0] - earliest))
+    decided = plan_partition(topic.settings, name, pid, earliest, latest, prev, topic.pulled)
+    if decided is None:
+        return None
+    start, high, lost = decided
+    changed = point is not None or not (known is not None and start == known == high)
+    return PartitionPlan(name, pid, start, high, *leader, lost, changed,
+                         startpoint=point)  # (a startpoint with nothing to replay)
+
+
+def _warn_unusable_startpoints(topic: str, startpoints: DatasetStartpoints | None, seen: set[int]) -> None:
+    """Warn of startpoints set for partitions the topic does not have."""
+    if startpoints is None:
+        return
+    absent = sorted(p for p in startpoints.by_partition if p and not (p.isdigit() and int(p) in seen))
+    if absent:
+        log.warning("kafka_startpoint_unusable", topic=topic, partitions=len(seen),
+                    startpoints={p: startpoints.by_partition[p].describe() for p in absent},
+                    note="the topic has no such partition: no run can start from it; remove it with "
+                         "`gpy state startpoint clear`")
+
+
+def _reuse_last_message(plan: PartitionPlan, offsets: dict[int, tuple[int, int]]) -> None:
+    """Carry the last message read before into ``plan`` when it still says something of the partition."""
+    last = plan.previous
+    if last is None or last.last_offset is None or last.last_timestamp is None:
+        return
+    # a partition reset to before the last message read, which it no longer holds (its stored offset was beyond its
+    # end), reuses that offset: the message says nothing of the partition any more
+    held = last.last_offset < offsets.get(plan.partition, (0, last.last_offset + 1))[1]
+    if held or plan.low > last.last_offset:
+        plan.last = (last.last_offset, last.last_timestamp)

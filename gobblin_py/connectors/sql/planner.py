@@ -8,7 +8,6 @@ many work units by row count. The previous runs' failed ranges are planned again
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -16,10 +15,9 @@ from typing import Any
 from gobblin_py.connectors.sql import delta as deltas
 from gobblin_py.connectors.sql import keys as K
 from gobblin_py.connectors.sql.arrow_types import ColumnSpec, jsonable
-from gobblin_py.connectors.sql.dialects.base import Dialect
 from gobblin_py.connectors.sql.newest import no_event_time
-from gobblin_py.connectors.sql.positions import SINGLE, Previous, position_key
-from gobblin_py.connectors.sql.settings import QueryBasedSettings
+from gobblin_py.connectors.sql.positions import SINGLE, position_key
+from gobblin_py.connectors.sql.table_plan import TablePlan
 from gobblin_py.connectors.sql.watermarks import (
     DATE,
     STEP,
@@ -36,39 +34,11 @@ from gobblin_py.connectors.sql.watermarks import (
 )
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.packing import worst_fit_decreasing
-from gobblin_py.sdk.states import Extract, WorkUnit
+from gobblin_py.sdk.states import WorkUnit
 from gobblin_py.sdk.watermarks import WatermarkInterval
-from gobblin_py.store.startpoints import SKIPPED_KEY, UNKNOWN, Startpoint, StartpointKind, mark_applied
+from gobblin_py.store.startpoints import SKIPPED_KEY, UNKNOWN, StartpointKind, mark_applied
 
 log = get_logger(__name__)
-
-
-@dataclass
-class TablePlan:
-    """What planning one table needs: its settings, where it is, its delta expression and previous positions.
-
-    ``keys`` maps a key to the name it was set under for this table (``source.querybased.entity.<t>.<key>``
-    when the table has its own value), for messages.
-    """
-
-    entity: str
-    settings: QueryBasedSettings
-    keys: dict[str, str]
-    dialect: Dialect
-    conn: Any
-    qualified: str
-    expr: str
-    delta_names: str
-    codec: WatermarkCodec
-    prev: Previous
-    is_full: bool
-    extract: Extract
-    base: dict[str, str]
-    zone: dt.tzinfo
-    indexed: bool = False  # the delta expression is one column leading an index: MIN/MAX from its ends
-    startpoint: Startpoint | None = None
-    replay: tuple[bool, Any] = (True, None)  # for a TIMESTAMP startpoint: (found, low watermark) from the replay pairs
-    slots: int = 1  # the job's task slots: how many work units run at once
 
 
 class RangePlanner:
@@ -266,6 +236,8 @@ class RangePlanner:
         return bound
 
     def _single(self) -> list[WorkUnit]:
+        """A table with one watermark: its failed ranges again, then the rows past the watermark (or from a
+        startpoint), split into work units by row count or by time."""
         plan = self.plan
         frontier = None if (plan.is_full or self.settings.override) else self.prev.frontier.get(SINGLE)
         checkpoint = None
@@ -278,80 +250,113 @@ class RangePlanner:
             row = self._stats(known_kind, None)
         min_value, max_value, rows, all_rows = row[0], row[1], int(row[2] or 0), int(row[3] or 0)
         if max_value is None:
-            if plan.startpoint is not None:
-                frontier = checkpoint
-            kind = self.prev.kind or deltas.NUMBER
-            wtype = watermark_type(self.prev.wtype) or self.wtype_cfg or "simple"
-            retries = self._retry_units(wtype, kind)
-            if retries and frontier is not None:
-                retries.append(self._carry({SINGLE: frontier}, wtype, kind))
-            log.info("sql_table_planned", table=plan.entity, dataset=plan.base["dataset.urn"], work_units=len(retries),
-                     note="no rows above the low watermark")
-            return retries
+            return self._no_new_rows(checkpoint if plan.startpoint is not None else frontier)
         kind = known_kind or self._kind(max_value)
         wtype = self._wtype(kind)
-        if frontier is None and rows < all_rows and not plan.is_full:
-            log.warning("sql_null_delta_rows", table=plan.entity, rows=all_rows - rows,
+        self._check_rows(frontier is None and rows < all_rows, all_rows - rows, kind)
+        low, unbounded = self._low(SINGLE, deltas.to_long(min_value, kind), wtype)
+        found = _Range(low, self._high(deltas.to_long(max_value, kind), wtype), unbounded, rows)
+        bound = self._bound_by_time(found, kind, wtype, checkpoint)
+        if plan.startpoint is not None:
+            carry = self._start_from(found, bound, deltas.to_long(min_value, kind), kind, wtype, checkpoint)
+            if carry is not None:
+                return [carry]
+        # a startpoint decides where the whole table starts: earlier failed ranges are not retried besides
+        units = self._retry_units(wtype, kind) if plan.startpoint is None or not self._replays else []
+        if units and frontier is not None and (found.low is None or found.high <= found.low):
+            units.append(self._carry({SINGLE: frontier}, wtype, kind))
+        if found.low is not None and found.high > found.low:
+            units += self._range_units(found, kind, wtype, checkpoint)
+        codec = self.codec_for(wtype)
+        log.info("sql_table_planned", table=plan.entity, dataset=plan.base["dataset.urn"], watermark_type=wtype,
+                 low=codec.render(found.low) if found.low is not None else "-", high=codec.render(found.high),
+                 work_units=len(units), retried=len(self.prev.retries), rows_estimated=found.rows, full=plan.is_full)
+        return units
+
+    def _no_new_rows(self, frontier: int | None) -> list[WorkUnit]:
+        """Nothing above the low watermark: the failed ranges again, and the watermark carried beside them."""
+        kind = self.prev.kind or deltas.NUMBER
+        wtype = watermark_type(self.prev.wtype) or self.wtype_cfg or "simple"
+        retries = self._retry_units(wtype, kind)
+        if retries and frontier is not None:
+            retries.append(self._carry({SINGLE: frontier}, wtype, kind))
+        log.info("sql_table_planned", table=self.plan.entity, dataset=self.plan.base["dataset.urn"],
+                 work_units=len(retries), note="no rows above the low watermark")
+        return retries
+
+    def _check_rows(self, nulls_left_out: bool, nulls: int, kind: str) -> None:
+        """Warn of rows append_only never pulls (a NULL delta); refuse a startpoint's time on a number watermark
+        without an event column."""
+        plan = self.plan
+        if nulls_left_out and not plan.is_full:
+            log.warning("sql_null_delta_rows", table=plan.entity, rows=nulls,
                         note="rows whose delta column is NULL are never pulled by append_only; use snapshot_append "
                              "or more delta fields (COALESCE)")
         if plan.startpoint is not None and plan.startpoint.kind is StartpointKind.TIMESTAMP:
             if kind == deltas.NUMBER and not (self.settings.event_column or "").strip():
                 raise no_event_time(plan.entity, plan.delta_names)
-        low, unbounded = self._low(SINGLE, deltas.to_long(min_value, kind), wtype)
-        high = self._high(deltas.to_long(max_value, kind), wtype)
-        skipped: int | str | None = None
+
+    def _bound_by_time(self, found: _Range, kind: str, wtype: str, checkpoint: int | None) -> int | None:
+        """A startpoint's time as a predicate of the queries (the older rows are never read), with ``found``'s
+        rows and skipped rows counted from it; None when there is none, or nothing before it is left to replay."""
         bound = self._time_bound(wtype, kind)
         if bound is not None and checkpoint is not None and bound >= checkpoint:
             self._nothing_to_replay(checkpoint)  # the rows from the time on are not read yet: nothing to replay
-            bound = None
-        if bound is not None:  # the time is a predicate of the queries: the older rows are never read
-            after = self._stats(kind, bound)
+            return None
+        if bound is not None:
+            after = int(self._stats(kind, bound)[2] or 0)
             # (with skip.count nothing is counted: how many rows were skipped is not known)
-            rows, skipped = int(after[2] or 0), UNKNOWN if self.settings.skip_count else rows - int(after[2] or 0)
-        if plan.startpoint is not None:
-            start = bound if bound is not None else (
-                self._start_at(checkpoint, deltas.to_long(min_value, kind), high, wtype) if self._replays
-                else checkpoint)
-            if self._replays or start is not None:  # (nothing to replay and no watermark: the usual range)
-                low, unbounded = start, False
-            if not self._replays and start is not None:  # the rows past the watermark only, as a run counts them
-                rows = int(self._stats(kind, start)[2] or 0)
-            if low is not None and high <= low:  # nothing to read from there: carry the new position
-                log.info("sql_startpoint", table=plan.entity, startpoint=plan.startpoint.describe(),
-                         low=self.codec_for(wtype).render(low))
-                carry = self._carry({SINGLE: low}, wtype, kind)
-                if skipped is not None:
-                    carry.set_prop(SKIPPED_KEY, skipped)
-                return [carry]
-        # a startpoint decides where the whole table starts: earlier failed ranges are not retried besides
-        units = self._retry_units(wtype, kind) if plan.startpoint is None or not self._replays else []
-        if units and frontier is not None and (low is None or high <= low):
-            units.append(self._carry({SINGLE: frontier}, wtype, kind))
-        if low is not None and high > low:
-            interval = self.settings.partition_interval
-            if interval > 0:
-                pieces = split_range(low, high, interval_units(interval, wtype), self.settings.max_partitions, wtype)
-            else:
-                parts = self._parts(rows)
-                pieces = split_range(low, high, STEP[wtype] if parts > 1 else None, parts, wtype)
-            if plan.startpoint is not None and checkpoint is not None and low < checkpoint < high:
-                # a replay: the rows past the watermark are read for the first time, and a time filter must not
-                # drop one of them, so no work unit holds rows of both sides
-                pieces = [cut for lo, hi in pieces for cut in (
-                    ((lo, checkpoint), (checkpoint, hi)) if lo < checkpoint < hi else ((lo, hi),))]
-            span = high - low
-            for index, (lo, hi) in enumerate(pieces):
-                estimate = rows * (hi - lo) / span if span else rows
-                units.append(self._unit({SINGLE: lo}, {SINGLE: hi}, wtype, kind, estimate,
-                                        unbounded_low=unbounded and index == 0))
-                if checkpoint is not None and lo >= checkpoint:
-                    self._fresh.add(id(units[-1]))
-            if skipped is not None:
-                units[-len(pieces)].set_prop(SKIPPED_KEY, skipped)
-        codec = self.codec_for(wtype)
-        log.info("sql_table_planned", table=plan.entity, dataset=plan.base["dataset.urn"], watermark_type=wtype,
-                 low=codec.render(low) if low is not None else "-", high=codec.render(high),
-                 work_units=len(units), retried=len(self.prev.retries), rows_estimated=rows, full=plan.is_full)
+            found.skipped = UNKNOWN if self.settings.skip_count else found.rows - after
+            found.rows = after
+        return bound
+
+    def _start_from(self, found: _Range, bound: int | None, minimum: int, kind: str, wtype: str,
+                    checkpoint: int | None) -> WorkUnit | None:
+        """Move ``found``'s low end to where the startpoint starts; the unit carrying that position when there
+        is nothing to read from there."""
+        plan = self.plan
+        assert plan.startpoint is not None
+        start = bound if bound is not None else (
+            self._start_at(checkpoint, minimum, found.high, wtype) if self._replays else checkpoint)
+        if self._replays or start is not None:  # (nothing to replay and no watermark: the usual range)
+            found.low, found.unbounded = start, False
+        if not self._replays and start is not None:  # the rows past the watermark only, as a run counts them
+            found.rows = int(self._stats(kind, start)[2] or 0)
+        if found.low is None or found.high > found.low:
+            return None
+        log.info("sql_startpoint", table=plan.entity, startpoint=plan.startpoint.describe(),
+                 low=self.codec_for(wtype).render(found.low))
+        carry = self._carry({SINGLE: found.low}, wtype, kind)
+        if found.skipped is not None:
+            carry.set_prop(SKIPPED_KEY, found.skipped)
+        return carry
+
+    def _range_units(self, found: _Range, kind: str, wtype: str, checkpoint: int | None) -> list[WorkUnit]:
+        """``[low, high)`` split into work units by time interval or by rows, none spanning a replay's
+        checkpoint; the first says how many rows a startpoint skipped."""
+        low, high = found.low, found.high
+        assert low is not None
+        interval = self.settings.partition_interval
+        if interval > 0:
+            pieces = split_range(low, high, interval_units(interval, wtype), self.settings.max_partitions, wtype)
+        else:
+            parts = self._parts(found.rows)
+            pieces = split_range(low, high, STEP[wtype] if parts > 1 else None, parts, wtype)
+        if self.plan.startpoint is not None and checkpoint is not None and low < checkpoint < high:
+            # a replay: the rows past the watermark are read for the first time, and a time filter must not
+            # drop one of them, so no work unit holds rows of both sides
+            pieces = [cut for lo, hi in pieces for cut in (
+                ((lo, checkpoint), (checkpoint, hi)) if lo < checkpoint < hi else ((lo, hi),))]
+        span = high - low
+        units = []
+        for index, (lo, hi) in enumerate(pieces):
+            estimate = found.rows * (hi - lo) / span if span else found.rows
+            units.append(self._unit({SINGLE: lo}, {SINGLE: hi}, wtype, kind, estimate,
+                                    unbounded_low=found.unbounded and index == 0))
+            if checkpoint is not None and lo >= checkpoint:
+                self._fresh.add(id(units[-1]))
+        if found.skipped is not None:
+            units[0].set_prop(SKIPPED_KEY, found.skipped)
         return units
 
     # -- a table whose rows belong to partitions, each with its own watermark (MultiLongWatermark)
@@ -414,3 +419,14 @@ class RangePlanner:
         log.info("sql_table_planned", table=self.plan.entity, dataset=self.plan.base["dataset.urn"],
                  watermark_type=wtype, partitions=len(values), active_partitions=len(active), work_units=len(units))
         return units
+
+
+@dataclass
+class _Range:
+    """The watermark range a table's run reads, the rows in it, and the rows a startpoint's time skips."""
+
+    low: int | None
+    high: int
+    unbounded: bool  # the low end is open: the first unit reads every row below ``high``
+    rows: int
+    skipped: int | str | None = None

@@ -14,6 +14,7 @@ import datetime as dt
 import re
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -26,10 +27,11 @@ from gobblin_py.connectors.sql.dialects import dialect_for
 from gobblin_py.connectors.sql.dialects.base import Dialect
 from gobblin_py.connectors.sql.errors import SqlConfigError
 from gobblin_py.connectors.sql.newest import EVENT_KEY, no_event_time
-from gobblin_py.connectors.sql.planner import RangePlanner, TablePlan
+from gobblin_py.connectors.sql.planner import RangePlanner
 from gobblin_py.connectors.sql.positions import Previous, previous_codec, previous_watermarks
 from gobblin_py.connectors.sql.settings import QueryBasedSettings, entity_key, entity_names
 from gobblin_py.connectors.sql.skipped import empty_units
+from gobblin_py.connectors.sql.table_plan import TablePlan
 from gobblin_py.connectors.sql.watermarks import (
     SIMPLE,
     TIMESTAMP,
@@ -182,74 +184,42 @@ class QueryBasedSource(Source):
                     previous_units: list[WorkUnitState]) -> tuple[list[WorkUnit], Previous]:
         settings = QueryBasedSettings.load(state, entity=entity)
         keys = {key: entity_key(state, entity, key) for key in _KEYED}
-        schema_name, table_name = text(settings.schema), entity
-        if "." in entity and not schema_name:
-            schema_name, table_name = entity.split(".", 1)
-        schema, table = dialect.resolve_table(conn, schema_name, table_name)
-        unbounded = parse_arrow_type(settings.unbounded_numeric, keys[K.UNBOUNDED_NUMERIC])
-        columns = dialect.describe(conn, schema, table, unbounded)
-        delta_cols = [_column(columns, c, keys[K.DELTA_FIELDS], table) for c in settings.delta_fields]
-        pk_cols = [_column(columns, c, keys[K.PK_FIELDS], table) for c in settings.pk_fields]
-        _check_delta_columns(delta_cols, keys[K.DELTA_FIELDS])
-        part_name = text(settings.partition_column)
-        part_col = _column(columns, part_name, keys[K.PARTITION_COLUMN], table) if part_name else None
-        table_type = (settings.table_type or ("append_only" if delta_cols else "snapshot_only")).upper()
-        if table_type != "SNAPSHOT_ONLY" and not delta_cols:
-            raise UsageError(
-                f"table {entity}: {table_type.lower()} needs a delta column to pull increments "
-                f"({keys[K.DELTA_FIELDS]}), or use extract.table.type=snapshot_only"
-            )
+        found = _table_columns(settings, keys, entity, dialect, conn)
         class_name = text(settings.watermark_class)
-        is_full = settings.is_full or table_type == "SNAPSHOT_ONLY"
+        is_full = settings.is_full or found.table_type == "SNAPSHOT_ONLY"
         prev = Previous()
         if not is_full and previous_units:
             prev = previous_watermarks(state, previous_units,
                                        previous_codec(previous_units, settings.watermark_type, class_name))
-        if table_type == "SNAPSHOT_APPEND" and not is_full and prev.empty:
+        if found.table_type == "SNAPSHOT_APPEND" and not is_full and prev.empty:
             is_full = True  # the first run of a snapshot_append table is its snapshot
-        output = _output_table(state, entity, table)
+        output = _output_table(state, entity, found.table)
         relative_parts(output, f"table {entity!r}: its output name")  # it becomes a folder below the final folder
-        extract = Extract.create(table_type, settings.namespace or "", output)
+        extract = Extract.create(found.table_type, settings.namespace or "", output)
         if is_full:
             extract.set_prop("extract.is.full", "true")
             extract.set_prop("extract.full.run.time", int(time.time() * 1000))
-        base = {
-            "source.entity": entity, "dataset.urn": entity, K.SCHEMA: schema, K.TABLE: table,
-            K.DELTA_FIELDS: ",".join(c.name for c in delta_cols), K.PK_FIELDS: ",".join(c.name for c in pk_cols),
-            K.WATERMARK_RANGE: K.HALF_OPEN, K.DRIVER: dialect.name,
-        }
-        for key, field_name in _PASSED:
-            if state.get_prop(entity_key(state, entity, key)) is not None:
-                value = getattr(settings, field_name)
-                base[key] = str(value).lower() if isinstance(value, bool) else str(value)
-        if class_name:
-            base[K.WATERMARK_CLASS] = class_name
-        base.update(_row_groups(state))
-        if not delta_cols:
+        base = _unit_props(state, settings, entity, found, dialect.name, class_name)
+        if not found.delta_cols:
             unit = WorkUnit.create(extract)
             unit.add_all(base)
-            log.info("sql_table_planned", table=entity, dataset=entity, table_type=table_type.lower(), work_units=1,
-                     note="no delta column: the whole table")
+            log.info("sql_table_planned", table=entity, dataset=entity, table_type=found.table_type.lower(),
+                     work_units=1, note="no delta column: the whole table")
             return [unit], prev
+        delta_cols = found.delta_cols
         expr = (dialect.quote(delta_cols[0].name) if len(delta_cols) == 1
                 else "COALESCE(" + ", ".join(dialect.quote(c.name) for c in delta_cols) + ")")
-        indexed = len(delta_cols) == 1 and delta_cols[0].name in dialect.indexed_columns(conn, schema, table)
+        indexed = len(delta_cols) == 1 and delta_cols[0].name in dialect.indexed_columns(conn, found.schema,
+                                                                                          found.table)
         plan = TablePlan(entity=entity, settings=settings, keys=keys, dialect=dialect, conn=conn,
-                         qualified=dialect.qualified(schema, table), expr=expr, indexed=indexed,
+                         qualified=dialect.qualified(found.schema, found.table), expr=expr, indexed=indexed,
                          delta_names=", ".join(c.name for c in delta_cols),
                          codec=WatermarkCodec(settings.watermark_type or "simple", class_name), prev=prev,
                          is_full=is_full, extract=extract, base=base, zone=source_zone(settings.timezone),
                          slots=TaskSlotSettings.load(state).slots)
-        point = startpoint_for(state, entity)
-        if point is not None:
-            if part_col is not None:
-                raise UsageError(f"table {entity}: startpoints are for tables without "
-                                 "source.querybased.partition.column; clear it with `gpy state startpoint clear`")
-            plan.startpoint = point
-            if point.kind is StartpointKind.TIMESTAMP:
-                plan.replay = replay_low(state.previous_dataset_states.get(entity), "", point.timestamp_ms)
+        _plan_startpoint(state, plan, found.part_col)
         planner = RangePlanner(plan)
-        units = planner.partitioned(part_col) if part_col else planner.single()
+        units = planner.partitioned(found.part_col) if found.part_col else planner.single()
         return _share_row_groups(units, plan.slots), prev
 
     def explain_empty_plan(self) -> EmptyPlan | None:
@@ -377,3 +347,69 @@ class MysqlSource(QueryBasedSource):
     """``QueryBasedSource`` with ``source.conn.driver`` defaulting to ``mysql`` (Gobblin's MysqlSource)."""
 
     default_driver = "mysql"
+
+
+@dataclass(frozen=True)
+class _TableColumns:
+    """One table as the database names it, the columns its keys name, and its table type."""
+
+    schema: str
+    table: str
+    delta_cols: list[ColumnSpec]
+    pk_cols: list[ColumnSpec]
+    part_col: ColumnSpec | None
+    table_type: str
+
+
+def _table_columns(settings: QueryBasedSettings, keys: dict[str, str], entity: str, dialect: Dialect,
+                   conn: Any) -> _TableColumns:
+    """The table ``entity`` names, found in the database, with the columns its keys name (each checked)."""
+    schema_name, table_name = text(settings.schema), entity
+    if "." in entity and not schema_name:
+        schema_name, table_name = entity.split(".", 1)
+    schema, table = dialect.resolve_table(conn, schema_name, table_name)
+    unbounded = parse_arrow_type(settings.unbounded_numeric, keys[K.UNBOUNDED_NUMERIC])
+    columns = dialect.describe(conn, schema, table, unbounded)
+    delta_cols = [_column(columns, c, keys[K.DELTA_FIELDS], table) for c in settings.delta_fields]
+    pk_cols = [_column(columns, c, keys[K.PK_FIELDS], table) for c in settings.pk_fields]
+    _check_delta_columns(delta_cols, keys[K.DELTA_FIELDS])
+    part_name = text(settings.partition_column)
+    part_col = _column(columns, part_name, keys[K.PARTITION_COLUMN], table) if part_name else None
+    table_type = (settings.table_type or ("append_only" if delta_cols else "snapshot_only")).upper()
+    if table_type != "SNAPSHOT_ONLY" and not delta_cols:
+        raise UsageError(
+            f"table {entity}: {table_type.lower()} needs a delta column to pull increments "
+            f"({keys[K.DELTA_FIELDS]}), or use extract.table.type=snapshot_only"
+        )
+    return _TableColumns(schema, table, delta_cols, pk_cols, part_col, table_type)
+
+
+def _unit_props(state: SourceState, settings: QueryBasedSettings, entity: str, found: _TableColumns, driver: str,
+                class_name: str | None) -> dict[str, str]:
+    """The properties every work unit of the table carries to its extractor."""
+    base = {
+        "source.entity": entity, "dataset.urn": entity, K.SCHEMA: found.schema, K.TABLE: found.table,
+        K.DELTA_FIELDS: ",".join(c.name for c in found.delta_cols),
+        K.PK_FIELDS: ",".join(c.name for c in found.pk_cols), K.WATERMARK_RANGE: K.HALF_OPEN, K.DRIVER: driver,
+    }
+    for key, field_name in _PASSED:
+        if state.get_prop(entity_key(state, entity, key)) is not None:
+            value = getattr(settings, field_name)
+            base[key] = str(value).lower() if isinstance(value, bool) else str(value)
+    if class_name:
+        base[K.WATERMARK_CLASS] = class_name
+    base.update(_row_groups(state))
+    return base
+
+
+def _plan_startpoint(state: SourceState, plan: TablePlan, part_col: ColumnSpec | None) -> None:
+    """The operator's startpoint for the table, on ``plan`` (refused for a partitioned table)."""
+    point = startpoint_for(state, plan.entity)
+    if point is None:
+        return
+    if part_col is not None:
+        raise UsageError(f"table {plan.entity}: startpoints are for tables without "
+                         "source.querybased.partition.column; clear it with `gpy state startpoint clear`")
+    plan.startpoint = point
+    if point.kind is StartpointKind.TIMESTAMP:
+        plan.replay = replay_low(state.previous_dataset_states.get(plan.entity), "", point.timestamp_ms)

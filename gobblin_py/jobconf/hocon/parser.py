@@ -220,45 +220,12 @@ class _Parser:
             if token.kind == T_UNQ and token.text == "include":
                 self._parse_include(values, prefix, token)
             else:
-                path = self._parse_key(token)
-                after = self._next_collecting_ws()
-                separator = None
-                if after.kind == T_LBRACE:
-                    value = self._parse_value(after, prefix + path)
-                else:
-                    if after.kind not in (T_COLON, T_EQUALS, T_PLUSEQ):
-                        raise self._error(
-                            f"Key '{render_path(path)}' may not be followed by token: {after.describe()}", after
-                        )
-                    separator = after.kind
-                    if separator == T_PLUSEQ:
-                        if self.array_count > 0:
-                            raise self._error(
-                                "Due to current limitations of the config parser, += does not work nested inside "
-                                "a list.",
-                                after,
-                            )
-                        self.array_count += 1
-                    consolidated = self._consolidate_values(prefix + path)
-                    if consolidated is None:
-                        consolidated = self._parse_value(self._next_collecting_ws(), prefix + path)
-                    value = consolidated
-                    if separator == T_PLUSEQ:
-                        self.array_count -= 1
-                        previous = HRef(prefix + path, True, value.origin)
-                        try:
-                            concatenated = concatenate([previous, HList([value], value.origin)], value.origin)
-                        except WrongType as exc:  # pragma: no cover - a reference never joins eagerly
-                            raise self._error(str(exc), after) from None
-                        assert concatenated is not None
-                        value = concatenated
+                path, value = self._parse_field(token, prefix)
                 key = path[0]
                 existing = values.get(key)
-                if len(path) == 1:
-                    values[key] = value if existing is None else value.with_fallback(existing)
-                else:
-                    nested: HValue = create_value_under_path(path[1:], value)
-                    values[key] = nested if existing is None else nested.with_fallback(existing)
+                if len(path) > 1:
+                    value = create_value_under_path(path[1:], value)
+                values[key] = value if existing is None else value.with_fallback(existing)
             if self._check_element_separator():
                 continue
             token = self._next_collecting_ws()
@@ -273,6 +240,36 @@ class _Parser:
                 break
             raise self._error(f"Expecting end of input or a comma, got {token.describe()}", token)
         return HObj(values, origin)
+
+    def _parse_field(self, token: Token, prefix: tuple[str, ...]) -> tuple[tuple[str, ...], HValue]:
+        """A field of an object, from its key (``token``) through its value: ``key { … }``, ``key = value``,
+        ``key : value`` or ``key += value`` (a self-referential concatenation)."""
+        path = self._parse_key(token)
+        after = self._next_collecting_ws()
+        if after.kind == T_LBRACE:
+            return path, self._parse_value(after, prefix + path)
+        if after.kind not in (T_COLON, T_EQUALS, T_PLUSEQ):
+            raise self._error(f"Key '{render_path(path)}' may not be followed by token: {after.describe()}", after)
+        appends = after.kind == T_PLUSEQ
+        if appends:
+            if self.array_count > 0:
+                raise self._error(
+                    "Due to current limitations of the config parser, += does not work nested inside a list.", after
+                )
+            self.array_count += 1
+        value = self._consolidate_values(prefix + path)
+        if value is None:
+            value = self._parse_value(self._next_collecting_ws(), prefix + path)
+        if not appends:
+            return path, value
+        self.array_count -= 1
+        previous = HRef(prefix + path, True, value.origin)
+        try:
+            concatenated = concatenate([previous, HList([value], value.origin)], value.origin)
+        except WrongType as exc:  # pragma: no cover - a reference never joins eagerly
+            raise self._error(str(exc), after) from None
+        assert concatenated is not None
+        return path, concatenated
 
     def _parse_array(self, prefix: tuple[str, ...], start: Token) -> HList:
         self.array_count += 1

@@ -14,35 +14,25 @@ from __future__ import annotations
 
 import json
 import re
-import time
 import traceback
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io.group_sync import GroupSync
 from gobblin_py.io.rename_step import FsRenameStep
 from gobblin_py.runtime.commit.boundary import plugin_boundary
 from gobblin_py.runtime.commit.commit_sequence import CommitSequence, CommitStep, DatasetStateStep
+from gobblin_py.runtime.commit.dataset_result import DatasetResult, quality_lines
 from gobblin_py.runtime.commit.job_run import JobRun
 from gobblin_py.runtime.commit.startpoint_steps import StartpointsConsumedStep
-from gobblin_py.runtime.execute.dataset_outputs import (
-    DATA_FAILURE_KEY,
-    BranchOutput,
-    attempt_records,
-    branch_outputs,
-    failure_line,
-    first_start_ms,
-    task_counts,
-    task_errors,
-    usage_errors,
-)
+from gobblin_py.runtime.execute.dataset_outputs import failure_line, int_value
 from gobblin_py.sdk import interrupts
 from gobblin_py.sdk.commit import ChecksPublishing, ReportsCommit
 from gobblin_py.sdk.contracts import DataPublisher, ExactlyOncePublisher, Initializable
 from gobblin_py.sdk.crash_points import boundary, phase
 from gobblin_py.sdk.errors import GobblinPyError, RecordsLost, UsageError
-from gobblin_py.sdk.job_settings import COMMIT_POLICIES, CommitSettings
+from gobblin_py.sdk.job_settings import CommitSettings
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.plugins import instantiate
 from gobblin_py.sdk.redact import redact
@@ -50,13 +40,11 @@ from gobblin_py.sdk.run_states import PUBLISHED_KEY, DatasetState
 from gobblin_py.sdk.states import RunningState, TaskState, WorkingState
 from gobblin_py.sdk.watermarks import partition_ids
 from gobblin_py.store import progress
-from gobblin_py.store.startpoints import applied_ids, used_startpoints
+from gobblin_py.store.startpoints import applied_ids
 
 log = get_logger(__name__)
 
 DEFAULT_PUBLISHER = "gobblin_py.connectors.files.publisher.BaseDataPublisher"
-__all__ = ["COMMIT_POLICIES", "DatasetResult", "LoggedCommit", "commit_batch", "commit_dataset", "commit_policy", "commit_threads", "describe_outputs", "failure_line",
-           "group_by_urn"]
 
 
 REMOTE_COMMIT_THREADS = 20  # Gobblin's job.commit.parallelCommits: threads hide a remote store's latency
@@ -88,76 +76,6 @@ def commit_policy(props: Mapping[str, str]) -> str:
     return CommitSettings.load(props).commit_policy
 
 
-@dataclass
-class DatasetResult:
-    """What happened to one dataset in a run (for the summary and the exit code)."""
-
-    urn: str
-    state: RunningState
-    tasks: int
-    failed_tasks: int
-    records_extracted: int
-    records_written: int
-    published: list[str] = field(default_factory=list)
-    commits: list[str] = field(default_factory=list)  # what its commit made (a table's snapshot), once it ran
-    persisted: bool = False
-    error: str | None = None
-    low_watermarks: list = field(default_factory=list)
-    high_watermarks: list = field(default_factory=list)
-    partitions: list[list[int]] = field(default_factory=list)  # per task, the partitions its watermarks cover
-    quality: list[str] = field(default_factory=list)
-    commit_pending: bool = False  # its commit log is left for the next run: keep this run's output files
-    branches: list[BranchOutput] = field(default_factory=list)  # per fork branch: records, files, bytes published
-    task_errors: list[str] = field(default_factory=list)  # one line per failed task
-    task_attempts: list[dict] = field(default_factory=list)  # every failed attempt of each task that had one
-    usage_errors: list[str] = field(default_factory=list)  # failed tasks the configuration or input failed (exit 2)
-    data_errors: list[str] = field(default_factory=list)  # failed tasks a value of their input failed (exit 65)
-    started_ms: int = 0  # its first task's start
-    ended_ms: int = 0  # the end of its commit
-    saved: DatasetState | None = None  # the state this run saved as the dataset's latest
-    startpoints: list[dict] = field(default_factory=list)  # the operators' startpoints its tasks were planned from
-    task_counts: list[dict] = field(default_factory=list)  # per task: records read and written, bytes, times
-    schema: str | None = None  # its first branch's schema as its tasks wrote it (extract.schema: JSON fields)
-
-    @property
-    def files(self) -> int:
-        return sum(b.files for b in self.branches)
-
-    @property
-    def bytes_written(self) -> int:
-        return sum(b.bytes_written for b in self.branches)
-
-    @property
-    def seconds(self) -> float:
-        return max(0, self.ended_ms - self.started_ms) / 1000 if self.ended_ms else 0.0
-
-
-def quality_lines(tasks: list[TaskState]) -> list[str]:
-    """Task-policy outcomes and rows dropped by row policies, summed over the dataset's tasks."""
-    outcomes: dict[tuple[str, str, str], int] = {}
-    dropped: dict[tuple[str, str], int] = {}
-    for task in tasks:
-        for key, value in task.properties.items():
-            if key.startswith("qualitychecker.task.policy.results"):
-                for item in json.loads(value):
-                    name = (item["policy"].rsplit(".", 1)[-1], item["type"], item["result"])
-                    outcomes[name] = outcomes.get(name, 0) + 1
-            elif key.startswith("qualitychecker.row.policy.results"):
-                for item in json.loads(value):
-                    row_policy = (item["policy"].rsplit(".", 1)[-1], item["type"])
-                    dropped[row_policy] = dropped.get(row_policy, 0) + item["failed_rows"]
-    lines = [f"task policy {p} ({t}): {r} in {n} task(s)" for (p, t, r), n in sorted(outcomes.items())]
-    lines += [f"row policy {p} ({t}): {n} row(s) failed" for (p, t), n in sorted(dropped.items()) if n]
-    return lines
-
-
-def _int(value: str | None) -> int:
-    try:
-        return int(value) if value is not None else 0
-    except ValueError:
-        return 0
-
-
 def job_publisher(props: Mapping[str, str], settings: CommitSettings) -> DataPublisher:
     """The job's publisher (data.publisher.job.type, else data.publisher.type), initialised."""
     name = settings.job_publisher or settings.publisher or DEFAULT_PUBLISHER
@@ -166,22 +84,6 @@ def job_publisher(props: Mapping[str, str], settings: CommitSettings) -> DataPub
     if isinstance(publisher, Initializable):
         publisher.init(dict(props))
     return publisher  # type: ignore[return-value]
-
-
-def describe_outputs(result: DatasetResult, tasks: list[TaskState], run_started_ms: int) -> DatasetResult:
-    """``result`` with what its tasks wrote per branch, its failed tasks' causes and when it started and ended."""
-    result.branches = branch_outputs(tasks)
-    result.task_errors = task_errors(tasks)
-    result.task_attempts = attempt_records(tasks)
-    result.usage_errors = [*usage_errors(tasks), *result.usage_errors]  # the publisher's own, if it had any
-    result.data_errors = usage_errors(tasks, DATA_FAILURE_KEY)
-    result.started_ms = first_start_ms(tasks, run_started_ms)
-    result.startpoints = used_startpoints(tasks)
-    result.task_counts = task_counts(tasks)
-    result.schema = next((s for t in tasks for s in [t.get_prop("extract.schema") or t.get_prop("extract.schema.0")]
-                          if s), None)
-    result.ended_ms = int(time.time() * 1000)
-    return result
 
 
 def group_by_urn(task_states: list[TaskState]) -> dict[str, list[TaskState]]:
@@ -209,62 +111,80 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
     commit sequence before any of them is made; otherwise data is published, then the state saved. With
     ``batch`` the sequence is added to it instead, for :func:`commit_batch` to log and run.
     """
-    props, job_name, job_id, store, sequences = run.props, run.job_name, run.job_id, run.store, run.sequences
-    previous = run.previous.get(urn)
-    settings = run.commit_settings
-    policy = settings.commit_policy
-    dataset = DatasetState(job_name, job_id, dataset_urn=urn, start_time=run.started_ms, end_time=end_time,
+    dataset, result = _open_dataset(run, urn, tasks, end_time)
+    if _refused(run, urn, tasks, dataset, result):
+        return result
+    successful = [t for t in tasks if t.working_state is WorkingState.SUCCESSFUL]
+    steps = _publish(run, urn, successful, result)
+    not_committed = _settle_tasks(run, tasks, dataset, result)
+    consumed = _advance_progress(run, urn, tasks, dataset, result)
+    if run.store is not None and steps is not None and run.sequences is not None and not result.error:
+        sequence = _commit_sequence(run, urn, steps, dataset, result, consumed)
+        if batch is not None:
+            batch.append(LoggedCommit(sequence, result, dataset, len(not_committed)))
+            return result
+        if not _log_and_run(run, urn, sequence, result):
+            return result
+        result.persisted, result.saved = True, dataset
+    elif run.store is not None:
+        run.store.persist_dataset_state(dataset, urn)
+        if consumed and run.startpoints is not None:
+            run.startpoints.remove_ids(run.job_name, urn, set(consumed))
+        result.persisted, result.saved = True, dataset
+    _log_committed(result, dataset, len(not_committed))
+    return result
+
+
+def _open_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int) -> tuple[DatasetState, DatasetResult]:
+    """The dataset's new state and its result, before anything is committed."""
+    dataset = DatasetState(run.job_name, run.job_id, dataset_urn=urn, start_time=run.started_ms, end_time=end_time,
                            duration=end_time - run.started_ms, task_count=len(tasks), task_states=tasks)
     # skipped work units (workunit.skip) are kept in the state but neither fail nor commit (Gobblin's filter)
     failed = [t for t in tasks if t.working_state not in (WorkingState.SUCCESSFUL, WorkingState.SKIPPED)]
-    result = DatasetResult(
-        urn, RunningState.RUNNING, len(tasks), len(failed),
-        sum(_int(t.get_prop("qualitychecker.rows.extracted")) for t in tasks),
-        0,
-    )
+    result = DatasetResult(urn, RunningState.RUNNING, len(tasks), len(failed),
+                           sum(int_value(t.get_prop("qualitychecker.rows.extracted")) for t in tasks), 0)
     result.quality = quality_lines(tasks)
-    if sequences is not None and sequences.exists(job_name, urn):
+    return dataset, result
+
+
+def _refused(run: JobRun, urn: str, tasks: list[TaskState], dataset: DatasetState, result: DatasetResult) -> bool:
+    """Whether the dataset cannot commit at all (an earlier commit still pending, or a failed task under the
+    ``full`` policy): then ``result`` says why and the state is kept; otherwise the dataset is marked to commit."""
+    if run.sequences is not None and run.sequences.exists(run.job_name, urn):
         # an earlier run's commit of this dataset is still unfinished: committing over it could lose it
         dataset.state = result.state = RunningState.FAILED
         result.error = "an earlier run's commit of this dataset is still pending: nothing published, state kept"
         for task in tasks:
             task.backoff_actual_high_watermark()
         log.error("dataset_blocked_by_pending_commit", dataset=urn)
-        return result
-    if policy == "full" and failed:
-        dataset.state = RunningState.FAILED
+        return True
+    failed = [t for t in tasks if t.working_state not in (WorkingState.SUCCESSFUL, WorkingState.SKIPPED)]
+    if run.commit_settings.commit_policy == "full" and failed:
+        previous = run.previous.get(urn)
+        dataset.state = result.state = RunningState.FAILED
         dataset.job_failures = (previous.job_failures if previous else 0) + 1
-        result.state = RunningState.FAILED
         result.error = (f"{len(failed)} of {len(tasks)} tasks failed under job.commit.policy=full: nothing published, "
                         f"state kept; first: {failure_line(failed[0])}")
-        log.error("dataset_not_committed", dataset=urn, failed_tasks=len(failed), policy=policy)
-        return result
+        log.error("dataset_not_committed", dataset=urn, failed_tasks=len(failed), policy="full")
+        return True
     dataset.state = RunningState.SUCCESSFUL
     dataset.job_failures = 0
-    successful = [t for t in tasks if t.working_state is WorkingState.SUCCESSFUL]
+    return False
+
+
+def _publish(run: JobRun, urn: str, successful: list[TaskState], result: DatasetResult) -> list[CommitStep] | None:
+    """Publish the successful tasks' output — or, with an exactly-once publisher, plan the steps that will —
+    and mark those tasks COMMITTED. The steps to log, or None when publishing is not logged (or failed, which
+    ``result.error`` then says: a publisher's failure fails the dataset, not the process)."""
     steps: list[CommitStep] | None = None
     try:
         if successful:
-            planned: list[CommitStep] | None = None
-            with plugin_boundary("the publisher"):
-                publisher = job_publisher(props, settings)
-                if sequences is not None and store is not None and isinstance(publisher, ExactlyOncePublisher):
-                    planned = list(publisher.plan(successful))
-                    result.published = list(publisher.final_dirs)
-                else:
-                    if sequences is not None:
-                        log.warning("publisher_not_exactly_once", dataset=urn, publisher=type(publisher).__name__,
-                                    note="it has no plan(): data is published, then the state saved (at least once)")
-                    result.published = publisher.publish(successful)
-            if planned is not None:  # what it publishes is checked once moved, before the state is saved
-                check = publisher.published_check(urn, successful, planned) \
-                    if isinstance(publisher, ChecksPublishing) else None
-                steps = planned if check is None else _checked_after_moves(planned, check)
-        elif sequences is not None and store is not None:
+            steps = _planned_steps(run, urn, successful, result)
+        elif run.sequences is not None and run.store is not None:
             steps = []
         for task in successful:
             task.working_state = WorkingState.COMMITTED
-    except GobblinPyError as exc:  # a publisher failure fails the dataset, not the process
+    except GobblinPyError as exc:
         trace, message = redact("".join(traceback.format_exception(exc))), redact(str(exc))  # no credential kept
         for task in successful:
             task.set_prop("task.failure.exception", trace)
@@ -273,59 +193,93 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
             result.usage_errors.append(f"publishing: {message}")
         result.published = [] if steps is None else result.published  # nothing was moved by a plan refused
         log.error("publish_failed", dataset=urn, error=message)
+    return steps
+
+
+def _planned_steps(run: JobRun, urn: str, successful: list[TaskState],
+                   result: DatasetResult) -> list[CommitStep] | None:
+    """An exactly-once publisher's planned steps with its check after the moves; otherwise the output is
+    published now and there are no steps."""
+    with plugin_boundary("the publisher"):
+        publisher = job_publisher(run.props, run.commit_settings)
+        if run.sequences is None or run.store is None or not isinstance(publisher, ExactlyOncePublisher):
+            if run.sequences is not None:
+                log.warning("publisher_not_exactly_once", dataset=urn, publisher=type(publisher).__name__,
+                            note="it has no plan(): data is published, then the state saved (at least once)")
+            result.published = publisher.publish(successful)
+            return None
+        planned = list(publisher.plan(successful))
+        result.published = list(publisher.final_dirs)
+    # what it publishes is checked once moved, before the state is saved
+    check = publisher.published_check(urn, successful, planned) if isinstance(publisher, ChecksPublishing) else None
+    return planned if check is None else _checked_after_moves(planned, check)
+
+
+def _settle_tasks(run: JobRun, tasks: list[TaskState], dataset: DatasetState,
+                  result: DatasetResult) -> list[TaskState]:
+    """Roll back the watermarks of the tasks that did not commit, settle the dataset's state and fill ``result``
+    with what committed; the tasks not committed."""
     dataset.state = RunningState.COMMITTED
     not_committed = [t for t in tasks if t.working_state not in (WorkingState.COMMITTED, WorkingState.SKIPPED)]
     for task in not_committed:
         task.backoff_actual_high_watermark()
-    partial_fails = settings.partial_fails_job
-    if not_committed and (policy == "full" or partial_fails or result.error):
+    settings = run.commit_settings
+    if not_committed and (settings.commit_policy == "full" or settings.partial_fails_job or result.error):
         dataset.state = RunningState.FAILED
     result.state = dataset.state
     result.failed_tasks = len(not_committed)
-    result.records_written = sum(_int(t.get_prop("writer.records.written")) for t in tasks if t.working_state is WorkingState.COMMITTED)
+    result.records_written = sum(int_value(t.get_prop("writer.records.written")) for t in tasks
+                                 if t.working_state is WorkingState.COMMITTED)
     result.quality = quality_lines(tasks)
     result.low_watermarks = [t.workunit.low_watermark() for t in tasks]
     result.high_watermarks = [t.actual_high_watermark() for t in tasks]
     result.partitions = [partition_ids(t.workunit.get_prop) for t in tasks]
-    # a dataset that committed consumes the startpoints its work units were planned from; one that failed keeps them
-    committed = not result.error and dataset.state is RunningState.COMMITTED
-    consumed = sorted({i for task in tasks for i in applied_ids(task)}) if committed else []
-    if committed:
-        progress.advance(dataset, previous, tasks, run.replay_settings.max_pairs)
-    if store is not None and steps is not None and sequences is not None and not result.error:
-        if consumed and run.startpoints is not None:  # exactly-once covers the startpoints this commit used
-            steps = [*steps, StartpointsConsumedStep(run.startpoints.url, run.props.get("state.store.fs.uri"),
-                                                     job_name, urn, consumed)]
-        if any(isinstance(step, ReportsCommit) for step in steps):  # a table: the state says which one
-            dataset.set_prop(PUBLISHED_KEY, json.dumps(result.published))
-        sequence = CommitSequence(job_name, urn, job_id, [*steps, DatasetStateStep(store, urn, dataset)])
-        if batch is not None:
-            batch.append(LoggedCommit(sequence, result, dataset, len(not_committed)))
-            return result
-        boundary(f"{urn}:before_log")
-        with phase("commit.log"):
-            sequences.put(sequence)
-        boundary(f"{urn}:logged")
-        try:
-            sequence.execute(fresh=True)
-        except Exception as exc:  # noqa: BLE001 - the logged sequence is finished by the next run
-            result.commit_pending = True
-            result.state = RunningState.FAILED
-            result.error = pending_error(exc)
-            log.error("commit_interrupted", dataset=urn, error=str(exc))
-            return result
-        result.commits = commits_of(sequence)
-        with phase("commit.unlog"):
-            sequences.delete(sequence)
-        boundary(f"{urn}:done")
-        result.persisted, result.saved = True, dataset
-    elif store is not None:
-        store.persist_dataset_state(dataset, urn)
-        if consumed and run.startpoints is not None:
-            run.startpoints.remove_ids(job_name, urn, set(consumed))
-        result.persisted, result.saved = True, dataset
-    _log_committed(result, dataset, len(not_committed))
-    return result
+    return not_committed
+
+
+def _advance_progress(run: JobRun, urn: str, tasks: list[TaskState], dataset: DatasetState,
+                      result: DatasetResult) -> list[str]:
+    """For a dataset that committed: its replay progress advanced, and the startpoints its work units were
+    planned from (which it consumes; one that failed keeps them)."""
+    if result.error or dataset.state is not RunningState.COMMITTED:
+        return []
+    progress.advance(dataset, run.previous.get(urn), tasks, run.replay_settings.max_pairs)
+    return sorted({i for task in tasks for i in applied_ids(task)})
+
+
+def _commit_sequence(run: JobRun, urn: str, steps: list[CommitStep], dataset: DatasetState,
+                     result: DatasetResult, consumed: list[str]) -> CommitSequence:
+    """The dataset's commit sequence: the publisher's steps, the startpoints it consumes, then its state."""
+    assert run.store is not None
+    if consumed and run.startpoints is not None:  # exactly-once covers the startpoints this commit used
+        steps = [*steps, StartpointsConsumedStep(run.startpoints.url, run.props.get("state.store.fs.uri"),
+                                                 run.job_name, urn, consumed)]
+    if any(isinstance(step, ReportsCommit) for step in steps):  # a table: the state says which one
+        dataset.set_prop(PUBLISHED_KEY, json.dumps(result.published))
+    return CommitSequence(run.job_name, urn, run.job_id, [*steps, DatasetStateStep(run.store, urn, dataset)])
+
+
+def _log_and_run(run: JobRun, urn: str, sequence: CommitSequence, result: DatasetResult) -> bool:
+    """Log the sequence, run it, then drop it from the log; False (``result`` failed, the sequence left logged
+    for the next run to finish) when a step fails."""
+    assert run.sequences is not None
+    boundary(f"{urn}:before_log")
+    with phase("commit.log"):
+        run.sequences.put(sequence)
+    boundary(f"{urn}:logged")
+    try:
+        sequence.execute(fresh=True)
+    except Exception as exc:  # noqa: BLE001 - the logged sequence is finished by the next run
+        result.commit_pending = True
+        result.state = RunningState.FAILED
+        result.error = pending_error(exc)
+        log.error("commit_interrupted", dataset=urn, error=str(exc))
+        return False
+    result.commits = commits_of(sequence)
+    with phase("commit.unlog"):
+        run.sequences.delete(sequence)
+    boundary(f"{urn}:done")
+    return True
 
 
 def commits_of(sequence: CommitSequence) -> list[str]:

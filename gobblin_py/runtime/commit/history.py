@@ -13,7 +13,7 @@ from typing import Any
 
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io.processes import host_name
-from gobblin_py.runtime.commit.datasets import DatasetResult
+from gobblin_py.runtime.commit.dataset_result import DatasetResult
 from gobblin_py.runtime.commit.job_result import JobResult
 from gobblin_py.runtime.commit.job_run import JobRun
 from gobblin_py.sdk.errors import GobblinPyError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gobblin_py.runtime.commit.datasets import DatasetResult
+from gobblin_py.runtime.commit.dataset_result import DatasetResult
 from gobblin_py.sdk.states import RunningState
 
 EXIT_OK = 0

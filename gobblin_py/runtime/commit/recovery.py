@@ -6,7 +6,7 @@ import posixpath
 import time
 
 from gobblin_py.io import fs as fsutil
-from gobblin_py.runtime.commit.datasets import DatasetResult
+from gobblin_py.runtime.commit.dataset_result import DatasetResult
 from gobblin_py.runtime.commit.job_run import JobRun
 from gobblin_py.sdk.commit import DeliverySettings
 from gobblin_py.sdk.crash_points import phase

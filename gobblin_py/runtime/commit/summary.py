@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gobblin_py.runtime.commit.datasets import DatasetResult
+from gobblin_py.runtime.commit.dataset_result import DatasetResult
 from gobblin_py.runtime.commit.job_result import JobResult
 from gobblin_py.sdk.redact import redact
 from gobblin_py.sdk.watermarks import by_partition, watermark_sort_key

@@ -42,7 +42,8 @@ class BranchOutput:
                 "bytes_written": self.bytes_written}
 
 
-def _int(value: object) -> int:
+def int_value(value: object) -> int:
+    """A task property read as a whole number: 0 when absent or not a number."""
     try:
         return int(str(value)) if value is not None else 0
     except ValueError:
@@ -51,13 +52,13 @@ def _int(value: object) -> int:
 
 def branch_count(task: TaskState) -> int:
     """How many branches the task forked into (1 when it never got that far)."""
-    return max(1, _int(task.get_prop("fork.branches")) or 1)
+    return max(1, int_value(task.get_prop("fork.branches")) or 1)
 
 
 def written_by_branch(task: TaskState) -> dict[str, int]:
     """Rows each branch of one task wrote, by branch name (whether or not the task committed)."""
     count = branch_count(task)
-    return {branch_name(task, i): _int(task.get_prop(branch_key("writer.records.written", count, i)))
+    return {branch_name(task, i): int_value(task.get_prop(branch_key("writer.records.written", count, i)))
             for i in range(count)}
 
 
@@ -71,10 +72,10 @@ def branch_outputs(tasks: list[TaskState]) -> list[BranchOutput]:
             if task.working_state is not WorkingState.COMMITTED:
                 continue
             key = lambda k, n=count, i=index: branch_key(k, n, i)  # noqa: E731 - Gobblin's per-branch counter keys
-            output.records_written += _int(task.get_prop(key("writer.records.written")))
+            output.records_written += int_value(task.get_prop(key("writer.records.written")))
             paths = task.get_prop(key("writer.final.output.file.paths")) or ""
             output.files += len([p for p in paths.split(",") if p])
-            output.bytes_written += _int(task.get_prop(key("writer.bytes.written")))
+            output.bytes_written += int_value(task.get_prop(key("writer.bytes.written")))
     return [outputs[i] for i in sorted(outputs)]
 
 
@@ -86,9 +87,9 @@ def task_counts(tasks: list[TaskState]) -> list[dict]:
         count = branch_count(task)
         counts.append({
             "task": task.task_id, "state": task.working_state.value,
-            "records_read": _int(task.get_prop("qualitychecker.rows.extracted")),
+            "records_read": int_value(task.get_prop("qualitychecker.rows.extracted")),
             "records_written": sum(written_by_branch(task).values()),
-            "bytes": sum(_int(task.get_prop(branch_key("writer.bytes.written", count, i))) for i in range(count)),
+            "bytes": sum(int_value(task.get_prop(branch_key("writer.bytes.written", count, i))) for i in range(count)),
             "started_ms": task.start_time, "ended_ms": task.end_time,
         })
     return counts

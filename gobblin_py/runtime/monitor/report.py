@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Protocol
 
-from gobblin_py.runtime.commit.datasets import DatasetResult
+from gobblin_py.runtime.commit.dataset_result import DatasetResult
 from gobblin_py.runtime.commit.history import dataset_record, outcome
 from gobblin_py.runtime.commit.job_result import JobResult
 from gobblin_py.sdk.logs import get_logger

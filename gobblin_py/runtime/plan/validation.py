@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -29,12 +29,11 @@ from gobblin_py.io.fs_settings import FsSettings
 from gobblin_py.jobconf.encrypted import EncryptionSettings, encrypted_value_problems
 from gobblin_py.jobconf.gobblin_keys import GOBBLIN_KEYS
 from gobblin_py.jobconf.schedule import SCHEDULE_KEY, scheduling_warnings
-from gobblin_py.runtime.commit.datasets import DEFAULT_PUBLISHER
 from gobblin_py.runtime.engines.base import EngineSettings
 from gobblin_py.runtime.engines.pack_settings import PackSettings
 from gobblin_py.runtime.execute.row_checker import RowQualitySettings
 from gobblin_py.runtime.execute.task_quality import QualitySettings
-from gobblin_py.runtime.execute.task_settings import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER, TaskSettings
+from gobblin_py.runtime.execute.task_settings import TaskSettings
 from gobblin_py.runtime.monitor.settings import (
     LineageSettings,
     MetricsSettings,
@@ -46,30 +45,18 @@ from gobblin_py.runtime.plan.folder_checks import folder_problems
 from gobblin_py.runtime.plan.implied_keys import with_source_defaults
 from gobblin_py.runtime.plan.key_typos import meant_key
 from gobblin_py.runtime.plan.locks import LockSettings
+from gobblin_py.runtime.plan.plugin_roles import BRANCH_SUFFIX, ROLE_NAMES, base_key, plugin_uses, reader, role_mismatch
 from gobblin_py.sdk.branches import ForkSettings, branch_count
 from gobblin_py.sdk.commit import DeliverySettings
 from gobblin_py.sdk.config_errors import ConfigError, ConfigWarning
 from gobblin_py.sdk.contracts import (
-    BatchPartitioner,
     Configurable,
-    Converter,
-    DataPublisher,
-    DataWriterBuilder,
-    ForkOperator,
-    RecordConverter,
-    RecordForkOperator,
-    RecordPartitioner,
-    RecordRowPolicy,
-    RowPolicy,
-    Source,
     StandaloneJob,
-    TaskPolicy,
     Validating,
 )
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.job_settings import CommitSettings, JobSettings, ReplaySettings
-from gobblin_py.sdk.partitioner import WriterPartitioner
-from gobblin_py.sdk.plugins import PluginError, PluginRef, class_refs, plugin_refs, registered_plugins, resolve_class
+from gobblin_py.sdk.plugins import PluginError, PluginRef, class_refs, registered_plugins, resolve_class
 from gobblin_py.sdk.retry import RetrySettings
 from gobblin_py.sdk.retry_budget import RetryBudgetSettings
 from gobblin_py.sdk.settings import Context, Key, Scope, Settings, SettingsError, problem_at, unresolved_substitutions
@@ -81,29 +68,9 @@ CORE_SETTINGS: tuple[type[Settings], ...] = (
     PackSettings, LockSettings, StateStoreSettings, HistorySettings, FsSettings, RetrySettings, QualitySettings,
     RowQualitySettings, ForkSettings, MetricsSettings, PrometheusSettings, LineageSettings, EncryptionSettings,
 )
-_BRANCH_SUFFIX = re.compile(r"^(?P<base>.+)\.(?P<branch>\d+)$")
 _ENTITY = re.compile(r"^source\.querybased\.entity\.[^.]+\.(?P<key>.+)$")
 # key families passed through to other systems, or named per branch by design
 _PASS_THROUGH = ("spark.", "fork.branch.name.", "previous.extract.schema", "hadoop.", "fs.")
-# what the class a key names must be (a protocol: it offers the methods; a class: it subclasses it)
-_ROLES: dict[str, tuple[type, ...]] = {
-    "source.class": (Source,),
-    "converter.classes": (Converter, RecordConverter),
-    "fork.operator.class": (ForkOperator, RecordForkOperator),
-    "writer.builder.class": (DataWriterBuilder,),
-    "data.publisher.type": (DataPublisher,),
-    "data.publisher.job.type": (DataPublisher,),
-    "qualitychecker.row.policies": (RowPolicy, RecordRowPolicy),
-    "qualitychecker.task.policies": (TaskPolicy,),
-    "writer.partitioner.class": (WriterPartitioner, BatchPartitioner, RecordPartitioner),
-}
-_ROLE_NAMES = {"source.class": "Source", "converter.classes": "Converter", "fork.operator.class": "ForkOperator",
-               "writer.builder.class": "DataWriterBuilder", "data.publisher.type": "DataPublisher",
-               "data.publisher.job.type": "DataPublisher", "qualitychecker.row.policies": "RowPolicy",
-               "qualitychecker.task.policies": "TaskPolicy", "writer.partitioner.class": "WriterPartitioner"}
-# per-branch keys: which plugin keys apply to which branch (Gobblin's rules, spec §3.1)
-_PER_BRANCH_PLUGIN_KEYS = ("writer.builder.class", "writer.partitioner.class", "data.publisher.type",
-                           "qualitychecker.task.policies")
 
 
 @dataclass
@@ -135,58 +102,11 @@ class JobCheck:
             raise SettingsError(self.errors)
 
 
-def _located(props: object, exc: UsageError, key: str) -> ConfigError:
+def _located(props: Mapping[str, str], exc: UsageError, key: str) -> ConfigError:
     if isinstance(exc, ConfigError):
         return exc
-    locate = getattr(props, "locate", None)
-    path, line = locate(key) if callable(locate) else (None, None)
+    path, line = _where(props, key)
     return ConfigError(str(exc), path=path, line=line)
-
-
-def _plugin_uses(props: Mapping[str, str], branches: int) -> list[tuple[PluginRef, Context]]:
-    """Every plugin the job uses (named or by default) with each context its keys are read in."""
-    uses: list[tuple[PluginRef, Context]] = []
-    named = plugin_refs(props)
-    for ref in named:
-        match = _BRANCH_SUFFIX.match(ref.key)
-        base = match.group("base") if match else ref.key
-        if match:
-            uses.append((ref, Context(branches, int(match.group("branch")))))
-        elif base in _PER_BRANCH_PLUGIN_KEYS:
-            uses.extend((ref, Context(branches, b)) for b in range(branches))
-        else:
-            uses.append((ref, Context(branches, None)))
-    keys = {ref.key for ref in named}
-    if "fork.operator.class" not in keys:
-        uses.append((PluginRef("fork.operator.class", DEFAULT_FORK_OPERATOR), Context(branches, None)))
-    if "data.publisher.type" not in keys and "data.publisher.job.type" not in keys:
-        uses.extend((PluginRef("data.publisher.type", DEFAULT_PUBLISHER), Context(branches, b)) for b in range(branches))
-    for branch in range(branches):
-        suffixed = f"writer.builder.class.{branch}" if branches > 1 else "writer.builder.class"
-        if suffixed not in keys and "writer.builder.class" not in keys:
-            uses.append((PluginRef(suffixed, DEFAULT_WRITER_BUILDER), Context(branches, branch)))
-    return uses
-
-
-def _reader(ref: PluginRef) -> str:
-    return f"the job's {_base_key(ref.key)} ({ref.name.rsplit('.', 1)[-1]})"
-
-
-def _base_key(key: str) -> str:
-    match = _BRANCH_SUFFIX.match(key)
-    return match.group("base") if match else key
-
-
-def _role_mismatch(ref: PluginRef, cls: type) -> str | None:
-    """Why ``cls`` cannot play the role of its key (a converter named as the source, say), or None."""
-    accepted = _ROLES.get(_base_key(ref.key))
-    if accepted is None or any(isinstance(cls, a) if _is_protocol(a) else issubclass(cls, a) for a in accepted):
-        return None
-    return f"{ref.name} is not a {_ROLE_NAMES[_base_key(ref.key)]} ({cls.__module__}.{cls.__qualname__})"
-
-
-def _is_protocol(cls: type) -> bool:
-    return bool(getattr(cls, "_is_protocol", False))
 
 
 JOB_CLASS_KEY = "job.class"
@@ -258,124 +178,160 @@ def check_job(props: Mapping[str, str], *, strict: bool = False, lenient: bool =
     standalone = standalone_job_class(props)
     if standalone is not None:
         return _check_standalone(props, standalone, check, lenient)
-    seen = {str(error) for error in check.errors}
     unresolved = unresolved_substitutions(props)
-    unresolved_keys = {key for key, _ in unresolved}
-
-    def add(problems: Iterable[ConfigError]) -> None:
-        for problem in problems:
-            if str(problem) not in seen and not (problem.key in unresolved_keys and "unresolved" in problem.problem):
-                seen.add(str(problem))
-                check.errors.append(problem)
-
-    locate = getattr(props, "locate", None)
+    errors = _Errors(check, {key for key, _ in unresolved}, {str(error) for error in check.errors})
     for key, text in unresolved:
-        path, line = locate(key) if callable(locate) else (None, None)
-        add([ConfigError(f"holds {text}, which nothing resolved", path=path, line=line, key=key,
-                         hint="define it in the job or its .properties files, or export the environment variable")])
+        errors.add([_error_at(props, key, f"holds {text}, which nothing resolved",
+                              "define it in the job or its .properties files, or export the environment variable")])
     branches = branch_count(props)
-    for settings_class in CORE_SETTINGS:
-        add(settings_class.problems(props, Context(branches, None)))
-        if any(key.scope in (Scope.BRANCH, Scope.FORK) for key in settings_class.keys()):
-            for branch in range(branches):
-                add(settings_class.problems(props, Context(branches, branch)))
-    add(problem_at(props, key, problem, "it names a folder or file below the job's staging, output and final folders")
-        for key, problem in path_key_problems(props))
-    add(folder_problems(props))
-    declared = set(_declared_names(CORE_SETTINGS))
-    readers = dict.fromkeys(declared, "the gpy runtime")  # who reads each declared key, for the typo errors
-    for ref in class_refs(props):  # a Gobblin class named outside the plugin keys: honoured only when registered
-        named = _resolve(props, ref, check, seen, add)
-        if isinstance(named, Configurable):
-            add(named.settings_class.problems(props, Context(branches, None)))
-            declared.update(_declared_names([named.settings_class]))
-            readers.update(dict.fromkeys(_declared_names([named.settings_class]), _reader(ref)))
-    for ref, context in _plugin_uses(props, branches):
-        cls = _resolve(props, ref, check, seen, add)
-        if cls is None:
-            continue
-        mismatch = _role_mismatch(ref, cls)
-        if mismatch:
-            add([problem_at(props, ref.key, mismatch, f"name a {_ROLE_NAMES[_base_key(ref.key)]} class")])
-            continue
-        if isinstance(cls, Configurable):
-            add(cls.settings_class.problems(props, context))
-            names = _declared_names([cls.settings_class])
-            declared.update(names)
-            readers.update((name, _reader(ref)) for name in names if name not in readers)
-        if isinstance(cls, Validating) and isinstance(inspect.getattr_static(cls, "validate"), classmethod):
-            try:
-                add(cls.validate(props))
-            except SettingsError as exc:  # the plugin read its settings; their problems are its answer
-                add(exc.problems)
-            except UsageError as exc:
-                add([_located(props, exc, ref.key)])
-    reporters = unsupported_reporter_keys(props)
-    for key, what in reporters:
-        path, line = locate(key) if callable(locate) else (None, None)
-        problem = f"{what} is not part of gpy: nothing is reported there"
-        hint = ("use metrics.reporting.file.*, metrics.reporting.prometheus.* or openlineage.* "
-                "(docs: operating/monitoring.md)")
-        if strict:
-            add([ConfigError(problem, path=path, line=line, key=key, hint=hint)])
-        else:
-            where = f"{path}:{line}: " if path and line else f"{path}: " if path else ""
-            check.warnings.append(f"{where}key '{key}': {problem}; {hint}")
-    # every plugin module is imported to know all keys only when a key is not one the job's own plugins declare
-    doubtful = [key for key in props if not is_reporter_key(key) and not _known(_plain_key(key), declared)]
-    typos = _typos(props, doubtful, readers, check, lenient)
-    if not lenient:
-        add(typos.values())
-    doubtful = [key for key in doubtful if key not in typos]
-    for key, suggestion in unknown_keys({k: props[k] for k in doubtful}, declared | all_declared_names()) \
-            if doubtful else ():
-        path, line = locate(key) if callable(locate) else (None, None)
-        where = f"{path}:{line}: " if path and line else f"{path}: " if path else ""
-        hint = f"did you mean {suggestion}?" if suggestion else "no plugin of gpy or Gobblin reads it"
-        if strict:
-            add([ConfigError("unknown key", path=path, line=line, key=key, hint=hint)])
-        else:
-            check.warnings.append(f"{where}key '{key}': unknown key; {hint}")
+    _check_runtime_keys(props, branches, errors)
+    readers = _check_plugins(props, branches, errors)
+    _check_reporter_keys(props, errors, strict)
+    _check_unknown_keys(props, readers, errors, strict, lenient)
     for warning in scheduling_warnings(props):
-        path, line = locate(SCHEDULE_KEY) if callable(locate) and SCHEDULE_KEY in props else (None, None)
+        path, line = _where(props, SCHEDULE_KEY) if SCHEDULE_KEY in props else (None, None)
         check.warnings.append(f"{path}:{line}: {warning}" if path and line else warning)
     check.errors.sort(key=lambda e: (e.path or "", e.line if e.line is not None else 1 << 30))
     return check
+
+
+@dataclass
+class _Errors:
+    """The errors of one check, each said once; a key's own problems give way to its unresolved substitution."""
+
+    check: JobCheck
+    unresolved_keys: set[str]
+    seen: set[str] = field(default_factory=set)
+
+    def add(self, problems: Iterable[ConfigError]) -> None:
+        for problem in problems:
+            if str(problem) in self.seen or (problem.key in self.unresolved_keys and "unresolved" in problem.problem):
+                continue
+            self.seen.add(str(problem))
+            self.check.errors.append(problem)
+
+
+def _where(props: Mapping[str, str], key: str) -> tuple[str | None, int | None]:
+    """The file and line that set ``key``, when the properties know them."""
+    locate = getattr(props, "locate", None)
+    return locate(key) if callable(locate) else (None, None)
+
+
+def _error_at(props: Mapping[str, str], key: str, problem: str, hint: str | None = None) -> ConfigError:
+    """An error about ``key``, at the file and line that set it."""
+    path, line = _where(props, key)
+    return ConfigError(problem, path=path, line=line, key=key, hint=hint)
+
+
+def _warning(props: Mapping[str, str], key: str, text: str) -> str:
+    path, line = _where(props, key)
+    where = f"{path}:{line}: " if path and line else f"{path}: " if path else ""
+    return f"{where}key '{key}': {text}"
+
+
+def _check_runtime_keys(props: Mapping[str, str], branches: int, errors: _Errors) -> None:
+    """The runtime's own keys in each scope they are read in, the paths keys and the job's folders."""
+    for settings_class in CORE_SETTINGS:
+        errors.add(settings_class.problems(props, Context(branches, None)))
+        if any(key.scope in (Scope.BRANCH, Scope.FORK) for key in settings_class.keys()):
+            for branch in range(branches):
+                errors.add(settings_class.problems(props, Context(branches, branch)))
+    errors.add(problem_at(props, key, problem,
+                          "it names a folder or file below the job's staging, output and final folders")
+               for key, problem in path_key_problems(props))
+    errors.add(folder_problems(props))
+
+
+def _check_plugins(props: Mapping[str, str], branches: int, errors: _Errors) -> dict[str, str]:
+    """Every class the job names resolves and fits its key, and the keys each declares parse; who reads each key
+    declared (key -> reader), for the misspelling errors."""
+    readers = dict.fromkeys(_declared_names(CORE_SETTINGS), "the gpy runtime")
+    for ref in class_refs(props):  # a Gobblin class named outside the plugin keys: honoured only when registered
+        named = _resolve(props, ref, errors)
+        if isinstance(named, Configurable):
+            errors.add(named.settings_class.problems(props, Context(branches, None)))
+            readers.update(dict.fromkeys(_declared_names([named.settings_class]), reader(ref)))
+    for ref, context in plugin_uses(props, branches):
+        cls = _resolve(props, ref, errors)
+        if cls is None:
+            continue
+        mismatch = role_mismatch(ref, cls)
+        if mismatch:
+            errors.add([problem_at(props, ref.key, mismatch, f"name a {ROLE_NAMES[base_key(ref.key)]} class")])
+            continue
+        if isinstance(cls, Configurable):
+            errors.add(cls.settings_class.problems(props, context))
+            readers.update((name, reader(ref)) for name in _declared_names([cls.settings_class])
+                           if name not in readers)
+        if isinstance(cls, Validating) and isinstance(inspect.getattr_static(cls, "validate"), classmethod):
+            try:
+                errors.add(cls.validate(props))
+            except SettingsError as exc:  # the plugin read its settings; their problems are its answer
+                errors.add(exc.problems)
+            except UsageError as exc:
+                errors.add([_located(props, exc, ref.key)])
+    return readers
+
+
+def _check_reporter_keys(props: Mapping[str, str], errors: _Errors, strict: bool) -> None:
+    """Gobblin's reporters gpy does not have: warnings, or errors with ``strict``."""
+    for key, what in unsupported_reporter_keys(props):
+        problem = f"{what} is not part of gpy: nothing is reported there"
+        hint = "use metrics.reporting.file.*, metrics.reporting.prometheus.* or openlineage.* (README: Monitoring)"
+        if strict:
+            errors.add([_error_at(props, key, problem, hint)])
+        else:
+            errors.check.warnings.append(_warning(props, key, f"{problem}; {hint}"))
+
+
+def _check_unknown_keys(props: Mapping[str, str], readers: dict[str, str], errors: _Errors, strict: bool,
+                        lenient: bool) -> None:
+    """Keys nothing declares: a misspelling of a key the job reads is an error (a warning with ``lenient``);
+    another in a namespace gpy owns a warning (an error with ``strict``)."""
+    # every plugin module is imported to know all keys only when a key is not one the job's own plugins declare
+    declared = set(readers)
+    doubtful = [key for key in props if not is_reporter_key(key) and not _known(_plain_key(key), declared)]
+    typos = _typos(props, doubtful, readers, errors.check, lenient)
+    if not lenient:
+        errors.add(typos.values())
+    doubtful = [key for key in doubtful if key not in typos]
+    for key, suggestion in unknown_keys({k: props[k] for k in doubtful}, declared | all_declared_names()) \
+            if doubtful else ():
+        hint = f"did you mean {suggestion}?" if suggestion else "no plugin of gpy or Gobblin reads it"
+        if strict:
+            errors.add([_error_at(props, key, "unknown key", hint)])
+        else:
+            errors.check.warnings.append(_warning(props, key, f"unknown key; {hint}"))
 
 
 def _typos(props: Mapping[str, str], keys: Iterable[str], readers: Mapping[str, str], check: JobCheck,
            lenient: bool) -> dict[str, ConfigError]:
     """The error of each of ``keys`` (none declared) that misspells a key of ``readers`` (key -> who reads it);
     with ``lenient`` a warning in ``check`` says each instead."""
-    locate = getattr(props, "locate", None)
     found: dict[str, ConfigError] = {}
     for key in keys:
         meant = meant_key(_plain_key(key), readers)
         if meant is None:
             continue
-        path, line = locate(key) if callable(locate) else (None, None)
         problem = f"unknown key, so its value is not used; {readers[meant]} reads {meant}"
-        error = ConfigError(problem, path=path, line=line, key=key, hint=f"did you mean {meant}? (--lenient: only warn)")
+        found[key] = _error_at(props, key, problem, f"did you mean {meant}? (--lenient: only warn)")
         if lenient:
-            where = f"{path}:{line}: " if path and line else f"{path}: " if path else ""
-            check.warnings.append(f"{where}key '{key}': {problem}")
-        found[key] = error
+            check.warnings.append(_warning(props, key, problem))
     return found
 
 
-def _resolve(props: Mapping[str, str], ref: PluginRef, check: JobCheck, seen: set[str],
-             add: Callable[[Iterable[ConfigError]], None]) -> type | None:
+def _resolve(props: Mapping[str, str], ref: PluginRef, errors: _Errors) -> type | None:
     """The class ``ref`` names, or None with its problem added (a Gobblin class gpy lacks listed as unsupported)."""
     try:
         return resolve_class(ref.name, ref.key)
     except UsageError as exc:
         error = _located(props, exc, ref.key)
-        if str(error) not in seen:
+        if str(error) not in errors.seen:
             if isinstance(exc, PluginError) and exc.unsupported:
-                check.unsupported.append(f"{ref.key}={ref.name}")
+                errors.check.unsupported.append(f"{ref.key}={ref.name}")
             else:
-                check.unresolved.append(str(exc))
-        add([error])
+                errors.check.unresolved.append(str(exc))
+        errors.add([error])
         return None
 
 
@@ -427,7 +383,7 @@ def _owned_namespaces(declared: set[str]) -> tuple[set[str], set[str]]:
 
 def _plain_key(key: str) -> str:
     """``key`` without a branch suffix or an entity prefix: the name a settings class declares."""
-    match = _BRANCH_SUFFIX.match(key)
+    match = BRANCH_SUFFIX.match(key)
     base = match.group("base") if match else key
     entity = _ENTITY.match(base)
     return entity.group("key") if entity else base
