@@ -41,7 +41,9 @@ def _store_and_jobs(target: str, conf_root: str | None, sysconfig: str | None):
     if props.get("state.store.enabled", "true").strip().lower() == "false":
         raise UsageError(f"{target}: state.store.enabled=false, so this job keeps no state")
     job_filesystems(props)
-    return FsDatasetStateStore.from_properties(props), [job_name]
+    from gobblin_py.store import open_state_store
+
+    return open_state_store(props), [job_name]
 
 
 def _names(store) -> list[str]:
