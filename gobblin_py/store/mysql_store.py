@@ -246,9 +246,9 @@ class MysqlDatasetStateStore(FsDatasetStateStore):
         return sorted(runs, key=lambda r: (r.state.start_time, r.state.job_id))
 
     def apply_retention(self, job_name: str, max_age_seconds: float, urn: str | None = None,
-                        now: float | None = None) -> list[str]:
+                        now: float | None = None, dry_run: bool = False) -> list[str]:
         """Delete run rows older than ``max_age_seconds`` (``modified_time``); never a ``current`` row nor the run
-        it copies."""
+        it copies. ``dry_run``: only say which."""
         now = time.time() if now is None else now
         urns = [urn] if urn is not None else list(self.get_latest_dataset_states_by_urns(job_name))
         deleted = []
@@ -260,7 +260,8 @@ class MysqlDatasetStateStore(FsDatasetStateStore):
                     continue
                 if any(key != dataset_urn for key, _ in self.read_table(job_name, table)):
                     continue  # another dataset's run whose name starts alike
-                self._query("DELETE FROM `{table}` WHERE store_name = %s AND table_name = %s", (job_name, table))
+                if not dry_run:
+                    self._query("DELETE FROM `{table}` WHERE store_name = %s AND table_name = %s", (job_name, table))
                 deleted.append(self.location(job_name, table))
         return deleted
 

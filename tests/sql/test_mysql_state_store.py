@@ -108,6 +108,8 @@ def test_a_store_gobblin_wrote_in_mysql_is_continued_and_steered_by_gpy(mysql_db
     assert report["store"].startswith("mysql://127.0.0.1:") and {d["urn"] for d in report["datasets"]} == {"eu", "us", "apac"}
     history = run_gpy_here("state", "history", str(job.job_file), "--dataset", "eu", "--json")
     assert history.returncode == 0 and len(json.loads(history.stdout)["runs"]) == 2, history.stderr
+    watermark = run_gpy_here("state", "watermark", str(job.job_file), "--dataset", "us", "--json")
+    assert watermark.returncode == 0 and json.loads(watermark.stdout)["dataset"] == "us", watermark.stderr
     exported = run_gpy_here("state", "export", str(job.job_file), str(tmp_path / "exported"))
     assert exported.returncode == 0, exported.stderr
     names = sorted(p.name for p in (tmp_path / "exported" / "Crash").iterdir())
@@ -118,20 +120,30 @@ def test_a_store_gobblin_wrote_in_mysql_is_continued_and_steered_by_gpy(mysql_db
     assert datasets.returncode == 0 and "eu" in datasets.stdout, datasets.stderr
     key, value = _as_gobblin_reads(_rows(mysql_db)[("Crash", "eu-current.jst")])
     assert key == "eu" and deserialize(DATASET_STATE_CLASS, value).properties.get("gpy.reset") == "true"
+    imported = run_gpy_here("state", "import", str(job.job_file), str(tmp_path / "exported"), "--replace")
+    assert imported.returncode == 0, imported.stderr
+    key, value = _as_gobblin_reads(_rows(mysql_db)[("Crash", "eu-current.jst")])
+    assert key == "eu" and "gpy.reset" not in deserialize(DATASET_STATE_CLASS, value).properties
 
 
 def test_retention_deletes_old_run_rows_of_its_dataset_only_and_never_current(mysql_db, tmp_path):
     from gobblin_py.sdk.run_states import DatasetState
     from gobblin_py.store import open_state_store
 
-    keys = dict(line.split("=", 1) for line in mysql_db.state_store_keys().splitlines())
-    store = open_state_store({**keys, "state.store.dir": str(tmp_path)})
+    job = CrashJob(tmp_path, job_keys=mysql_db.state_store_keys())
+    job.state.mkdir()
+    keys = dict(line.split("=", 1) for line in job.job_file.read_text().splitlines() if "=" in line)
+    store = open_state_store(keys)
     for urn in ("a", "a-b"):  # "a-b"'s rows start as "a"'s do
         for millis in (1, 2):
-            store.persist_dataset_state(DatasetState("J", f"job_J_{millis}", dataset_urn=urn, start_time=millis))
+            store.persist_dataset_state(DatasetState("Crash", f"job_Crash_{millis}", dataset_urn=urn,
+                                                     start_time=millis))
     mysql_db.execute("UPDATE gobblin_job_state SET modified_time = modified_time - INTERVAL 2 HOUR")
-    deleted = store.apply_retention("J", 3600, urn="a")
-    assert deleted == [f"{store.url} row J/a-job_J_1.jst"]
-    assert sorted(t for _, t in _rows(mysql_db)) == ["a-b-current.jst", "a-b-job_J_1.jst", "a-b-job_J_2.jst",
-                                                     "a-current.jst", "a-job_J_2.jst"]
-    assert [run.state.job_id for run in store.history("J", "a-b")] == ["job_J_1", "job_J_2"]
+    assert store.apply_retention("Crash", 3600, urn="a") == [f"{store.url} row Crash/a-job_Crash_1.jst"]
+    assert [run.state.job_id for run in store.history("Crash", "a-b")] == ["job_Crash_1", "job_Crash_2"]
+    dry = run_gpy_here("state", "clean", str(job.job_file), "--older-than", "1h", "--dry-run")
+    assert dry.returncode == 0 and "1 state row(s) older than 1h would be deleted" in dry.stdout, dry.stdout + dry.stderr
+    cleaned = run_gpy_here("state", "clean", str(job.job_file), "--older-than", "1h")
+    assert cleaned.returncode == 0 and "row Crash/a-b-job_Crash_1.jst" in cleaned.stdout, cleaned.stdout + cleaned.stderr
+    assert sorted(t for _, t in _rows(mysql_db)) == ["a-b-current.jst", "a-b-job_Crash_2.jst", "a-current.jst",
+                                                     "a-job_Crash_2.jst"]
