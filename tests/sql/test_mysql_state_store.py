@@ -45,7 +45,8 @@ def _as_gobblin_reads(blob: bytes) -> tuple[str, bytes]:
     return key, raw[inp.pos:]
 
 
-def test_a_jobs_state_in_mysql_reads_back_as_gobblin_reads_it_and_survives_a_dead_server(mysql_db, tmp_path):
+def test_a_jobs_state_in_mysql_reads_back_as_gobblin_reads_it_and_survives_a_dead_server(mariadb_server, mysql_db,
+                                                                                          tmp_path):
     job = CrashJob(tmp_path, job_keys=mysql_db.state_store_keys())
     job.add_files(3)
     assert _run(job).returncode == 0
@@ -74,9 +75,26 @@ def test_a_jobs_state_in_mysql_reads_back_as_gobblin_reads_it_and_survives_a_dea
     assert mysql_db.password not in failed.stderr + failed.stdout
     assert _rows(mysql_db) == rows
     job.job_file.write_text(good)
+    # the server refusing the states' writes mid-commit: the data is published, no state stored, the commit log
+    # keeps the rest for the next run, which stores the states and publishes nothing twice
+    _privileges(mariadb_server, mysql_db, "REVOKE INSERT, UPDATE ON {db}.* FROM 'gpy'@'127.0.0.1'")
+    refused = _run(job)
+    assert refused.returncode == 1 and job.pending_commits(), refused.stderr
+    assert _rows(mysql_db) == rows
+    _privileges(mariadb_server, mysql_db, "GRANT ALL ON {db}.* TO 'gpy'@'127.0.0.1'")
     assert _run(job).returncode == 0
     job.check()  # every row published once, the state (read from MySQL) matching the published files
-    assert len(_rows(mysql_db)) == 3 * 3  # two runs and current per dataset
+
+
+def _privileges(server, db, statement: str) -> None:
+    import pymysql
+
+    admin = pymysql.connect(unix_socket=server["socket"], user="root", autocommit=True)
+    try:
+        with admin.cursor() as cursor:
+            cursor.execute(statement.format(db=db.database))
+    finally:
+        admin.close()
 
 
 def test_a_store_gobblin_wrote_in_mysql_is_continued_and_steered_by_gpy(mysql_db, tmp_path):
