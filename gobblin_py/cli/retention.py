@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import click
 
 from gobblin_py.cli.base import conf_options
@@ -19,12 +21,20 @@ from gobblin_py.cli.state import state
 def state_clean(job_file: str, older_than: str, dry_run: bool, conf_root: str | None, sysconfig: str | None) -> None:
     """Delete the job's run state files written before the lookback. Each dataset's current state, and the run
     it copies, are kept whatever their age; published data is never touched."""
-    from gobblin_py.store import FsDatasetStateStore
+    from gobblin_py.store import MysqlDatasetStateStore, open_state_store
     from gobblin_py.store.retention import Lookback, delete_state_files, plan_state_clean, select_before
 
     props, name = job_context(job_file, conf_root, sysconfig)
-    store = FsDatasetStateStore.from_properties(props)
+    store = open_state_store(props)
     lookback = Lookback.parse(older_than, "--older-than")
+    if isinstance(store, MysqlDatasetStateStore):
+        now = time.time()
+        rows = store.apply_retention(name, now - lookback.cutoff(now), now=now, dry_run=dry_run)
+        for row in rows:
+            click.echo(f"{'would delete' if dry_run else 'deleted'}  {row}")
+        click.echo(f"{name}: {len(rows)} state row(s) older than {older_than} "
+                   + ("would be deleted (dry run)" if dry_run else "deleted"))
+        return
     plan = plan_state_clean(store, select_before(lookback), jobs=[name])
     verb = "would delete" if dry_run else "deleting"
     for deletion in plan:

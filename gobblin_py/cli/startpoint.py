@@ -29,9 +29,9 @@ def job_context(job_file: str, conf_root: str | None, sysconfig: str | None):
 
 def committed_event_ms(props, job: str, urn: str, partition: str) -> int | None:
     """The newest event time committed for the dataset (its partition, when one is named), None when none was."""
-    from gobblin_py.store import FsDatasetStateStore, progress
+    from gobblin_py.store import open_state_store, progress
 
-    latest = FsDatasetStateStore.from_properties(props).get_latest_dataset_state(job, urn)
+    latest = open_state_store(props).get_latest_dataset_state(job, urn)
     events = progress.partition_event_progress(latest)
     if partition:
         return events.get(partition)
@@ -154,12 +154,12 @@ def state_watermark(job_file: str, urn: str | None, at: str | None, as_json: boo
     them is listed, not judged): exit 0 when each is complete up to T, 1 when one is not yet or the job has no
     state yet, 2 when none of its datasets carries event times (waiting cannot help).
     """
-    from gobblin_py.store import FsDatasetStateStore
+    from gobblin_py.store import open_state_store
     from gobblin_py.store.startpoints import parse_time_ms
 
     props, name = job_context(job_file, conf_root, sysconfig)
     target = parse_time_ms(at, "--at") if at is not None else None
-    store = FsDatasetStateStore.from_properties(props)
+    store = open_state_store(props)
     if urn is None:
         _every_watermark(name, store.get_latest_dataset_states_by_urns(name), at, target, as_json)
         return

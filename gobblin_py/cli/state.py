@@ -22,6 +22,7 @@ def _store_and_jobs(target: str, conf_root: str | None, sysconfig: str | None):
     """A store and the job names to look at, from a job file or a store directory."""
     from gobblin_py.jobconf.loader.job_files import classify
     from gobblin_py.jobconf.remote import is_remote
+    from gobblin_py.store import open_state_store
     from gobblin_py.store.store import TABLE_SUFFIX, FsDatasetStateStore
 
     remote_job = is_remote(target) and classify(target) in ("props", "hocon")
@@ -41,7 +42,7 @@ def _store_and_jobs(target: str, conf_root: str | None, sysconfig: str | None):
     if props.get("state.store.enabled", "true").strip().lower() == "false":
         raise UsageError(f"{target}: state.store.enabled=false, so this job keeps no state")
     job_filesystems(props)
-    return FsDatasetStateStore.from_properties(props), [job_name]
+    return open_state_store(props), [job_name]
 
 
 def _names(store) -> list[str]:

@@ -13,9 +13,9 @@ from gobblin_py.sdk.errors import UsageError
 
 
 def _store(props):
-    from gobblin_py.store import FsDatasetStateStore
+    from gobblin_py.store import open_state_store
 
-    return FsDatasetStateStore.from_properties(props)
+    return open_state_store(props)
 
 
 @state.command("datasets")

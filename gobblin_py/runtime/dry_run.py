@@ -17,7 +17,7 @@ from gobblin_py.runtime.plan.empty_plan import explain
 from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.plugins import canonical_plugin_props
 from gobblin_py.sdk.states import MultiWorkUnit
-from gobblin_py.store import FsDatasetStateStore
+from gobblin_py.store import open_state_store
 from gobblin_py.store.report import watermark_text
 from gobblin_py.store.startpoints import applied_ids
 from gobblin_py.store.store import StateStoreSettings
@@ -98,7 +98,7 @@ def dry_run(launcher: JobLauncher) -> DryRun:
     run = JobRun(props, launcher.job_name, f"job_{launcher.job_name}_dryrun", 0)
     report = DryRun(launcher.job_name)
     if StateStoreSettings.load(props).enabled:
-        run.store = FsDatasetStateStore.from_properties(props)
+        run.store = open_state_store(props)
         report.pending = sorted(s.urn for s in CommitSequenceStore.for_job(props, run.store).pending(launcher.job_name))
     source, state = open_source(run)
     report.startpoints = {urn: [(f" partition {p!r}" if p else "", sp.human())
@@ -128,7 +128,7 @@ def known_datasets(job_props: Mapping[str, str], job_name: str, urn: str) -> tup
     props = canonical_plugin_props(job_props)
     run = JobRun(props, job_name, f"job_{job_name}_datasets", 0)
     if StateStoreSettings.load(props).enabled:
-        run.store = FsDatasetStateStore.from_properties(props)
+        run.store = open_state_store(props)
     source, state = open_source(run, startpoints=False)
     known = set(run.previous)
     if urn in known:

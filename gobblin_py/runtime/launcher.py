@@ -58,7 +58,7 @@ from gobblin_py.sdk.plugins import canonical_plugin_props, instantiate
 from gobblin_py.sdk.retry_budget import close_budget, open_budget
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.states import MultiWorkUnit, RunningState, State, TaskState, WorkingState, WorkUnitState
-from gobblin_py.store import FsDatasetStateStore
+from gobblin_py.store import open_state_store
 from gobblin_py.store.startpoints import StartpointStore, applied_ids
 from gobblin_py.store.store import StateStoreSettings
 from gobblin_py.store.summary_index import StateIndex
@@ -240,7 +240,7 @@ class JobLauncher:
         """The state store and, for exactly-once delivery, the commit log (None when the job keeps no state)."""
         if not StateStoreSettings.load(run.props).enabled:
             return
-        run.store = FsDatasetStateStore.from_properties(run.props)
+        run.store = open_state_store(run.props)
         sequences = CommitSequenceStore.for_job(run.props, run.store)
         if DeliverySettings.load(run.props).semantics == EXACTLY_ONCE:
             run.sequences = sequences

@@ -89,6 +89,11 @@ class StateStoreError(GobblinPyError):
     retryable = False
 
 
+class StateStoreUnavailable(TransientError):
+    """The state store's server cannot be reached (a database down): the run fails (exit code 1) having changed
+    nothing it cannot finish next time; a later run may succeed."""
+
+
 class RecordsLost(GobblinPyError):
     """A task's or a dataset's record counts do not add up: records were lost (or invented) on the way."""
 

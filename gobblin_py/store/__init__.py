@@ -19,11 +19,12 @@ from gobblin_py.sdk.watermarks import (
     register_watermark_type,
     resolve_watermark_type,
 )
+from gobblin_py.store.mysql_store import MysqlDatasetStateStore, open_state_store
 from gobblin_py.store.store import FsDatasetStateStore, StoredRun
 
 __all__ = [
     "DatasetState", "Extract", "FsDatasetStateStore", "JobState", "LongWatermark", "MultiLongWatermark",
-    "MultiWorkUnit", "RunningState", "SourceState", "State", "StoredRun", "TaskState", "Watermark",
+    "MultiWorkUnit", "MysqlDatasetStateStore", "RunningState", "SourceState", "State", "StoredRun", "TaskState", "Watermark",
     "WatermarkInterval", "WorkUnit", "WorkUnitState", "WorkingState", "register_watermark_type",
-    "resolve_watermark_type",
+    "resolve_watermark_type", "open_state_store",
 ]

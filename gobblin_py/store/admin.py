@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import posixpath
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gobblin_py.io import fs as fsutil
@@ -18,7 +19,16 @@ from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.sdk.states import RunningState
 from gobblin_py.store.folders import require_folder
-from gobblin_py.store.store import TABLE_SUFFIX, FsDatasetStateStore, read_state_file
+from gobblin_py.store.mysql_store import MysqlDatasetStateStore
+from gobblin_py.store.state_files import encode_dataset_state_file
+from gobblin_py.store.store import (
+    CURRENT,
+    TABLE_SUFFIX,
+    FsDatasetStateStore,
+    read_state_file,
+    sanitize_job_id,
+    sanitize_urn,
+)
 
 RESET_KEY = "gpy.reset"
 
@@ -62,22 +72,49 @@ def export_job(store: FsDatasetStateStore, job: str, target: str, target_fs_uri:
     fs, root = fsutil.open_fs(target, target_fs_uri)
     require_folder(fs, root, "the export target")
     require_folder(fs, posixpath.join(root, job), "the job's folder in the export target")
-    source_dir = store.job_dir(job)
-    names = [n for n in fsutil.list_names(store.fs, source_dir) if n.endswith(TABLE_SUFFIX) or n == "datasetUrnNameMapV1"]
-    if not names:
-        raise UsageError(f"{store.display_path(source_dir)}: job {job!r} has no state to export")
+    files = _rows_as_files(store, job) if isinstance(store, MysqlDatasetStateStore) else _files_of(store, job)
+    if not files:
+        raise UsageError(f"{store.location(job, '')}: job {job!r} has no state to export")
     written = []
-    for name in sorted(names):
+    for name in sorted(files):
         destination = posixpath.join(root, job, name)
         if fs.exists(destination):
             raise UsageError(f"{destination} already exists: export into an empty folder")
-        data = store.fs.cat_file(posixpath.join(source_dir, name))
-        if name.endswith(TABLE_SUFFIX):
-            # never export a file that does not decode
-            read_state_file(data, posixpath.join(source_dir, name), store.max_state_bytes)
-        fsutil.atomic_write(fs, destination, data)
+        fsutil.atomic_write(fs, destination, files[name]())
         written.append(destination)
     return written
+
+
+def _files_of(store: FsDatasetStateStore, job: str) -> dict[str, Callable[[], bytes]]:
+    """The job's files, each read (and checked to decode) as it is exported."""
+    source_dir = store.job_dir(job)
+
+    def reader(name: str) -> Callable[[], bytes]:
+        def read() -> bytes:
+            data = store.fs.cat_file(posixpath.join(source_dir, name))
+            if name.endswith(TABLE_SUFFIX):  # never export a file that does not decode
+                read_state_file(data, posixpath.join(source_dir, name), store.max_state_bytes)
+            return data
+        return read
+
+    names = [n for n in fsutil.list_names(store.fs, source_dir) if n.endswith(TABLE_SUFFIX) or n == "datasetUrnNameMapV1"]
+    return {name: reader(name) for name in names}
+
+
+def _rows_as_files(store: MysqlDatasetStateStore, job: str) -> dict[str, Callable[[], bytes]]:
+    """The job's MySQL rows as the files of Gobblin's file store (its names: the job id sanitised)."""
+    files: dict[str, Callable[[], bytes]] = {}
+    for table in store.tables(job):
+        for key, state in store.read_table(job, table)[:1]:
+            stem = sanitize_urn(key)
+            suffix = CURRENT if table.endswith(f"{CURRENT}{TABLE_SUFFIX}") else sanitize_job_id(state.job_id)
+            data = encode_dataset_state_file(key, state)
+            files[f"{stem}-{suffix}{TABLE_SUFFIX}" if stem else f"{suffix}{TABLE_SUFFIX}"] = _constant(data)
+    return files
+
+
+def _constant(data: bytes) -> Callable[[], bytes]:
+    return lambda: data
 
 
 def import_job(store: FsDatasetStateStore, job: str, source: str, source_job: str | None = None,

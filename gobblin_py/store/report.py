@@ -119,7 +119,7 @@ def show(store: FsDatasetStateStore, job_names: list[str], urn: str | None = Non
         for dataset_urn in sorted(latest):
             if urn is not None and dataset_urn != urn:
                 continue
-            path = store.display_path(f"{store.job_dir(job)}/{store.current_table_name(dataset_urn)}")
+            path = store.location(job, store.current_table_name(dataset_urn))
             rows.append(dataset_summary(job, dataset_urn, latest[dataset_urn], path))
     return rows
 

@@ -52,6 +52,7 @@ NAME_PARSER_KEY = "state.store.datasetUrnStateStoreNameParser"
 RETENTION_KEY = "state.store.retention"
 RETENTION_UNIT_KEY = "state.store.retention.timeunit"
 STORE_TYPE_KEY = "state.store.type"
+STORE_TYPES = ("fs", "mysql")
 
 _TIME_UNITS = {
     "NANOSECONDS": 1e-9,
@@ -78,11 +79,16 @@ class StateStoreSettings(Settings):
                                       "are stored (a dataset's latest state is kept)")
     retention_unit: str = setting(RETENTION_UNIT_KEY, default="DAYS", choices=tuple(_TIME_UNITS),
                                   doc="unit of state.store.retention")
-    store_type: str | None = setting(STORE_TYPE_KEY, default_doc="fs", doc="fs: gpy keeps state in files only "
-                                     "(Gobblin's mysql and other database stores are refused by name)")
+    store_type: str | None = setting(STORE_TYPE_KEY, default_doc="fs", doc="fs: dataset states in files under "
+                                     "state.store.dir; mysql: in the rows of Gobblin's MysqlDatasetStateStore "
+                                     "table (state.store.db.*), gpy's own files still under state.store.dir")
     max_state_bytes: int = setting(MAX_STATE_BYTES_KEY, default=MAX_STATE_BYTES, minimum=1024,
                                    doc="the most bytes a state file may inflate to: a larger one is refused as "
                                        "corrupt (a decompression bomb); real states stay far below")
+
+    @property
+    def retention_seconds(self) -> float | None:
+        return None if self.retention is None else self.retention * _TIME_UNITS[self.retention_unit]
 
     def check(self) -> list:
         from gobblin_py.sdk.config_errors import ConfigError
@@ -91,12 +97,9 @@ class StateStoreSettings(Settings):
         if self.enabled and not self.root:
             problems.append(ConfigError("is not set", key=STATE_STORE_DIR_KEY,
                                         hint="name the directory that keeps job state, or set state.store.enabled=false"))
-        if self.store_type and self.store_type.strip().lower() != "fs":
-            problems.append(ConfigError(
-                f"{self.store_type!r}: a gpy job keeps its state in files only, in Gobblin's "
-                "FsDatasetStateStore layout (a Gobblin MySQL store is only cleaned, by the retention job)",
-                key=STORE_TYPE_KEY,
-                hint="remove it and set state.store.dir (gpy state import reads a Gobblin file store)"))
+        if self.store_type and self.store_type.strip().lower() not in STORE_TYPES:
+            problems.append(ConfigError(f"{self.store_type!r} is not a state store gpy keeps", key=STORE_TYPE_KEY,
+                                        hint=f"use one of {', '.join(STORE_TYPES)}"))
         if self.name_parser and self.name_parser.rsplit(".", 1)[-1] not in _NAME_PARSERS:
             problems.append(ConfigError(f"{self.name_parser!r} is not a name parser", key=NAME_PARSER_KEY,
                                         hint=f"use one of {', '.join(sorted(_NAME_PARSERS))}"))
@@ -211,7 +214,8 @@ class FsDatasetStateStore:
     ) -> None:
         self.fs, self.root = fsutil.open_fs(root, fs_uri, dict(storage_options or {}))
         self.max_state_bytes = max_state_bytes
-        self.url = root
+        self.url = root  # where the states are, for messages
+        self.folder = root  # the folder of gpy's own files (commit log, startpoints, history)
         self.name_parser = name_parser or SimpleUrnNameParser()
         self.retention_seconds = retention_seconds
 
@@ -223,9 +227,8 @@ class FsDatasetStateStore:
         except SettingsError as exc:
             raise StateStoreError(str(exc)) from None
         assert settings.root is not None  # check() refuses an enabled store without a root
-        retention = None if settings.retention is None else settings.retention * _TIME_UNITS[settings.retention_unit]
         store = cls(settings.root, settings.fs_uri, name_parser=name_parser_for(settings.name_parser),
-                    retention_seconds=retention, max_state_bytes=settings.max_state_bytes)
+                    retention_seconds=settings.retention_seconds, max_state_bytes=settings.max_state_bytes)
         require_folder(store.fs, store.root, STATE_STORE_DIR_KEY)
         return store
 
@@ -320,6 +323,10 @@ class FsDatasetStateStore:
 
     def display_path(self, path: str) -> str:
         return path if fsutil.is_local(self.fs) else self.fs.unstrip_protocol(path)
+
+    def location(self, job_name: str, table: str) -> str:
+        """Where one table of the job is, for messages."""
+        return self.display_path(posixpath.join(self.job_dir(job_name), table))
 
     def job_names(self) -> list[str]:
         """Jobs that have a folder in this store."""

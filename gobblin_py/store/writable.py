@@ -240,6 +240,14 @@ _READERS: dict[str, Callable[[DataInput], State]] = {
 SUPPORTED_CLASSES = tuple(_READERS)
 
 
+def read_state(class_name: str, inp: DataInput) -> State:
+    """Decode one state of Java class ``class_name`` at the reader's position (several may follow one another)."""
+    reader = _READERS.get(canonical_class_name(class_name))
+    if reader is None:
+        raise CorruptFileError("value", f"unsupported state class {class_name!r}")
+    return reader(inp)
+
+
 def deserialize(class_name: str, data: bytes, what: str = "value", base_offset: int = 0) -> State:
     """Decode the Writable bytes of a state of Java class ``class_name``; every byte must be consumed."""
     reader = _READERS.get(canonical_class_name(class_name))

@@ -241,9 +241,11 @@ class CrashJob:
         assert set(datasets) == set(self.datasets)
         from gobblin_py.connectors.files.file_settings import SNAPSHOT_KEY
         from gobblin_py.connectors.files.filebased import parse_snapshot
-        from gobblin_py.store import FsDatasetStateStore
+        from gobblin_py.store import FsDatasetStateStore, open_state_store
 
-        store = FsDatasetStateStore(self.state_url, storage_options=self._storage_options())
+        keys = dict(line.split("=", 1) for line in self.job_keys.splitlines() if "=" in line)
+        store = open_state_store({**keys, "state.store.dir": self.state_url}) if keys.get("state.store.type") == "mysql" \
+            else FsDatasetStateStore(self.state_url, storage_options=self._storage_options())
         for urn in self.datasets:
             state = store.get_latest_dataset_state("Crash", urn)
             snapshot = set()

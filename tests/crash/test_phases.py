@@ -5,7 +5,7 @@ commit is left unfinished and nothing but data, published files and state is lef
 """
 
 from tests.crash.harness import CrashJob
-from tests.crash.phases import BATCH_PHASES, phase_campaign, recovery_campaign
+from tests.crash.phases import BATCH_PHASES, COMMIT_STEPS, phase_campaign, recovery_campaign
 from tests.crash.sizes import size
 
 # one kill inside each phase (the campaign goes on until every phase has had one, whatever its size); `make soak`
@@ -19,6 +19,15 @@ def test_kills_inside_every_phase(tmp_path):
     # the campaign checks every row, the state and the folders after it
     kills = phase_campaign(CrashJob(tmp_path), kills=PHASE_KILLS, seed=20261123, phases=BATCH_PHASES)
     assert set(BATCH_PHASES) <= {phase for phase, count in kills.landed.items() if count}, kills.describe()
+
+
+def test_kills_inside_every_commit_phase_with_the_mysql_state_store(tmp_path, mysql_db):
+    # the datasets' states in MariaDB: a kill inside each phase of a commit and of the recovery of one, a kill in
+    # the state step cutting the transaction that writes a run's row and its current row
+    phases = ("recovery", "commit.log", *COMMIT_STEPS, "commit.unlog")
+    kills = phase_campaign(CrashJob(tmp_path, job_keys=mysql_db.state_store_keys()), kills=len(phases),
+                           seed=20261129, phases=phases)
+    assert set(phases) <= {phase for phase, count in kills.landed.items() if count}, kills.describe()
 
 
 def test_kills_while_a_run_finishes_an_earlier_runs_commit(tmp_path):

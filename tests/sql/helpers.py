@@ -274,6 +274,12 @@ class MysqlDb:
     def param(self, value: Any) -> Any:
         return value
 
+    def state_store_keys(self, url: str | None = None) -> str:
+        """The job keys of a MySQL state store in this database (``url``: another server's, to reach none)."""
+        url = url or f"jdbc:mysql://{self.host}:{self.port}/{self.database}"
+        return "\n".join(["state.store.type=mysql", f"state.store.db.url={url}", f"state.store.db.user={self.user}",
+                          f"state.store.db.password={self.password}", ""])
+
     def execute(self, sql: str, params: tuple = ()) -> None:
         conn = self.connect()
         try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from gobblin_py.jobconf import jasypt
-from tests.conftest import CORPUS, run_gpy
+from tests.conftest import CORPUS, run_gpy_here
 from tests.environment import needs
 
 SOURCE = CORPUS / "gobblin-example" / "src" / "main" / "resources" / "mysql-state-store-retention.pull"
@@ -64,14 +64,14 @@ def test_gobblins_mysql_state_store_retention_job_runs_against_a_real_mariadb(my
     # older than 18 hours AND not among each dataset's 4 newest: eu's runs 1-5, us's two of equal age
     expected = {("Orders", f"eu-job_Orders_17954000000{r:02d}.jst") for r in range(1, 6)}
 
-    dry = run_gpy("run", str(job), "--dry-run")
+    dry = run_gpy_here("run", str(job), "--dry-run")
     assert dry.returncode == 0, dry.stderr
     listed = {tuple(line.split(None, 2)[-1].split("/", 1)) for line in dry.stdout.splitlines()
               if line.startswith("would delete")}
     assert expected < listed and len(listed) == 7 and {s for s, _ in listed} == {"Orders"}
     assert _rows(db) == before and db.password not in dry.stdout + dry.stderr
 
-    result = run_gpy("run", str(job))
+    result = run_gpy_here("run", str(job))
     assert result.returncode == 0, result.stderr
     assert f"7 state row(s) of {db.host}:{db.port}/{db.database} table gobblin_job_state deleted" in result.stdout
     after = _rows(db)

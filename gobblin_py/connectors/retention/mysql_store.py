@@ -4,8 +4,8 @@
 timestamped by ``modified_time``; a selected row is deleted by its key. Each dataset's ``current`` row and its
 newest run (by the job id's sequence, as Gobblin finds the latest state) are never deleted.
 
-gpy's own runs keep their state in files; this cleans a store Gobblin wrote. An ``ENC(…)`` password comes here
-decrypted (the job loader decrypts with the ``encrypt.key.loc`` master password).
+The connection keys are read as the MySQL state store of a job reads them (:mod:`gobblin_py.store.mysql_db`); an
+``ENC(…)`` password comes here decrypted (the job loader decrypts with the ``encrypt.key.loc`` master password).
 """
 
 from __future__ import annotations
@@ -15,15 +15,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from gobblin_py.connectors.retention.settings import DB_TABLE_KEY, DB_URL_KEY, CleanerSettings
-from gobblin_py.sdk.config_errors import ConfigError
+from gobblin_py.connectors.retention.settings import CleanerSettings
 from gobblin_py.sdk.crash_points import phase
-from gobblin_py.sdk.errors import StateStoreError, UsageError
+from gobblin_py.sdk.errors import StateStoreError
+from gobblin_py.store import mysql_db
+from gobblin_py.store.mysql_db import MysqlStoreSettings
 from gobblin_py.store.retention import DELETE_PHASE, Policy, Version
 from gobblin_py.store.store import CURRENT, TABLE_NAME_RE
 
-_URL = re.compile(r"^jdbc:(?:mysql|mariadb)://(?P<host>[^/:?]+)(?::(?P<port>\d+))?/(?P<db>[^/?]+)(?:\?.*)?$")
-_IDENTIFIER = re.compile(r"^[A-Za-z0-9_$]{1,64}$")
 _SEQUENCE = re.compile(r"_(\d+)$")
 
 
@@ -36,42 +35,23 @@ class RowDeletion:
     time: float
 
 
+def _db(settings: CleanerSettings) -> MysqlStoreSettings:
+    return MysqlStoreSettings(store_type="mysql", url=settings.db_url, user=settings.db_user,
+                              password=settings.db_password, table=settings.db_table)
+
+
 def check_connection(settings: CleanerSettings) -> None:
-    """UsageError naming the key when the connection keys cannot be used (before any work)."""
-    _connection_args(settings)
-
-
-def _connection_args(settings: CleanerSettings) -> dict[str, Any]:
-    match = _URL.match((settings.db_url or "").strip())
-    if not match:
-        # the value is not echoed: a URL's parameters may hold a password
-        raise ConfigError("is not a jdbc:mysql://host[:port]/database URL", key=DB_URL_KEY)
-    if not _IDENTIFIER.match(settings.db_table):
-        raise ConfigError(f"{settings.db_table!r} is not a table name (letters, digits, _ and $)", key=DB_TABLE_KEY)
-    password = settings.db_password or ""
-    return {"host": match.group("host"), "port": int(match.group("port") or 3306), "database": match.group("db"),
-            "user": settings.db_user or "", "password": password, "autocommit": True}
+    """ConfigError naming the key when the connection keys cannot be used (before any work)."""
+    mysql_db.connection_args(_db(settings))
 
 
 def where(settings: CleanerSettings) -> str:
-    """``host:port/database table`` of the store, for messages (never the URL's parameters: they may hold a
-    password)."""
-    args = _connection_args(settings)
-    return f"{args['host']}:{args['port']}/{args['database']} table {settings.db_table}"
+    """``host:port/database table`` of the store, for messages."""
+    return mysql_db.where(_db(settings))
 
 
 def _connect(settings: CleanerSettings) -> Any:
-    import importlib
-
-    args = _connection_args(settings)
-    try:
-        pymysql = importlib.import_module("pymysql")  # the mysql extra
-    except ImportError:
-        raise UsageError(f"{DB_URL_KEY}: cleaning a MySQL state store needs PyMySQL (pip install pymysql)") from None
-    try:
-        return pymysql.connect(**args)
-    except pymysql.err.Error as exc:
-        raise StateStoreError(f"{where(settings)}: cannot connect: {exc}") from None
+    return mysql_db.connect(_db(settings))
 
 
 def _sequence(table: str) -> int:

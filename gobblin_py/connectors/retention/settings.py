@@ -7,7 +7,8 @@ import re
 from dataclasses import dataclass
 
 from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.sdk.settings import Settings, setting
+from gobblin_py.sdk.settings import Settings, same_as, setting
+from gobblin_py.store.mysql_db import MysqlStoreSettings
 
 FINDER_KEY = "gobblin.retention.dataset.finder.class"
 POLICY_KEY = "gobblin.retention.selection.policy.class"
@@ -23,9 +24,6 @@ OPERATION_KEY = "gobblin.retention.selection.combine.operation"
 PATTERN_KEY = "gobblin.retention.dataset.pattern"
 DATETIME_PATTERN_KEY = "gobblin.retention.version.datetime.pattern"
 STORE_TYPE_KEY = "state.store.type"
-DB_URL_KEY = "state.store.db.url"
-DB_PASSWORD_KEY = "state.store.db.password"
-DB_TABLE_KEY = "state.store.db.table"
 _PERIOD_DOC = "a period as 30d, 18h, 1d12h, 30m (y years, M months, d days, h hours, m minutes)"
 
 
@@ -49,12 +47,10 @@ class CleanerSettings(Settings):
     store_type: str = setting(STORE_TYPE_KEY, default="fs", choices=("fs", "mysql"),
                               doc="the state store cleaned: fs (state.store.dir) or mysql (a Gobblin "
                                   "MysqlDatasetStateStore, state.store.db.*)")
-    db_url: str | None = setting(DB_URL_KEY, example="jdbc:mysql://localhost:3306/gobblin",
-                                 doc="mysql: the database of the state store")
-    db_user: str | None = setting("state.store.db.user", doc="mysql: the user")
-    db_password: str | None = setting(DB_PASSWORD_KEY, secret=True, doc="mysql: the password (plain, or ENC(…) "
-                                      "with encrypt.key.loc)")
-    db_table: str = setting(DB_TABLE_KEY, default="gobblin_job_state", doc="mysql: the table of the state rows")
+    db_url: str | None = same_as(MysqlStoreSettings, "url")
+    db_user: str | None = same_as(MysqlStoreSettings, "user")
+    db_password: str | None = same_as(MysqlStoreSettings, "password")
+    db_table: str = same_as(MysqlStoreSettings, "table")
     policy: str | None = setting(POLICY_KEY, doc="the selection policy: SelectBeforeTimeBasedPolicy, "
                                  "SelectBetweenTimeBasedPolicy, NewestKSelectionPolicy, CombineSelectionPolicy, "
                                  "SelectAllPolicy, SelectNothingPolicy")

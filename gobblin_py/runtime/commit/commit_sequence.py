@@ -224,7 +224,7 @@ class CommitSequenceStore:
     @classmethod
     def for_job(cls, props: dict[str, str], state_store: FsDatasetStateStore) -> CommitSequenceStore:
         settings = DeliverySettings.load(props)
-        root = settings.store_dir or posixpath.join(state_store.url.rstrip("/"), "_commit_sequences")
+        root = settings.store_dir or posixpath.join(state_store.folder.rstrip("/"), "_commit_sequences")
         return cls(root, settings.store_fs_uri or props.get("state.store.fs.uri"), state_store, dict(props))
 
     @staticmethod

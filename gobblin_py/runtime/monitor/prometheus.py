@@ -24,8 +24,8 @@ from gobblin_py.runtime.monitor.report import STATUSES, RunInfo, RunReport, with
 from gobblin_py.runtime.monitor.settings import PrometheusSettings
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.run_states import DatasetState
-from gobblin_py.store import progress
-from gobblin_py.store.store import FsDatasetStateStore, StateStoreSettings
+from gobblin_py.store import open_state_store, progress
+from gobblin_py.store.store import StateStoreSettings
 
 log = get_logger(__name__)
 
@@ -66,7 +66,7 @@ def known_datasets(props: Mapping[str, str], job: str) -> dict[str, DatasetState
     try:
         if not StateStoreSettings.load(props).enabled:
             return {}
-        return FsDatasetStateStore.from_properties(props).get_latest_dataset_states_by_urns(job)
+        return open_state_store(props).get_latest_dataset_states_by_urns(job)
     except Exception as exc:  # noqa: BLE001 - metrics never fail a run
         log.warning("metrics_datasets_unknown", job=job, error=f"{type(exc).__name__}: {exc}")
         return {}

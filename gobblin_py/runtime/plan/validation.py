@@ -60,13 +60,15 @@ from gobblin_py.sdk.plugins import PluginError, PluginRef, class_refs, registere
 from gobblin_py.sdk.retry import RetrySettings
 from gobblin_py.sdk.retry_budget import RetryBudgetSettings
 from gobblin_py.sdk.settings import Context, Key, Scope, Settings, SettingsError, problem_at, unresolved_substitutions
+from gobblin_py.store.mysql_db import MysqlStoreSettings
 from gobblin_py.store.run_history import HistorySettings
 from gobblin_py.store.store import StateStoreSettings
 
 CORE_SETTINGS: tuple[type[Settings], ...] = (
     JobSettings, CommitSettings, ReplaySettings, DeliverySettings, TaskSettings, RetryBudgetSettings, EngineSettings,
-    PackSettings, LockSettings, StateStoreSettings, HistorySettings, FsSettings, RetrySettings, QualitySettings,
-    RowQualitySettings, ForkSettings, MetricsSettings, PrometheusSettings, LineageSettings, EncryptionSettings,
+    PackSettings, LockSettings, StateStoreSettings, MysqlStoreSettings, HistorySettings, FsSettings, RetrySettings,
+    QualitySettings, RowQualitySettings, ForkSettings, MetricsSettings, PrometheusSettings, LineageSettings,
+    EncryptionSettings,
 )
 _ENTITY = re.compile(r"^source\.querybased\.entity\.[^.]+\.(?P<key>.+)$")
 # key families passed through to other systems, or named per branch by design
