@@ -40,7 +40,8 @@ class MysqlStoreSettings(Settings):
     url: str | None = setting(DB_URL_KEY, example="jdbc:mysql://localhost:3306/gobblin",
                               doc="mysql: the database of the state store (jdbc:mysql:// or jdbc:mariadb://)")
     user: str | None = setting(DB_USER_KEY, doc="mysql: the user")
-    password: str | None = setting(DB_PASSWORD_KEY, secret=True, doc="mysql: the password (plain, or ENC(…) with encrypt.key.loc)")
+    password: str | None = setting(DB_PASSWORD_KEY, secret=True,
+                                   doc="mysql: the password (plain, or ENC(…) with encrypt.key.loc)")
     table: str = setting(DB_TABLE_KEY, default=DEFAULT_TABLE, doc="mysql: the table of the state rows (Gobblin's "
                          "layout; created if missing)")
     driver: str | None = setting(DB_DRIVER_KEY, default_doc="com.mysql.cj.jdbc.Driver",
