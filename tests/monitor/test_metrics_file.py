@@ -1,5 +1,5 @@
 """Gobblin's metric reporting keys: the metrics file of each run where metrics.log.dir says, with Gobblin's metric
-and event names; the keys of Gobblin reporters gpy does not have are named, not ignored."""
+and event names; the keys of Gobblin reporters gpy does not have (JMX, custom builders) are named, not ignored."""
 
 from __future__ import annotations
 
@@ -84,13 +84,13 @@ def test_metrics_enabled_false_writes_no_file(tmp_path):
 
 
 def test_validate_names_the_keys_of_reporters_gpy_does_not_have(tmp_path):
-    job = make_job(tmp_path, "metrics.reporting.kafka.enabled=true", "metrics.reporting.kafka.brokers=k:9092",
-                   "metrics.reporting.graphite.enabled=true", "metrics.reporting.influxdb.enabled=false")
+    job = make_job(tmp_path, "metrics.reporting.jmx.enabled=true", "metrics.reporting.custom.builders=com.Builder",
+                   "metrics.reporting.hadoop.counters.enabled=false")
     result = run_gpy_here("validate", str(job))
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
-    for key in ("metrics.reporting.kafka.enabled", "metrics.reporting.kafka.brokers", "metrics.reporting.graphite.enabled"):
+    for key in ("metrics.reporting.jmx.enabled", "metrics.reporting.custom.builders"):
         assert f"key '{key}': Gobblin's" in out, out
-    assert "metrics.reporting.influxdb.enabled" not in out  # switched off: nothing is lost
+    assert "metrics.reporting.hadoop.counters.enabled" not in out  # switched off: nothing is lost
     strict = run_gpy_here("validate", "--strict", str(job))
-    assert strict.returncode == 2 and "metrics.reporting.graphite.enabled" in strict.stdout + strict.stderr
+    assert strict.returncode == 2 and "metrics.reporting.jmx.enabled" in strict.stdout + strict.stderr

@@ -1,13 +1,21 @@
-"""A run's reporters: Gobblin's metrics file, Prometheus (Pushgateway, node-exporter textfile), OpenLineage.
+"""A run's reporters: Gobblin's metrics file, Gobblin's Kafka, Graphite and InfluxDB reporters, Prometheus
+(Pushgateway, node-exporter textfile), OpenLineage.
 
 The launcher makes one :class:`~gobblin_py.runtime.monitor.report.RunMonitor` per run (:func:`monitor_for`) and
 tells it when the run starts and ends; it tells each reporter the job configures. Prometheus and OpenLineage
-need the ``metrics`` extra (prometheus_client, openlineage-python): a job that asks for them without it gets a
-warning, and its run goes on.
+need the ``metrics`` extra (prometheus_client, openlineage-python), Kafka the ``kafka`` extra (confluent-kafka):
+a job that asks for them without it gets a warning, and its run goes on.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from gobblin_py.runtime.monitor.gobblin_reporter_settings import (
+    GraphiteReporterSettings,
+    InfluxDBReporterSettings,
+    KafkaReporterSettings,
+)
 from gobblin_py.runtime.monitor.report import RunInfo, RunListener, RunMonitor
 from gobblin_py.runtime.monitor.settings import LineageSettings, MetricsSettings, PrometheusSettings, lineage_configured
 from gobblin_py.sdk.logs import get_logger
@@ -27,6 +35,8 @@ def monitor_for(run: RunInfo) -> RunMonitor:
         from gobblin_py.runtime.monitor.file_reporter import FileReporter
 
         listeners.append(FileReporter(metrics, props))
+    if metrics.enabled:
+        listeners += gobblin_reporters(run, metrics.interval_ms)
     prometheus = PrometheusSettings.load(props)
     if metrics.enabled and prometheus.enabled:
         try:
@@ -50,3 +60,39 @@ def monitor_for(run: RunInfo) -> RunMonitor:
             except Exception as exc:  # noqa: BLE001 - a client that cannot be configured is a warning
                 log.warning("lineage_not_sent", job=run.job, error=f"{type(exc).__name__}: {exc}")
     return RunMonitor(run, listeners)
+
+
+def gobblin_reporters(run: RunInfo, interval_ms: int) -> list[RunListener]:
+    """A reporter for each of Gobblin's Kafka, Graphite and InfluxDB reporters the job turns on (one that cannot
+    be set up is a warning naming it)."""
+    from gobblin_py.runtime.monitor.gobblin_reporter import GobblinReporter
+
+    reporters: list[RunListener] = []
+    kafka = KafkaReporterSettings.load(run.props)
+    graphite = GraphiteReporterSettings.load(run.props)
+    influxdb = InfluxDBReporterSettings.load(run.props)
+    wanted = [("kafka", kafka.topics != (None, None)), ("graphite", graphite.enabled), ("influxdb", influxdb.enabled)]
+    for name, on in wanted:
+        if not on:
+            continue
+        try:
+            if name == "kafka":
+                from gobblin_py.runtime.monitor.kafka_reporter import KafkaSink
+
+                sink: Any = KafkaSink(kafka)
+            elif name == "graphite":
+                from gobblin_py.runtime.monitor.graphite_reporter import GraphiteSink
+
+                sink = GraphiteSink(graphite)
+            else:
+                from gobblin_py.runtime.monitor.influxdb_reporter import InfluxDBSink
+
+                sink = InfluxDBSink(influxdb)
+        except ImportError as exc:
+            log.warning("metrics_not_sent", job=run.job, reporter=name,
+                        error=f"{exc.name} is not installed (pip install 'gobblin_py[kafka]')")
+        except Exception as exc:  # noqa: BLE001 - a reporter that cannot be set up is a warning
+            log.warning("metrics_not_sent", job=run.job, reporter=name, error=f"{type(exc).__name__}: {exc}")
+        else:
+            reporters.append(GobblinReporter(sink, interval_ms))
+    return reporters

@@ -34,6 +34,7 @@ from gobblin_py.runtime.engines.pack_settings import PackSettings
 from gobblin_py.runtime.execute.row_checker import RowQualitySettings
 from gobblin_py.runtime.execute.task_quality import QualitySettings
 from gobblin_py.runtime.execute.task_settings import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER, TaskSettings
+from gobblin_py.runtime.monitor.gobblin_reporter_settings import REPORTER_SETTINGS
 from gobblin_py.runtime.monitor.settings import (
     LineageSettings,
     MetricsSettings,
@@ -78,7 +79,7 @@ from gobblin_py.store.store import StateStoreSettings
 CORE_SETTINGS: tuple[type[Settings], ...] = (
     JobSettings, CommitSettings, ReplaySettings, DeliverySettings, TaskSettings, RetryBudgetSettings, EngineSettings,
     PackSettings, LockSettings, StateStoreSettings, HistorySettings, FsSettings, RetrySettings, QualitySettings,
-    RowQualitySettings, ForkSettings, MetricsSettings, PrometheusSettings, LineageSettings,
+    RowQualitySettings, ForkSettings, MetricsSettings, PrometheusSettings, LineageSettings, *REPORTER_SETTINGS,
 )
 _BRANCH_SUFFIX = re.compile(r"^(?P<base>.+)\.(?P<branch>\d+)$")
 _ENTITY = re.compile(r"^source\.querybased\.entity\.[^.]+\.(?P<key>.+)$")
@@ -313,7 +314,7 @@ def check_job(props: Mapping[str, str], *, strict: bool = False, lenient: bool =
     for key, what in reporters:
         path, line = locate(key) if callable(locate) else (None, None)
         problem = f"{what} is not part of gpy: nothing is reported there"
-        hint = "use metrics.reporting.file.*, metrics.reporting.prometheus.* or openlineage.* (README: Monitoring)"
+        hint = "use metrics.reporting.file.*, .kafka.*, .graphite.*, .influxdb.*, .prometheus.* or openlineage.*"
         if strict:
             add([ConfigError(problem, path=path, line=line, key=key, hint=hint)])
         else:
