@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import time
 import urllib.parse
@@ -28,11 +29,11 @@ def slow_job(root: Path, *extra: str) -> Path:
     return job
 
 
-def job_id_of(stderr: str) -> str:
-    for word in stderr.replace('"', " ").replace("=", " ").split():
-        if word.startswith("job_Orders_"):
-            return word.rstrip(",")
-    raise AssertionError(stderr[-2000:])
+def job_id_of(result) -> str:
+    """The run's job id, from the summary the run printed (or its log, when it failed)."""
+    found = re.search(r"\bjob_Orders_\d+\b", result.stdout) or re.search(r"\bjob_Orders_\d+\b", result.stderr)
+    assert found, result.stdout + result.stderr[-2000:]
+    return found.group(0)
 
 
 def test_kafka_gets_metric_reports_and_events_in_gobblins_formats(tmp_path, broker):
@@ -90,7 +91,7 @@ def test_graphite_gets_metrics_and_events_in_carbon(tmp_path, carbon_server):
                    "metrics.reporting.graphite.events.value.as.key=true")
     result = run_gpy_here("run", str(job), "--engine", "local")
     assert result.returncode == 0, result.stderr[-3000:]
-    job_id = job_id_of(result.stderr)
+    job_id = job_id_of(result)
     base = whisper / "gpytest" / "gobblin" / "metrics" / job_id
     written = base / "gobblin" / "writer" / "records" / "written" / "count.wsp"
     state = base / "events" / "JobStateEvent" / "jobState" / "SUCCEEDED.wsp"
@@ -120,7 +121,7 @@ def test_influxdb_gets_metrics_and_events(tmp_path, influxdb_server):
                    "gobblin_events")
     result = run_gpy_here("run", str(job), "--engine", "local")
     assert result.returncode == 0, result.stderr[-3000:]
-    job_id = job_id_of(result.stderr)
+    job_id = job_id_of(result)
     answer = influx(influxdb_server, f'SELECT value FROM "gobblin.metrics.{job_id}.{WRITTEN}.count"', "gobblin")
     values = [row[1] for row in answer["results"][0]["series"][0]["values"]]
     assert len(values) >= 3 and values[-1] == 3, values  # interval reports, then the final one
@@ -128,11 +129,11 @@ def test_influxdb_gets_metrics_and_events(tmp_path, influxdb_server):
                     "gobblin_events")
     assert answer["results"][0]["series"][0]["values"][0][1] == "SUCCEEDED"
 
-    failing = make_job(tmp_path / "failing", *[line for line in job.read_text().splitlines() if "influxdb" in line])
+    failing = make_job(tmp_path / "failing", *[line for line in job.read_text().splitlines() if line.startswith("metrics.")])
     (tmp_path / "failing" / "data" / "orders.csv").write_text("order_id,amount,ordered_at\n1,x,not a time\n")
     failed = run_gpy_here("run", str(failing), "--engine", "local")
     assert failed.returncode == 2, failed.stderr[-3000:]  # the end of a failed run is reported too
-    failed_id = job_id_of(failed.stderr)
+    failed_id = job_id_of(failed)
     answer = influx(influxdb_server, f'SELECT value FROM "gobblin.metrics.{failed_id}.events.JobStateEvent.jobState"',
                     "gobblin_events")
     assert answer["results"][0]["series"][0]["values"][0][1] == "FAILED"
