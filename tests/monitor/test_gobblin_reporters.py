@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 from tests.conftest import run_gpy_here
-from tests.monitor.conftest import free_port, make_job
+from tests.monitor.conftest import free_port, make_job, make_sequential_job
 
 # three records, one every 350 ms: a run of over a second, long enough for interval reports of 200 ms (and, in
 # carbon's whisper files of one-second resolution, for more than one point)
@@ -23,10 +23,7 @@ WRITTEN = "gobblin.writer.records.written"
 
 
 def slow_job(root: Path, *extra: str) -> Path:
-    job = make_job(root, *SLOW, *extra)
-    text = job.read_text().replace("source.class=FileBasedSource", "source.class=SequentialTestSource")
-    job.write_text(text.replace("source.event.time.column=ordered_at\n", ""))  # a key of FileBasedSource's only
-    return job
+    return make_sequential_job(root, *SLOW, *extra)
 
 
 def job_id_of(result) -> str:

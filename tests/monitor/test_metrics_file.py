@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import run_gpy_here
-from tests.monitor.conftest import make_job
+from tests.monitor.conftest import make_job, make_sequential_job
 
 
 def metrics_lines(folder: Path) -> tuple[Path, list[dict]]:
@@ -58,10 +58,10 @@ def test_a_failed_run_ends_its_file_with_job_failed(tmp_path):
 
 
 def test_progress_is_reported_every_interval_while_the_job_runs(tmp_path):
-    job = make_job(tmp_path, "metrics.reporting.file.enabled=true", f"metrics.log.dir={tmp_path}/metrics",
-                   "metrics.reporting.file.suffix=txt", "metrics.report.interval=100",
-                   "source.numParallelism=1", "source.numRecordsPerExtract=3", "source.sleepTimePerRecordMillis=250")
-    job.write_text(job.read_text().replace("source.class=FileBasedSource", "source.class=SequentialTestSource"))
+    job = make_sequential_job(tmp_path, "metrics.reporting.file.enabled=true", f"metrics.log.dir={tmp_path}/metrics",
+                              "metrics.reporting.file.suffix=txt", "metrics.report.interval=100",
+                              "source.numParallelism=1", "source.numRecordsPerExtract=3",
+                              "source.sleepTimePerRecordMillis=250")
     result = run_gpy_here("run", str(job), "--engine", "local")
     assert result.returncode == 0, result.stderr[-3000:]
     _, lines = metrics_lines(tmp_path / "metrics")
