@@ -9,13 +9,6 @@ a job that asks for them without it gets a warning, and its run goes on.
 
 from __future__ import annotations
 
-from typing import Any
-
-from gobblin_py.runtime.monitor.gobblin_reporter_settings import (
-    GraphiteReporterSettings,
-    InfluxDBReporterSettings,
-    KafkaReporterSettings,
-)
 from gobblin_py.runtime.monitor.report import RunInfo, RunListener, RunMonitor
 from gobblin_py.runtime.monitor.settings import LineageSettings, MetricsSettings, PrometheusSettings, lineage_configured
 from gobblin_py.sdk.logs import get_logger
@@ -65,34 +58,19 @@ def monitor_for(run: RunInfo) -> RunMonitor:
 def gobblin_reporters(run: RunInfo, interval_ms: int) -> list[RunListener]:
     """A reporter for each of Gobblin's Kafka, Graphite and InfluxDB reporters the job turns on (one that cannot
     be set up is a warning naming it)."""
+    from gobblin_py.runtime.monitor import graphite_reporter, influxdb_reporter, kafka_reporter
     from gobblin_py.runtime.monitor.gobblin_reporter import GobblinReporter
 
     reporters: list[RunListener] = []
-    kafka = KafkaReporterSettings.load(run.props)
-    graphite = GraphiteReporterSettings.load(run.props)
-    influxdb = InfluxDBReporterSettings.load(run.props)
-    wanted = [("kafka", kafka.topics != (None, None)), ("graphite", graphite.enabled), ("influxdb", influxdb.enabled)]
-    for name, on in wanted:
-        if not on:
-            continue
+    for name, module in (("kafka", kafka_reporter), ("graphite", graphite_reporter), ("influxdb", influxdb_reporter)):
         try:
-            if name == "kafka":
-                from gobblin_py.runtime.monitor.kafka_reporter import KafkaSink
-
-                sink: Any = KafkaSink(kafka)
-            elif name == "graphite":
-                from gobblin_py.runtime.monitor.graphite_reporter import GraphiteSink
-
-                sink = GraphiteSink(graphite)
-            else:
-                from gobblin_py.runtime.monitor.influxdb_reporter import InfluxDBSink
-
-                sink = InfluxDBSink(influxdb)
+            sink = module.sink_for(run.props)
         except ImportError as exc:
             log.warning("metrics_not_sent", job=run.job, reporter=name,
                         error=f"{exc.name} is not installed (pip install 'gobblin_py[kafka]')")
         except Exception as exc:  # noqa: BLE001 - a reporter that cannot be set up is a warning
             log.warning("metrics_not_sent", job=run.job, reporter=name, error=f"{type(exc).__name__}: {exc}")
         else:
-            reporters.append(GobblinReporter(sink, interval_ms))
+            if sink is not None:
+                reporters.append(GobblinReporter(sink, interval_ms))
     return reporters

@@ -11,6 +11,7 @@ Metric paths are Gobblin's: ``[<prefix>.]gobblin.metrics.<job id>[.<task id>].<m
 from __future__ import annotations
 
 import socket
+from collections.abc import Mapping
 
 from gobblin_py.runtime.monitor.gobblin_metrics import MetricSet, TrackingEvent
 from gobblin_py.runtime.monitor.gobblin_reporter_settings import GraphiteReporterSettings
@@ -89,3 +90,9 @@ class GraphiteSink:
 
     def close(self) -> None:
         """Nothing: each batch has its own connection."""
+
+
+def sink_for(props: Mapping[str, str]) -> GraphiteSink | None:
+    """The job's Graphite sink, or None when the job does not report to Graphite."""
+    settings = GraphiteReporterSettings.load(props)
+    return GraphiteSink(settings) if settings.enabled else None

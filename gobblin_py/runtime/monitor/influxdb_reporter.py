@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import urllib.parse
 import urllib.request
+from collections.abc import Mapping
 
 from gobblin_py.runtime.monitor.gobblin_metrics import MetricSet, TrackingEvent
 from gobblin_py.runtime.monitor.gobblin_reporter_settings import InfluxDBReporterSettings
@@ -88,3 +89,9 @@ class InfluxDBSink:
 
     def close(self) -> None:
         """Nothing: each write is a request of its own."""
+
+
+def sink_for(props: Mapping[str, str]) -> InfluxDBSink | None:
+    """The job's InfluxDB sink, or None when the job does not report to InfluxDB."""
+    settings = InfluxDBReporterSettings.load(props)
+    return InfluxDBSink(settings) if settings.enabled else None

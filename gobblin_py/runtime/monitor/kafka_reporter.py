@@ -14,6 +14,7 @@ import io
 import json
 import logging
 import struct
+from collections.abc import Mapping
 from typing import Any
 
 from gobblin_py.runtime.monitor.gobblin_metrics import MetricSet, TrackingEvent
@@ -117,3 +118,9 @@ class KafkaSink:
 
     def close(self) -> None:
         self.producer.flush(0)
+
+
+def sink_for(props: Mapping[str, str]) -> KafkaSink | None:
+    """The job's Kafka sink, or None when the job does not report to Kafka."""
+    settings = KafkaReporterSettings.load(props)
+    return KafkaSink(settings) if settings.topics != (None, None) else None
