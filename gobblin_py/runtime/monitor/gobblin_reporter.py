@@ -4,7 +4,8 @@ Each reporter (a :class:`~.report.RunListener`) puts what it has to send on a bo
 empties: the job's start event at once, the job's meters every ``metrics.report.interval`` ms, and the run's
 last metrics and end events when it ends — succeeded, failed or stopped. Nothing waits for a send but the end
 of the run, and that at most the reporter's timeout; a report that finds the queue full is dropped and counted. A
-reporter that cannot send is a warning naming it (once per run), never a change of the run's exit code.
+reporter that cannot send is a warning naming it (at its first failure, and when its last report is not sent in
+time), never a change of the run's exit code.
 """
 
 from __future__ import annotations
