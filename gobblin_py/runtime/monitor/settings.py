@@ -26,7 +26,7 @@ UNSUPPORTED_REPORTERS: dict[str, str] = {
     "metrics.reporting.events.": "Gobblin's event reporters",
     "metrics.kafka.": "Gobblin's Kafka metrics reporter",
 }
-REPORTER_KEYS = frozenset({"metrics.reporting.events.kafka.format"})  # under a prefix above, and gpy's
+REPORTER_KEYS = frozenset({"metrics.reporting.events.kafka.format"})  # under a prefix above, yet read by gpy
 _ENABLED_SUFFIX = ("enabled", "enable")
 
 
