@@ -3,6 +3,9 @@
 The Pushgateway is Debian's ``prometheus-pushgateway`` binary (installed with apt-get when missing), started once
 per session on a loopback port of its own, without persistence; the system service is never used. ``promtool``
 (Debian's ``prometheus`` package, installed the same way; no server is started) evaluates alerting rules.
+Gobblin's Graphite and InfluxDB reporters write to Debian's ``graphite-carbon`` (carbon-cache, whisper files of
+one-second resolution) and ``influxdb`` (1.x), each started once per session on free loopback ports with its own
+data folder.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from tests.environment import missing
 
 PUSHGATEWAY = "prometheus-pushgateway"
@@ -51,6 +55,16 @@ def make_job(root: Path, *extra: str, rows: int = 20, name: str = "Orders") -> P
         *extra,
         "",
     ]))
+    return job
+
+
+def make_sequential_job(root: Path, *extra: str, name: str = "Orders") -> Path:
+    """A job of Gobblin's ``SequentialTestSource`` (``extra`` sets its pace), with :func:`make_job`'s folders. It
+    sets no key of FileBasedSource's: a key its source does not declare makes the run look through every plugin
+    (about 2 s in a new interpreter)."""
+    job = make_job(root, *extra, name=name)
+    text = job.read_text().replace("source.class=FileBasedSource", "source.class=SequentialTestSource")
+    job.write_text(text.replace("source.event.time.column=ordered_at\n", ""))
     return job
 
 
@@ -107,6 +121,76 @@ def scrape(url: str) -> dict[tuple[str, frozenset], float]:
     text = urllib.request.urlopen(url + "/metrics", timeout=5).read().decode()
     return {(s.name, frozenset(s.labels.items())): s.value
             for family in text_string_to_metric_families(text) for s in family.samples if s.name.startswith("gpy_")}
+
+
+def _started(process: subprocess.Popen, port: int, log: Path, what: str) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                pytest.fail(f"{what} did not start: {log.read_text(errors='replace')[-2000:]}")
+            time.sleep(0.1)
+
+
+@pytest.fixture(scope="session")
+def carbon_server(tmp_path_factory) -> Iterator[tuple[int, Path]]:
+    """A carbon-cache of this session: ``(its plaintext port, the folder of its whisper files)``."""
+    binary = _binary("carbon-cache", "graphite-carbon")
+    if binary is None:
+        missing("carbon-cache is not installed and apt-get could not install graphite-carbon")
+    root = tmp_path_factory.mktemp("carbon")
+    line, pickle, query = free_port(), free_port(), free_port()
+    for folder in ("conf", "whisper", "lists", "log", "pid"):
+        (root / folder).mkdir()
+    (root / "conf" / "storage-schemas.conf").write_text("[everything]\npattern = .*\nretentions = 1s:1h\n")
+    (root / "conf" / "carbon.conf").write_text("\n".join([
+        "[cache]", f"STORAGE_DIR = {root}/", f"LOCAL_DATA_DIR = {root}/whisper/", f"WHITELISTS_DIR = {root}/lists/",
+        f"CONF_DIR = {root}/conf/", f"LOG_DIR = {root}/log/", f"PID_DIR = {root}/pid/", "DATABASE = whisper",
+        "ENABLE_TAGS = False", "ENABLE_LOGROTATION = False", "MAX_CACHE_SIZE = inf", "MAX_UPDATES_PER_SECOND = 10000",
+        "MAX_CREATES_PER_MINUTE = inf", "LINE_RECEIVER_INTERFACE = 127.0.0.1", f"LINE_RECEIVER_PORT = {line}",
+        "ENABLE_UDP_LISTENER = False", "PICKLE_RECEIVER_INTERFACE = 127.0.0.1", f"PICKLE_RECEIVER_PORT = {pickle}",
+        "CACHE_QUERY_INTERFACE = 127.0.0.1", f"CACHE_QUERY_PORT = {query}", "LOG_UPDATES = False", "",
+    ]))
+    log = root / "carbon.out"
+    with open(log, "wb") as out:
+        process = subprocess.Popen([binary, f"--config={root}/conf/carbon.conf", "--debug", "start"], stdout=out,
+                                   stderr=subprocess.STDOUT)
+    try:
+        _started(process, line, log, "carbon-cache")
+        yield line, root / "whisper"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def influxdb_server(tmp_path_factory) -> Iterator[str]:
+    """The URL of an InfluxDB 1.x of this session (``http://127.0.0.1:<port>``)."""
+    binary = _binary("influxd", "influxdb")
+    if binary is None:
+        missing("influxd is not installed and apt-get could not install influxdb")
+    root = tmp_path_factory.mktemp("influxdb")
+    http, rpc = free_port(), free_port()
+    (root / "influxdb.conf").write_text("\n".join([
+        "reporting-disabled = true", f'bind-address = "127.0.0.1:{rpc}"', "[meta]", f'  dir = "{root}/meta"',
+        "[data]", f'  dir = "{root}/data"', f'  wal-dir = "{root}/wal"', "  query-log-enabled = false",
+        "[http]", f'  bind-address = "127.0.0.1:{http}"', "  log-enabled = false", "[monitor]",
+        "  store-enabled = false", "",
+    ]))
+    log = root / "influxd.out"
+    with open(log, "wb") as out:
+        process = subprocess.Popen([binary, "-config", str(root / "influxdb.conf")], stdout=out,
+                                   stderr=subprocess.STDOUT)
+    try:
+        _started(process, http, log, "influxd")
+        yield f"http://127.0.0.1:{http}"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
 
 
 @pytest.fixture

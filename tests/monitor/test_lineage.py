@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from tests.conftest import run_gpy_here
-from tests.monitor.conftest import make_job, scrape
+from tests.monitor.conftest import make_job, make_sequential_job, scrape
 from tests.monitor.lineage_schema import validate_event
 
 
@@ -125,11 +125,10 @@ def test_no_lineage_is_sent_unless_configured_and_a_silent_receiver_costs_at_mos
 
 
 def test_a_stopped_run_sends_abort_and_pushes_its_status(tmp_path, receiver, pushgateway):
-    job = make_job(tmp_path, "openlineage.transport.type=http", f"openlineage.transport.url={receiver.url}",
-                   f"metrics.reporting.prometheus.pushgateway.url={pushgateway}",
-                   "source.numParallelism=1", "source.numRecordsPerExtract=30", "source.sleepTimePerRecordMillis=100",
-                   name="StoppedOrders")
-    job.write_text(job.read_text().replace("source.class=FileBasedSource", "source.class=SequentialTestSource"))
+    job = make_sequential_job(tmp_path, "openlineage.transport.type=http", f"openlineage.transport.url={receiver.url}",
+                              f"metrics.reporting.prometheus.pushgateway.url={pushgateway}", "source.numParallelism=1",
+                              "source.numRecordsPerExtract=30", "source.sleepTimePerRecordMillis=100",
+                              name="StoppedOrders")
     process = subprocess.Popen([sys.executable, "-m", "gobblin_py.cli", "run", str(job), "--engine", "local"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60

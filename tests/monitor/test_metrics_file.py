@@ -1,5 +1,5 @@
 """Gobblin's metric reporting keys: the metrics file of each run where metrics.log.dir says, with Gobblin's metric
-and event names; the keys of Gobblin reporters gpy does not have are named, not ignored."""
+and event names; the keys of Gobblin reporters gpy does not have (JMX, custom builders) are named, not ignored."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import run_gpy_here
-from tests.monitor.conftest import make_job
+from tests.monitor.conftest import make_job, make_sequential_job
 
 
 def metrics_lines(folder: Path) -> tuple[Path, list[dict]]:
@@ -58,10 +58,10 @@ def test_a_failed_run_ends_its_file_with_job_failed(tmp_path):
 
 
 def test_progress_is_reported_every_interval_while_the_job_runs(tmp_path):
-    job = make_job(tmp_path, "metrics.reporting.file.enabled=true", f"metrics.log.dir={tmp_path}/metrics",
-                   "metrics.reporting.file.suffix=txt", "metrics.report.interval=100",
-                   "source.numParallelism=1", "source.numRecordsPerExtract=3", "source.sleepTimePerRecordMillis=250")
-    job.write_text(job.read_text().replace("source.class=FileBasedSource", "source.class=SequentialTestSource"))
+    job = make_sequential_job(tmp_path, "metrics.reporting.file.enabled=true", f"metrics.log.dir={tmp_path}/metrics",
+                              "metrics.reporting.file.suffix=txt", "metrics.report.interval=100",
+                              "source.numParallelism=1", "source.numRecordsPerExtract=3",
+                              "source.sleepTimePerRecordMillis=250")
     result = run_gpy_here("run", str(job), "--engine", "local")
     assert result.returncode == 0, result.stderr[-3000:]
     _, lines = metrics_lines(tmp_path / "metrics")
@@ -84,13 +84,13 @@ def test_metrics_enabled_false_writes_no_file(tmp_path):
 
 
 def test_validate_names_the_keys_of_reporters_gpy_does_not_have(tmp_path):
-    job = make_job(tmp_path, "metrics.reporting.kafka.enabled=true", "metrics.reporting.kafka.brokers=k:9092",
-                   "metrics.reporting.graphite.enabled=true", "metrics.reporting.influxdb.enabled=false")
+    job = make_job(tmp_path, "metrics.reporting.jmx.enabled=true", "metrics.reporting.custom.builders=com.Builder",
+                   "metrics.reporting.hadoop.counters.enabled=false")
     result = run_gpy_here("validate", str(job))
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
-    for key in ("metrics.reporting.kafka.enabled", "metrics.reporting.kafka.brokers", "metrics.reporting.graphite.enabled"):
+    for key in ("metrics.reporting.jmx.enabled", "metrics.reporting.custom.builders"):
         assert f"key '{key}': Gobblin's" in out, out
-    assert "metrics.reporting.influxdb.enabled" not in out  # switched off: nothing is lost
+    assert "metrics.reporting.hadoop.counters.enabled" not in out  # switched off: nothing is lost
     strict = run_gpy_here("validate", "--strict", str(job))
-    assert strict.returncode == 2 and "metrics.reporting.graphite.enabled" in strict.stdout + strict.stderr
+    assert strict.returncode == 2 and "metrics.reporting.jmx.enabled" in strict.stdout + strict.stderr

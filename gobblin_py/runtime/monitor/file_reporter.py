@@ -26,21 +26,23 @@ from typing import Any
 
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io.contained_paths import contained_join
+from gobblin_py.runtime.monitor.gobblin_metrics import (
+    BYTES_WRITTEN,
+    END_EVENTS,
+    RECORDS_READ,
+    RECORDS_WRITTEN,
+    context_name,
+)
 from gobblin_py.runtime.monitor.report import RunInfo, RunReport
 from gobblin_py.runtime.monitor.settings import MetricsSettings
 from gobblin_py.sdk import logs
 from gobblin_py.sdk.redact import redact_value
 from gobblin_py.store.report import iso_time
 
-RECORDS_READ = "gobblin.extractor.records.read"
-RECORDS_WRITTEN = "gobblin.writer.records.written"
-BYTES_WRITTEN = "gobblin.writer.bytes.written"
-_END_EVENTS = {"FAILED": "JobFailedTimer", "STOPPED": "JobCancelTimer"}  # any other status: JobSucceededTimer
-
 
 def metrics_file(settings: MetricsSettings, job_id: str) -> str:
     """Where the run's metrics go: Gobblin's folder and file name for a job run."""
-    name = f"gobblin.metrics.{job_id}"
+    name = context_name(job_id)
     suffix = settings.file_suffix.strip()
     if suffix and not suffix.startswith("."):
         suffix = "." + suffix
@@ -133,7 +135,7 @@ class FileReporter:
         self._metric(RECORDS_WRITTEN, report.records_written, tags)
         self._metric(BYTES_WRITTEN, report.bytes_written, tags)
         start = report.run.started_ms
-        self._event(_END_EVENTS.get(report.status, "JobSucceededTimer"),
+        self._event(END_EVENTS.get(report.status, "JobSucceededTimer"),
                     _timing(start, end, **tags, status=report.status, exitCode=report.exit_code, error=report.error))
         self._event("FullJobExecutionTimer", _timing(start, end, **tags, status=report.status))
         launched = sum(d.tasks for d in report.results)

@@ -1,8 +1,9 @@
 """The keys of a run's reporters: Gobblin's metric keys, Prometheus, OpenLineage, and the reporters gpy lacks.
 
 Gobblin's ``metrics.*`` keys keep their names and defaults (``metrics.report.interval`` in milliseconds). Gobblin
-reporters gpy has no equivalent for (Kafka, Graphite, InfluxDB, custom builders) are named by ``gpy validate``
-and at the start of a run (:func:`unsupported_reporter_keys`), never ignored silently.
+reporters gpy has no equivalent for (Hadoop counters, JMX, custom builders) are named by ``gpy validate`` and at
+the start of a run (:func:`unsupported_reporter_keys`), never ignored silently. The Kafka, Graphite and InfluxDB
+reporters' keys are in :mod:`~gobblin_py.runtime.monitor.gobblin_reporter_settings`.
 """
 
 from __future__ import annotations
@@ -19,15 +20,13 @@ LINEAGE_TRANSPORT_PREFIX = "openlineage.transport."
 PARENT_ENV = "OPENLINEAGE_PARENT_ID"  # "<namespace>/<job name>/<run id>", as dbt-ol and Airflow's macros spell it
 # Gobblin's reporters gpy does not have: key prefix → what it is
 UNSUPPORTED_REPORTERS: dict[str, str] = {
-    "metrics.reporting.kafka.": "Gobblin's Kafka metrics and events reporter",
-    "metrics.reporting.graphite.": "Gobblin's Graphite reporter",
-    "metrics.reporting.influxdb.": "Gobblin's InfluxDB reporter",
     "metrics.reporting.hadoop.counters.": "Gobblin's Hadoop counters reporter",
     "metrics.reporting.jmx.": "Gobblin's JMX reporter",
     "metrics.reporting.custom.builders": "Gobblin's custom reporter builders",
     "metrics.reporting.events.": "Gobblin's event reporters",
     "metrics.kafka.": "Gobblin's Kafka metrics reporter",
 }
+REPORTER_KEYS = frozenset({"metrics.reporting.events.kafka.format"})  # under a prefix above, yet read by gpy
 _ENABLED_SUFFIX = ("enabled", "enable")
 
 
@@ -45,7 +44,8 @@ class MetricsSettings(Settings):
     file_suffix: str = setting("metrics.reporting.file.suffix", default="",
                                doc="inserted before .metrics.log in the metrics file's name, as in Gobblin")
     interval_ms: int = setting("metrics.report.interval", default=30000, minimum=100,
-                               doc="milliseconds between two progress reports of a running job in the metrics file")
+                               doc="milliseconds between two progress reports of a running job (the metrics file, Kafka, "
+                                   "Graphite, InfluxDB)")
 
     def check(self) -> list[ConfigError]:
         if self.enabled and self.file_enabled and not self.log_dir:
@@ -144,7 +144,8 @@ _NEEDED = {"http": "url", "file": "log_file_path"}  # transport type → the key
 
 def is_reporter_key(key: str) -> bool:
     """Whether ``key`` belongs to a Gobblin metrics reporter gpy does not have (a key Gobblin knows)."""
-    return any(key == prefix.rstrip(".") or key.startswith(prefix) for prefix in UNSUPPORTED_REPORTERS)
+    return key not in REPORTER_KEYS and any(key == prefix.rstrip(".") or key.startswith(prefix)
+                                            for prefix in UNSUPPORTED_REPORTERS)
 
 
 def unsupported_reporter_keys(props: Mapping[str, str]) -> list[tuple[str, str]]:
@@ -153,7 +154,7 @@ def unsupported_reporter_keys(props: Mapping[str, str]) -> list[tuple[str, str]]
     A reporter switched off (``...enabled=false``) is no loss and not named.
     """
     found = []
-    for key in sorted(props):
+    for key in sorted(set(props) - REPORTER_KEYS):
         for prefix, what in UNSUPPORTED_REPORTERS.items():
             if key == prefix.rstrip(".") or key.startswith(prefix):
                 if key.endswith(_ENABLED_SUFFIX) and str(props[key]).strip().lower() == "false":

@@ -34,6 +34,7 @@ from gobblin_py.runtime.engines.pack_settings import PackSettings
 from gobblin_py.runtime.execute.row_checker import RowQualitySettings
 from gobblin_py.runtime.execute.task_quality import QualitySettings
 from gobblin_py.runtime.execute.task_settings import TaskSettings
+from gobblin_py.runtime.monitor.gobblin_reporter_settings import REPORTER_SETTINGS
 from gobblin_py.runtime.monitor.settings import (
     LineageSettings,
     MetricsSettings,
@@ -68,7 +69,7 @@ CORE_SETTINGS: tuple[type[Settings], ...] = (
     JobSettings, CommitSettings, ReplaySettings, DeliverySettings, TaskSettings, RetryBudgetSettings, EngineSettings,
     PackSettings, LockSettings, StateStoreSettings, MysqlStoreSettings, HistorySettings, FsSettings, RetrySettings,
     QualitySettings, RowQualitySettings, ForkSettings, MetricsSettings, PrometheusSettings, LineageSettings,
-    EncryptionSettings,
+    EncryptionSettings, *REPORTER_SETTINGS,
 )
 _ENTITY = re.compile(r"^source\.querybased\.entity\.[^.]+\.(?P<key>.+)$")
 # key families passed through to other systems, or named per branch by design
@@ -279,7 +280,8 @@ def _check_reporter_keys(props: Mapping[str, str], errors: _Errors, strict: bool
     """Gobblin's reporters gpy does not have: warnings, or errors with ``strict``."""
     for key, what in unsupported_reporter_keys(props):
         problem = f"{what} is not part of gpy: nothing is reported there"
-        hint = "use metrics.reporting.file.*, metrics.reporting.prometheus.* or openlineage.* (README: Monitoring)"
+        hint = ("use metrics.reporting.file.*, .kafka.*, .graphite.*, .influxdb.*, .prometheus.* or openlineage.* "
+                "(docs: operating/monitoring.md)")
         if strict:
             errors.add([_error_at(props, key, problem, hint)])
         else:
