@@ -1,0 +1,394 @@
+"""The documentation's runnable examples: found in the pages, run in order, their shown output compared.
+
+A page marks a fenced block runnable with an HTML comment on the line right above its fence (invisible on the
+rendered page)::
+
+    <!-- runnable -->                          the page's one sequence, "default"
+    <!-- runnable: sqlite -->                  a named sequence: a page can hold several independent ones
+    <!-- runnable: pg needs=postgres -->       the environment it needs (see NEEDS in test_runnable_examples.py)
+    <!-- runnable: kafka skip="why" -->        shown, not run, for the reason given (the test reports it)
+
+Every block of one page and sequence runs in order in one bash session (``set -euo pipefail``: a failing command
+ends the sequence, naming the page, the block's line and what it printed), in a fresh folder laid out as a clone
+of the repository (``jobs/``, ``conf/`` and ``scripts/`` copied, ``.venv`` and ``tests`` linked), with ``gpy`` on
+PATH and HOME a fresh folder. A block is either
+
+- an ``sh`` block of commands; the fenced block right after it (blank lines between), marked
+  ``<!-- output -->``, is what they print on stdout; or
+- a transcript: a block whose lines starting with ``$ `` are commands and the lines under each their stdout.
+  A shown line ending in ``(exit code N…)`` says the command exits N; any other non-zero exit fails.
+
+A sequence may begin with commands the reader does not need to see, in a comment ``<!-- runnable-setup: GROUP``
+… ``-->`` (the lines in between are the commands).
+
+Shown and real output are compared line by line after ``normalized`` masks what changes from run to run
+(``VOLATILE``: ids, times, epoch milliseconds, extract ids, durations, sizes, process ids, the working folder)
+and collapses runs of blanks (column widths follow the values). In a shown output a line ``…`` stands for any
+number of lines, and ``…`` inside a line for any text. A run id the page shows in an output
+(``job_QuickStart_1795408146267``) stands for the one printed in its place, also in the commands after it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import shlex
+import signal
+import subprocess
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MARKER = re.compile(r"^<!--\s*runnable(?::\s*(?P<args>.*?))?\s*-->\s*$")
+SETUP = re.compile(r"^<!--\s*runnable-setup(?::\s*(?P<group>\S+))?\s*$")
+OUTPUT = re.compile(r"^<!--\s*output\s*-->\s*$")
+FENCE = re.compile(r"^(?P<fence>```+|~~~+)\s*(?P<info>[^`\s]*)[^`]*$")
+DEFAULT_GROUP = "default"
+ELLIPSIS = "…"
+EXIT_NOTE = re.compile(r"\s*\(exit code (?P<code>\d+)[^)]*\)\s*$")
+
+
+@dataclass
+class Command:
+    """One command of a transcript, with the output shown under it and the exit code it is shown to have."""
+
+    text: str
+    expected: str
+    exit_code: int = 0
+
+
+@dataclass
+class Block:
+    """A runnable block: an ``sh`` block (``commands``) with its shown output, or a transcript."""
+
+    page: str
+    line: int  # of the block's first line, 1-based, for messages
+    text: str
+    expected: str | None = None  # an sh block's shown stdout
+    transcript: list[Command] | None = None
+    skip: str | None = None
+    setup: bool = False
+
+    @property
+    def where(self) -> str:
+        return f"{self.page}:{self.line}"
+
+
+@dataclass
+class Sequence:
+    """The runnable blocks of one page and group, in page order, and the environments they need."""
+
+    page: str
+    group: str
+    blocks: list[Block] = field(default_factory=list)
+    needs: set[str] = field(default_factory=set)
+
+    @property
+    def id(self) -> str:
+        return f"{self.page}:{self.group}"
+
+    @property
+    def skipped(self) -> list[Block]:
+        return [block for block in self.blocks if block.skip]
+
+
+class MarkupError(ValueError):
+    """A runnable marker that cannot be read, naming the page and line."""
+
+
+def marker_options(args: str, where: str) -> tuple[str, dict[str, str]]:
+    """The group and the ``key=value`` options of a marker's arguments."""
+    try:
+        words = shlex.split(args or "")
+    except ValueError as error:
+        raise MarkupError(f"{where}: the runnable marker does not parse: {error}") from None
+    group, options = DEFAULT_GROUP, {}
+    for i, word in enumerate(words):
+        key, equals, value = word.partition("=")
+        if equals:
+            if key not in ("needs", "skip"):
+                raise MarkupError(f"{where}: unknown runnable option {key!r} (needs=…, skip=…)")
+            options[key] = value
+        elif i == 0:
+            group = word
+        else:
+            raise MarkupError(f"{where}: a runnable marker names one group, then options: {args!r}")
+    return group, options
+
+
+def _fenced(lines: list[str], start: int, where: str) -> tuple[str, str, int]:
+    """The info string and text of the fenced block opening at ``lines[start]``, and the line after it."""
+    opening = FENCE.match(lines[start])
+    if not opening:
+        raise MarkupError(f"{where}: a runnable marker must stand right above a fenced block")
+    fence = opening.group("fence")
+    for end in range(start + 1, len(lines)):
+        if lines[end].strip() == fence:
+            return opening.group("info"), "".join(line + "\n" for line in lines[start + 1:end]), end + 1
+    raise MarkupError(f"{where}: the fenced block is not closed")
+
+
+def _transcript(text: str) -> list[Command]:
+    commands: list[Command] = []
+    for line in text.splitlines():
+        if line.startswith("$ "):
+            commands.append(Command(line[2:], ""))
+        elif commands:
+            note = EXIT_NOTE.search(line)
+            if note:
+                commands[-1].exit_code = int(note.group("code"))
+                line = line[:note.start()]
+                if not line.strip():
+                    continue
+            commands[-1].expected += line + "\n"
+    return commands
+
+
+def sequences(page: str, markdown: str) -> list[Sequence]:
+    """The runnable sequences of one page, in the order their first blocks appear."""
+    lines = markdown.splitlines()
+    found: dict[str, Sequence] = {}
+    i = 0
+    while i < len(lines):
+        where = f"{page}:{i + 1}"
+        setup = SETUP.match(lines[i])
+        if setup:
+            end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == "-->"), None)
+            if end is None:
+                raise MarkupError(f"{where}: runnable-setup is not closed by a line '-->'")
+            group = setup.group("group") or DEFAULT_GROUP
+            sequence = found.setdefault(group, Sequence(page, group))
+            text = "".join(line + "\n" for line in lines[i + 1:end])
+            sequence.blocks.append(Block(page, i + 2, text, setup=True))
+            i = end + 1
+            continue
+        marker = MARKER.match(lines[i])
+        if not marker:
+            i += 1
+            continue
+        group, options = marker_options(marker.group("args") or "", where)
+        info, text, i = _fenced(lines, i + 1, where)
+        block = Block(page, i - text.count("\n"), text, skip=options.get("skip"))
+        if text.lstrip().startswith("$ "):
+            block.transcript = _transcript(text)
+        elif info not in ("sh", "bash", "shell"):
+            raise MarkupError(f"{where}: a runnable block is ```sh (or a transcript of '$ ' lines), not ```{info}")
+        else:
+            after = i
+            while after < len(lines) and not lines[after].strip():
+                after += 1
+            if after < len(lines) and OUTPUT.match(lines[after]):
+                _, block.expected, i = _fenced(lines, after + 1, f"{page}:{after + 1}")
+        sequence = found.setdefault(group, Sequence(page, group))
+        sequence.needs |= {need for need in options.get("needs", "").split(",") if need}
+        sequence.blocks.append(block)
+    for sequence in found.values():
+        if all(block.setup for block in sequence.blocks):
+            raise MarkupError(f"{page}: runnable-setup for {sequence.group!r}, which has no runnable block")
+    return list(found.values())
+
+
+# --- comparing a shown output with the real one ---------------------------------------------------------------
+
+# what changes from run to run, replaced on both sides before comparing (order matters: ids before times)
+VOLATILE = [
+    (re.compile(r"\btask_(\w+?)_\d{13}_(\d+)\b"), r"task_\1_<id>_\2"),
+    (re.compile(r"\bjob_(\w+?)_\d{13}\b"), r"job_\1_<id>"),
+    (re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{12}\b"), "<id>"),  # a startpoint's
+    (re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d{1,9})?)?(?:Z|[+-]\d\d:?\d\d)?\b"), "<time>"),
+    (re.compile(r"\b20\d{12}(?=_|\b)"), "<stamp>"),  # a publish's extract id, folder names' yyyyMMddHHmmss
+    (re.compile(r"\b1\d{12}\b"), "<ms>"),  # epoch milliseconds: a file's modification time, a run's id
+    (re.compile(r"\(\d+(?:\.\d+)? s\)|\b\d+(?:\.\d+)? m?s\b"), "<duration>"),
+    (re.compile(r"\b(bytes|size) \d[\d,]*\b|\b\d[\d,.]* ?(?:bytes|B|KB|MB|GB|KiB|MiB|GiB)\b"), "<size>"),
+    (re.compile(r"\bon \S+ \(pid \d+\)|\bpid \d+\b"), "<pid>"),
+]
+
+
+def normalized(output: str, folders: dict[str, str] | None = None) -> list[str]:
+    """The lines of ``output`` with volatile values masked, ``folders`` (a real path: how a reader sees it)
+    replaced, and runs of blanks collapsed."""
+    lines = []
+    for line in output.strip("\n").splitlines():
+        for path, shown in (folders or {}).items():
+            line = line.replace(path, shown)
+        for pattern, replacement in VOLATILE:
+            line = pattern.sub(replacement, line)
+        lines.append(re.sub(r"\s+", " ", line).strip())
+    return lines
+
+
+def _line_pattern(expected: str) -> re.Pattern:
+    return re.compile(".*".join(re.escape(part) for part in expected.split(ELLIPSIS)) + r"\Z")
+
+
+def matches(expected: list[str], actual: list[str]) -> bool:
+    """Whether ``actual`` is ``expected`` line for line, a line ``…`` standing for any number of lines."""
+    patterns = [None if line == ELLIPSIS else _line_pattern(line) for line in expected]
+    reachable = {0}  # how many actual lines the expected lines so far can account for
+    for pattern in patterns:
+        if pattern is None:
+            reachable = set(range(min(reachable), len(actual) + 1)) if reachable else set()
+        else:
+            reachable = {n + 1 for n in reachable if n < len(actual) and pattern.match(actual[n])}
+    return len(actual) in reachable
+
+
+RUN_ID = re.compile(r"\bjob_\w+?_\d{13}\b")
+
+
+def learn_ids(expected: str, printed: str, folders: dict[str, str], ids: dict[str, str]) -> None:
+    """Add to ``ids`` the run ids a page shows (``job_QuickStart_1795408146267``) and the ones printed at the same
+    places: each shown line with ids takes those of the first printed line it matches."""
+    printed_lines = printed.splitlines()
+    masked = normalized(printed, folders)
+    for line in expected.splitlines():
+        shown = RUN_ID.findall(line)
+        if shown:
+            pattern = _line_pattern(normalized(line, folders)[0])
+            found = next((printed_lines[n] for n, real in enumerate(masked) if pattern.match(real)), None)
+            if found is not None:
+                ids.update(zip(shown, RUN_ID.findall(found), strict=False))
+
+
+def with_ids(command: str, ids: dict[str, str]) -> str:
+    """``command`` with the run ids the page showed earlier replaced by the real ones (``learn_ids``)."""
+    return RUN_ID.sub(lambda match: ids.get(match.group(0), match.group(0)), command)
+
+
+def difference(expected: list[str], actual: list[str]) -> str:
+    return "\n".join(difflib.unified_diff(expected, actual, "shown", "printed", lineterm=""))
+
+
+# --- one bash session ---------------------------------------------------------------------------------------------
+
+DONE = "__runnable_block_done__"
+
+
+@dataclass
+class Ran:
+    stdout: str
+    stderr: str
+    exit_code: int
+
+
+class Shell:
+    """bash reading a sequence from the test: each block is sourced (so cd, export and background jobs carry on),
+    stdin /dev/null, in a process group of its own that ``close`` ends with whatever it left running."""
+
+    def __init__(self, folder: Path, cwd: Path, env: dict[str, str], timeout: float = 600) -> None:
+        self.folder = folder
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.stderr = self.folder / "shell.stderr"
+        self.process = subprocess.Popen(["bash", "--noprofile", "--norc"], cwd=cwd, env=env, text=True,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=self.stderr.open("w"), start_new_session=True)
+        self.count = 0
+        # a hung command must not hang the test run
+        self.watchdog = threading.Timer(timeout, self.close)
+        self.watchdog.start()
+        self.send("set -euo pipefail")
+
+    def send(self, line: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+
+    def run(self, text: str, errexit: bool = True, after: str = "") -> Ran | None:
+        """Source ``text``; None when the shell ended (a command failed under errexit)."""
+        self.count += 1
+        script, out, err = (self.folder / f"{self.count}.{suffix}" for suffix in ("sh", "stdout", "stderr"))
+        script.write_text(text)
+        redirect = f"< /dev/null > {shlex.quote(str(out))} 2> {shlex.quote(str(err))}"
+        if errexit:
+            self.send(f". {shlex.quote(str(script))} {redirect}; __rc=0")
+        else:
+            self.send(f"set +e; . {shlex.quote(str(script))} {redirect}; __rc=$?; set -e")
+        if after:
+            self.send(after)
+        self.send(f'echo "{DONE} $__rc"')
+        assert self.process.stdout is not None
+        done = self.process.stdout.readline()
+        stdout = out.read_text() if out.exists() else ""
+        stderr = err.read_text() if err.exists() else ""
+        if not done.startswith(DONE):
+            return None
+        return Ran(stdout, stderr, int(done.split()[1]))
+
+    def output_of_last(self) -> tuple[str, str]:
+        """What the last block printed on stdout and stderr (the shell's own stderr added)."""
+        out, err = (self.folder / f"{self.count}.{suffix}" for suffix in ("stdout", "stderr"))
+        return (out.read_text() if out.exists() else "",
+                (err.read_text() if err.exists() else "") + self.stderr.read_text())
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            try:
+                assert self.process.stdin is not None
+                self.process.stdin.close()
+                self.process.wait(timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        try:  # what the blocks left running in the background (a server started with &)
+            os.killpg(self.process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.watchdog.cancel()
+
+
+# --- running a sequence -------------------------------------------------------------------------------------------
+
+def _compare(block: Block, what: str, expected: str, ran: Ran, folders: dict[str, str],
+             ids: dict[str, str]) -> str | None:
+    shown, printed = normalized(expected, folders), normalized(ran.stdout, folders)
+    if matches(shown, printed):
+        learn_ids(expected, ran.stdout, folders, ids)
+        return None
+    return (f"{block.where}: {what} printed other than the page shows (volatile values masked):\n"
+            f"{difference(shown, printed)}\n--- stderr\n{ran.stderr[-3000:]}")
+
+
+def with_provided(text: str, provided: dict[str, str]) -> str:
+    """``text`` with the test's values exported again right after each ``export`` line that sets one of them: a
+    block's placeholders (``export PGPASSWORD=...``) stand for the test's servers."""
+    if not provided:
+        return text
+    again = "export " + " ".join(f"{name}={shlex.quote(value)}" for name, value in provided.items())
+    lines = []
+    for line in text.splitlines():
+        lines.append(line)
+        if re.match(r"\s*export\s", line) and any(re.search(rf"\b{name}=", line) for name in provided):
+            lines.append(again)
+    return "".join(line + "\n" for line in lines)
+
+
+def run_sequence(sequence: Sequence, shell: Shell, folders: dict[str, str],
+                 provided: dict[str, str] | None = None) -> list[str]:
+    """Run the sequence's blocks in order in ``shell``: the differences between shown and printed outputs
+    (an empty list when every output is as shown). A failing command raises AssertionError naming its block.
+    ``provided``: variables the test gives (``with_provided``)."""
+    differences = []
+    ids: dict[str, str] = {}  # the run ids the page shows: the ones this run printed in their places
+    for block in sequence.blocks:
+        if block.skip:
+            continue
+        if block.transcript is None:
+            ran = shell.run(with_provided(with_ids(block.text, ids), provided or {}))
+            if ran is None:
+                stdout, stderr = shell.output_of_last()
+                raise AssertionError(f"{block.where}: a command of this block failed:\n{block.text}--- stdout\n"
+                                     f"{stdout[-3000:]}--- stderr\n{stderr[-3000:]}")
+            if block.expected is not None:
+                differences.append(_compare(block, "the block", block.expected, ran, folders, ids))
+            continue
+        for command in block.transcript:
+            ran = shell.run(with_ids(command.text, ids) + "\n", errexit=False)
+            assert ran is not None, f"{block.where}: the shell ended at `{command.text}`"
+            assert ran.exit_code == command.exit_code, (
+                f"{block.where}: `{command.text}` exited {ran.exit_code}, the page shows "
+                f"{command.exit_code}:\n--- stdout\n{ran.stdout[-3000:]}--- stderr\n{ran.stderr[-3000:]}")
+            differences.append(_compare(block, f"`{command.text}`", command.expected, ran, folders, ids))
+    return [found for found in differences if found]

@@ -1,0 +1,115 @@
+"""Every runnable example of README.md and docs/ runs as written, and prints what the page shows.
+
+The markers and the comparison are described in tests/docs/runnable.py. One test per page and sequence
+(``README.md:sqlite``), in a fresh folder laid out as a clone of the repository. What a sequence ``needs=``:
+
+- ``postgres``: a fresh database on the session's PostgreSQL server, given as libpq's variables (``PGHOST``,
+  ``PGPORT``, ``PGUSER``, ``PGPASSWORD``, ``PGDATABASE``), exported again right after a block's ``export`` line
+  that sets one of them, so the placeholders it sets (``PGPASSWORD=...``) stand for the server's;
+- ``kafka``: a free loopback port for the sample broker the block starts (``KAFKA_SAMPLE_PORT``, which
+  scripts/kafka_sample.py reads), and the clone's job files' ``127.0.0.1:9092`` moved to it;
+- ``wikipedia``: a free loopback port for the local MediaWiki API the block starts (``WEB_API_PORT``, which
+  ``python -m tests.sources.web_api`` reads), and the block's ``127.0.0.1:8089`` moved to it.
+
+The S3 walkthrough (``needs=s3``) is run by tests/s3/test_readme_walkthrough.py, beside the S3 server it needs,
+with the runner of this folder and its own checks of what each command did.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.docs.runnable import Sequence, Shell, run_sequence, sequences
+
+OWNED_ELSEWHERE = {"s3"}  # needs whose sequences another test runs
+NEEDS = {"postgres", "kafka", "wikipedia", *OWNED_ELSEWHERE}
+
+
+def pages() -> list[Path]:
+    return [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+
+
+def all_sequences() -> list[Sequence]:
+    found = []
+    for page in pages():
+        found += sequences(str(page.relative_to(REPO)), page.read_text())
+    for sequence in found:
+        unknown = sequence.needs - NEEDS
+        assert not unknown, f"{sequence.id}: needs {sorted(unknown)}, which this test cannot give ({sorted(NEEDS)})"
+    return found
+
+
+SEQUENCES = [sequence for sequence in all_sequences() if not sequence.needs & OWNED_ELSEWHERE]
+
+
+def _params(with_postgres: bool) -> list:
+    return [pytest.param(sequence, id=sequence.id) for sequence in SEQUENCES
+            if ("postgres" in sequence.needs) == with_postgres]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def clone(folder: Path) -> Path:
+    """A folder laid out as a user's clone of the repository, with gpy installed in its .venv."""
+    folder.mkdir()
+    for name in ("jobs", "conf", "scripts"):
+        shutil.copytree(REPO / name, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / ".venv").symlink_to(Path(sys.executable).parent.parent)
+    (folder / "tests").symlink_to(REPO / "tests")
+    return folder
+
+
+def environment(home: Path) -> dict[str, str]:
+    bin_dir = Path(sys.executable).parent
+    env = {name: value for name, value in os.environ.items()
+           if not name.startswith(("AWS_", "PG", "GPY_", "KAFKA_", "WEB_API_")) and name != "VIRTUAL_ENV"}
+    env.update(HOME=str(home), PATH=f"{bin_dir}:{env.get('PATH', '/usr/bin:/bin')}")
+    return env
+
+
+def run(sequence: Sequence, tmp_path: Path, provided: dict[str, str]) -> None:
+    skipped = sequence.skipped
+    if len(skipped) == len([block for block in sequence.blocks if not block.setup]):
+        pytest.skip("; ".join(f"{block.where}: {block.skip}" for block in skipped))
+    home = tmp_path / "home"
+    home.mkdir()
+    work = clone(tmp_path / "clone")
+    env = {**environment(home), **provided}
+    if "kafka" in sequence.needs:
+        port = free_port()
+        env["KAFKA_SAMPLE_PORT"] = str(port)
+        for job in (work / "jobs").glob("*.pull"):
+            job.write_text(job.read_text().replace("127.0.0.1:9092", f"127.0.0.1:{port}"))
+    if "wikipedia" in sequence.needs:
+        port = free_port()
+        env["WEB_API_PORT"] = str(port)
+        for block in sequence.blocks:
+            block.text = block.text.replace("127.0.0.1:8089", f"127.0.0.1:{port}")
+    shell = Shell(tmp_path / "blocks", work, env)
+    try:
+        differences = run_sequence(sequence, shell, {str(work) + "/": "", str(home): "~"}, provided)
+    finally:
+        shell.close()
+    assert not differences, "\n\n".join(differences)
+
+
+@pytest.mark.parametrize("sequence", _params(with_postgres=False))
+def test_runnable_example(sequence: Sequence, tmp_path: Path) -> None:
+    run(sequence, tmp_path, {})
+
+
+@pytest.mark.parametrize("sequence", _params(with_postgres=True))
+def test_runnable_example_on_postgres(sequence: Sequence, tmp_path: Path, pg_db) -> None:
+    run(sequence, tmp_path, {"PGHOST": pg_db.host, "PGPORT": str(pg_db.port), "PGUSER": pg_db.user,
+                             "PGPASSWORD": pg_db.password, "PGDATABASE": pg_db.name})

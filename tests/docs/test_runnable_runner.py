@@ -1,0 +1,113 @@
+"""The runnable-examples runner itself: how it reads the markers, masks volatile values and matches wildcards."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.docs.runnable import MarkupError, Shell, matches, normalized, run_sequence, sequences
+
+PAGE = '''# A page
+
+<!-- runnable-setup: sql
+touch hidden
+-->
+
+<!-- runnable: sql needs=postgres -->
+```sh
+echo one
+```
+
+<!-- output -->
+```text
+one
+```
+
+Prose.
+
+<!-- runnable -->
+```
+$ echo two
+two
+$ false
+(exit code 1)
+```
+
+```sh
+echo not marked
+```
+
+<!-- runnable: sql skip="it takes an hour" -->
+```sh
+sleep 3600
+```
+'''
+
+
+def test_sequences_are_read_by_group_in_page_order():
+    sql, default = sequences("page.md", PAGE)
+    assert (sql.id, default.id) == ("page.md:sql", "page.md:default")
+    assert sql.needs == {"postgres"}
+    setup, one, slow = sql.blocks
+    assert setup.setup and setup.text == "touch hidden\n" and setup.line == 4
+    assert (one.text, one.expected, one.line) == ("echo one\n", "one\n", 9)
+    assert slow.skip == "it takes an hour" and sql.skipped == [slow]
+    [transcript] = default.blocks
+    assert [(c.text, c.expected, c.exit_code) for c in transcript.transcript] == [("echo two", "two\n", 0),
+                                                                                  ("false", "", 1)]
+
+
+@pytest.mark.parametrize("page, message", [
+    ("<!-- runnable -->\nno fence\n", "page.md:1: a runnable marker must stand right above a fenced block"),
+    ("<!-- runnable -->\n```python\nx\n```\n", "not ```python"),
+    ("<!-- runnable: a b -->\n```sh\nx\n```\n", "one group, then options"),
+    ("<!-- runnable: a wait=1 -->\n```sh\nx\n```\n", "unknown runnable option 'wait'"),
+    ("<!-- runnable -->\n```sh\nx\n", "not closed"),
+    ("<!-- runnable-setup: a\nx\n", "not closed"),
+])
+def test_a_marker_that_cannot_be_read_names_its_line(page, message):
+    with pytest.raises(MarkupError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        sequences("page.md", page)
+
+
+def test_volatile_values_are_masked_and_blanks_collapsed():
+    printed = ("job Orders  job_Orders_1795409971433  COMMITTED  1.2 s  task_Orders_1795409971433_0\n"
+               "  started   2026-11-23T04:28:51.267Z on vm (pid 31313), bytes 19,204, 3.5 MB, id bd0f1849930d\n"
+               "  watermark 1795409927818 in /tmp/x/clone/work/out")
+    assert normalized(printed, {"/tmp/x/clone/": ""}) == [
+        "job Orders job_Orders_<id> COMMITTED <duration> task_Orders_<id>_0",
+        "started <time> <pid>, <size>, <size>, id <id>",
+        "watermark <ms> in work/out"]
+
+
+@pytest.mark.parametrize("shown, printed, same", [
+    (["a", "…", "d"], ["a", "b", "c", "d"], True),
+    (["a", "…", "d"], ["a", "d"], True),
+    (["a", "…"], ["a"], True),
+    (["a", "…", "d"], ["a", "b"], False),
+    (["x (id …) y"], ["x (id 1, 2) y"], True),
+    (["x (id …) y"], ["x (id 1, 2) z"], False),
+    (["a"], ["a", "b"], False),
+])
+def test_the_ellipsis_stands_for_lines_or_text(shown, printed, same):
+    assert matches(shown, printed) is same
+
+
+def test_a_sequence_runs_in_one_shell_and_reports_what_differs(tmp_path):
+    page = PAGE.replace("echo one", "export SEEN=placeholder; cd sub && echo one").replace("touch hidden", "mkdir sub")
+    sql, default = sequences("page.md", page.replace("$ echo two", "$ pwd; echo $SEEN"))
+    shell = Shell(tmp_path / "blocks", tmp_path, {"PATH": "/usr/bin:/bin"})
+    try:
+        assert run_sequence(sql, shell, {}, {"SEEN": "seen"}) == []  # the skipped block is not run
+        # the setup's folder, the first block's cd and the exports carried on; the transcript shows "two"
+        [difference] = run_sequence(default, shell, {str(tmp_path): "<tmp>"})
+    finally:
+        shell.close()
+    assert difference.startswith("page.md:21: `pwd; echo $SEEN` printed other than the page shows")
+    assert "-two\n+<tmp>/sub\n+seen" in difference
+    broken = sequences("page.md", "<!-- runnable -->\n```sh\necho before\nfalse\necho after\n```\n")[0]
+    shell = Shell(tmp_path / "blocks2", tmp_path, {"PATH": "/usr/bin:/bin"})
+    try:
+        with pytest.raises(AssertionError, match=r"(?s)page.md:3: a command of this block failed.*before"):
+            run_sequence(broken, shell, {})
+    finally:
+        shell.close()
