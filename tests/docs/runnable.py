@@ -172,7 +172,7 @@ def sequences(page: str, markdown: str) -> list[Sequence]:
         block = Block(page, i - text.count("\n"), text, skip=options.get("skip"))
         if text.lstrip().startswith("$ "):
             block.transcript = _transcript(text)
-        elif info not in ("sh", "bash", "shell"):
+        elif info not in ("sh", "bash", "shell") and not block.skip:
             raise MarkupError(f"{where}: a runnable block is ```sh (or a transcript of '$ ' lines), not ```{info}")
         else:
             after = i
@@ -267,9 +267,12 @@ DONE = "__runnable_block_done__"
 
 @dataclass
 class Ran:
+    """What a block or command printed, its exit code and the shell's working folder after it."""
+
     stdout: str
     stderr: str
     exit_code: int
+    cwd: Path
 
 
 class Shell:
@@ -306,14 +309,15 @@ class Shell:
             self.send(f"set +e; . {shlex.quote(str(script))} {redirect}; __rc=$?; set -e")
         if after:
             self.send(after)
-        self.send(f'echo "{DONE} $__rc"')
+        self.send(f'echo "{DONE} $__rc $PWD"')
         assert self.process.stdout is not None
         done = self.process.stdout.readline()
         stdout = out.read_text() if out.exists() else ""
         stderr = err.read_text() if err.exists() else ""
         if not done.startswith(DONE):
             return None
-        return Ran(stdout, stderr, int(done.split()[1]))
+        _, code, cwd = done.rstrip("\n").split(" ", 2)
+        return Ran(stdout, stderr, int(code), Path(cwd))
 
     def output_of_last(self) -> tuple[str, str]:
         """What the last block printed on stdout and stderr (the shell's own stderr added)."""

@@ -9,7 +9,8 @@ The markers and the comparison are described in tests/docs/runnable.py. One test
 - ``kafka``: a free loopback port for the sample broker the block starts (``KAFKA_SAMPLE_PORT``, which
   scripts/kafka_sample.py reads), and the clone's job files' ``127.0.0.1:9092`` moved to it;
 - ``wikipedia``: a free loopback port for the local MediaWiki API the block starts (``WEB_API_PORT``, which
-  ``python -m tests.sources.web_api`` reads), and the block's ``127.0.0.1:8089`` moved to it.
+  ``python -m tests.sources.web_api`` reads), the blocks' ``127.0.0.1:8089`` moved to it, and Gobblin's job files
+  in ``GOBBLIN_CORPUS`` (the corpus beside the clone, where the tests of Gobblin's jobs find it: skipped without).
 
 The S3 walkthrough (``needs=s3``) is run by tests/s3/test_readme_walkthrough.py, beside the S3 server it needs,
 with the runner of this folder and its own checks of what each command did.
@@ -25,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import CORPUS, NEEDS_CORPUS, REPO
 from tests.docs.runnable import Sequence, Shell, run_sequence, sequences
 
 OWNED_ELSEWHERE = {"s3"}  # needs whose sequences another test runs
@@ -50,8 +51,8 @@ SEQUENCES = [sequence for sequence in all_sequences() if not sequence.needs & OW
 
 
 def _params(with_postgres: bool) -> list:
-    return [pytest.param(sequence, id=sequence.id) for sequence in SEQUENCES
-            if ("postgres" in sequence.needs) == with_postgres]
+    return [pytest.param(sequence, id=sequence.id, marks=[NEEDS_CORPUS] if "wikipedia" in sequence.needs else [])
+            for sequence in SEQUENCES if ("postgres" in sequence.needs) == with_postgres]
 
 
 def free_port() -> int:
@@ -93,7 +94,7 @@ def run(sequence: Sequence, tmp_path: Path, provided: dict[str, str]) -> None:
             job.write_text(job.read_text().replace("127.0.0.1:9092", f"127.0.0.1:{port}"))
     if "wikipedia" in sequence.needs:
         port = free_port()
-        env["WEB_API_PORT"] = str(port)
+        env.update(WEB_API_PORT=str(port), GOBBLIN_CORPUS=str(CORPUS))
         for block in sequence.blocks:
             block.text = block.text.replace("127.0.0.1:8089", f"127.0.0.1:{port}")
     shell = Shell(tmp_path / "blocks", work, env)

@@ -1,16 +1,16 @@
 """The README's walkthrough ("A first real job: forked, incremental, on S3"), typed as a new user types it.
 
-Every ``sh`` block between the README's ``<!-- walkthrough: … -->`` and ``<!-- /walkthrough -->`` markers runs,
-in order, in one bash session (``set -eo pipefail``: a failing command ends the walk), with the installed ``gpy``
-on PATH, HOME a fresh folder and S3 the test session's S3 API server. The one block marked ``sh install`` is not
-run: the test's own environment is that installation. The block that sets the S3 variables runs as written, and
-then the server's endpoint, credentials and a new bucket replace the placeholders it sets.
+The README marks its blocks ``<!-- runnable: walkthrough needs=s3 -->``: tests/docs/runnable.py reads them, and
+they run in order in one of its bash sessions (``set -euo pipefail``: a failing command ends the walk), with the
+installed ``gpy`` on PATH, HOME a fresh folder and S3 the test session's S3 API server (tests/docs runs every other
+marked sequence; this one runs here, beside the server). The install block is marked skipped: the test's own
+environment is that installation, whose extras it checks. The block that sets the S3 variables runs as written,
+and the server's endpoint, credentials and a new bucket are exported right after each line that sets them.
 
 After each block that runs a ``gpy`` command, the check registered for that command (``CHECKS``) looks at what it
-did: the rows published on S3 per fork branch, the state it saved, what it printed. A ``text`` block after an
-``sh`` block is that block's expected stdout, compared line by line once job ids, times, durations, file
-modification times (the file source's watermarks) and the bucket's name are set aside. A step added to the walk
-adds its check here.
+did: the rows published on S3 per fork branch, the state it saved, what it printed. A block's ``<!-- output -->``
+is its expected stdout, compared by the runner's rules (ids, times, durations and modification-time watermarks
+masked) once the bucket's name is set aside. A step added to the walk adds its check here.
 """
 
 from __future__ import annotations
@@ -21,10 +21,8 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
-import threading
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -36,63 +34,20 @@ import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
 from tests.conftest import REPO
+from tests.docs.runnable import Block, Sequence, Shell, difference, matches, normalized, sequences, with_provided
 from tests.s3.conftest import ACCESS_KEY, SECRET_KEY
 
-START = "<!-- walkthrough:"
-END = "<!-- /walkthrough -->"
-DONE = "__walkthrough_block_done__"
 # the variables the settings block sets, replaced by the test server's
 S3_VARIABLES = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL", "BUCKET"}
 
 
-@dataclass
-class Block:
-    info: str  # the fence's info string: "sh", "sh install" or "text"
-    text: str
-    line: int  # in README.md, for messages
-    expected: str | None = None  # the text block that follows an sh block
-
-
-def walkthrough_blocks(readme: str) -> list[Block]:
-    """The sh blocks of the README's walkthrough, each with the text block that shows its output."""
-    start, end = readme.find(START), readme.find(END)
-    assert start >= 0 and end > start, f"README.md has no walkthrough section ({START} … {END})"
-    offset = readme.count("\n", 0, start)
-    section = readme[start:end]
-    blocks: list[Block] = []
-    for match in re.finditer(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", section, re.MULTILINE | re.DOTALL):
-        info, text = match.group(1).strip(), match.group(2)
-        line = offset + section.count("\n", 0, match.start()) + 1
-        if info == "text":
-            assert blocks and blocks[-1].expected is None and blocks[-1].info == "sh", \
-                f"README.md:{line}: an output block must follow a command block"
-            blocks[-1].expected = text
-        elif info in ("sh", "sh install"):
-            blocks.append(Block(info, text, line))
-        else:
-            raise AssertionError(f"README.md:{line}: a walkthrough block is ```sh, ```sh install or ```text, "
-                                 f"not ```{info}")
-    return blocks
-
-
-# --- comparing an output the README shows with the real one ---------------------------------------------------
-
-VOLATILE = [
-    (re.compile(r"\btask_(\w+?)_\d{13}_(\d+)\b"), r"task_\1_<id>_\2"),
-    (re.compile(r"\bjob_(\w+?)_\d{13}\b"), r"job_\1_<id>"),
-    (re.compile(r"\S+Z → \S+Z \(\d+\.\d+ s\)"), "<start> → <end> (<duration>)"),  # a run's start and end
-    (re.compile(r"\b\d+\.\d+ s\b"), "<duration>"),
-    (re.compile(r"\b1\d{12}\b"), "<mtime>"),  # a file's modification time, the file source's watermark
-]
-
-
-def normalized(output: str) -> list[str]:
-    lines = []
-    for line in output.strip("\n").splitlines():
-        for pattern, replacement in VOLATILE:
-            line = pattern.sub(replacement, line)
-        lines.append(re.sub(r"\s+", " ", line).strip())  # column widths follow the values' widths
-    return lines
+def walkthrough() -> Sequence:
+    """The README's walkthrough, as the runner reads it."""
+    found = [sequence for sequence in sequences("README.md", (REPO / "README.md").read_text())
+             if sequence.group == "walkthrough"]
+    assert found, "README.md has no walkthrough (<!-- runnable: walkthrough needs=s3 --> blocks)"
+    assert found[0].needs == {"s3"}, found[0].needs
+    return found[0]
 
 
 # --- the walk's state, as the checks see it ----------------------------------------------------------------------
@@ -278,52 +233,6 @@ def check_for(command: list[str], line: int):
     return CHECKS[max(matching, key=len)]
 
 
-# --- one bash session ---------------------------------------------------------------------------------------------
-
-class Shell:
-    """bash reading the walk from the test: each block is sourced (so cd and export carry on), stdin /dev/null."""
-
-    def __init__(self, home: Path, env: dict[str, str]) -> None:
-        self.folder = home.parent / "blocks"
-        self.folder.mkdir()
-        self.stderr = self.folder / "shell.stderr"
-        self.process = subprocess.Popen(["bash", "--noprofile", "--norc"], cwd=home, env=env, text=True,
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=self.stderr.open("w"), start_new_session=True)
-        # a hung command must not hang the test run: the shell's process group is ended after 10 minutes
-        self.watchdog = threading.Timer(600, self.close)
-        self.watchdog.start()
-        self.send("set -eo pipefail")
-
-    def send(self, line: str) -> None:
-        self.process.stdin.write(line + "\n")
-        self.process.stdin.flush()
-
-    def run(self, number: int, block: Block, command: list[str] | None, after: str = "") -> Step:
-        script, out, err = (self.folder / f"{number}.{suffix}" for suffix in ("sh", "stdout", "stderr"))
-        script.write_text(block.text)
-        self.send(f". {shlex.quote(str(script))} < /dev/null > {shlex.quote(str(out))} 2> {shlex.quote(str(err))}")
-        if after:
-            self.send(after)
-        self.send(f'echo "{DONE} $PWD"')
-        done = self.process.stdout.readline()
-        stderr = err.read_text() if err.exists() else ""
-        assert done.startswith(DONE), (
-            f"README.md:{block.line}: the walk stopped in this block:\n{block.text}\n--- stdout\n"
-            f"{out.read_text() if out.exists() else ''}--- stderr\n{stderr}{self.stderr.read_text()}")
-        return Step(block, command or [], out.read_text(), stderr, Path(done.split(" ", 1)[1].strip()))
-
-    def close(self) -> None:
-        if self.process.poll() is None:
-            try:
-                self.process.stdin.close()
-                self.process.wait(timeout=30)
-            except (OSError, subprocess.TimeoutExpired):
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-        self.watchdog.cancel()
-
-
 def settings_block(blocks: list[Block]) -> tuple[int, str]:
     """The block that sets the S3 variables, and the bucket name the README shows."""
     found = [i for i, block in enumerate(blocks) if "export AWS_ENDPOINT_URL=" in block.text]
@@ -348,10 +257,11 @@ def check_install(block: Block) -> None:
 
 
 def test_the_readme_walkthrough_runs_as_written(tmp_path, s3_server, bucket):
-    blocks = walkthrough_blocks((REPO / "README.md").read_text())
-    installs = [block for block in blocks if block.info == "sh install"]
-    assert len(installs) == 1 and "pip install" in installs[0].text, "the walkthrough starts with its install block"
+    sequence = walkthrough()
+    installs = sequence.skipped
+    assert len(installs) == 1 and "pip install" in installs[0].text, "the walkthrough's one skipped block installs"
     check_install(installs[0])
+    blocks = [block for block in sequence.blocks if not block.skip]
     settings, readme_bucket = settings_block(blocks)
 
     home = tmp_path / "home"
@@ -365,22 +275,24 @@ def test_the_readme_walkthrough_runs_as_written(tmp_path, s3_server, bucket):
                    "AWS_ENDPOINT_URL": s3_server.endpoint, "BUCKET": bucket}
     walk = Walk(s3_server, bucket, {**env, **test_values})
 
-    shell = Shell(home, env)
+    shell = Shell(tmp_path / "blocks", home, env)
     used, compared = set(), 0
     try:
         for number, block in enumerate(blocks):
-            if block.info == "sh install":
-                continue
             command = gpy_command(block)
             check = check_for(command, block.line) if command else None
-            after = ("export " + " ".join(f"{name}={shlex.quote(value)}" for name, value in test_values.items())
-                     if number == settings else "")
-            step = shell.run(number, block, command, after)
+            ran = shell.run(with_provided(block.text, test_values) if number == settings else block.text)
+            if ran is None:
+                stdout, stderr = shell.output_of_last()
+                raise AssertionError(f"README.md:{block.line}: the walk stopped in this block:\n{block.text}"
+                                     f"--- stdout\n{stdout}--- stderr\n{stderr}")
+            step = Step(block, command or [], ran.stdout, ran.stderr, ran.cwd)
             assert SECRET_KEY not in step.stdout + step.stderr, f"README.md:{block.line}: the secret key was printed"
             if block.expected is not None:
-                actual = step.stdout.replace(f"s3://{bucket}/", f"s3://{readme_bucket}/")
-                assert normalized(actual) == normalized(block.expected), (
-                    f"README.md:{block.line}: the output shown differs from the real one:\n{step.stdout}")
+                folders = {f"s3://{bucket}/": f"s3://{readme_bucket}/"}
+                shown, printed = normalized(block.expected, folders), normalized(step.stdout, folders)
+                assert matches(shown, printed), (f"README.md:{block.line}: the output shown differs from the real "
+                                                 f"one:\n{difference(shown, printed)}")
                 compared += 1
             if check:
                 check(walk, step)
