@@ -12,18 +12,21 @@ The markers and the comparison are described in tests/docs/runnable.py. One test
   ``python -m tests.sources.web_api`` reads), the blocks' ``127.0.0.1:8089`` moved to it, and Gobblin's job files
   in ``GOBBLIN_CORPUS`` (the corpus beside the clone, where the tests of Gobblin's jobs find it: skipped without).
 
+After a sequence ran, ``AFTER`` checks what its page says it left behind, where the page shows no output.
 The S3 walkthrough (``needs=s3``) is run by tests/s3/test_readme_walkthrough.py, beside the S3 server it needs,
 with the runner of this folder and its own checks of what each command did.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
 import sys
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import CORPUS, NEEDS_CORPUS, REPO
@@ -31,6 +34,32 @@ from tests.docs.runnable import Sequence, Shell, run_sequence, sequences
 
 OWNED_ELSEWHERE = {"s3"}  # needs whose sequences another test runs
 NEEDS = {"postgres", "kafka", "wikipedia", *OWNED_ELSEWHERE}
+
+
+# --- what a sequence's page says it leaves behind, checked after it ran -------------------------------------------
+
+def kafka_events_landed(work: Path, printed: list[str]) -> None:
+    """README, Pulling Kafka topics: the first 10,000 events, one not JSON, land in Parquet with the Kafka metadata
+    columns, the undecodable one in the error folder; the second run has nothing new (the block produces 10,000
+    more after it, for a next run)."""
+    published = pq.read_table(work / "work" / "kafka_to_parquet" / "published" / "events")
+    assert published.num_rows == 9_999
+    assert str(published.schema.field("at").type) == "timestamp[ms, tz=UTC]"
+    assert {"kafka_partition", "kafka_offset", "kafka_timestamp"} <= set(published.column_names)
+    bad = [json.loads(line) for path in (work / "work" / "kafka_to_parquet" / "errors").glob("*.err")
+           for line in path.read_text().splitlines()]
+    assert len(bad) == 1 and all(record["topic"] == "events" and record["error"] for record in bad), bad
+    assert "nothing new to pull" in printed[0]
+
+
+def sqlite_tables_landed(work: Path, printed: list[str]) -> None:
+    """README, Try it on SQLite: each table's Parquet under work/sqlite/published/examples/shop/<table>/."""
+    shop = work / "work" / "sqlite" / "published" / "examples" / "shop"
+    landed = {path.name.removesuffix("_full") for path in shop.iterdir() if any(path.rglob("*.parquet"))}
+    assert landed == {"orders", "customers", "products"}, landed
+
+
+AFTER = {"README.md:kafka": kafka_events_landed, "README.md:sqlite": sqlite_tables_landed}
 
 
 def pages() -> list[Path]:
@@ -103,6 +132,10 @@ def run(sequence: Sequence, tmp_path: Path, provided: dict[str, str]) -> None:
     finally:
         shell.close()
     assert not differences, "\n\n".join(differences)
+    if sequence.id in AFTER:
+        printed = [path.read_text() for path in sorted((tmp_path / "blocks").glob("*.stdout"),
+                                                        key=lambda path: int(path.stem))]
+        AFTER[sequence.id](work, printed)
 
 
 @pytest.mark.parametrize("sequence", _params(with_postgres=False))
