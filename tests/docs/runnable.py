@@ -97,6 +97,19 @@ class MarkupError(ValueError):
     """A runnable marker that cannot be read, naming the page and line."""
 
 
+def pages(repo: Path) -> list[Path]:
+    """The pages whose runnable examples run: README.md and every page of the docs site."""
+    return [repo / "README.md", *sorted((repo / "docs").rglob("*.md"))]
+
+
+def all_sequences(repo: Path) -> list[Sequence]:
+    """The runnable sequences of every page, named by the page's path in the repository."""
+    found = []
+    for page in pages(repo):
+        found += sequences(str(page.relative_to(repo)), page.read_text())
+    return found
+
+
 def marker_options(args: str, where: str) -> tuple[str, dict[str, str]]:
     """The group and the ``key=value`` options of a marker's arguments."""
     try:

@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import CORPUS, NEEDS_CORPUS, REPO
-from tests.docs.runnable import Sequence, Shell, run_sequence, sequences
+from tests.docs.runnable import Sequence, Shell, all_sequences, run_sequence
 
 OWNED_ELSEWHERE = {"s3"}  # needs whose sequences another test runs
 NEEDS = {"postgres", "kafka", "wikipedia", *OWNED_ELSEWHERE}
@@ -59,24 +59,22 @@ def sqlite_tables_landed(work: Path, printed: list[str]) -> None:
     assert landed == {"orders", "customers", "products"}, landed
 
 
-AFTER = {"README.md:kafka": kafka_events_landed, "README.md:sqlite": sqlite_tables_landed}
+# by group name, whichever page the sequence is on
+AFTER = {"kafka": kafka_events_landed, "sqlite": sqlite_tables_landed}
 
 
-def pages() -> list[Path]:
-    return [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
-
-
-def all_sequences() -> list[Sequence]:
-    found = []
-    for page in pages():
-        found += sequences(str(page.relative_to(REPO)), page.read_text())
+def checked_sequences() -> list[Sequence]:
+    found = all_sequences(REPO)
     for sequence in found:
         unknown = sequence.needs - NEEDS
         assert not unknown, f"{sequence.id}: needs {sorted(unknown)}, which this test cannot give ({sorted(NEEDS)})"
+    groups = [sequence.group for sequence in found]
+    for group in AFTER:
+        assert groups.count(group) == 1, f"AFTER checks the sequence {group!r}: the pages have {groups.count(group)}"
     return found
 
 
-SEQUENCES = [sequence for sequence in all_sequences() if not sequence.needs & OWNED_ELSEWHERE]
+SEQUENCES = [sequence for sequence in checked_sequences() if not sequence.needs & OWNED_ELSEWHERE]
 
 
 def _params(with_postgres: bool) -> list:
@@ -132,10 +130,10 @@ def run(sequence: Sequence, tmp_path: Path, provided: dict[str, str]) -> None:
     finally:
         shell.close()
     assert not differences, "\n\n".join(differences)
-    if sequence.id in AFTER:
+    if sequence.group in AFTER:
         printed = [path.read_text() for path in sorted((tmp_path / "blocks").glob("*.stdout"),
                                                         key=lambda path: int(path.stem))]
-        AFTER[sequence.id](work, printed)
+        AFTER[sequence.group](work, printed)
 
 
 @pytest.mark.parametrize("sequence", _params(with_postgres=False))

@@ -34,7 +34,7 @@ import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
 from tests.conftest import REPO
-from tests.docs.runnable import Block, Sequence, Shell, difference, matches, normalized, sequences, with_provided
+from tests.docs.runnable import Block, Sequence, Shell, all_sequences, difference, matches, normalized, with_provided
 from tests.s3.conftest import ACCESS_KEY, SECRET_KEY
 
 # the variables the settings block sets, replaced by the test server's
@@ -42,10 +42,9 @@ S3_VARIABLES = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL"
 
 
 def walkthrough() -> Sequence:
-    """The README's walkthrough, as the runner reads it."""
-    found = [sequence for sequence in sequences("README.md", (REPO / "README.md").read_text())
-             if sequence.group == "walkthrough"]
-    assert found, "README.md has no walkthrough (<!-- runnable: walkthrough needs=s3 --> blocks)"
+    """The walkthrough, as the runner reads it, on whichever page holds it (README.md or a page of docs/)."""
+    found = [sequence for sequence in all_sequences(REPO) if sequence.group == "walkthrough"]
+    assert len(found) == 1, f"one walkthrough (<!-- runnable: walkthrough needs=s3 --> blocks), not {len(found)}"
     assert found[0].needs == {"s3"}, found[0].needs
     return found[0]
 
@@ -72,7 +71,7 @@ class Walk:
     def job(self, step: Step) -> tuple[Path, dict[str, str]]:
         """The job file a command names, and its keys (the walk's job file is plain key=value lines)."""
         names = [arg for arg in step.command if arg.endswith((".pull", ".job", ".conf"))]
-        assert len(names) == 1, f"README.md:{step.block.line}: which job file does {step.command} run?"
+        assert len(names) == 1, f"{step.block.where}: which job file does {step.command} run?"
         path = step.cwd / names[0]
         keys = {}
         for line in path.read_text().splitlines():
@@ -124,7 +123,7 @@ def check_run(walk: Walk, step: Step) -> None:
     source = step.cwd / keys["source.filebased.data.directory"]
     files = set(source.glob(keys.get("source.filebased.file.pattern", "*")))
     new = files - walk.pulled
-    assert new, f"README.md:{step.block.line}: the walk runs the job with no new file to pull"
+    assert new, f"{step.block.where}: the walk runs the job with no new file to pull"
     everything = source_table(files)
     new_rows = source_table(new).num_rows
     assert re.search(rf'dataset "" \(default\): COMMITTED .*records extracted {new_rows} '
@@ -223,13 +222,13 @@ CHECKS = {
 
 def gpy_command(block: Block) -> list[str] | None:
     commands = [shlex.split(line, comments=True) for line in block.text.splitlines() if line.startswith("gpy ")]
-    assert len(commands) <= 1, f"README.md:{block.line}: one gpy command per block, so its output is its own"
+    assert len(commands) <= 1, f"{block.where}: one gpy command per block, so its output is its own"
     return commands[0] if commands else None
 
 
-def check_for(command: list[str], line: int):
+def check_for(command: list[str], where: str):
     matching = [name for name in CHECKS if command[:len(name.split())] == name.split()]
-    assert matching, f"README.md:{line}: `{shlex.join(command)}` has no check in this test: add one to CHECKS"
+    assert matching, f"{where}: `{shlex.join(command)}` has no check in this test: add one to CHECKS"
     return CHECKS[max(matching, key=len)]
 
 
@@ -239,17 +238,17 @@ def settings_block(blocks: list[Block]) -> tuple[int, str]:
     assert len(found) == 1, "the walkthrough has one block setting AWS_ENDPOINT_URL, the S3 endpoint"
     block = blocks[found[0]]
     exported = set(re.findall(r"^export (\w+)=", block.text, re.MULTILINE))
-    assert exported == S3_VARIABLES, f"README.md:{block.line}: the test stands in for {S3_VARIABLES}, not {exported}"
+    assert exported == S3_VARIABLES, f"{block.where}: the test stands in for {S3_VARIABLES}, not {exported}"
     return found[0], re.search(r"^export BUCKET=(\S+)", block.text, re.MULTILINE).group(1)
 
 
 def check_install(block: Block) -> None:
     """The extras the install block names exist, and this environment, which stands in for it, has what they bring."""
     extras = re.findall(r"pip install -e '\.\[([\w,-]+)\]'", block.text)
-    assert extras, f"README.md:{block.line}: the install block installs this repository with its extras"
+    assert extras, f"{block.where}: the install block installs this repository with its extras"
     provided = metadata.metadata("gobblin_py").get_all("Provides-Extra")
     for extra in extras[0].split(","):
-        assert extra in provided, f"README.md:{block.line}: gobblin_py has no extra {extra!r}"
+        assert extra in provided, f"{block.where}: gobblin_py has no extra {extra!r}"
         for requirement in metadata.requires("gobblin_py"):
             if re.search(rf"extra\s*==\s*[\"']{extra}[\"']", requirement):
                 name = re.match(r"[\w.-]+", requirement).group(0)
@@ -280,18 +279,18 @@ def test_the_readme_walkthrough_runs_as_written(tmp_path, s3_server, bucket):
     try:
         for number, block in enumerate(blocks):
             command = gpy_command(block)
-            check = check_for(command, block.line) if command else None
+            check = check_for(command, block.where) if command else None
             ran = shell.run(with_provided(block.text, test_values) if number == settings else block.text)
             if ran is None:
                 stdout, stderr = shell.output_of_last()
-                raise AssertionError(f"README.md:{block.line}: the walk stopped in this block:\n{block.text}"
+                raise AssertionError(f"{block.where}: the walk stopped in this block:\n{block.text}"
                                      f"--- stdout\n{stdout}--- stderr\n{stderr}")
             step = Step(block, command or [], ran.stdout, ran.stderr, ran.cwd)
-            assert SECRET_KEY not in step.stdout + step.stderr, f"README.md:{block.line}: the secret key was printed"
+            assert SECRET_KEY not in step.stdout + step.stderr, f"{block.where}: the secret key was printed"
             if block.expected is not None:
                 folders = {f"s3://{bucket}/": f"s3://{readme_bucket}/"}
                 shown, printed = normalized(block.expected, folders), normalized(step.stdout, folders)
-                assert matches(shown, printed), (f"README.md:{block.line}: the output shown differs from the real "
+                assert matches(shown, printed), (f"{block.where}: the output shown differs from the real "
                                                  f"one:\n{difference(shown, printed)}")
                 compared += 1
             if check:
