@@ -13,13 +13,18 @@ ends the sequence, naming the page, the block's line and what it printed), in a 
 of the repository (``jobs/``, ``conf/`` and ``scripts/`` copied, ``.venv`` and ``tests`` linked), with ``gpy`` on
 PATH and HOME a fresh folder. A block is either
 
-- an ``sh`` block of commands; the fenced block right after it (blank lines between), marked
-  ``<!-- output -->``, is what they print on stdout; or
+- an ``sh`` block of commands; a fenced block right after it (blank lines between) marked ``<!-- output -->``
+  on the line above its fence is what they print on stdout (stderr, where gpy logs, is not compared); or
 - a transcript: a block whose lines starting with ``$ `` are commands and the lines under each their stdout.
   A shown line ending in ``(exit code N…)`` says the command exits N; any other non-zero exit fails.
 
-A sequence may begin with commands the reader does not need to see, in a comment ``<!-- runnable-setup: GROUP``
-… ``-->`` (the lines in between are the commands).
+Commands the reader does not need to see (a job key added, file times made even, an earlier run) go in a comment
+``<!-- runnable-setup: GROUP`` … ``-->``, the lines in between; they run where the comment stands, a failure
+failing the sequence as a block's does. A block marked ``skip=`` may be of any kind; a sequence whose every block
+is skipped is reported skipped, with the reasons.
+
+Where the working folder or HOME appears in what a command prints, it reads as a reader's would: paths in the
+clone relative (``work/…``), HOME as ``~``.
 
 Shown and real output are compared line by line after ``normalized`` masks what changes from run to run
 (``VOLATILE``: ids, times, epoch milliseconds, extract ids, durations, sizes, process ids, the working folder)
@@ -204,16 +209,25 @@ def sequences(page: str, markdown: str) -> list[Sequence]:
 
 # --- comparing a shown output with the real one ---------------------------------------------------------------
 
-# what changes from run to run, replaced on both sides before comparing (order matters: ids before times)
+# What changes from run to run, replaced on both sides before comparing (in this order: ids before times). A page
+# shows these as any real run printed them; a value it must not pin otherwise is written … (see ``matches``).
 VOLATILE = [
+    # a task's and a run's ids: job_<name>_<start ms>[_<n>]
     (re.compile(r"\btask_(\w+?)_\d{13}_(\d+)\b"), r"task_\1_<id>_\2"),
     (re.compile(r"\bjob_(\w+?)_\d{13}\b"), r"job_\1_<id>"),
-    (re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{12}\b"), "<id>"),  # a startpoint's
+    # a startpoint's id: 12 hex digits, at least one a letter (a 12-digit number stays)
+    (re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{12}\b"), "<id>"),
+    # ISO 8601 times to the minute or finer: a run's start and end, when a startpoint was set, event times
     (re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d{1,9})?)?(?:Z|[+-]\d\d:?\d\d)?\b"), "<time>"),
-    (re.compile(r"\b20\d{12}(?=_|\b)"), "<stamp>"),  # a publish's extract id, folder names' yyyyMMddHHmmss
-    (re.compile(r"\b1\d{12}\b"), "<ms>"),  # epoch milliseconds: a file's modification time, a run's id
+    # yyyyMMddHHmmss: a publish's extract id (the <id>_append folders)
+    (re.compile(r"\b20\d{12}(?=_|\b)"), "<stamp>"),
+    # epoch milliseconds: a file's modification time (the file source's watermark)
+    (re.compile(r"\b1\d{12}\b"), "<ms>"),
+    # durations: 1.2 s, (1.202 s), 35 ms
     (re.compile(r"\(\d+(?:\.\d+)? s\)|\b\d+(?:\.\d+)? m?s\b"), "<duration>"),
+    # sizes: bytes 19,204, 3.5 MB
     (re.compile(r"\b(bytes|size) \d[\d,]*\b|\b\d[\d,.]* ?(?:bytes|B|KB|MB|GB|KiB|MiB|GiB)\b"), "<size>"),
+    # the machine and process a run ran on: on vm (pid 31313)
     (re.compile(r"\bon \S+ \(pid \d+\)|\bpid \d+\b"), "<pid>"),
 ]
 

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from tests.docs.runnable import MarkupError, Shell, matches, normalized, run_sequence, sequences
+from tests.docs.runnable import (
+    MarkupError,
+    Shell,
+    learn_ids,
+    matches,
+    normalized,
+    run_sequence,
+    sequences,
+    with_ids,
+    with_provided,
+)
 
 PAGE = '''# A page
 
@@ -63,7 +73,7 @@ def test_sequences_are_read_by_group_in_page_order():
     ("<!-- runnable: a wait=1 -->\n```sh\nx\n```\n", "unknown runnable option 'wait'"),
     ("<!-- runnable -->\n```sh\nx\n", "not closed"),
     ("<!-- runnable-setup: a\nx\n", "not closed"),
-])
+], ids=["no-fence", "python-block", "two-groups", "unknown-option", "unclosed-block", "unclosed-setup"])
 def test_a_marker_that_cannot_be_read_names_its_line(page, message):
     with pytest.raises(MarkupError, match=message.replace("(", r"\(").replace(")", r"\)")):
         sequences("page.md", page)
@@ -111,3 +121,17 @@ def test_a_sequence_runs_in_one_shell_and_reports_what_differs(tmp_path):
             run_sequence(broken, shell, {})
     finally:
         shell.close()
+
+
+def test_a_run_id_the_page_shows_stands_for_the_one_printed_in_its_place():
+    ids: dict[str, str] = {}
+    learn_ids("RUN ID  STATUS\n…\njob_Q_1795408146267  SUCCEEDED\n…",
+              "RUN ID  STATUS\njob_Q_1795999999999  NOTHING_NEW\njob_Q_1795000000001  SUCCEEDED\n", {}, ids)
+    assert ids == {"job_Q_1795408146267": "job_Q_1795000000001"}
+    assert with_ids("gpy history q.pull job_Q_1795408146267", ids) == "gpy history q.pull job_Q_1795000000001"
+
+
+def test_the_tests_values_follow_each_export_of_a_placeholder():
+    text = "export PGHOST=127.0.0.1 PGPASSWORD=...\necho $PGPASSWORD\nexport OTHER=1\n"
+    assert with_provided(text, {"PGPASSWORD": "s3cret word"}) == (
+        "export PGHOST=127.0.0.1 PGPASSWORD=...\nexport PGPASSWORD='s3cret word'\necho $PGPASSWORD\nexport OTHER=1\n")
