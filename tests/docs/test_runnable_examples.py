@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -106,6 +107,17 @@ def environment(home: Path) -> dict[str, str]:
     return env
 
 
+def stop_sample_broker(work: Path) -> None:
+    """The sample broker a sequence started and did not stop (it failed first): the broker runs in a session of
+    its own, out of the shell's process group."""
+    pid_file = work / "work" / "kafka-broker" / "broker.pid"
+    if pid_file.exists():
+        try:
+            os.kill(int(pid_file.read_text().split()[0]), signal.SIGTERM)
+        except (ProcessLookupError, ValueError, IndexError):
+            pass
+
+
 def run(sequence: Sequence, tmp_path: Path, provided: dict[str, str]) -> None:
     skipped = sequence.skipped
     if len(skipped) == len([block for block in sequence.blocks if not block.setup]):
@@ -129,6 +141,7 @@ def run(sequence: Sequence, tmp_path: Path, provided: dict[str, str]) -> None:
         differences = run_sequence(sequence, shell, {str(work) + "/": "", str(home): "~"}, provided)
     finally:
         shell.close()
+        stop_sample_broker(work)
     assert not differences, "\n\n".join(differences)
     if sequence.group in AFTER:
         printed = [path.read_text() for path in sorted((tmp_path / "blocks").glob("*.stdout"),
