@@ -27,6 +27,7 @@ import socket
 import sys
 from pathlib import Path
 
+import fastavro
 import pyarrow.parquet as pq
 import pytest
 
@@ -60,8 +61,21 @@ def sqlite_tables_landed(work: Path, printed: list[str]) -> None:
     assert landed == {"orders", "customers", "products"}, landed
 
 
+def wikipedia_revisions_landed(work: Path, printed: list[str]) -> None:
+    """README, Gobblin's getting-started example: the first run pulls LinkedIn's revisions 103-107 and the
+    Sandbox's 201-210, the second the Sandbox's other 4 (no new revision within the minute), as Avro in a folder
+    per page under work/job-output/…/WikipediaOutput/<run>_append/."""
+    output = work / "work" / "job-output" / "org" / "apache" / "gobblin" / "example" / "wikipedia" / "WikipediaOutput"
+    revisions: dict[str, list[int]] = {}
+    for path in sorted(output.glob("*_append/*/*.avro")):
+        with open(path, "rb") as stream:
+            revisions.setdefault(path.parent.name, []).extend(int(row["revid"]) for row in fastavro.reader(stream))
+    assert {page: sorted(ids) for page, ids in revisions.items()} == {
+        "LinkedIn": list(range(103, 108)), "Wikipedia_Sandbox": list(range(201, 215))}, revisions
+
+
 # by group name, whichever page the sequence is on
-AFTER = {"kafka": kafka_events_landed, "sqlite": sqlite_tables_landed}
+AFTER = {"kafka": kafka_events_landed, "sqlite": sqlite_tables_landed, "wikipedia": wikipedia_revisions_landed}
 
 
 def checked_sequences() -> list[Sequence]:
