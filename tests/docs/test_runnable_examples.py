@@ -69,7 +69,8 @@ def wikipedia_revisions_landed(work: Path, printed: list[str]) -> None:
     revisions: dict[str, list[int]] = {}
     for path in sorted(output.glob("*_append/*/*.avro")):
         with open(path, "rb") as stream:
-            revisions.setdefault(path.parent.name, []).extend(int(row["revid"]) for row in fastavro.reader(stream))
+            rows = [row for row in fastavro.reader(stream) if isinstance(row, dict)]  # a record is a dict
+            revisions.setdefault(path.parent.name, []).extend(int(row["revid"]) for row in rows)
     assert {page: sorted(ids) for page, ids in revisions.items()} == {
         "LinkedIn": list(range(103, 108)), "Wikipedia_Sandbox": list(range(201, 215))}, revisions
 
