@@ -27,14 +27,16 @@ Where the working folder or HOME appears in what a command prints, it reads as a
 clone relative (``work/…``), HOME as ``~``.
 
 Shown and real output are compared line by line after ``normalized`` masks what changes from run to run
-(``VOLATILE``: ids, times, epoch milliseconds, extract ids, durations, sizes, process ids, the working folder)
-and collapses runs of blanks (column widths follow the values). In a shown output a line ``…`` stands for any
+(``VOLATILE``: ids, epoch milliseconds, extract ids, durations, sizes, process ids; the clock's times, ``TIME``;
+the working folder) and collapses runs of blanks (column widths follow the values). A time of the data (an event
+time, a completeness watermark) is compared as shown. In a shown output a line ``…`` stands for any
 number of lines, and ``…`` inside a line for any text. A run id the page shows in an output
 (``job_QuickStart_1795408146267``) stands for the one printed in its place, also in the commands after it.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import os
 import re
@@ -217,8 +219,6 @@ VOLATILE = [
     (re.compile(r"\bjob_(\w+?)_\d{13}\b"), r"job_\1_<id>"),
     # a startpoint's id: 12 hex digits, at least one a letter (a 12-digit number stays)
     (re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{12}\b"), "<id>"),
-    # ISO 8601 times to the minute or finer: a run's start and end, when a startpoint was set, event times
-    (re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d{1,9})?)?(?:Z|[+-]\d\d:?\d\d)?\b"), "<time>"),
     # yyyyMMddHHmmss: a publish's extract id (the <id>_append folders)
     (re.compile(r"\b20\d{12}(?=_|\b)"), "<stamp>"),
     # epoch milliseconds: a file's modification time (the file source's watermark)
@@ -232,21 +232,50 @@ VOLATILE = [
 ]
 
 
-def normalized(output: str, folders: dict[str, str] | None = None) -> list[str]:
-    """The lines of ``output`` with volatile values masked, ``folders`` (a real path: how a reader sees it)
-    replaced, and runs of blanks collapsed."""
+# An ISO 8601 time to the minute or finer. One printed within RECENT of the comparison is the clock's (a run's start
+# and end, when a startpoint was set), shown as any time; an older one is data (an event time, a startpoint's time,
+# a completeness watermark) and must be the time shown.
+TIME = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d{1,9})?)?(?:Z|[+-]\d\d:?\d\d)?\b")
+RECENT = dt.timedelta(hours=6)
+
+
+def _clock_time(match: re.Match) -> str:
+    try:
+        when = dt.datetime.fromisoformat(match.group(0).replace("Z", "+00:00"))
+    except ValueError:
+        return match.group(0)
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    now = dt.datetime.now(dt.timezone.utc)
+    return "<time>" if now - RECENT <= when <= now + dt.timedelta(minutes=10) else match.group(0)
+
+
+def normalized(output: str, folders: dict[str, str] | None = None, printed: bool = False) -> list[str]:
+    """The lines of ``output`` with volatile values masked (``printed``: the clock's times too), ``folders`` (a
+    real path: how a reader sees it) replaced, and runs of blanks collapsed."""
     lines = []
     for line in output.strip("\n").splitlines():
         for path, shown in (folders or {}).items():
             line = line.replace(path, shown)
+        if printed:
+            line = TIME.sub(_clock_time, line)
         for pattern, replacement in VOLATILE:
             line = pattern.sub(replacement, line)
         lines.append(re.sub(r"\s+", " ", line).strip())
     return lines
 
 
+def _literal(text: str) -> str:
+    """``text`` as a pattern, each time in it matching itself or a clock's time."""
+    pieces, end = [], 0
+    for match in TIME.finditer(text):
+        pieces += [re.escape(text[end:match.start()]), f"(?:{re.escape(match.group(0))}|<time>)"]
+        end = match.end()
+    return "".join(pieces) + re.escape(text[end:])
+
+
 def _line_pattern(expected: str) -> re.Pattern:
-    return re.compile(".*".join(re.escape(part) for part in expected.split(ELLIPSIS)) + r"\Z")
+    return re.compile(".*".join(_literal(part) for part in expected.split(ELLIPSIS)) + r"\Z")
 
 
 def matches(expected: list[str], actual: list[str]) -> bool:
@@ -268,7 +297,7 @@ def learn_ids(expected: str, printed: str, folders: dict[str, str], ids: dict[st
     """Add to ``ids`` the run ids a page shows (``job_QuickStart_1795408146267``) and the ones printed at the same
     places: each shown line with ids takes those of the first printed line it matches."""
     printed_lines = printed.splitlines()
-    masked = normalized(printed, folders)
+    masked = normalized(printed, folders, printed=True)
     for line in expected.splitlines():
         shown = RUN_ID.findall(line)
         if shown:
@@ -374,7 +403,7 @@ class Shell:
 
 def _compare(block: Block, what: str, expected: str, ran: Ran, folders: dict[str, str],
              ids: dict[str, str]) -> str | None:
-    shown, printed = normalized(expected, folders), normalized(ran.stdout, folders)
+    shown, printed = normalized(expected, folders), normalized(ran.stdout, folders, printed=True)
     if matches(shown, printed):
         learn_ids(expected, ran.stdout, folders, ids)
         return None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from tests.docs.runnable import (
@@ -83,7 +85,9 @@ def test_volatile_values_are_masked_and_blanks_collapsed():
     printed = ("job Orders  job_Orders_1795409971433  COMMITTED  1.2 s  task_Orders_1795409971433_0\n"
                "  started   2026-11-23T04:28:51.267Z on vm (pid 31313), bytes 19,204, 3.5 MB, id bd0f1849930d\n"
                "  watermark 1795409927818 in /tmp/x/clone/work/out")
-    assert normalized(printed, {"/tmp/x/clone/": ""}) == [
+    now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    printed = printed.replace("2026-11-23T04:28:51.267Z", now)
+    assert normalized(printed, {"/tmp/x/clone/": ""}, printed=True) == [
         "job Orders job_Orders_<id> COMMITTED <duration> task_Orders_<id>_0",
         "started <time> <pid>, <size>, <size>, id <id>",
         "watermark <ms> in work/out"]
@@ -100,6 +104,15 @@ def test_volatile_values_are_masked_and_blanks_collapsed():
 ])
 def test_the_ellipsis_stands_for_lines_or_text(shown, printed, same):
     assert matches(shown, printed) is same
+
+
+def test_a_time_of_the_data_is_compared_and_one_of_the_clock_is_not():
+    shown = normalized("run 2026-11-23T04:28:51.267Z complete up to 2026-11-03T23:50:06.000Z")
+    now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    assert matches(shown, normalized(f"run {now} complete up to 2026-11-03T23:50:06.000Z", printed=True))
+    assert not matches(shown, normalized(f"run {now} complete up to 2026-11-03T23:50:07.000Z", printed=True))
+    assert not matches(shown, normalized("run 2026-11-22T04:28:51.267Z complete up to 2026-11-03T23:50:06.000Z",
+                                         printed=True))
 
 
 def test_a_sequence_runs_in_one_shell_and_reports_what_differs(tmp_path):

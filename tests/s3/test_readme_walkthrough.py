@@ -289,7 +289,7 @@ def test_the_readme_walkthrough_runs_as_written(tmp_path, s3_server, bucket):
             assert SECRET_KEY not in step.stdout + step.stderr, f"{block.where}: the secret key was printed"
             if block.expected is not None:
                 folders = {f"s3://{bucket}/": f"s3://{readme_bucket}/"}
-                shown, printed = normalized(block.expected, folders), normalized(step.stdout, folders)
+                shown, printed = normalized(block.expected, folders), normalized(step.stdout, folders, printed=True)
                 assert matches(shown, printed), (f"{block.where}: the output shown differs from the real "
                                                  f"one:\n{difference(shown, printed)}")
                 compared += 1
