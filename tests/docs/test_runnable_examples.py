@@ -32,7 +32,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import CORPUS, NEEDS_CORPUS, REPO
-from tests.docs.runnable import Sequence, Shell, all_sequences, run_sequence
+from tests.docs.runnable import Sequence, all_sequences, run_sequence
+from tests.docs.shell import Shell
 
 OWNED_ELSEWHERE = {"s3"}  # needs whose sequences another test runs
 NEEDS = {"postgres", "kafka", "wikipedia", *OWNED_ELSEWHERE}

@@ -8,7 +8,6 @@ import pytest
 
 from tests.docs.runnable import (
     MarkupError,
-    Shell,
     learn_ids,
     matches,
     normalized,
@@ -17,6 +16,7 @@ from tests.docs.runnable import (
     with_ids,
     with_provided,
 )
+from tests.docs.shell import Shell
 
 PAGE = '''# A page
 

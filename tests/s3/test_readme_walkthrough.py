@@ -34,7 +34,8 @@ import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
 from tests.conftest import REPO
-from tests.docs.runnable import Block, Sequence, Shell, all_sequences, difference, matches, normalized, with_provided
+from tests.docs.runnable import Block, Sequence, all_sequences, difference, matches, normalized, with_provided
+from tests.docs.shell import Shell
 from tests.s3.conftest import ACCESS_KEY, SECRET_KEY
 
 # the variables the settings block sets, replaced by the test server's
