@@ -19,6 +19,7 @@ with the runner of this folder and its own checks of what each command did.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -150,8 +151,9 @@ def run(sequence: Sequence, tmp_path: Path, provided: dict[str, str]) -> None:
     if "wikipedia" in sequence.needs:
         port = free_port()
         env.update(WEB_API_PORT=str(port), GOBBLIN_CORPUS=str(CORPUS))
-        for block in sequence.blocks:
-            block.text = block.text.replace("127.0.0.1:8089", f"127.0.0.1:{port}")
+        sequence = dataclasses.replace(sequence, blocks=[
+            dataclasses.replace(block, text=block.text.replace("127.0.0.1:8089", f"127.0.0.1:{port}"))
+            for block in sequence.blocks])
     shell = Shell(tmp_path / "blocks", work, env)
     try:
         differences = run_sequence(sequence, shell, {str(work) + "/": "", str(home): "~"}, provided)
