@@ -1,6 +1,7 @@
 """A local Kafka broker and sample events for jobs/kafka_to_parquet.pull.
 
-    python scripts/kafka_sample.py start [--port 9092]    start noida-db's broker in the background
+    python scripts/kafka_sample.py start [--port 9092]    start noida-db's broker in the background (the port's
+                                                          default: $KAFKA_SAMPLE_PORT, else 9092)
     python scripts/kafka_sample.py produce [--count N]    N JSON events (default 10,000) to topic "events", one bad
     python scripts/kafka_sample.py stop                   stop the broker
     python scripts/kafka_sample.py demo                   all of it: start, produce, run the job twice, stop
@@ -122,7 +123,8 @@ def main() -> None:
     args = parser.parse_args()
     port = args.port
     if port is None:
-        port = int(PID_FILE.read_text().split()[1]) if PID_FILE.exists() and args.command == "produce" else 9092
+        port = (int(PID_FILE.read_text().split()[1]) if PID_FILE.exists() and args.command == "produce"
+                else int(os.environ.get("KAFKA_SAMPLE_PORT", "9092")))
     if args.command == "start":
         start(port)
     elif args.command == "produce":

@@ -1,16 +1,16 @@
-"""The docs' walkthrough ("A first real job: forked, incremental, on S3", PAGE), typed as a new user types it.
+"""The walkthrough of docs/getting-started/first-job-s3.md ("A first real job: forked, incremental, on S3"), typed as a new user types it.
 
-Every ``sh`` block between the page's ``<!-- walkthrough: … -->`` and ``<!-- /walkthrough -->`` markers runs,
-in order, in one bash session (``set -eo pipefail``: a failing command ends the walk), with the installed ``gpy``
-on PATH, HOME a fresh folder and S3 the test session's S3 API server. The one block marked ``sh install`` is not
-run: the test's own environment is that installation. The block that sets the S3 variables runs as written, and
-then the server's endpoint, credentials and a new bucket replace the placeholders it sets.
+The page marks its blocks ``<!-- runnable: walkthrough needs=s3 -->``: tests/docs/runnable.py reads them, and
+they run in order in one of its bash sessions (``set -euo pipefail``: a failing command ends the walk), with the
+installed ``gpy`` on PATH, HOME a fresh folder and S3 the test session's S3 API server (tests/docs runs every other
+marked sequence; this one runs here, beside the server). The install block is marked skipped: the test's own
+environment is that installation, whose extras it checks. The block that sets the S3 variables runs as written,
+and the server's endpoint, credentials and a new bucket are exported right after each line that sets them.
 
 After each block that runs a ``gpy`` command, the check registered for that command (``CHECKS``) looks at what it
-did: the rows published on S3 per fork branch, the state it saved, what it printed. A ``text`` block after an
-``sh`` block is that block's expected stdout, compared line by line once job ids, times, durations, file
-modification times (the file source's watermarks) and the bucket's name are set aside. A step added to the walk
-adds its check here.
+did: the rows published on S3 per fork branch, the state it saved, what it printed. A block's ``<!-- output -->``
+is its expected stdout, compared by the runner's rules (ids, times, durations and modification-time watermarks
+masked) once the bucket's name is set aside. A step added to the walk adds its check here.
 """
 
 from __future__ import annotations
@@ -21,10 +21,8 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
-import threading
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -36,64 +34,20 @@ import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
 from tests.conftest import REPO
+from tests.docs.runnable import Block, Sequence, all_sequences, difference, matches, normalized, with_provided
+from tests.docs.shell import Shell
 from tests.s3.conftest import ACCESS_KEY, SECRET_KEY
 
-PAGE = "docs/getting-started/first-job-s3.md"
-START = "<!-- walkthrough:"
-END = "<!-- /walkthrough -->"
-DONE = "__walkthrough_block_done__"
 # the variables the settings block sets, replaced by the test server's
 S3_VARIABLES = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL", "BUCKET"}
 
 
-@dataclass
-class Block:
-    info: str  # the fence's info string: "sh", "sh install" or "text"
-    text: str
-    line: int  # in PAGE, for messages
-    expected: str | None = None  # the text block that follows an sh block
-
-
-def walkthrough_blocks(readme: str) -> list[Block]:
-    """The sh blocks of the page's walkthrough, each with the text block that shows its output."""
-    start, end = readme.find(START), readme.find(END)
-    assert start >= 0 and end > start, f"{PAGE} has no walkthrough section ({START} … {END})"
-    offset = readme.count("\n", 0, start)
-    section = readme[start:end]
-    blocks: list[Block] = []
-    for match in re.finditer(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", section, re.MULTILINE | re.DOTALL):
-        info, text = match.group(1).strip(), match.group(2)
-        line = offset + section.count("\n", 0, match.start()) + 1
-        if info == "text":
-            assert blocks and blocks[-1].expected is None and blocks[-1].info == "sh", \
-                f"{PAGE}:{line}: an output block must follow a command block"
-            blocks[-1].expected = text
-        elif info in ("sh", "sh install"):
-            blocks.append(Block(info, text, line))
-        else:
-            raise AssertionError(f"{PAGE}:{line}: a walkthrough block is ```sh, ```sh install or ```text, "
-                                 f"not ```{info}")
-    return blocks
-
-
-# --- comparing an output the page shows with the real one -----------------------------------------------------
-
-VOLATILE = [
-    (re.compile(r"\btask_(\w+?)_\d{13}_(\d+)\b"), r"task_\1_<id>_\2"),
-    (re.compile(r"\bjob_(\w+?)_\d{13}\b"), r"job_\1_<id>"),
-    (re.compile(r"\S+Z → \S+Z \(\d+\.\d+ s\)"), "<start> → <end> (<duration>)"),  # a run's start and end
-    (re.compile(r"\b\d+\.\d+ s\b"), "<duration>"),
-    (re.compile(r"\b1\d{12}\b"), "<mtime>"),  # a file's modification time, the file source's watermark
-]
-
-
-def normalized(output: str) -> list[str]:
-    lines = []
-    for line in output.strip("\n").splitlines():
-        for pattern, replacement in VOLATILE:
-            line = pattern.sub(replacement, line)
-        lines.append(re.sub(r"\s+", " ", line).strip())  # column widths follow the values' widths
-    return lines
+def walkthrough() -> Sequence:
+    """The walkthrough, as the runner reads it, on whichever page holds it (README.md or a page of docs/)."""
+    found = [sequence for sequence in all_sequences(REPO) if sequence.group == "walkthrough"]
+    assert len(found) == 1, f"one walkthrough (<!-- runnable: walkthrough needs=s3 --> blocks), not {len(found)}"
+    assert found[0].needs == {"s3"}, found[0].needs
+    return found[0]
 
 
 # --- the walk's state, as the checks see it ----------------------------------------------------------------------
@@ -118,7 +72,7 @@ class Walk:
     def job(self, step: Step) -> tuple[Path, dict[str, str]]:
         """The job file a command names, and its keys (the walk's job file is plain key=value lines)."""
         names = [arg for arg in step.command if arg.endswith((".pull", ".job", ".conf"))]
-        assert len(names) == 1, f"{PAGE}:{step.block.line}: which job file does {step.command} run?"
+        assert len(names) == 1, f"{step.block.where}: which job file does {step.command} run?"
         path = step.cwd / names[0]
         keys = {}
         for line in path.read_text().splitlines():
@@ -170,7 +124,7 @@ def check_run(walk: Walk, step: Step) -> None:
     source = step.cwd / keys["source.filebased.data.directory"]
     files = set(source.glob(keys.get("source.filebased.file.pattern", "*")))
     new = files - walk.pulled
-    assert new, f"{PAGE}:{step.block.line}: the walk runs the job with no new file to pull"
+    assert new, f"{step.block.where}: the walk runs the job with no new file to pull"
     everything = source_table(files)
     new_rows = source_table(new).num_rows
     assert re.search(rf'dataset "" \(default\): COMMITTED .*records extracted {new_rows} '
@@ -237,7 +191,7 @@ def check_state_watermark(walk: Walk, step: Step) -> None:
     newest = newest_event(walk.runs[-1]["source"], "ordered_at")
     assert f"complete up to {newest}" in step.stdout
     at = step.command[step.command.index("--at") + 1]
-    assert at.replace("Z", ".000Z") < newest  # the page asks about a complete day: exit code 0
+    assert at.replace("Z", ".000Z") < newest  # the README asks about a complete day: exit code 0
     assert step.stdout.strip().splitlines()[-1] == f"complete up to {at.replace('Z', '.000Z')}: yes"
 
 
@@ -269,90 +223,45 @@ CHECKS = {
 
 def gpy_command(block: Block) -> list[str] | None:
     commands = [shlex.split(line, comments=True) for line in block.text.splitlines() if line.startswith("gpy ")]
-    assert len(commands) <= 1, f"{PAGE}:{block.line}: one gpy command per block, so its output is its own"
+    assert len(commands) <= 1, f"{block.where}: one gpy command per block, so its output is its own"
     return commands[0] if commands else None
 
 
-def check_for(command: list[str], line: int):
+def check_for(command: list[str], where: str):
     matching = [name for name in CHECKS if command[:len(name.split())] == name.split()]
-    assert matching, f"{PAGE}:{line}: `{shlex.join(command)}` has no check in this test: add one to CHECKS"
+    assert matching, f"{where}: `{shlex.join(command)}` has no check in this test: add one to CHECKS"
     return CHECKS[max(matching, key=len)]
 
 
-# --- one bash session ---------------------------------------------------------------------------------------------
-
-class Shell:
-    """bash reading the walk from the test: each block is sourced (so cd and export carry on), stdin /dev/null."""
-
-    def __init__(self, home: Path, env: dict[str, str]) -> None:
-        self.folder = home.parent / "blocks"
-        self.folder.mkdir()
-        self.stderr = self.folder / "shell.stderr"
-        self.process = subprocess.Popen(["bash", "--noprofile", "--norc"], cwd=home, env=env, text=True,
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=self.stderr.open("w"), start_new_session=True)
-        # a hung command must not hang the test run: the shell's process group is ended after 10 minutes
-        self.watchdog = threading.Timer(600, self.close)
-        self.watchdog.start()
-        self.send("set -eo pipefail")
-
-    def send(self, line: str) -> None:
-        self.process.stdin.write(line + "\n")
-        self.process.stdin.flush()
-
-    def run(self, number: int, block: Block, command: list[str] | None, after: str = "") -> Step:
-        script, out, err = (self.folder / f"{number}.{suffix}" for suffix in ("sh", "stdout", "stderr"))
-        script.write_text(block.text)
-        self.send(f". {shlex.quote(str(script))} < /dev/null > {shlex.quote(str(out))} 2> {shlex.quote(str(err))}")
-        if after:
-            self.send(after)
-        self.send(f'echo "{DONE} $PWD"')
-        done = self.process.stdout.readline()
-        stderr = err.read_text() if err.exists() else ""
-        assert done.startswith(DONE), (
-            f"{PAGE}:{block.line}: the walk stopped in this block:\n{block.text}\n--- stdout\n"
-            f"{out.read_text() if out.exists() else ''}--- stderr\n{stderr}{self.stderr.read_text()}")
-        return Step(block, command or [], out.read_text(), stderr, Path(done.split(" ", 1)[1].strip()))
-
-    def close(self) -> None:
-        if self.process.poll() is None:
-            try:
-                self.process.stdin.close()
-                self.process.wait(timeout=30)
-            except (OSError, subprocess.TimeoutExpired):
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-        self.watchdog.cancel()
-
-
 def settings_block(blocks: list[Block]) -> tuple[int, str]:
-    """The block that sets the S3 variables, and the bucket name the page shows."""
+    """The block that sets the S3 variables, and the bucket name the README shows."""
     found = [i for i, block in enumerate(blocks) if "export AWS_ENDPOINT_URL=" in block.text]
     assert len(found) == 1, "the walkthrough has one block setting AWS_ENDPOINT_URL, the S3 endpoint"
     block = blocks[found[0]]
     exported = set(re.findall(r"^export (\w+)=", block.text, re.MULTILINE))
-    assert exported == S3_VARIABLES, f"{PAGE}:{block.line}: the test stands in for {S3_VARIABLES}, not {exported}"
+    assert exported == S3_VARIABLES, f"{block.where}: the test stands in for {S3_VARIABLES}, not {exported}"
     return found[0], re.search(r"^export BUCKET=(\S+)", block.text, re.MULTILINE).group(1)
 
 
 def check_install(block: Block) -> None:
     """The extras the install block names exist, and this environment, which stands in for it, has what they bring."""
     extras = re.findall(r"pip install -e '\.\[([\w,-]+)\]'", block.text)
-    assert extras, f"{PAGE}:{block.line}: the install block installs this repository with its extras"
+    assert extras, f"{block.where}: the install block installs this repository with its extras"
     provided = metadata.metadata("gobblin_py").get_all("Provides-Extra")
     for extra in extras[0].split(","):
-        assert extra in provided, f"{PAGE}:{block.line}: gobblin_py has no extra {extra!r}"
+        assert extra in provided, f"{block.where}: gobblin_py has no extra {extra!r}"
         for requirement in metadata.requires("gobblin_py"):
             if re.search(rf"extra\s*==\s*[\"']{extra}[\"']", requirement):
                 name = re.match(r"[\w.-]+", requirement).group(0)
                 assert metadata.version(name), f"{requirement} is not installed"
 
 
-def test_the_walkthrough_runs_as_written(tmp_path, s3_server, bucket):
-    blocks = walkthrough_blocks((REPO / PAGE).read_text())
-    installs = [block for block in blocks if block.info == "sh install"]
-    assert len(installs) == 1 and "pip install" in installs[0].text, "the walkthrough starts with its install block"
+def test_the_readme_walkthrough_runs_as_written(tmp_path, s3_server, bucket):
+    sequence = walkthrough()
+    installs = sequence.skipped
+    assert len(installs) == 1 and "pip install" in installs[0].text, "the walkthrough's one skipped block installs"
     check_install(installs[0])
+    blocks = [block for block in sequence.blocks if not block.skip]
     settings, readme_bucket = settings_block(blocks)
 
     home = tmp_path / "home"
@@ -366,22 +275,24 @@ def test_the_walkthrough_runs_as_written(tmp_path, s3_server, bucket):
                    "AWS_ENDPOINT_URL": s3_server.endpoint, "BUCKET": bucket}
     walk = Walk(s3_server, bucket, {**env, **test_values})
 
-    shell = Shell(home, env)
+    shell = Shell(tmp_path / "blocks", home, env)
     used, compared = set(), 0
     try:
         for number, block in enumerate(blocks):
-            if block.info == "sh install":
-                continue
             command = gpy_command(block)
-            check = check_for(command, block.line) if command else None
-            after = ("export " + " ".join(f"{name}={shlex.quote(value)}" for name, value in test_values.items())
-                     if number == settings else "")
-            step = shell.run(number, block, command, after)
-            assert SECRET_KEY not in step.stdout + step.stderr, f"{PAGE}:{block.line}: the secret key was printed"
+            check = check_for(command, block.where) if command else None
+            ran = shell.run(with_provided(block.text, test_values) if number == settings else block.text)
+            if ran is None:
+                stdout, stderr = shell.output_of_last()
+                raise AssertionError(f"{block.where}: the walk stopped in this block:\n{block.text}"
+                                     f"--- stdout\n{stdout}--- stderr\n{stderr}")
+            step = Step(block, command or [], ran.stdout, ran.stderr, ran.cwd)
+            assert SECRET_KEY not in step.stdout + step.stderr, f"{block.where}: the secret key was printed"
             if block.expected is not None:
-                actual = step.stdout.replace(f"s3://{bucket}/", f"s3://{readme_bucket}/")
-                assert normalized(actual) == normalized(block.expected), (
-                    f"{PAGE}:{block.line}: the output shown differs from the real one:\n{step.stdout}")
+                folders = {f"s3://{bucket}/": f"s3://{readme_bucket}/"}
+                shown, printed = normalized(block.expected, folders), normalized(step.stdout, folders, printed=True)
+                assert matches(shown, printed), (f"{block.where}: the output shown differs from the real "
+                                                 f"one:\n{difference(shown, printed)}")
                 compared += 1
             if check:
                 check(walk, step)
@@ -391,4 +302,4 @@ def test_the_walkthrough_runs_as_written(tmp_path, s3_server, bucket):
 
     assert used == set(CHECKS.values()), f"steps of the walk not run: {set(CHECKS.values()) - used}"
     assert len(walk.runs) >= 2, "the walk runs its job twice: the second run pulls only what is new"
-    assert compared >= len(walk.runs), "the page shows what each run prints"
+    assert compared >= len(walk.runs), "the README shows what each run prints"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -285,7 +286,8 @@ def main(argv: list[str] | None = None) -> None:
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m tests.sources.web_api", description=main.__doc__)
-    parser.add_argument("--port", type=int, default=8089, help="the loopback port (default 8089; 0: a free one)")
+    parser.add_argument("--port", type=int, default=int(os.environ.get("WEB_API_PORT", "8089")),
+                        help="the loopback port (default $WEB_API_PORT, else 8089; 0: a free one)")
     parser.add_argument("--new-every", type=float, default=60.0, metavar="SECONDS",
                         help="seconds between new revisions of each page (default 60; 0: none)")
     args = parser.parse_args(argv)
