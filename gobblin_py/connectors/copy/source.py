@@ -41,6 +41,7 @@ log = get_logger(__name__)
 
 FILES_KEY = "gpy.copy.files"
 SNAPSHOT_KEY = "gpy.copy.snapshot"
+REGISTRATION_KEY = "gpy.copy.hive.table"
 NAMESPACE = "gobblin.copy"
 
 
@@ -119,9 +120,13 @@ class CopySource(Source):
                 continue
             groups = pack(planned, settings.bin_size, settings.bin_files)
             extract = Extract.create("SNAPSHOT_ONLY", NAMESPACE, dataset.urn.replace(":", "_"))
+            # what the finder registers after the files are published (a Hive table), on each unit
+            registration = finder.registration(dataset) if hasattr(finder, "registration") else None
             for index, group in enumerate(groups):
                 unit = WorkUnit.create(extract)
                 unit.set_prop("dataset.urn", dataset.urn)
+                if registration is not None:
+                    unit.set_prop(REGISTRATION_KEY, registration)
                 unit.set_prop(FILES_KEY, descriptor.to_json(group))
                 if index == 0:
                     unit.set_prop(SNAPSHOT_KEY, json.dumps(snapshot, separators=(",", ":")))

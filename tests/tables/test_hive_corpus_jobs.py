@@ -1,0 +1,136 @@
+"""Gobblin's two Hive jobs of the corpus, run against the real Hive metastore (tests/tables/metastore.py) with
+tables this test registers, their results read by a separate Spark SQL process (tests/tables/spark_sql_reader.py):
+
+- ``hive-avro-to-orc.pull`` (HiveSource, HiveAvroToOrcConverter, HiveQueryWriterBuilder, HiveConvertPublisher):
+  a partitioned Avro table converted through Spark SQL into the flattened ORC table ``<table>_orc``; a second
+  run finds every partition's watermark current and converts nothing;
+- ``distcp-hive.pull`` (CopySource with HiveDatasetFinder): a partitioned table's files copied below the target
+  root and the table registered at the destination with its partitions.
+
+Only values change in the job files: the metastore's URI, the databases (this session's metastore is shared) and
+the folders. One module fixture runs both jobs while the reader's Spark starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import fastavro
+import pytest
+
+from gobblin_py.connectors.hive.client import connect
+from gobblin_py.connectors.hive.policy import TableName
+from gobblin_py.connectors.hive.registration import PartitionSpec, TableSpec, register
+from tests.conftest import NEEDS_CORPUS, run_gpy
+from tests.corpus.harness import local_copy, run_job, system_config
+
+pytestmark = NEEDS_CORPUS
+READER = Path(__file__).with_name("spark_sql_reader.py")
+EXAMPLES = "gobblin-example/src/main/resources/"
+EVENT = {"type": "record", "name": "Event", "fields": [
+    {"name": "id", "type": "int"}, {"name": "name", "type": "string"},
+    {"name": "header", "type": {"type": "record", "name": "Header",
+                                "fields": [{"name": "time", "type": "long"}, {"name": "host", "type": "string"}]}}]}
+DAYS = {"2026-11-27": [1, 2], "2026-11-28": [3]}
+
+
+def avro_table(uri: str, root: Path, database: str, table: str) -> None:
+    """A partitioned Avro table ``database.table`` over files under ``root/table``, registered over thrift."""
+    partitions = []
+    for day, ids in DAYS.items():
+        folder = root / table / f"datepartition={day}"
+        folder.mkdir(parents=True)
+        with open(folder / "part-0.avro", "wb") as out:
+            fastavro.writer(out, EVENT, [{"id": i, "name": f"n{i}", "header": {"time": 1000 * i, "host": f"h{i}"}}
+                                         for i in ids])
+        partitions.append(PartitionSpec((day,), f"file:{folder}"))
+    spec = TableSpec(TableName(database, table), f"file:{root / table}", "AVRO",
+                     (("id", "int"), ("name", "string"), ("header", "struct<time:bigint,host:string>")),
+                     ("datepartition",), tuple(partitions), avro_schema=json.dumps(EVENT))
+    with connect([uri], 30) as hms:
+        register(hms, spec)
+
+
+@pytest.fixture(scope="module")
+def outcome(hive_metastore, tmp_path_factory):
+    root = tmp_path_factory.mktemp("hive-corpus")
+    uri = hive_metastore.uri
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_"))}
+    reader = subprocess.Popen([sys.executable, str(READER), uri, str(root)], cwd=root, env=env, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out: dict = {}
+    try:
+        # Avro to ORC: the job's table pattern t*_avro, in a database of its own; tx_other is not selected
+        conv = root / "conv"
+        conv.mkdir()
+        for table in ("t1_avro", "tx_other"):
+            avro_table(uri, conv / "warehouse", "gpy_conv", table)
+        job = local_copy(EXAMPLES + "hive-avro-to-orc.pull", conv, {
+            "hive.dataset.database": "gpy_conv", "hive.dataset.hive.metastore.uri": uri})
+        system_config(conv)
+        args = ("run", str(job), "--engine", "local", "--sysconfig", str(conv / "gobblin.properties"))
+        # its own process: the conversion's Spark session is the gpy process's
+        work = {"GOBBLIN_WORK_DIR": str(conv / "work")}
+        out["conversion"] = [run_gpy(*args, env={**env, **work})]
+        orc = conv / "warehouse" / "t1_avro_orc" / "final"
+        out["orc_files"] = sorted((p.relative_to(orc), p.stat().st_mtime_ns) for p in orc.rglob("*") if p.is_file())
+        out["conversion"].append(run_gpy(*args, env={**env, **work}))
+        out["orc_files_after"] = sorted((p.relative_to(orc), p.stat().st_mtime_ns) for p in orc.rglob("*")
+                                        if p.is_file())
+        # the Hive copy: a table of gpy_copy_src to gpy_copy_dst, under the target root
+        copy = root / "copy"
+        copy.mkdir()
+        avro_table(uri, copy / "source", "gpy_copy_src", "events")
+        target = copy / "target"
+        job = local_copy(EXAMPLES + "distcp-hive.pull", copy, {
+            "hive.dataset.database": "gpy_copy_src", "hive.dataset.hive.metastore.uri": uri,
+            "hive.dataset.copy.target.metastore.uri": uri, "hive.dataset.copy.target.database": "gpy_copy_dst",
+            "hive.dataset.copy.target.table.root": str(target), "data.publisher.final.dir": str(target),
+            "gobblin.dataset.pattern": str(copy / "unused"), "distcp.persist.dir": str(copy / "persist")})
+        system_config(copy)
+        out["copy"] = run_job(job, copy)
+        out["copied"] = sorted(str(p.relative_to(target)) for p in target.rglob("*.avro"))
+        request = {"tables": ["gpy_conv.t1_avro_orc", "gpy_copy_dst.events", "gpy_conv.tx_other_orc"]}
+        stdout, stderr = reader.communicate(json.dumps(request), timeout=600)
+    finally:
+        if reader.poll() is None:
+            reader.kill()
+            reader.wait()
+    assert reader.returncode == 0, stderr[-3000:]
+    out["read"] = json.loads(stdout.strip().splitlines()[-1])
+    return out
+
+
+def test_avro_partitions_are_converted_to_a_flattened_orc_table_through_spark_sql(outcome):
+    first, second = outcome["conversion"]
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    table = outcome["read"]["gpy_conv.t1_avro_orc"]
+    assert "error" not in table, table
+    assert table["partitions"] == [f"datepartition={day}" for day in DAYS]
+    assert table["columns"] == ["id", "name", "header__time", "header__host", "datepartition"]
+    assert table["rows"] == [{"id": i, "name": f"n{i}", "header__time": 1000 * i, "header__host": f"h{i}",
+                              "datepartition": day} for day, ids in DAYS.items() for i in ids]
+    # the table outside the job's pattern t*_avro is left alone
+    assert "error" in outcome["read"]["gpy_conv.tx_other_orc"]
+    # Gobblin's layout: <dataPath>/final/<partition>, the staging folders gone
+    assert {str(p.parent) for p, _ in outcome["orc_files"]} == {f"datepartition={day}" for day in DAYS}
+
+
+def test_a_second_run_finds_every_partition_current_and_converts_nothing(outcome):
+    second = outcome["conversion"][1]
+    assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
+    assert "hive_conversion_up_to_date" in second.stdout + second.stderr
+    assert outcome["orc_files_after"] == outcome["orc_files"]  # not rewritten
+
+
+def test_the_hive_copy_copies_the_table_and_registers_it_at_the_destination(outcome):
+    assert outcome["copied"] == [f"events/datepartition={day}/part-0.avro" for day in DAYS]
+    table = outcome["read"]["gpy_copy_dst.events"]
+    assert "error" not in table, table
+    assert table["partitions"] == [f"datepartition={day}" for day in DAYS]
+    assert [r["id"] for r in table["rows"]] == [1, 2, 3]
+    assert table["rows"][0]["header"] == {"time": 1000, "host": "h1"}
