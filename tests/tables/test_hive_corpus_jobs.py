@@ -134,3 +134,38 @@ def test_the_hive_copy_copies_the_table_and_registers_it_at_the_destination(outc
     assert table["partitions"] == [f"datepartition={day}" for day in DAYS]
     assert [r["id"] for r in table["rows"]] == [1, 2, 3]
     assert table["rows"][0]["header"] == {"time": 1000, "host": "h1"}
+
+
+def test_a_publish_step_replayed_after_a_crash_finishes_the_swap_and_changes_nothing_after(hive_metastore, tmp_path):
+    from gobblin_py.connectors.hive.conversion_publisher import HiveConvertPublishStep
+
+    uri = hive_metastore.uri
+    data = tmp_path / "t_orc"
+    units = []
+    for day in ("d1", "d2"):
+        staging = data / f"t_orc_staging_{day}"
+        (staging / f"p={day}").mkdir(parents=True)
+        (staging / f"p={day}" / "part-0.orc").write_text(day)
+        with connect([uri], 30) as hms:
+            register(hms, TableSpec(TableName("gpy_publish", f"t_orc_staging_{day}"), f"file:{staging / f'p={day}'}",
+                                    "ORC", (("id", "int"),)))
+        units.append({"database": "gpy_publish", "table": "t_orc", "staging_table": f"t_orc_staging_{day}",
+                      "staging_root": str(staging), "staging_folder": str(staging / f"p={day}"),
+                      "final_folder": str(data / "final" / f"p={day}"), "table_folder": str(data / "final"),
+                      "columns": [["id", "int"]], "partition_keys": ["p"], "values": [day], "source": "gpy_publish.t"})
+    # d1: killed after its folder was moved, before the registration; d2: not started
+    (data / "final").mkdir()
+    (data / "t_orc_staging_d1" / "p=d1").rename(data / "final" / "p=d1")
+    for unit in units:
+        step = HiveConvertPublishStep(unit, (uri,), 30)
+        assert not step.is_completed()
+        step.execute()
+        assert step.is_completed()
+        step.execute()  # replayed once more: nothing moves, nothing is lost
+    assert sorted(p.read_text() for p in (data / "final").rglob("*.orc")) == ["d1", "d2"]
+    assert not list(data.glob("t_orc_staging_*"))
+    with connect([uri], 30) as hms:
+        assert hms.table("gpy_publish", "t_orc_staging_d1") is None
+        found = hms.all_partitions("gpy_publish", "t_orc")
+    assert sorted((p.values, p.sd.location) for p in found) == [
+        (["d1"], f"file:{data / 'final' / 'p=d1'}"), (["d2"], f"file:{data / 'final' / 'p=d2'}")]

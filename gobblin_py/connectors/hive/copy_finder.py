@@ -30,6 +30,7 @@ from gobblin_py.connectors.hive.step import HiveRegisterStep, MetastoreAddress
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io.contained_paths import contained_join, is_within
 from gobblin_py.sdk.commit import CommitStep
+from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.retry_budget import run_budget
 from gobblin_py.sdk.settings import same_as, setting
@@ -53,6 +54,17 @@ class HiveCopySettings(HiveDatasetSettings):
     target_database: str | None = setting("hive.dataset.copy.target.database", default_doc="the source's",
                                           doc="the database the copied table is registered in ($DB: the source's)")
     final_dir: str = same_as(PublisherSettings, "final_dir")
+
+    def check(self) -> list[ConfigError]:
+        problems = super().check()
+        example = target_root(self.target_root, "db", "table")
+        if not is_within(self.final_dir.rstrip("/") or "/", example):
+            problems.append(ConfigError(f"{self.target_root} is not inside data.publisher.final.dir "
+                                        f"{self.final_dir}, where the copy job publishes",
+                                        key="hive.dataset.copy.target.table.root",
+                                        hint="a folder below data.publisher.final.dir, e.g. "
+                                             f"{self.final_dir.rstrip('/')}/$DB"))
+        return problems
 
 
 def target_root(pattern: str, database: str, table: str) -> str:
