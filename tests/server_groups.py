@@ -19,7 +19,7 @@ import pytest
 # the session fixtures that start a server or build an environment, costliest to start first: JVMs (the Hive
 # metastore, a standalone cluster, Spark Connect), Airflow's environments, the docs site's build, then the database
 # servers, the Pushgateway, promtool and Chromium (which apt may install), moto, the Kafka broker, the registry
-SERVERS = ("hive_metastore", "standalone", "connect_server", "airflow_venv", "airflow2_venv", "built_site",
+SERVERS = ("hive_metastore", "spark_sql_reader", "standalone", "connect_server", "airflow_venv", "airflow2_venv", "built_site",
            "pg_cluster", "mariadb_server", "pushgateway", "promtool", "chromium_binary", "s3_server", "broker",
            "schema_registry")
 # a parameter's value that makes a test ask for a server's fixture by name while it runs

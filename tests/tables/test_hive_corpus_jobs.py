@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import fastavro
@@ -29,7 +27,6 @@ from tests.conftest import NEEDS_CORPUS, run_gpy
 from tests.corpus.harness import local_copy, run_job, system_config
 
 pytestmark = NEEDS_CORPUS
-READER = Path(__file__).with_name("spark_sql_reader.py")
 EXAMPLES = "gobblin-example/src/main/resources/"
 EVENT = {"type": "record", "name": "Event", "fields": [
     {"name": "id", "type": "int"}, {"name": "name", "type": "string"},
@@ -56,52 +53,42 @@ def avro_table(uri: str, root: Path, database: str, table: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def outcome(hive_metastore, tmp_path_factory):
+def outcome(hive_metastore, spark_sql_reader, tmp_path_factory):
     root = tmp_path_factory.mktemp("hive-corpus")
     uri = hive_metastore.uri
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_"))}
-    reader = subprocess.Popen([sys.executable, str(READER), uri, str(root)], cwd=root, env=env, text=True,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out: dict = {}
-    try:
-        # Avro to ORC: the job's table pattern t*_avro, in a database of its own; tx_other is not selected
-        conv = root / "conv"
-        conv.mkdir()
-        for table in ("t1_avro", "tx_other"):
-            avro_table(uri, conv / "warehouse", "gpy_conv", table)
-        job = local_copy(EXAMPLES + "hive-avro-to-orc.pull", conv, {
-            "hive.dataset.database": "gpy_conv", "hive.dataset.hive.metastore.uri": uri})
-        system_config(conv)
-        args = ("run", str(job), "--engine", "local", "--sysconfig", str(conv / "gobblin.properties"))
-        # its own process: the conversion's Spark session is the gpy process's
-        work = {"GOBBLIN_WORK_DIR": str(conv / "work")}
-        out["conversion"] = [run_gpy(*args, env={**env, **work})]
-        orc = conv / "warehouse" / "t1_avro_orc" / "final"
-        out["orc_files"] = sorted((p.relative_to(orc), p.stat().st_mtime_ns) for p in orc.rglob("*") if p.is_file())
-        out["conversion"].append(run_gpy(*args, env={**env, **work}))
-        out["orc_files_after"] = sorted((p.relative_to(orc), p.stat().st_mtime_ns) for p in orc.rglob("*")
-                                        if p.is_file())
-        # the Hive copy: a table of gpy_copy_src to gpy_copy_dst, under the target root
-        copy = root / "copy"
-        copy.mkdir()
-        avro_table(uri, copy / "source", "gpy_copy_src", "events")
-        target = copy / "target"
-        job = local_copy(EXAMPLES + "distcp-hive.pull", copy, {
-            "hive.dataset.database": "gpy_copy_src", "hive.dataset.hive.metastore.uri": uri,
-            "hive.dataset.copy.target.metastore.uri": uri, "hive.dataset.copy.target.database": "gpy_copy_dst",
-            "hive.dataset.copy.target.table.root": str(target), "data.publisher.final.dir": str(target),
-            "gobblin.dataset.pattern": str(copy / "unused"), "distcp.persist.dir": str(copy / "persist")})
-        system_config(copy)
-        out["copy"] = run_job(job, copy)
-        out["copied"] = sorted(str(p.relative_to(target)) for p in target.rglob("*.avro"))
-        request = {"tables": ["gpy_conv.t1_avro_orc", "gpy_copy_dst.events", "gpy_conv.tx_other_orc"]}
-        stdout, stderr = reader.communicate(json.dumps(request), timeout=600)
-    finally:
-        if reader.poll() is None:
-            reader.kill()
-            reader.wait()
-    assert reader.returncode == 0, stderr[-3000:]
-    out["read"] = json.loads(stdout.strip().splitlines()[-1])
+    # Avro to ORC: the job's table pattern t*_avro, in a database of its own; tx_other is not selected
+    conv = root / "conv"
+    conv.mkdir()
+    for table in ("t1_avro", "tx_other"):
+        avro_table(uri, conv / "warehouse", "gpy_conv", table)
+    job = local_copy(EXAMPLES + "hive-avro-to-orc.pull", conv, {
+        "hive.dataset.database": "gpy_conv", "hive.dataset.hive.metastore.uri": uri})
+    system_config(conv)
+    args = ("run", str(job), "--engine", "local", "--sysconfig", str(conv / "gobblin.properties"))
+    # its own process: the conversion's Spark session is the gpy process's
+    work = {"GOBBLIN_WORK_DIR": str(conv / "work")}
+    out["conversion"] = [run_gpy(*args, env={**env, **work})]
+    orc = conv / "warehouse" / "t1_avro_orc" / "final"
+    out["orc_files"] = sorted((p.relative_to(orc), p.stat().st_mtime_ns) for p in orc.rglob("*") if p.is_file())
+    out["conversion"].append(run_gpy(*args, env={**env, **work}))
+    out["orc_files_after"] = sorted((p.relative_to(orc), p.stat().st_mtime_ns) for p in orc.rglob("*")
+                                    if p.is_file())
+    # the Hive copy: a table of gpy_copy_src to gpy_copy_dst, under the target root
+    copy = root / "copy"
+    copy.mkdir()
+    avro_table(uri, copy / "source", "gpy_copy_src", "events")
+    target = copy / "target"
+    job = local_copy(EXAMPLES + "distcp-hive.pull", copy, {
+        "hive.dataset.database": "gpy_copy_src", "hive.dataset.hive.metastore.uri": uri,
+        "hive.dataset.copy.target.metastore.uri": uri, "hive.dataset.copy.target.database": "gpy_copy_dst",
+        "hive.dataset.copy.target.table.root": str(target), "data.publisher.final.dir": str(target),
+        "gobblin.dataset.pattern": str(copy / "unused"), "distcp.persist.dir": str(copy / "persist")})
+    system_config(copy)
+    out["copy"] = run_job(job, copy)
+    out["copied"] = sorted(str(p.relative_to(target)) for p in target.rglob("*.avro"))
+    out["read"] = spark_sql_reader.read(["gpy_conv.t1_avro_orc", "gpy_copy_dst.events", "gpy_conv.tx_other_orc"])
     return out
 
 
