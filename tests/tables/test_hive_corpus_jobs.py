@@ -35,10 +35,11 @@ EVENT = {"type": "record", "name": "Event", "fields": [
 DAYS = {"2026-11-27": [1, 2], "2026-11-28": [3]}
 
 
-def avro_table(uri: str, root: Path, database: str, table: str) -> None:
-    """A partitioned Avro table ``database.table`` over files under ``root/table``, registered over thrift."""
+def avro_table(uri: str, root: Path, database: str, table: str, days: dict[str, list[int]] = DAYS) -> None:
+    """A partitioned Avro table ``database.table`` over files under ``root/table``, registered over thrift (the
+    partitions of ``days`` added when the table exists)."""
     partitions = []
-    for day, ids in DAYS.items():
+    for day, ids in days.items():
         folder = root / table / f"datepartition={day}"
         folder.mkdir(parents=True)
         with open(folder / "part-0.avro", "wb") as out:
@@ -86,8 +87,13 @@ def outcome(hive_metastore, spark_sql_reader, tmp_path_factory):
         "hive.dataset.copy.target.table.root": str(target), "data.publisher.final.dir": str(target),
         "gobblin.dataset.pattern": str(copy / "unused"), "distcp.persist.dir": str(copy / "persist")})
     system_config(copy)
-    out["copy"] = run_job(job, copy)
-    out["copied"] = sorted(str(p.relative_to(target)) for p in target.rglob("*.avro"))
+    out["copy"], out["copied"] = [], []
+    for step in ("first", "again", "new partition"):
+        if step == "new partition":
+            avro_table(uri, copy / "source", "gpy_copy_src", "events", {"2026-11-29": [4]})
+        out["copy"].append(run_job(job, copy))
+        out["copied"].append(sorted((str(p.relative_to(target)), p.stat().st_mtime_ns)
+                                    for p in target.rglob("*.avro")))
     out["read"] = spark_sql_reader.read(["gpy_conv.t1_avro_orc", "gpy_copy_dst.events", "gpy_conv.tx_other_orc"])
     return out
 
@@ -114,12 +120,16 @@ def test_a_second_run_finds_every_partition_current_and_converts_nothing(outcome
     assert outcome["orc_files_after"] == outcome["orc_files"]  # not rewritten
 
 
-def test_the_hive_copy_copies_the_table_and_registers_it_at_the_destination(outcome):
-    assert outcome["copied"] == [f"events/datepartition={day}/part-0.avro" for day in DAYS]
+def test_the_hive_copy_copies_the_table_and_registers_it_at_the_destination_and_then_only_what_is_new(outcome):
+    first, again, new = outcome["copied"]
+    assert [name for name, _ in first] == [f"events/datepartition={day}/part-0.avro" for day in DAYS]
+    assert again == first  # an unchanged table: nothing copied again
+    assert new == sorted([*first, *(f for f in new if f[0] == "events/datepartition=2026-11-29/part-0.avro")])
+    assert len(new) == 3
     table = outcome["read"]["gpy_copy_dst.events"]
     assert "error" not in table, table
-    assert table["partitions"] == [f"datepartition={day}" for day in DAYS]
-    assert [r["id"] for r in table["rows"]] == [1, 2, 3]
+    assert table["partitions"] == [f"datepartition={day}" for day in [*DAYS, "2026-11-29"]]
+    assert [r["id"] for r in table["rows"]] == [1, 2, 3, 4]
     assert table["rows"][0]["header"] == {"time": 1000, "host": "h1"}
 
 
