@@ -166,3 +166,30 @@ def test_a_publish_step_replayed_after_a_crash_finishes_the_swap_and_changes_not
         found = hms.all_partitions("gpy_publish", "t_orc")
     assert sorted((p.values, p.sd.location) for p in found) == [
         (["d1"], f"file:{data / 'final' / 'p=d1'}"), (["d2"], f"file:{data / 'final' / 'p=d2'}")]
+
+
+def test_a_failed_attempt_drops_its_staging_table_and_a_committed_one_leaves_it_to_the_publisher(hive_metastore,
+                                                                                                   tmp_path):
+    from gobblin_py.connectors.hive.conversion_writer import HiveQueryWriter
+    from gobblin_py.sdk.states import WorkUnitState
+
+    uri = hive_metastore.uri
+    writers = []
+    for name in ("failed", "committed"):
+        folder = tmp_path / f"t_orc_staging_{name}"
+        folder.mkdir()
+        (folder / "part-0.orc").write_text(name)
+        with connect([uri], 30) as hms:
+            register(hms, TableSpec(TableName("gpy_staging", f"t_orc_staging_{name}"), f"file:{folder}", "ORC",
+                                    (("id", "int"),)))
+        writer = HiveQueryWriter(WorkUnitState(properties={"hive.dataset.hive.metastore.uri": uri}))
+        writer.staged.append(("gpy_staging", f"t_orc_staging_{name}", str(folder)))
+        writers.append(writer)
+    failed, committed = writers
+    committed.commit()
+    for writer in writers:
+        writer.cleanup()  # the runtime's, after a failure or a commit
+    with connect([uri], 30) as hms:
+        assert hms.table("gpy_staging", "t_orc_staging_failed") is None
+        assert hms.table("gpy_staging", "t_orc_staging_committed") is not None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t_orc_staging_committed"]

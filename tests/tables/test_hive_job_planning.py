@@ -110,3 +110,17 @@ def test_a_hive_copy_whose_target_root_is_outside_the_final_dir_is_refused_namin
     assert "hive.dataset.copy.target.table.root" in result.stdout and "/elsewhere/$DB" in result.stdout
     job.write_text(job.read_text().replace("/elsewhere/$DB", "/publish/$DB"))
     assert run_gpy_here("validate", str(job)).returncode == 0
+
+
+def test_on_a_spark_engine_whose_session_has_no_hive_catalog_a_unit_fails_naming_the_keys(spark):
+    from gobblin_py.connectors.hive.conversion_source import HiveSource
+    from gobblin_py.sdk.errors import GobblinPyError
+    from gobblin_py.sdk.states import TaskState
+
+    task = TaskState(properties={**URI, "gpy.hive.unit": json.dumps({
+        "database": "db", "table": "t", "partition": "", "values": [], "location": "file:/nowhere",
+        "table_location": "file:/nowhere", "update_time": 1})})
+    with pytest.raises(GobblinPyError) as err:
+        HiveSource().run_on_cluster(spark, task)
+    assert "spark.sql.catalogImplementation" in str(err.value) and "--engine local" in str(err.value)
+    assert "thrift://127.0.0.1:9083" in str(err.value)

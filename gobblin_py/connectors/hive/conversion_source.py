@@ -20,25 +20,36 @@ from typing import Any
 import pyarrow as pa
 
 from gobblin_py.connectors.hive.client import connect
+from gobblin_py.connectors.hive.conversion_writer import (
+    PUBLISH_KEY,
+    UNIT_KEY,
+    UNIT_SCHEMA,
+    OrcTargetSettings,
+    SparkSqlSettings,
+    convert,
+    drop_staging,
+    has_hive_catalog,
+    staging_of,
+    unit_row,
+    with_target,
+)
 from gobblin_py.connectors.hive.datasets import HiveDatasetSettings, find_tables, partition_name, storage_path
 from gobblin_py.io import fs as fsutil
+from gobblin_py.sdk.cluster_tasks import CLUSTER_TASK_COUNTERS
+from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.contracts import Extractor, Source
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.settings import setting
-from gobblin_py.sdk.states import Extract, WorkingState, WorkUnit, WorkUnitState
+from gobblin_py.sdk.states import Extract, TaskState, WorkingState, WorkUnit, WorkUnitState
 from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval
 
 log = get_logger(__name__)
 
 NAMESPACE = "hive.conversion"
-UNIT_KEY = "gpy.hive.unit"  # the unit's table, partition and update time (JSON)
 WATERMARKS_KEY = "gpy.hive.watermarks"  # {partition name: update time ms} of the partitions not converted now
 TABLE_UNIT = ""  # the partition name a whole (unpartitioned) table's unit has
 DAY_MS = 86_400_000
-UNIT_SCHEMA = pa.schema([("database", pa.string()), ("table", pa.string()), ("partition", pa.string()),
-                         ("partition_values", pa.string()), ("location", pa.string()),
-                         ("table_location", pa.string())])
 
 
 @dataclass(frozen=True)
@@ -131,6 +142,31 @@ class HiveSource(Source):
     def get_extractor(self, state: WorkUnitState) -> Extractor:
         return HiveConvertExtractor(state)
 
+    def runs_on_cluster(self, unit: WorkUnitState) -> bool:
+        """On the Spark engines every unit is converted by the run's own Spark session, from the driver."""
+        return True
+
+    def run_on_cluster(self, session: Any, task: TaskState) -> None:
+        """Convert the unit with the run's session (which must have Spark's Hive catalog on the metastore), as
+        HiveAvroToOrcConverter and HiveQueryWriterBuilder do on the local engine."""
+        settings = SparkSqlSettings.load(task)
+        if not has_hive_catalog(session):
+            raise ConfigError("the run's Spark session has no Hive catalog", key="spark.sql.catalogImplementation",
+                              hint="set spark.sql.catalogImplementation=hive and spark.hadoop.hive.metastore.uris="
+                                   f"{','.join(settings.metastore_uris)} in the job, or run it with --engine local")
+        unit = json.loads(task.get_prop(UNIT_KEY))
+        row = with_target(unit_row(unit), OrcTargetSettings.load(task))
+        staging, root = staging_of(row)
+        try:
+            published = convert(session, settings, row, staging, root)
+        except BaseException:
+            drop_staging(settings, [(row["orc_database"], staging, root)])
+            raise
+        task.set_prop(PUBLISH_KEY, json.dumps([published]))
+        task.set_actual_high_watermark(LongWatermark(int(unit["update_time"])))
+        for key, value in zip(CLUSTER_TASK_COUNTERS, (1, 1, 0, ""), strict=True):
+            task.set_prop(key, value)
+
 
 class HiveConvertExtractor(Extractor):
     """The unit's conversion entity: one row naming the table, the partition and its folder (the rows
@@ -144,12 +180,8 @@ class HiveConvertExtractor(Extractor):
         return UNIT_SCHEMA
 
     def read_batches(self):
-        u = self.unit
-        yield pa.RecordBatch.from_pylist([{"database": u["database"], "table": u["table"],
-                                           "partition": u["partition"], "partition_values": json.dumps(u["values"]),
-                                           "location": u["location"], "table_location": u["table_location"]}],
-                                         schema=UNIT_SCHEMA)
-        self.state.set_actual_high_watermark(LongWatermark(int(u["update_time"])))
+        yield pa.RecordBatch.from_pylist([unit_row(dict(self.unit))], schema=UNIT_SCHEMA)
+        self.state.set_actual_high_watermark(LongWatermark(int(self.unit["update_time"])))
 
     def get_expected_record_count(self) -> int:
         return 1

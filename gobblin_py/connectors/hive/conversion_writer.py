@@ -10,9 +10,9 @@ name>]``, and the publisher (:mod:`.conversion_publisher`) moves that folder int
 flattened as Gobblin's ``HiveAvroToFlattenedOrcConverter`` flattens it: a field of a record column becomes a
 column ``<column>__<field>``; arrays and maps stay as they are.
 
-The queries run in a Spark session of the gpy process (``hive.conversion.spark.master``, ``local[2]`` unless
-set), started by the first task that needs it: run the job with ``--engine local`` (Gobblin runs it in standalone
-mode too; the conversion's own work is Spark's).
+On ``--engine local`` the queries run in a Spark session of the gpy process (``hive.conversion.spark.master``,
+``local[2]`` unless set), started by the first task that needs it; on the Spark engines ``HiveSource`` has the
+run's own session run them from the driver (:meth:`.conversion_source.HiveSource.run_on_cluster`).
 """
 
 from __future__ import annotations
@@ -28,14 +28,18 @@ from typing import Any
 import pyarrow as pa
 
 from gobblin_py.connectors.hive.client import connect
-from gobblin_py.connectors.hive.conversion_source import UNIT_SCHEMA
-from gobblin_py.connectors.hive.datasets import HiveDatasetSettings, qualified
+from gobblin_py.connectors.hive.datasets import HiveDatasetSettings, qualified, storage_path
+from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.contracts import Converter, CountingDataWriter, DataWriter, DataWriterBuilder
 from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.settings import Settings, same_as, setting
 from gobblin_py.sdk.states import TaskState, WorkUnitState
 
 PREFIX = "hive.conversion.avro.flattenedOrc."
+UNIT_KEY = "gpy.hive.unit"  # a work unit's table, partition and update time (JSON)
+UNIT_SCHEMA = pa.schema([("database", pa.string()), ("table", pa.string()), ("partition", pa.string()),
+                         ("partition_values", pa.string()), ("location", pa.string()),
+                         ("table_location", pa.string())])
 PUBLISH_KEY = "gpy.hive.publish"  # what the publisher swaps in, per converted unit (a JSON list)
 SEPARATOR = "__"  # Gobblin's flattened column names: <column>__<field>
 TARGET_SCHEMA = pa.schema([*UNIT_SCHEMA, ("orc_database", pa.string()), ("orc_table", pa.string()),
@@ -69,14 +73,23 @@ class HiveAvroToOrcConverter(Converter):
         return TARGET_SCHEMA
 
     def convert_batch(self, batch: pa.RecordBatch, state: WorkUnitState) -> pa.RecordBatch:
-        rows = []
-        for row in batch.to_pylist():
-            db, table = row["database"], row["table"]
-            source_root = row["table_location"].rstrip("/")
-            path = resolve(self.settings.data_path, db, table) if self.settings.data_path else source_root + "_orc"
-            rows.append({**row, "orc_database": resolve(self.settings.database, db, table),
-                         "orc_table": resolve(self.settings.table, db, table).lower(), "data_path": path})
-        return pa.RecordBatch.from_pylist(rows, schema=TARGET_SCHEMA)
+        return pa.RecordBatch.from_pylist([with_target(row, self.settings) for row in batch.to_pylist()],
+                                          schema=TARGET_SCHEMA)
+
+
+def unit_row(unit: dict[str, Any]) -> dict[str, Any]:
+    """A work unit's conversion entity (what the extractor reads)."""
+    return {"database": unit["database"], "table": unit["table"], "partition": unit["partition"],
+            "partition_values": json.dumps(unit["values"]), "location": unit["location"],
+            "table_location": unit["table_location"]}
+
+
+def with_target(row: dict[str, Any], settings: OrcTargetSettings) -> dict[str, Any]:
+    """The entity with its ORC table and folder."""
+    db, table = row["database"], row["table"]
+    path = resolve(settings.data_path, db, table) if settings.data_path else row["table_location"].rstrip("/") + "_orc"
+    return {**row, "orc_database": resolve(settings.database, db, table),
+            "orc_table": resolve(settings.table, db, table).lower(), "data_path": path}
 
 
 @dataclass(frozen=True)
@@ -87,6 +100,14 @@ class SparkSqlSettings(Settings):
                           doc="the Spark master of the session that runs the conversion's queries")
     metastore_uris: tuple[str, ...] = same_as(HiveDatasetSettings, "metastore_uris")
     timeout_s: int = same_as(HiveDatasetSettings, "timeout_s")
+
+
+def has_hive_catalog(session: Any) -> bool:
+    """Whether the Spark session's catalog is Hive's (Spark Connect may not say: then it is taken as not)."""
+    try:
+        return str(session.conf.get("spark.sql.catalogImplementation")) == "hive"
+    except Exception:  # noqa: BLE001 - a session that cannot say
+        return False
 
 
 _session_lock = threading.Lock()
@@ -101,7 +122,7 @@ def spark_session(settings: SparkSqlSettings) -> Any:
     with _session_lock:
         if "session" not in _sessions:
             running = SparkSession.getActiveSession()
-            if running is not None and running.conf.get("spark.sql.catalogImplementation", "") != "hive":
+            if running is not None and not has_hive_catalog(running):
                 raise GobblinPyError("a Spark session without Spark's Hive catalog runs in this process: the Hive "
                                      "conversion needs its own (run the job with --engine local)")
             _sessions["session"] = running or (
@@ -139,6 +160,7 @@ class HiveQueryWriter(CountingDataWriter):
         self.state = state.job_state if isinstance(state.job_state, TaskState) else state
         self.settings = SparkSqlSettings.load(state)
         self.published: list[dict[str, Any]] = []
+        self.staged: list[tuple[str, str, str]] = []  # database, staging table, its folder
 
     def write(self, batch: pa.RecordBatch) -> None:
         for row in batch.to_pylist():
@@ -147,35 +169,59 @@ class HiveQueryWriter(CountingDataWriter):
         self.state.set_prop(PUBLISH_KEY, json.dumps(self.published))
 
     def _convert(self, row: dict[str, Any]) -> dict[str, Any]:
-        spark = spark_session(self.settings)
-        values = json.loads(row["partition_values"])
-        source = spark.table(f"`{row['database']}`.`{row['table']}`")
-        keys = [c for c in spark.catalog.listColumns(f"`{row['database']}`.`{row['table']}`") if c.isPartition]
-        staging = f"{row['orc_table']}_staging_{int(time.time() * 1000)}{random.randrange(100)}"
-        staging_root = posixpath.join(row["data_path"], staging)
-        folder = posixpath.join(staging_root, row["partition"]) if row["partition"] else staging_root
-        where = " AND ".join(f"`{k.name}` = '{_quoted(v)}'" for k, v in zip(keys, values, strict=True))
-        select = ", ".join(flattened(source.schema, {k.name.lower() for k in keys}))
-        spark.sql(f"CREATE DATABASE IF NOT EXISTS `{row['orc_database']}`")
-        spark.sql(f"CREATE TABLE `{row['orc_database']}`.`{staging}` STORED AS ORC LOCATION "
-                  f"'{_quoted(qualified(folder))}' AS SELECT {select} FROM `{row['database']}`.`{row['table']}`"
-                  + (f" WHERE {where}" if where else ""))
-        with connect(self.settings.metastore_uris, self.settings.timeout_s) as hms:
-            made = hms.table(row["orc_database"], staging)
-        if made is None:
-            raise GobblinPyError(f"the staging table {row['orc_database']}.{staging} is missing after Spark made it")
-        final = posixpath.join(row["data_path"], "final", row["partition"])
-        return {"database": row["orc_database"], "table": row["orc_table"], "staging_table": staging,
-                "staging_root": staging_root, "staging_folder": folder, "final_folder": final.rstrip("/"),
-                "table_folder": posixpath.join(row["data_path"], "final"),
-                "columns": [[c.name, c.type] for c in made.sd.cols], "partition_keys": [k.name for k in keys],
-                "values": values, "source": f"{row['database']}.{row['table']}"}
+        staging, root = staging_of(row)
+        self.staged.append((row["orc_database"], staging, root))
+        return convert(spark_session(self.settings), self.settings, row, staging, root)
 
     def commit(self) -> list[str]:
+        self.staged = []  # the publisher's now: it moves them into place
         return []
 
     def cleanup(self) -> None:
-        return None
+        """A failed attempt leaves no staging table or folder behind (after a commit there is nothing to drop)."""
+        drop_staging(self.settings, self.staged)
+
+
+def staging_of(row: dict[str, Any]) -> tuple[str, str]:
+    """A new staging table's name and folder for the entity (Gobblin's ``<table>_staging_<ms><0-99>``)."""
+    staging = f"{row['orc_table']}_staging_{int(time.time() * 1000)}{random.randrange(100)}"
+    return staging, posixpath.join(row["data_path"], staging)
+
+
+def convert(spark: Any, settings: SparkSqlSettings, row: dict[str, Any], staging: str, staging_root: str) -> dict:
+    """Convert one entity into the staging table with ``spark``; what the publisher swaps in."""
+    values = json.loads(row["partition_values"])
+    source = spark.table(f"`{row['database']}`.`{row['table']}`")
+    keys = [c for c in spark.catalog.listColumns(f"`{row['database']}`.`{row['table']}`") if c.isPartition]
+    folder = posixpath.join(staging_root, row["partition"]) if row["partition"] else staging_root
+    where = " AND ".join(f"`{k.name}` = '{_quoted(v)}'" for k, v in zip(keys, values, strict=True))
+    select = ", ".join(flattened(source.schema, {k.name.lower() for k in keys}))
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS `{row['orc_database']}`")
+    spark.sql(f"CREATE TABLE `{row['orc_database']}`.`{staging}` STORED AS ORC LOCATION "
+              f"'{_quoted(qualified(folder))}' AS SELECT {select} FROM `{row['database']}`.`{row['table']}`"
+              + (f" WHERE {where}" if where else ""))
+    with connect(settings.metastore_uris, settings.timeout_s) as hms:
+        made = hms.table(row["orc_database"], staging)
+    if made is None:
+        raise GobblinPyError(f"the staging table {row['orc_database']}.{staging} is missing after Spark made it")
+    final = posixpath.join(row["data_path"], "final", row["partition"])
+    return {"database": row["orc_database"], "table": row["orc_table"], "staging_table": staging,
+            "staging_root": staging_root, "staging_folder": folder, "final_folder": final.rstrip("/"),
+            "table_folder": posixpath.join(row["data_path"], "final"),
+            "columns": [[c.name, c.type] for c in made.sd.cols], "partition_keys": [k.name for k in keys],
+            "values": values, "source": f"{row['database']}.{row['table']}"}
+
+
+def drop_staging(settings: SparkSqlSettings, staged: list[tuple[str, str, str]]) -> None:
+    """Drop staging tables (external: their files stay) and remove their folders."""
+    if not staged:
+        return
+    with connect(settings.metastore_uris, settings.timeout_s) as hms:
+        for database, table, root in staged:
+            hms.drop_table(database, table)
+            fs, path = fsutil.open_fs(storage_path(root))
+            if fs.exists(path):
+                fs.rm(path, recursive=True)
 
 
 def _quoted(text: str) -> str:
