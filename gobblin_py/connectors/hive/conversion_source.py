@@ -38,9 +38,11 @@ from gobblin_py.io import fs as fsutil
 from gobblin_py.sdk.cluster_tasks import CLUSTER_TASK_COUNTERS
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.contracts import Extractor, Source
+from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.logs import get_logger
+from gobblin_py.sdk.plugins import resolve_class
 from gobblin_py.sdk.run_states import SourceState
-from gobblin_py.sdk.settings import setting
+from gobblin_py.sdk.settings import problem_at, setting
 from gobblin_py.sdk.states import Extract, TaskState, WorkingState, WorkUnit, WorkUnitState
 from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval
 
@@ -96,6 +98,26 @@ class HiveSource(Source):
     """Gobblin's HiveSource: a work unit per Hive partition (or table) updated since it was last converted."""
 
     settings_class = HiveSourceSettings
+
+    @classmethod
+    def validate(cls, props: Mapping[str, str]) -> list[ConfigError]:
+        """The job converts, writes and publishes with the conversion's plugins (Gobblin fails otherwise, mid-run)."""
+        from gobblin_py.connectors.hive.conversion_publisher import HiveConvertPublisher
+        from gobblin_py.connectors.hive.conversion_writer import HiveAvroToOrcConverter, HiveQueryWriterBuilder
+
+        problems = []
+        for key, base in (("converter.classes", HiveAvroToOrcConverter),
+                          ("writer.builder.class", HiveQueryWriterBuilder),
+                          ("data.publisher.type", HiveConvertPublisher)):
+            names = [n.strip() for n in (props.get(key) or "").split(",") if n.strip()]
+            try:
+                found = [resolve_class(n, key) for n in names]
+            except UsageError:
+                continue  # reported with the job's other plugin names
+            if not any(isinstance(c, type) and issubclass(c, base) for c in found):
+                problems.append(problem_at(props, key, f"{props.get(key) or 'not set'}: HiveSource's units need "
+                                           f"{base.__name__}", f"set {key}={base.__name__}"))
+        return problems
 
     def get_workunits(self, state: SourceState) -> list[WorkUnit]:
         settings = HiveSourceSettings.load(state)
