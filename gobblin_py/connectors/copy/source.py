@@ -22,7 +22,7 @@ from collections.abc import Mapping
 
 from gobblin_py.connectors.copy import descriptor
 from gobblin_py.connectors.copy.descriptor import FileCopy
-from gobblin_py.connectors.copy.finder import CopyDataset, list_files
+from gobblin_py.connectors.copy.finder import CopyableGlobDatasetFinder, CopyDataset, list_files
 from gobblin_py.connectors.copy.overlap import FINAL_KEY, HINT, config_overlap, refuse_overlap
 from gobblin_py.connectors.copy.packing import pack
 from gobblin_py.connectors.copy.settings import FINDER_KEY, CopySettings, GlobFinderSettings
@@ -188,6 +188,8 @@ def _overlap_problems(props: Mapping[str, str]) -> list[ConfigError]:
     if not pattern or not final_dir or CopySettings.problems(props) or GlobFinderSettings.problems(props):
         return []  # their own problems are reported
     settings, finder = CopySettings.load(props), GlobFinderSettings.load(props)
+    if not issubclass(resolve_class(settings.finder, FINDER_KEY), CopyableGlobDatasetFinder):
+        return []  # another finder's datasets are not the pattern's (a Hive table's folder is checked when planned)
     problem = config_overlap(finder.pattern, finder.fs_uri, settings.final_dir,
                              settings.publisher_fs_uri or settings.writer_fs_uri)
     return [problem_at(props, FINAL_KEY, problem, HINT)] if problem else []
