@@ -73,7 +73,8 @@ def outcome(hive_metastore, spark_sql_reader, tmp_path_factory):
     out["conversion"] = [run_gpy(*args, env={**env, **work})]
     orc = conv / "warehouse" / "t1_avro_orc" / "final"
     out["orc_files"] = sorted((p.relative_to(orc), p.stat().st_mtime_ns) for p in orc.rglob("*") if p.is_file())
-    out["conversion"].append(run_gpy(*args, env={**env, **work}))
+    for _ in range(2):  # the third run after a run that converted nothing: the watermarks are still there
+        out["conversion"].append(run_gpy(*args, env={**env, **work}))
     out["orc_files_after"] = sorted((p.relative_to(orc), p.stat().st_mtime_ns) for p in orc.rglob("*")
                                     if p.is_file())
     # the Hive copy: a table of gpy_copy_src to gpy_copy_dst, under the target root
@@ -99,7 +100,7 @@ def outcome(hive_metastore, spark_sql_reader, tmp_path_factory):
 
 
 def test_avro_partitions_are_converted_to_a_flattened_orc_table_through_spark_sql(outcome):
-    first, second = outcome["conversion"]
+    first = outcome["conversion"][0]
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     table = outcome["read"]["gpy_conv.t1_avro_orc"]
     assert "error" not in table, table
@@ -113,10 +114,11 @@ def test_avro_partitions_are_converted_to_a_flattened_orc_table_through_spark_sq
     assert {str(p.parent) for p, _ in outcome["orc_files"]} == {f"datepartition={day}" for day in DAYS}
 
 
-def test_a_second_run_finds_every_partition_current_and_converts_nothing(outcome):
-    second = outcome["conversion"][1]
-    assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
-    assert "hive_conversion_up_to_date" in second.stdout + second.stderr
+def test_later_runs_find_every_partition_current_and_convert_nothing(outcome):
+    for later in outcome["conversion"][1:]:
+        assert later.returncode == 0, later.stdout[-3000:] + later.stderr[-3000:]
+        assert "hive_conversion_up_to_date" in later.stdout + later.stderr
+        assert "hive_conversion_planned" not in later.stdout + later.stderr
     assert outcome["orc_files_after"] == outcome["orc_files"]  # not rewritten
 
 
