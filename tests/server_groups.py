@@ -20,8 +20,8 @@ import pytest
 # metastore, a standalone cluster, Spark Connect), Airflow's environments, the docs site's build, then the database
 # servers, the Pushgateway, promtool, carbon, InfluxDB and Chromium (which apt may install), moto, the Kafka broker,
 # the registry
-SERVERS = ("hive_metastore", "standalone", "connect_server", "airflow_venv", "airflow2_venv", "built_site",
-           "pg_cluster", "mariadb_server", "pushgateway", "promtool", "carbon_server", "influxdb_server",
+SERVERS = ("hive_metastore", "spark_sql_reader", "standalone", "connect_server", "airflow_venv", "airflow2_venv",
+           "built_site", "pg_cluster", "mariadb_server", "pushgateway", "promtool", "carbon_server", "influxdb_server",
            "chromium_binary", "s3_server", "broker", "schema_registry")
 # a parameter's value that makes a test ask for a server's fixture by name while it runs
 BY_PARAMETER = {"postgresql": "pg_cluster", "postgres_db": "pg_cluster", "pg_db": "pg_cluster",

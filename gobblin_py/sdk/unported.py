@@ -22,14 +22,15 @@ class Unported:
 _VENDOR = "a vendor connector ({}): write a Source plugin (gobblin_py/sdk/contracts.py) for its API"
 # Gobblin class name, or a package prefix ending in ".", -> (nearest gpy built-in or None, one-line hint)
 HINTS: dict[str, tuple[str | None, str]] = {
-    # Hive-bound
-    G + "data.management.convertion.hive.": (None, "Hive-bound: gpy converts no Hive tables; write Parquet/ORC with "
-                                             "the file writers and register them with "
-                                             "BaseDataPublisherWithHiveRegistration"),
-    G + "data.management.copy.hive.": (None, "Hive-bound: gpy copies no Hive tables"),
+    # Hive: gpy has the Avro-to-ORC conversion (HiveSource, HiveAvroToOrcConverter, HiveQueryWriterBuilder,
+    # HiveConvertPublisher) and the copy's HiveDatasetFinder
+    G + "data.management.conversion.hive.": (None, "of Gobblin's Hive conversion classes gpy has HiveSource, "
+                                             "HiveAvroToOrcConverter (flattened ORC), HiveQueryWriterBuilder and "
+                                             "HiveConvertPublisher"),
+    G + "data.management.copy.hive.": (None, "of Gobblin's Hive copy classes gpy has HiveDatasetFinder"),
     # copying: gpy ports the file copy (CopySource, UnGzipConverter, the copy writers, CopyDataPublisher)
     G + "data.management.copy.": (None, "of Gobblin's copy classes gpy has CopySource with "
-                                  "CopyableGlobDatasetFinder, UnGzipConverter, FileAwareInputStreamDataWriterBuilder, "
+                                  "CopyableGlobDatasetFinder or HiveDatasetFinder, UnGzipConverter, FileAwareInputStreamDataWriterBuilder, "
                                   "TarArchiveInputStreamDataWriterBuilder and CopyDataPublisher"),
     G + "data.management.retention.profile.": ("GlobCleanableDatasetFinder", "published versions are found by a "
                                                "glob of dataset folders (gobblin.retention.dataset.pattern)"),

@@ -29,7 +29,7 @@ def test_a_name_close_to_a_known_one_says_did_you_mean(typo, meant):
 
 @pytest.mark.parametrize("name", ["org.apache.gobblin.zuora.ZuoraSource",
                                   "org.apache.gobblin.source.DatePartitionedJsonFileSource",
-                                  "org.apache.gobblin.data.management.copy.hive.HiveDatasetFinder"])
+                                  "org.apache.gobblin.data.management.copy.hive.HivePartitionExtendedFilter"])
 def test_a_real_gobblin_class_gpy_lacks_is_still_unsupported(name):
     with pytest.raises(PluginError) as err:
         resolve_class(name, "source.class")

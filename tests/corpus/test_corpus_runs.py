@@ -41,14 +41,16 @@ TEST_SOURCE_JOBS = {
 # in tests/kafka/test_gobblin_jobs.py, testKafkaIngest.pull and streaming-test-kafka.pull in
 # tests/kafka/test_corpus_sequential.py, streaming-kafka-console.pull, streaming-kafka-kafka.pull and
 # kafka-console.pull (with the tests' schema registry) in tests/kafka/test_gobblin_jobs.py; wikipedia.pull and wikipedia-console.pull in tests/sources/test_wikipedia.py,
-# wikipedia-orc.pull there too, wikipedia-kafka.pull in tests/kafka/test_wikipedia_kafka.py; state-store-retention.pull in tests/state/test_retention_job.py
+# wikipedia-orc.pull there too, wikipedia-kafka.pull in tests/kafka/test_wikipedia_kafka.py; state-store-retention.pull in tests/state/test_retention_job.py;
+# hive-avro-to-orc.pull and distcp-hive.pull beside the Hive metastore in tests/tables/test_hive_corpus_jobs.py
 COPY = "gobblin-test-harness/resource/dataManagement/copy/job-props/copy.pull"
 RUN = [*TEST_SOURCE_JOBS, EXAMPLES + "example-parquet.pull", EXAMPLES + "simplejson.pull",
        EXAMPLES + "avro-to-mysql.pull", EXAMPLES + "hdfs-monthly-to-hdfs-daily.pull", EXAMPLES + "kafka-hdfs.pull",
        EXAMPLES + "streaming-test-kafka.pull", "gobblin-modules/gobblin-kafka-08/resource/job-props/testKafkaIngest.pull",
        EXAMPLES + "streaming-kafka-console.pull", EXAMPLES + "streaming-kafka-kafka.pull", EXAMPLES + "kafka-console.pull", COPY,
        EXAMPLES + "wikipedia.pull", EXAMPLES + "wikipedia-console.pull", EXAMPLES + "wikipedia-kafka.pull",
-       EXAMPLES + "wikipedia-orc.pull", EXAMPLES + "state-store-retention.pull"]
+       EXAMPLES + "wikipedia-orc.pull", EXAMPLES + "state-store-retention.pull", EXAMPLES + "hive-avro-to-orc.pull",
+       EXAMPLES + "distcp-hive.pull"]
 REPO_CONF = Path(__file__).resolve().parents[2] / "conf" / "gobblin.properties"
 NOT_VALID_BUT_COVERED = [EXAMPLES + "mysql-state-store-retention.pull"]  # its ENC(…) password: run by
 # tests/sql/test_mysql_state_retention.py with the password given plain

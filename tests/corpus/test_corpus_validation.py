@@ -16,10 +16,7 @@ from tests.conftest import CORPUS, NEEDS_CORPUS, REPO, load_script, run_gpy
 
 # every file that names Gobblin classes without a gpy equivalent (short names), or does not load
 UNPORTED = {
-    # Hive-bound and vendor connectors: not ported (the copy classes are; the Hive dataset finder is not)
-    "gobblin-example/src/main/resources/distcp-hive.pull": ["HiveDatasetFinder"],
-    "gobblin-example/src/main/resources/hive-avro-to-orc.pull": ["HiveAvroToOrcConverter", "HiveConvertPublisher",
-                                                                 "HiveSource", "HiveQueryWriterBuilder"],
+    # vendor connectors: not ported
     "gobblin-example/src/main/resources/google-analytics-unsampledreport-to-avro.pull": ["GoogleAnalyticsUnsampledSource"],
     "gobblin-example/src/main/resources/google-web-master.pull": ["GoogleWebMasterSourceDaily",
                                                                   "GoogleWebmasterDayPartitioner"],

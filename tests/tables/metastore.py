@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -212,3 +214,49 @@ def hive_metastore(tmp_path_factory) -> Iterator[HiveMetastore]:
         yield metastore
     finally:
         stop(metastore)
+
+
+READER = Path(__file__).with_name("spark_sql_reader.py")
+
+
+@dataclass
+class SparkSqlReader:
+    """A Spark SQL process of its own (spark_sql_reader.py) on the session's metastore: the independent reader
+    of the tables the tests make. One per session: a Spark start costs 10-40 s here."""
+
+    process: subprocess.Popen
+    folder: Path
+
+    def read(self, tables: list[str]) -> dict[str, dict]:
+        """Each table's rows, partitions and columns, or ``{"error": …}`` (read by Spark, not by gpy)."""
+        from tests.tables.spark_sql_reader import ANSWER
+
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps({"tables": tables}) + "\n")
+        self.process.stdin.flush()
+        for line in self.process.stdout:  # Spark may say more on its standard output first
+            if line.startswith(ANSWER):
+                return json.loads(line[len(ANSWER):])
+        self.process.wait(timeout=60)
+        errors = (self.folder / "stderr.log").read_text(errors="replace")[-3000:]
+        pytest.fail(f"the Spark SQL reader stopped (exit {self.process.returncode}):\n{errors}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def spark_sql_reader(hive_metastore, tmp_path_factory) -> Iterator[SparkSqlReader]:
+    """The session's Spark SQL reader; it starts Spark at once, while the tests that asked for it publish."""
+    folder = tmp_path_factory.mktemp("spark-sql-reader")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_"))}
+    with open(folder / "stderr.log", "w") as errors:
+        process = subprocess.Popen([sys.executable, str(READER), hive_metastore.uri, str(folder)], cwd=folder,
+                                   env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, text=True)
+    try:
+        yield SparkSqlReader(process, folder)
+    finally:
+        if process.stdin is not None:
+            process.stdin.close()
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

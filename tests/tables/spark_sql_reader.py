@@ -3,15 +3,18 @@ catalog pointed at the metastore (nothing of gpy is imported).
 
     python spark_sql_reader.py thrift://127.0.0.1:PORT WORK_FOLDER
 
-Starts its SparkSession at once, then reads one JSON object from standard input, ``{"tables": [...]}``, and
-prints one JSON object: for each table, its rows (as JSON values, sorted) and its partitions (``SHOW
-PARTITIONS``, or null for a table without). Started early, it starts Spark while the tests publish.
+Starts its SparkSession at once, then answers each line of standard input, a JSON object ``{"tables": [...]}``,
+with one line, ``ANSWER`` and a JSON object: for each table, its rows (as JSON values, sorted), its partitions
+(``SHOW PARTITIONS``, or null for a table without) and its columns. Started early, it starts Spark while the
+tests publish; one process serves the whole session (tests/tables/metastore.py's ``spark_sql_reader``).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+
+ANSWER = "gpy-spark-sql-reader: "
 
 
 def main() -> None:
@@ -30,14 +33,18 @@ def main() -> None:
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     spark.range(1).collect()  # the JVM's classes loaded before the tables are asked for
-    request = json.loads(sys.stdin.read())
-    out = {}
-    for table in request["tables"]:
-        try:
-            out[table] = read(spark, table)
-        except Exception as exc:  # noqa: BLE001 - said in the answer, for the test to show
-            out[table] = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
-    print(json.dumps(out))
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        out = {}
+        for table in json.loads(line)["tables"]:
+            try:
+                if spark.catalog.tableExists(table):  # what an earlier request read of it may have changed
+                    spark.catalog.refreshTable(table)
+                out[table] = read(spark, table)
+            except Exception as exc:  # noqa: BLE001 - said in the answer, for the test to show
+                out[table] = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
+        print(ANSWER + json.dumps(out), flush=True)
     spark.stop()
 
 

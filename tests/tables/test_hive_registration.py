@@ -2,17 +2,15 @@
 by a separate Spark SQL process through that metastore (tests/tables/spark_sql_reader.py): the rows, by
 identity, and the partitions.
 
-One module fixture runs every scenario, then asks one Spark process (started first, so that Spark boots while
-the jobs run) for every table: a Spark start costs 10-20 s here, too much for one per test.
+One module fixture runs every scenario, then asks the session's Spark SQL process (tests/tables/metastore.py's
+``spark_sql_reader``, started first, so that Spark boots while the jobs run) for every table: a Spark start costs
+10-40 s here, too much for one per test or module.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
-import os
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -25,9 +23,8 @@ from tests.conftest import run_gpy, run_gpy_here
 from tests.corpus.harness import system_config
 from tests.runtime.test_run_cli import run_local
 from tests.tables.hive_jobs import hive_job, write_orders
-from tests.tables.metastore import HiveMetastore, free_port
+from tests.tables.metastore import HiveMetastore, SparkSqlReader, free_port
 
-READER = Path(__file__).with_name("spark_sql_reader.py")
 ZURICH = ZoneInfo("Europe/Zurich")
 EVENT = {"type": "record", "name": "Event",
          "fields": [{"name": "id", "type": "int"}, {"name": "change_dt", "type": "long"}]}
@@ -97,12 +94,6 @@ class Outcomes:
     runs: dict[str, list[subprocess.CompletedProcess]] = field(default_factory=dict)
     facts: dict[str, object] = field(default_factory=dict)
     read: dict[str, dict] = field(default_factory=dict)
-
-
-def start_reader(metastore: HiveMetastore, work: Path) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_"))}
-    return subprocess.Popen([sys.executable, str(READER), metastore.uri, str(work)], cwd=work, env=env,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def gobblin_style(root: Path, uri: str, out: Outcomes) -> None:
@@ -183,20 +174,11 @@ TABLES = {"gobblin": "tracking.dataset", "gobblin_daily": "tracking.dataset_dail
 
 
 @pytest.fixture(scope="module")
-def outcomes(hive_metastore: HiveMetastore, tmp_path_factory) -> Outcomes:
-    work = tmp_path_factory.mktemp("spark-reader")
-    reader = start_reader(hive_metastore, work)
+def outcomes(hive_metastore: HiveMetastore, spark_sql_reader: SparkSqlReader, tmp_path_factory) -> Outcomes:
     out = Outcomes()
-    try:
-        for name, scenario in SCENARIOS.items():
-            scenario(tmp_path_factory.mktemp(name), hive_metastore.uri, out)
-        stdout, stderr = reader.communicate(json.dumps({"tables": list(TABLES.values())}), timeout=600)
-    finally:
-        if reader.poll() is None:
-            reader.kill()
-            reader.wait()
-    assert reader.returncode == 0, stderr[-3000:]
-    out.read = json.loads(stdout.strip().splitlines()[-1])
+    for name, scenario in SCENARIOS.items():
+        scenario(tmp_path_factory.mktemp(name), hive_metastore.uri, out)
+    out.read = spark_sql_reader.read(list(TABLES.values()))
     return out
 
 

@@ -16,14 +16,16 @@ import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gobblin_py.connectors.copy.settings import FINDER_KEY, FINDER_NAME
 from gobblin_py.connectors.copy.writers import task_folders
 from gobblin_py.connectors.files.publisher import PublisherSettings
 from gobblin_py.formats.settings import FileWriterSettings
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io.contained_paths import check_no_symlink_escape, contained_join
 from gobblin_py.io.rename_step import FsRenameStep
-from gobblin_py.sdk.commit import PublishConflictError
+from gobblin_py.sdk.commit import CommitStep, PublishConflictError
 from gobblin_py.sdk.contracts import DataPublisher
+from gobblin_py.sdk.plugins import resolve_class
 from gobblin_py.sdk.settings import Settings, same_as
 from gobblin_py.sdk.states import TaskState, WorkingState
 
@@ -47,7 +49,7 @@ class CopyDataPublisher(DataPublisher):
         self.job_props = job_props
         self.final_dirs: list[str] = []
 
-    def plan(self, task_states: Sequence[TaskState]) -> list[FsRenameStep]:
+    def plan(self, task_states: Sequence[TaskState]) -> list[CommitStep]:
         """The moves that publish the successful tasks' files, checked for conflicts, not yet made."""
         settings = CopyPublisherSettings.load(self.job_props)
         publisher_fs_uri = settings.fs_uri or settings.writer_fs_uri
@@ -55,7 +57,7 @@ class CopyDataPublisher(DataPublisher):
         root_shown = root if fsutil.is_local(dst_fs) else dst_fs.unstrip_protocol(root)
         # a final dir not made yet holds no link (and the check would judge it by the folders above it)
         links_possible = fsutil.is_local(dst_fs) and os.path.lexists(root)
-        steps: list[FsRenameStep] = []
+        steps: list[CommitStep] = []
         planned: dict[str, str] = {}  # destination -> staged file
         folders: dict[str, str] = {}  # folder of a planned destination -> the staged file that needs it
         for task in task_states:
@@ -81,7 +83,13 @@ class CopyDataPublisher(DataPublisher):
                 planned[final] = staged
                 steps.append(FsRenameStep(staged, final, settings.writer_fs_uri, publisher_fs_uri))
         self.final_dirs = [root_shown] if steps else []
-        return steps
+        return [*steps, *self._finder_steps(task_states)]
+
+    def _finder_steps(self, task_states: Sequence[TaskState]) -> list[CommitStep]:
+        """What the job's dataset finder does once the files are in place (a Hive table's registration)."""
+        finder = resolve_class(self.job_props.get(FINDER_KEY) or FINDER_NAME, FINDER_KEY)
+        steps = getattr(finder, "publish_steps", None)
+        return list(steps(self.job_props, task_states)) if steps is not None else []
 
     def publish(self, task_states: Sequence[TaskState]) -> list[str]:
         """Plan the moves and make them (at least once: used without a commit sequence store)."""

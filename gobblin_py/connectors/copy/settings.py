@@ -69,8 +69,8 @@ class CopySettings(Settings):
     """The keys of :class:`gobblin_py.connectors.copy.source.CopySource`."""
 
     finder: str = setting(FINDER_KEY, default=FINDER_NAME,
-                          doc="the dataset finder: CopyableGlobDatasetFinder (gobblin.dataset.pattern); Hive finders "
-                              "are not ported")
+                          doc="the dataset finder: CopyableGlobDatasetFinder (gobblin.dataset.pattern), or "
+                              "HiveDatasetFinder (the tables of hive.dataset.*, registered at the destination)")
     final_dir: str = same_as(PublisherSettings, "final_dir")
     writer_fs_uri: str | None = same_as(FileWriterSettings, "fs_uri")
     publisher_fs_uri: str | None = same_as(PublisherSettings, "fs_uri")

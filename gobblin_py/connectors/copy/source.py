@@ -22,7 +22,7 @@ from collections.abc import Mapping
 
 from gobblin_py.connectors.copy import descriptor
 from gobblin_py.connectors.copy.descriptor import FileCopy
-from gobblin_py.connectors.copy.finder import CopyDataset, list_files
+from gobblin_py.connectors.copy.finder import CopyableGlobDatasetFinder, CopyDataset, list_files
 from gobblin_py.connectors.copy.overlap import FINAL_KEY, HINT, config_overlap, refuse_overlap
 from gobblin_py.connectors.copy.packing import pack
 from gobblin_py.connectors.copy.settings import FINDER_KEY, CopySettings, GlobFinderSettings
@@ -41,6 +41,7 @@ log = get_logger(__name__)
 
 FILES_KEY = "gpy.copy.files"
 SNAPSHOT_KEY = "gpy.copy.snapshot"
+REGISTRATION_KEY = "gpy.copy.hive.table"
 NAMESPACE = "gobblin.copy"
 
 
@@ -119,9 +120,13 @@ class CopySource(Source):
                 continue
             groups = pack(planned, settings.bin_size, settings.bin_files)
             extract = Extract.create("SNAPSHOT_ONLY", NAMESPACE, dataset.urn.replace(":", "_"))
+            # what the finder registers after the files are published (a Hive table), on each unit
+            registration = finder.registration(dataset) if hasattr(finder, "registration") else None
             for index, group in enumerate(groups):
                 unit = WorkUnit.create(extract)
                 unit.set_prop("dataset.urn", dataset.urn)
+                if registration is not None:
+                    unit.set_prop(REGISTRATION_KEY, registration)
                 unit.set_prop(FILES_KEY, descriptor.to_json(group))
                 if index == 0:
                     unit.set_prop(SNAPSHOT_KEY, json.dumps(snapshot, separators=(",", ":")))
@@ -183,6 +188,8 @@ def _overlap_problems(props: Mapping[str, str]) -> list[ConfigError]:
     if not pattern or not final_dir or CopySettings.problems(props) or GlobFinderSettings.problems(props):
         return []  # their own problems are reported
     settings, finder = CopySettings.load(props), GlobFinderSettings.load(props)
+    if not issubclass(resolve_class(settings.finder, FINDER_KEY), CopyableGlobDatasetFinder):
+        return []  # another finder's datasets are not the pattern's (a Hive table's folder is checked when planned)
     problem = config_overlap(finder.pattern, finder.fs_uri, settings.final_dir,
                              settings.publisher_fs_uri or settings.writer_fs_uri)
     return [problem_at(props, FINAL_KEY, problem, HINT)] if problem else []

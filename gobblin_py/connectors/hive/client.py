@@ -99,6 +99,28 @@ class Metastore:
         self._call(f"alter table {table.dbName}.{table.tableName}", "alter_table", table.dbName, table.tableName,
                    table)
 
+    def databases(self) -> list[str]:
+        return list(self._call("list its databases", "get_all_databases") or [])
+
+    def table_names(self, database: str) -> list[str]:
+        return list(self._call(f"list the tables of {database}", "get_all_tables", database) or [])
+
+    def all_partitions(self, database: str, table: str) -> list[Any]:
+        """Every partition of the table (the metastore's -1: no limit)."""
+        return list(self._call(f"list the partitions of {database}.{table}", "get_partitions", database, table,
+                               -1) or [])
+
+    def drop_table(self, database: str, name: str) -> None:
+        """Drop the table if it exists, keeping its files (what an external table's drop does anyway)."""
+        self._call(f"drop table {database}.{name}", "drop_table", database, name, False, missing_ok=True)
+
+    def put_partition(self, partition: Any) -> None:
+        """Add the partition, or point the existing one at the new storage (one metastore call each)."""
+        what = f"add partition {partition.values} to {partition.dbName}.{partition.tableName}"
+        if self._call(what, "add_partition", partition, exists_ok=True) is EXISTS:
+            self._call(f"alter partition {partition.values} of {partition.dbName}.{partition.tableName}",
+                       "alter_partition", partition.dbName, partition.tableName, partition)
+
     def partitions(self, database: str, table: str, names: Sequence[str]) -> list[Any]:
         """The partitions of those ``names`` (``key=value/…``, escaped as Hive does) that exist."""
         found: list[Any] = []
