@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 
 from gobblin_py.io import fs_settings
+from gobblin_py.io.crash_points import phase
 from gobblin_py.runtime.commit.boundary import plugin_boundary
 from gobblin_py.runtime.commit.commit_sequence import EXACTLY_ONCE, CommitSequenceStore, DeliverySettings
 from gobblin_py.runtime.commit.datasets import (
@@ -51,7 +52,6 @@ from gobblin_py.runtime.plan.validation import check_job
 from gobblin_py.sdk import interrupts
 from gobblin_py.sdk.commit import PreflightPublisher
 from gobblin_py.sdk.contracts import Source
-from gobblin_py.sdk.crash_points import phase
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.job_settings import JobSettings
 from gobblin_py.sdk.logs import get_logger

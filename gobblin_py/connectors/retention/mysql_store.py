@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gobblin_py.connectors.retention.settings import DB_PASSWORD_KEY, DB_TABLE_KEY, DB_URL_KEY, CleanerSettings
+from gobblin_py.io.crash_points import phase
 from gobblin_py.sdk.config_errors import ConfigError
-from gobblin_py.sdk.crash_points import phase
 from gobblin_py.sdk.errors import StateStoreError, UsageError
 from gobblin_py.store.retention import DELETE_PHASE, Policy, Version
 from gobblin_py.store.store import CURRENT, TABLE_NAME_RE

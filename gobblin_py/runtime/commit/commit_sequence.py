@@ -29,6 +29,7 @@ from urllib.parse import quote
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io import fs_settings
 from gobblin_py.io.contained_paths import contained_join
+from gobblin_py.io.crash_points import boundary, phase
 from gobblin_py.io.rename_step import FsRenameStep
 from gobblin_py.sdk.commit import (  # noqa: F401  (the runtime's names for them)
     AT_LEAST_ONCE,
@@ -44,7 +45,6 @@ from gobblin_py.sdk.commit import (  # noqa: F401  (the runtime's names for them
     delivery_semantics,
     step_class_path,
 )
-from gobblin_py.sdk.crash_points import boundary, phase
 from gobblin_py.sdk.errors import CorruptFileError, GobblinPyError
 from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.store import FsDatasetStateStore

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gobblin_py.io import fs as fsutil
+from gobblin_py.io.crash_points import boundary, phase
 from gobblin_py.io.group_sync import GroupSync
 from gobblin_py.io.rename_step import FsRenameStep
 from gobblin_py.runtime.commit.boundary import plugin_boundary
@@ -40,7 +41,6 @@ from gobblin_py.runtime.execute.dataset_outputs import (
 from gobblin_py.sdk import interrupts
 from gobblin_py.sdk.commit import ChecksPublishing, ReportsCommit
 from gobblin_py.sdk.contracts import DataPublisher, ExactlyOncePublisher, Initializable
-from gobblin_py.sdk.crash_points import boundary, phase
 from gobblin_py.sdk.errors import GobblinPyError, RecordsLost, UsageError
 from gobblin_py.sdk.job_settings import COMMIT_POLICIES, CommitSettings
 from gobblin_py.sdk.logs import get_logger

@@ -6,10 +6,10 @@ import posixpath
 import time
 
 from gobblin_py.io import fs as fsutil
+from gobblin_py.io.crash_points import phase
 from gobblin_py.runtime.commit.datasets import DatasetResult
 from gobblin_py.runtime.commit.job_run import JobRun
 from gobblin_py.sdk.commit import DeliverySettings
-from gobblin_py.sdk.crash_points import phase
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.retry_budget import RetryBudgetSpent, run_budget
 from gobblin_py.sdk.states import RunningState
