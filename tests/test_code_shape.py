@@ -70,7 +70,7 @@ def import_graph() -> dict[str, set[str]]:
 def test_the_graph_sees_the_package():
     graph = import_graph()
     assert "gobblin_py.runtime.launcher" in graph and "gobblin_py.sdk.settings" in graph
-    assert "gobblin_py.sdk.settings" in graph["gobblin_py.sdk.job_settings"]
+    assert "gobblin_py.sdk.settings" in graph["gobblin_py.sdk.job_keys"]
 
 
 def test_no_import_circle():
@@ -82,7 +82,7 @@ def test_no_import_circle():
 
 def test_a_circle_would_be_found():
     graph = import_graph()
-    graph["gobblin_py.sdk.settings"] = graph["gobblin_py.sdk.settings"] | {"gobblin_py.sdk.job_settings"}
+    graph["gobblin_py.sdk.settings"] = graph["gobblin_py.sdk.settings"] | {"gobblin_py.sdk.job_keys"}
     try:
         graphlib.TopologicalSorter(graph).prepare()
     except graphlib.CycleError:

@@ -41,6 +41,7 @@ from gobblin_py.runtime.commit.recovery import finish_pending_commits, remove_te
 from gobblin_py.runtime.commit.replace_check import check_replaced_folders
 from gobblin_py.runtime.engines import choose_engine, make_engine
 from gobblin_py.runtime.engines.base import TaskGroup, task_groups
+from gobblin_py.runtime.execute.job_settings import JobSettings
 from gobblin_py.runtime.execute.run_progress import TASKS_PLANNED
 from gobblin_py.runtime.monitor import RunInfo, RunMonitor, monitor_for
 from gobblin_py.runtime.plan.empty_plan import empty_run, explain
@@ -53,7 +54,6 @@ from gobblin_py.sdk import interrupts
 from gobblin_py.sdk.commit import PreflightPublisher
 from gobblin_py.sdk.contracts import Source
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
-from gobblin_py.sdk.job_settings import JobSettings
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.plugins import canonical_plugin_props, instantiate
 from gobblin_py.sdk.retry_budget import close_budget, open_budget

@@ -38,11 +38,12 @@ from gobblin_py.runtime.execute.dataset_outputs import (
     task_errors,
     usage_errors,
 )
+from gobblin_py.runtime.execute.job_settings import CommitSettings
 from gobblin_py.sdk import interrupts
 from gobblin_py.sdk.commit import ChecksPublishing, ReportsCommit
 from gobblin_py.sdk.contracts import DataPublisher, ExactlyOncePublisher, Initializable
 from gobblin_py.sdk.errors import GobblinPyError, RecordsLost, UsageError
-from gobblin_py.sdk.job_settings import COMMIT_POLICIES, CommitSettings
+from gobblin_py.sdk.job_keys import COMMIT_POLICIES
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.plugins import instantiate
 from gobblin_py.sdk.redact import redact

@@ -31,6 +31,7 @@ from gobblin_py.jobconf.schedule import SCHEDULE_KEY, scheduling_warnings
 from gobblin_py.runtime.commit.datasets import DEFAULT_PUBLISHER
 from gobblin_py.runtime.engines.base import EngineSettings
 from gobblin_py.runtime.engines.pack_settings import PackSettings
+from gobblin_py.runtime.execute.job_settings import CommitSettings, JobSettings, ReplaySettings
 from gobblin_py.runtime.execute.row_checker import RowQualitySettings
 from gobblin_py.runtime.execute.task_quality import QualitySettings
 from gobblin_py.runtime.execute.task_settings import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER, TaskSettings
@@ -66,7 +67,7 @@ from gobblin_py.sdk.contracts import (
     Validating,
 )
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.sdk.job_settings import CommitSettings, JobSettings, ReplaySettings
+from gobblin_py.sdk.job_keys import CommitPolicySettings
 from gobblin_py.sdk.partitioner import WriterPartitioner
 from gobblin_py.sdk.plugins import PluginError, PluginRef, class_refs, plugin_refs, registered_plugins, resolve_class
 from gobblin_py.sdk.retry import RetrySettings
@@ -76,7 +77,7 @@ from gobblin_py.store.run_history import HistorySettings
 from gobblin_py.store.store import StateStoreSettings
 
 CORE_SETTINGS: tuple[type[Settings], ...] = (
-    JobSettings, CommitSettings, ReplaySettings, DeliverySettings, TaskSettings, RetryBudgetSettings, EngineSettings,
+    JobSettings, CommitPolicySettings, CommitSettings, ReplaySettings, DeliverySettings, TaskSettings, RetryBudgetSettings, EngineSettings,
     PackSettings, LockSettings, StateStoreSettings, HistorySettings, FsSettings, RetrySettings, QualitySettings,
     RowQualitySettings, ForkSettings, MetricsSettings, PrometheusSettings, LineageSettings,
 )
