@@ -16,7 +16,7 @@ from contextlib import nullcontext
 from gobblin_py.io import fs_settings
 from gobblin_py.io.crash_points import phase
 from gobblin_py.runtime.commit.boundary import plugin_boundary
-from gobblin_py.runtime.commit.commit_sequence import EXACTLY_ONCE, CommitSequenceStore, DeliverySettings
+from gobblin_py.runtime.commit.commit_sequence import CommitSequenceStore
 from gobblin_py.runtime.commit.datasets import (
     DatasetResult,
     LoggedCommit,
@@ -39,6 +39,7 @@ from gobblin_py.runtime.commit.published_marks import (
 )
 from gobblin_py.runtime.commit.recovery import finish_pending_commits, remove_temporary_files
 from gobblin_py.runtime.commit.replace_check import check_replaced_folders
+from gobblin_py.runtime.commit.sequence_settings import CommitSequenceSettings
 from gobblin_py.runtime.engines import choose_engine, make_engine
 from gobblin_py.runtime.engines.base import TaskGroup, task_groups
 from gobblin_py.runtime.execute.job_settings import JobSettings
@@ -51,7 +52,7 @@ from gobblin_py.runtime.plan.run_folders import RunFolders
 from gobblin_py.runtime.plan.startpoint_checks import check_stored
 from gobblin_py.runtime.plan.validation import check_job
 from gobblin_py.sdk import interrupts
-from gobblin_py.sdk.commit import PreflightPublisher
+from gobblin_py.sdk.commit import EXACTLY_ONCE, DeliverySettings, PreflightPublisher
 from gobblin_py.sdk.contracts import Source
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.logs import get_logger
@@ -334,7 +335,7 @@ class JobLauncher:
 
         settings = run.commit_settings
         workers = commit_threads(run) if settings.parallel_commit and len(datasets) > 1 else 1
-        size = min(DeliverySettings.load(run.props).batch_size, -(-len(datasets) // workers)) if run.sequences else 1
+        size = min(CommitSequenceSettings.load(run.props).batch_size, -(-len(datasets) // workers)) if run.sequences else 1
         # one worker commits on this thread, where a signal is seen between two commits, not some time later
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpy-commit") if workers > 1 else None
         run_all = pool.map if pool is not None else map

@@ -25,29 +25,16 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from gobblin_py.io.branch_paths import path_key_problems
-from gobblin_py.io.fs_settings import FsSettings
 from gobblin_py.jobconf.gobblin_keys import GOBBLIN_KEYS
 from gobblin_py.jobconf.schedule import SCHEDULE_KEY, scheduling_warnings
 from gobblin_py.runtime.commit.datasets import DEFAULT_PUBLISHER
-from gobblin_py.runtime.engines.base import EngineSettings
-from gobblin_py.runtime.engines.pack_settings import PackSettings
-from gobblin_py.runtime.execute.job_settings import CommitSettings, JobSettings, ReplaySettings
-from gobblin_py.runtime.execute.row_checker import RowQualitySettings
-from gobblin_py.runtime.execute.task_quality import QualitySettings
-from gobblin_py.runtime.execute.task_settings import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER, TaskSettings
-from gobblin_py.runtime.monitor.settings import (
-    LineageSettings,
-    MetricsSettings,
-    PrometheusSettings,
-    is_reporter_key,
-    unsupported_reporter_keys,
-)
+from gobblin_py.runtime.execute.task_settings import DEFAULT_FORK_OPERATOR, DEFAULT_WRITER_BUILDER
+from gobblin_py.runtime.monitor.settings import is_reporter_key, unsupported_reporter_keys
+from gobblin_py.runtime.plan.core_settings import CORE_SETTINGS
 from gobblin_py.runtime.plan.folder_checks import folder_problems
 from gobblin_py.runtime.plan.implied_keys import with_source_defaults
 from gobblin_py.runtime.plan.key_typos import meant_key
-from gobblin_py.runtime.plan.locks import LockSettings
-from gobblin_py.sdk.branches import ForkSettings, branch_count
-from gobblin_py.sdk.commit import DeliverySettings
+from gobblin_py.sdk.branches import branch_count
 from gobblin_py.sdk.config_errors import ConfigError, ConfigWarning
 from gobblin_py.sdk.contracts import (
     BatchPartitioner,
@@ -67,20 +54,10 @@ from gobblin_py.sdk.contracts import (
     Validating,
 )
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.sdk.job_keys import CommitPolicySettings
 from gobblin_py.sdk.partitioner import WriterPartitioner
 from gobblin_py.sdk.plugins import PluginError, PluginRef, class_refs, plugin_refs, registered_plugins, resolve_class
-from gobblin_py.sdk.retry import RetrySettings
-from gobblin_py.sdk.retry_budget import RetryBudgetSettings
 from gobblin_py.sdk.settings import Context, Key, Scope, Settings, SettingsError, problem_at, unresolved_substitutions
-from gobblin_py.store.run_history import HistorySettings
-from gobblin_py.store.store import StateStoreSettings
 
-CORE_SETTINGS: tuple[type[Settings], ...] = (
-    JobSettings, CommitPolicySettings, CommitSettings, ReplaySettings, DeliverySettings, TaskSettings, RetryBudgetSettings, EngineSettings,
-    PackSettings, LockSettings, StateStoreSettings, HistorySettings, FsSettings, RetrySettings, QualitySettings,
-    RowQualitySettings, ForkSettings, MetricsSettings, PrometheusSettings, LineageSettings,
-)
 _BRANCH_SUFFIX = re.compile(r"^(?P<base>.+)\.(?P<branch>\d+)$")
 _ENTITY = re.compile(r"^source\.querybased\.entity\.[^.]+\.(?P<key>.+)$")
 # key families passed through to other systems, or named per branch by design
