@@ -104,7 +104,7 @@ def test_a_long_function_would_be_found(tmp_path):
 def test_the_graph_sees_the_package():
     graph = import_graph()
     assert "gobblin_py.runtime.launcher" in graph and "gobblin_py.sdk.settings" in graph
-    assert "gobblin_py.sdk.settings" in graph["gobblin_py.sdk.job_settings"]
+    assert "gobblin_py.sdk.settings" in graph["gobblin_py.sdk.job_keys"]
 
 
 def test_no_import_circle():
@@ -116,7 +116,7 @@ def test_no_import_circle():
 
 def test_a_circle_would_be_found():
     graph = import_graph()
-    graph["gobblin_py.sdk.settings"] = graph["gobblin_py.sdk.settings"] | {"gobblin_py.sdk.job_settings"}
+    graph["gobblin_py.sdk.settings"] = graph["gobblin_py.sdk.settings"] | {"gobblin_py.sdk.job_keys"}
     try:
         graphlib.TopologicalSorter(graph).prepare()
     except graphlib.CycleError:
@@ -302,3 +302,44 @@ def abilities_read_by_name(package: Path = PACKAGE) -> list[str]:
 def test_the_runtime_reads_no_plugin_ability_by_name():
     assert "startpoint_kinds" in sdk_members() and "published_check" in sdk_members()
     assert not abilities_read_by_name(), "declare the ability in gobblin_py.sdk and check it with isinstance"
+
+
+# -- the SDK is the plugin contract only -------------------------------------------------------------------------
+# Its modules, each one a plugin may import (docs/architecture/sdk.md says what each holds, and why it is here). A
+# module added to the SDK is a decision: add it here and to that page. What only the runtime or the CLI reads lives
+# there (the runtime's keys in gobblin_py.runtime.execute.job_settings, the loader's in gobblin_py.jobconf.keys, the
+# Gobblin classes gpy lacks in gobblin_py.jobconf.unported), the crash tests' hooks in gobblin_py.io.crash_points.
+SDK_MODULES = {
+    "branches", "cluster_tasks", "commit", "config_errors", "contracts", "errors", "failures", "implied_keys",
+    "interrupts", "job_keys", "joda", "locating", "logs", "packing", "partitioner", "plugins", "redact", "retry",
+    "retry_budget", "run_states", "schema_meta", "settings", "startpoints", "states", "watermarks",
+}
+# Each connector classifies its own library's errors (gobblin_py.connectors.kafka.failures, …): the SDK names none.
+VENDOR_NAMES = ("confluent_kafka", "cimpl", "botocore", "boto3", "SQLSTATE", "sqlite_errorcode", "psycopg",
+                "adbc_driver", "AnalysisException", "ArrowInvalid")
+
+
+def test_the_sdk_holds_exactly_its_modules():
+    found = {path.stem for path in (PACKAGE / "sdk").glob("*.py") if path.stem != "__init__"}
+    assert found == SDK_MODULES, {"not listed": sorted(found - SDK_MODULES), "gone": sorted(SDK_MODULES - found)}
+    assert not [p for p in (PACKAGE / "sdk").iterdir() if p.is_dir() and p.name != "__pycache__"]
+
+
+def test_the_sdk_names_no_vendor_library():
+    named = [f"{path.relative_to(PACKAGE.parent)}:{n}: {word}" for path in sorted((PACKAGE / "sdk").glob("*.py"))
+             for n, line in enumerate(path.read_text().splitlines(), 1) for word in VENDOR_NAMES if word in line]
+    assert not named, "classify a library's errors in its connector (gobblin_py.sdk.failures.register_classifier)"
+
+
+def test_every_failure_classifier_is_registered_and_loads():
+    from importlib.metadata import entry_points
+
+    points = {p.name: p.value for p in entry_points(group="gobblin_py.failures")}
+    assert points == {"kafka": "gobblin_py.connectors.kafka.failures:classify_kafka_error",
+                      "sql": "gobblin_py.connectors.sql.failures:classify_database_error",
+                      "storage": "gobblin_py.io.failures:classify_storage_error",
+                      "spark": "gobblin_py.runtime.engines.spark_failures:classify_spark_error"}
+    defined = {f"{name}:{node.name}" for name, path in modules().items() if name.endswith("failures")
+               for node in ast.parse(path.read_text()).body
+               if isinstance(node, ast.FunctionDef) and node.name.startswith("classify_")}
+    assert defined == set(points.values()), "a classify_* function no entry point registers (pyproject.toml)"

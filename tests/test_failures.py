@@ -183,3 +183,73 @@ class ServiceDown(Exception):
                                        (type("BadRecord", (Exception,), {"retryable": False})("row 7"), PERMANENT)])
 def test_a_plugins_own_error_marks_itself_with_retryable(exc, kind):
     assert classify(exc).kind == kind
+
+
+# A fresh process that imports the task runner and the libraries, never a connector, and runs a task whose body
+# (a cluster task's Spark job on the driver; every task's pipeline on an executor) raises each library's error: the
+# connectors' classifiers are loaded from their entry points the first time a failure is classified.
+_FRESH_TASKS = """
+import json, sys
+import botocore.exceptions as boto, confluent_kafka as kafka, psycopg
+from pyspark.errors import AnalysisException
+from gobblin_py.runtime.execute.task import run_task
+from gobblin_py.sdk.states import WorkUnit
+
+errors = [kafka.KafkaException(kafka.KafkaError(kafka.KafkaError.LEADER_NOT_AVAILABLE)),
+          kafka.KafkaException(kafka.KafkaError(kafka.KafkaError.TOPIC_AUTHORIZATION_FAILED)),
+          psycopg.errors.lookup("57P01")("terminating connection"), psycopg.errors.lookup("42P01")("no relation"),
+          boto.EndpointConnectionError(endpoint_url="https://s3.example"), boto.NoCredentialsError(),
+          AnalysisException("[TABLE_OR_VIEW_NOT_FOUND] orders")]
+before = sorted(m for m in sys.modules if m.startswith(("gobblin_py.connectors", "gobblin_py.io.failures",
+                                                          "gobblin_py.runtime.engines")))
+
+def fail(error):
+    def body(task):
+        raise error
+    return body
+
+kinds = []
+for n, error in enumerate(errors):
+    task = run_task({"task.maxretries": "0"}, WorkUnit(), "job_fresh", f"task_{n}", body=fail(error))
+    kinds.append(json.loads(task.get_prop("gpy.task.attempts"))[0]["kind"])
+print(json.dumps({"before": before, "kinds": kinds}))
+"""
+
+
+def test_a_fresh_process_classifies_every_connectors_errors_without_importing_them():
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _FRESH_TASKS], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["before"] == []
+    assert found["kinds"] == [TRANSIENT, PERMANENT, TRANSIENT, PERMANENT, TRANSIENT, PERMANENT, PERMANENT]
+
+
+def test_a_classifier_registered_in_process_is_asked_after_retryable_and_before_python_types():
+    from gobblin_py.sdk.failures import Failure, register_classifier
+
+    class AcmeError(ValueError):
+        """A library's error that subclasses ValueError (permanent by Python's types) but says 503."""
+
+        status = 503
+
+    class Marked(AcmeError):
+        retryable = False
+
+    def acme(exc: BaseException) -> Failure | None:
+        return Failure(TRANSIENT, "Acme 503") if isinstance(exc, AcmeError) else None
+
+    assert classify(AcmeError("busy")).kind == PERMANENT
+    register_classifier(acme)
+    register_classifier(acme)
+    try:
+        assert classify(AcmeError("busy")) == Failure(TRANSIENT, "Acme 503")
+        assert classify(Marked("bad")).kind == PERMANENT  # the error's own word wins
+    finally:
+        from gobblin_py.sdk import failures
+
+        failures._registered.remove(acme)
+    assert classify(AcmeError("busy")).kind == PERMANENT

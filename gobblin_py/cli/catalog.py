@@ -2,7 +2,7 @@
 
 ``gpy plugins``, ``gpy validate --explain KEY`` and the key tables of the docs' reference are all rendered from here,
 so they cannot drift from the code: a plugin's keys are its ``settings_class``'s declarations, and the runtime's
-own keys are those of :data:`gobblin_py.runtime.plan.validation.CORE_SETTINGS`.
+own keys are those of :data:`gobblin_py.runtime.plan.core_settings.CORE_SETTINGS`.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def plugin_entries() -> list[PluginEntry]:
 
 def core_sections() -> list[tuple[str, list[Key]]]:
     """The runtime's own keys, one section per settings class."""
-    from gobblin_py.runtime.plan.validation import CORE_SETTINGS
+    from gobblin_py.runtime.plan.core_settings import CORE_SETTINGS
 
     return [(_title(cls), cls.keys(own=True)) for cls in CORE_SETTINGS]
 

@@ -27,7 +27,7 @@ def pack(job_file: str | None, conf_root: str | None, sysconfig: str | None, out
     import time
 
     from gobblin_py.runtime.engines.pack import copy_archive, environment_archive
-    from gobblin_py.sdk import interrupts
+    from gobblin_py.runtime.execute import signals
     from gobblin_py.sdk.errors import UsageError
 
     props: dict[str, str] = {}
@@ -41,16 +41,16 @@ def pack(job_file: str | None, conf_root: str | None, sysconfig: str | None, out
     archive: Path | None = None
     began = time.monotonic()
     try:
-        with interrupts.handle_signals():  # SIGTERM or SIGINT: the partial archive or copy is removed, exit 143 / 130
+        with signals.handle_signals():  # SIGTERM or SIGINT: the partial archive or copy is removed, exit 143 / 130
             archive = environment_archive(props)
             seconds = time.monotonic() - began
             if target is not None:
                 copy_archive(archive, target)
     except Exception as exc:
-        stop = interrupts.as_stop(exc)  # also an error the signal caused (an import it cut short raises its own)
+        stop = signals.as_stop(exc)  # also an error the signal caused (an import it cut short raises its own)
         if stop is None:
             raise
-        raise interrupts.JobInterrupted(stop.signum, _stopped(archive, target, before), locked=False) from None
+        raise signals.JobInterrupted(stop.signum, _stopped(archive, target, before), locked=False) from None
     shown = archive if target is None else target
     click.echo(f"{shown}\t{shown.stat().st_size / 1e6:.1f} MB\t{seconds:.1f} s")
 

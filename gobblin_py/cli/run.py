@@ -51,10 +51,10 @@ def run(job_file: str, conf_root: str | None, sysconfig: str | None, engine: str
     named with its file, line and column: do not retry), 75 another run of the job holds its lock,
     143/130 stopped by SIGTERM/SIGINT.
     """
-    from gobblin_py.sdk import interrupts
+    from gobblin_py.runtime.execute import signals
 
     check_key_options(strict, lenient)
-    with interrupts.handle_signals():  # a signal at any time stops the run, from loading the job file on
+    with signals.handle_signals():  # a signal at any time stops the run, from loading the job file on
         launcher = _load(job_file, conf_root, sysconfig, engine, master, remote, strict, dry_run, republish, lenient)
         if launcher is None:
             return  # a standalone job (job.class): done
@@ -110,9 +110,9 @@ def _load(job_file: str, conf_root: str | None, sysconfig: str | None, engine: s
           lenient: bool = False) -> JobLauncher | None:
     """The job's launcher: its file loaded and checked (a signal meanwhile stops ``gpy`` before the run starts).
     None when ``job.class`` names a standalone job: it has run."""
+    from gobblin_py.runtime.execute import signals
     from gobblin_py.runtime.launcher import JobLauncher
     from gobblin_py.runtime.plan.validation import standalone_job_class
-    from gobblin_py.sdk import interrupts
     from gobblin_py.sdk.logs import get_logger
 
     try:
@@ -123,10 +123,10 @@ def _load(job_file: str, conf_root: str | None, sysconfig: str | None, engine: s
             return JobLauncher(props, engine=engine, master=master, strict=strict, remote=remote,
                                republish=republish, lenient=lenient)
     except BaseException as exc:
-        stop = interrupts.as_stop(exc)
+        stop = signals.as_stop(exc)
         if stop is None:
             raise
-        raise interrupts.JobInterrupted(stop.signum, "the run had not started, nothing was committed",
+        raise signals.JobInterrupted(stop.signum, "the run had not started, nothing was committed",
                                         locked=False) from None
     _run_standalone(props, dry_run, strict, lenient)
     return None

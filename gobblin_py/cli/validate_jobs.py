@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gobblin_py.jobconf import load_jobs
+from gobblin_py.jobconf.unported import explain
 from gobblin_py.sdk.plugins import gobblin_name
 from gobblin_py.sdk.redact import MASK, credential_name, redact
-from gobblin_py.sdk.unported import explain
 
 SECRET_KEY = re.compile(r"(password|passwd|secret|token|credential|private[._]?key)", re.IGNORECASE)
 

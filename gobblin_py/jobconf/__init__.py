@@ -23,6 +23,7 @@ from gobblin_py.sdk.branches import (
 )
 from gobblin_py.sdk.config_errors import ConfigError
 
+from . import unported  # noqa: F401  (registers the hints for Gobblin classes gpy lacks)
 from .loader import (
     DEFAULT_SYSCONFIG,
     JobConfig,

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from gobblin_py.sdk import keys as K
+from gobblin_py.jobconf import keys as K
 from gobblin_py.sdk.config_errors import ConfigError
 
 from .convert import (

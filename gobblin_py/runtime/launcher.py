@@ -14,8 +14,9 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 
 from gobblin_py.io import fs_settings
+from gobblin_py.io.crash_points import phase
 from gobblin_py.runtime.commit.boundary import plugin_boundary
-from gobblin_py.runtime.commit.commit_sequence import EXACTLY_ONCE, CommitSequenceStore, DeliverySettings
+from gobblin_py.runtime.commit.commit_sequence import CommitSequenceStore
 from gobblin_py.runtime.commit.dataset_result import DatasetResult, describe_outputs
 from gobblin_py.runtime.commit.datasets import (
     LoggedCommit,
@@ -37,8 +38,11 @@ from gobblin_py.runtime.commit.published_marks import (
 )
 from gobblin_py.runtime.commit.recovery import finish_pending_commits, remove_temporary_files
 from gobblin_py.runtime.commit.replace_check import check_replaced_folders
+from gobblin_py.runtime.commit.sequence_settings import CommitSequenceSettings
 from gobblin_py.runtime.engines import choose_engine, make_engine
 from gobblin_py.runtime.engines.base import TaskGroup, task_groups
+from gobblin_py.runtime.execute import signals
+from gobblin_py.runtime.execute.job_settings import JobSettings
 from gobblin_py.runtime.execute.run_progress import TASKS_PLANNED
 from gobblin_py.runtime.monitor import RunInfo, RunMonitor, monitor_for
 from gobblin_py.runtime.plan.empty_plan import empty_run, explain
@@ -48,11 +52,9 @@ from gobblin_py.runtime.plan.run_folders import RunFolders
 from gobblin_py.runtime.plan.startpoint_checks import check_stored
 from gobblin_py.runtime.plan.validation import check_job
 from gobblin_py.sdk import interrupts
-from gobblin_py.sdk.commit import PreflightPublisher
+from gobblin_py.sdk.commit import EXACTLY_ONCE, DeliverySettings, PreflightPublisher
 from gobblin_py.sdk.contracts import Source
-from gobblin_py.sdk.crash_points import phase
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
-from gobblin_py.sdk.job_settings import JobSettings
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.plugins import canonical_plugin_props, instantiate
 from gobblin_py.sdk.retry_budget import close_budget, open_budget
@@ -147,27 +149,27 @@ class JobLauncher:
         result = JobResult(self.job_name, job_id, RunningState.RUNNING, engine=self.engine.name)
         self._lock = JobLock(run.props, self.job_name, job_id) if LockSettings.load(run.props).enabled else None
         open_budget(job_id, run.props)  # every retry loop of the run, planning's too, waits within it
-        with interrupts.handle_signals():
+        with signals.handle_signals():
             if self._lock is not None:
                 # a signal while taking the lock stops the run once it is held
-                with interrupts.shielded(), phase("lock"):
+                with signals.shielded(), phase("lock"):
                     self._lock.acquire()
             failure: BaseException | None = None
             recorder = None
             monitor: RunMonitor | None = None
             try:
-                with interrupts.shielded():
+                with signals.shielded():
                     recorder = RunRecorder.for_run(run, self.engine.name, lock_held=self._lock is not None)
                     if recorder is not None:
                         recorder.started()
                     monitor = monitor_for(RunInfo(self.job_name, job_id, self.engine.name, millis, run.props))
                     monitor.started()
-                interrupts.raise_if_interrupted()
+                signals.raise_if_interrupted()
                 log.info("job_started", job=self.job_name, job_id=job_id, engine=self.engine.name)
                 return self._run(run, folders, result)
             except BaseException as exc:
                 # a library cut short by the signal (py4j, PySpark) raises an error of its own: the run was stopped
-                failure = interrupts.as_stop(exc) or exc
+                failure = signals.as_stop(exc) or exc
                 if failure is not exc:
                     raise failure from None
                 raise
@@ -176,7 +178,7 @@ class JobLauncher:
 
     def _finish(self, result: JobResult, started: float, recorder: RunRecorder | None,
                 failure: BaseException | None, monitor: RunMonitor | None = None) -> None:
-        with interrupts.shielded():  # recording and releasing the lock are never cut short by a second signal
+        with signals.shielded():  # recording and releasing the lock are never cut short by a second signal
             if result.state is RunningState.RUNNING:  # an exception ended the run
                 result.state = RunningState.FAILED
             result.seconds = time.time() - started
@@ -186,7 +188,7 @@ class JobLauncher:
                 self._lock.release()
             if monitor is not None:  # metrics and lineage: bounded by their timeouts, a warning when not sent
                 monitor.finished(result, failure)
-            if isinstance(failure, interrupts.JobInterrupted):
+            if isinstance(failure, signals.JobInterrupted):
                 self.engine.stop()  # a stopped run leaves no process behind (Spark's JVM)
             close_budget(result.job_id)
             log.info("job_finished", job=self.job_name, job_id=result.job_id, state=result.state.value,
@@ -195,7 +197,7 @@ class JobLauncher:
     def _run(self, run: JobRun, folders: RunFolders, result: JobResult) -> JobResult:
         self._open_store(run)
         self._ensure_lock()
-        with interrupts.deferred("earlier runs' unfinished commits were finished first"):
+        with signals.deferred("earlier runs' unfinished commits were finished first"):
             blocked, failed = finish_pending_commits(run)
         result.datasets.extend(failed)
         with phase("cleanup"):
@@ -209,7 +211,7 @@ class JobLauncher:
                 claims = check_folder_owners(run.props, self.job_name, self.job_file)
             units = self._plan(run, source, source_state, blocked)
             self._preflight(run, units)
-            interrupts.raise_if_interrupted()
+            signals.raise_if_interrupted()
             if not units:
                 first_run = not run.previous
                 plan = explain(source, run.props["source.class"], first_run)
@@ -221,7 +223,7 @@ class JobLauncher:
             runnable, skipped = self._task_groups(run, units)
             with phase("tasks"):
                 task_states = self.engine.run(run.props, run.job_id, runnable) if runnable else []
-            interrupts.raise_if_interrupted()  # stopped while tasks ran (a library may swallow the signal's error)
+            signals.raise_if_interrupted()  # stopped while tasks ran (a library may swallow the signal's error)
             folders.remove_staging()
             self._commit(run, task_states + skipped, result, claims)
             if self.marks and any(d.published for d in result.datasets):
@@ -333,11 +335,11 @@ class JobLauncher:
 
         settings = run.commit_settings
         workers = commit_threads(run) if settings.parallel_commit and len(datasets) > 1 else 1
-        size = min(DeliverySettings.load(run.props).batch_size, -(-len(datasets) // workers)) if run.sequences else 1
+        size = min(CommitSequenceSettings.load(run.props).batch_size, -(-len(datasets) // workers)) if run.sequences else 1
         # one worker commits on this thread, where a signal is seen between two commits, not some time later
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpy-commit") if workers > 1 else None
         run_all = pool.map if pool is not None else map
-        with interrupts.deferred("the dataset commits under way finished; no other was started"), \
+        with signals.deferred("the dataset commits under way finished; no other was started"), \
                 pool if pool is not None else nullcontext(), phase("commit.datasets"):
             if size > 1:  # many datasets per thread: their commit logs are written in batches
                 chunks = enumerate(datasets[i:i + size] for i in range(0, len(datasets), size))

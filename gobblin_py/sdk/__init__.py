@@ -1,14 +1,25 @@
-"""Everything a plugin may import: the contracts (Source, Extractor, Converter, ForkOperator, quality policies,
-DataWriter and its builder, DataPublisher), settings declarations and scopes, commit steps and delivery
-semantics, errors, cancellation, logging, and the state types a plugin sees.
+"""Everything a plugin may import, and only that: the contracts (Source, Extractor, Converter, ForkOperator, quality
+policies, DataWriter and its builder, DataPublisher) and the optional abilities the runtime asks of them,
+settings declarations, commit steps and delivery semantics, errors and whether a retry can help, cancellation,
+logging, and the state types a plugin sees.
 
 The sdk imports nothing from the runtime, the connectors, the CLI or the job-file loader: ``import
 gobblin_py.sdk`` is cheap. Its modules::
 
-    gobblin_py.sdk.contracts   the plugin base classes          gobblin_py.sdk.settings    Settings, setting, Scope
-    gobblin_py.sdk.commit      CommitStep, DeliverySettings     gobblin_py.sdk.errors      UsageError, ...
-    gobblin_py.sdk.states      WorkUnit, WorkUnitState, ...     gobblin_py.sdk.watermarks  LongWatermark, ...
-    gobblin_py.sdk.run_states  SourceState, DatasetState        gobblin_py.sdk.branches    branch_key, fork_key
-    gobblin_py.sdk.interrupts  cancellation                     gobblin_py.sdk.logs        get_logger
-    gobblin_py.sdk.plugins     resolving plugin names           gobblin_py.sdk.job_settings  the job's own keys
+    contracts      the plugin base classes              settings       Settings, setting, Scope
+    commit         CommitStep, DeliverySettings          errors         UsageError, TransientError, ...
+    failures       classify, register_classifier         config_errors  ConfigError
+    states         WorkUnit, WorkUnitState, ...          run_states     SourceState, DatasetState
+    watermarks     LongWatermark, ...                    schema_meta    what a batch's schema carries
+    branches       branch_key, fork_key                  partitioner    WriterPartitioner
+    startpoints    StartpointSource, ...                 implied_keys   ImpliesJobKeys
+    cluster_tasks  ClusterTasks                          locating       RecordLocating
+    interrupts     cancellation                          logs           get_logger
+    plugins        resolving plugin names                redact         credentials kept out of output
+    job_keys       the runtime's keys a plugin reads     retry          workunit.retry.policy
+    retry_budget   a run's bound on retry waiting        packing        worst_fit_decreasing
+    joda           Joda-Time date patterns
+
+The runtime's own keys, the crash tests' hooks and each library's error codes live elsewhere: see
+docs/architecture/sdk.md.
 """

@@ -21,9 +21,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from gobblin_py.sdk import keys as K
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.settings import Settings, setting
+
+# Gobblin's keys naming a fork's branches (ForkOperatorUtils)
+FORK_BRANCH_NAME_KEY = "fork.branch.name"
+DEFAULT_FORK_BRANCH_NAME = "fork_"
+FORK_BRANCH_ID_KEY = "fork.branch.id"
 
 __all__ = [
     "ForkSettings",
@@ -65,14 +69,14 @@ def fork_key(key: str, branch: int) -> str:
 
 def state_branch_key(props: Mapping[str, str], key: str) -> str:
     """``key`` suffixed with the ``fork.branch.id`` of ``props`` when that property is set and >= 0."""
-    raw = props.get(K.FORK_BRANCH_ID_KEY)
+    raw = props.get(FORK_BRANCH_ID_KEY)
     if raw is None:
         return key
     if _INT_RE.fullmatch(raw) is None or not -(2**31) <= int(raw) < 2**31:
         raise ConfigError(
             f"expected an integer branch id, got '{raw}'",
             path=getattr(props, "path", None),
-            key=K.FORK_BRANCH_ID_KEY,
+            key=FORK_BRANCH_ID_KEY,
             hint="fork.branch.id is set by the fork; remove it from the job configuration",
         )
     return fork_key(key, int(raw))
@@ -86,8 +90,8 @@ class BranchNames(Protocol):
 
 def branch_name(props: BranchNames, branch_id: int, default: str | None = None) -> str:
     """``fork.branch.name.<branch_id>`` or ``default`` (``fork_<branch_id>`` when not given)."""
-    fallback = default if default is not None else f"{K.DEFAULT_FORK_BRANCH_NAME}{branch_id}"
-    return props.get(f"{K.FORK_BRANCH_NAME_KEY}.{branch_id}", fallback)
+    fallback = default if default is not None else f"{DEFAULT_FORK_BRANCH_NAME}{branch_id}"
+    return props.get(f"{FORK_BRANCH_NAME_KEY}.{branch_id}", fallback)
 
 
 def path_for_branch(props: BranchNames, path: str, num_branches: int, branch_id: int) -> str:

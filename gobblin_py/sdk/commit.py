@@ -18,29 +18,19 @@ if TYPE_CHECKING:
     from gobblin_py.sdk.states import TaskState, WorkUnitState
 
 SEMANTICS_KEY = "gobblin.runtime.delivery.semantics"
-STORE_DIR_KEY = "gobblin.runtime.commit.sequence.store.dir"
-STORE_FS_URI_KEY = "gobblin.runtime.commit.sequence.store.fs.uri"
-MAX_RETRIES_KEY = "gobblin.runtime.commit.sequence.max.retries"
-BATCH_SIZE_KEY = "gobblin.runtime.commit.sequence.batch.size"
 EXACTLY_ONCE, AT_LEAST_ONCE = "EXACTLY_ONCE", "AT_LEAST_ONCE"
 FILE_RECORDS_KEY = "writer.output.file.records"  # per branch: {task output file: records}, for reconciliation
 
 
 @dataclass(frozen=True)
 class DeliverySettings(Settings):
-    """The keys of exactly-once commits."""
+    """The delivery semantics of a job's commits.
+
+    A publisher plans its steps by them; where the runtime logs the steps is its own keys
+    (:mod:`gobblin_py.runtime.commit.sequence_settings`)."""
 
     semantics: str = setting(SEMANTICS_KEY, default=EXACTLY_ONCE, choices=(EXACTLY_ONCE, AT_LEAST_ONCE),
                              doc="EXACTLY_ONCE: a dataset's data and state commit as one logged sequence")
-    store_dir: str | None = setting(STORE_DIR_KEY, default_doc="<state.store.dir>/_commit_sequences",
-                                    doc="where unfinished commits are logged")
-    store_fs_uri: str | None = setting(STORE_FS_URI_KEY, default_doc="state.store.fs.uri",
-                                       doc="filesystem of a bare commit sequence store dir")
-    max_retries: int = setting(MAX_RETRIES_KEY, default=3, minimum=1, maximum=100,
-                               doc="tries to finish an earlier run's commit before its dataset is skipped (the "
-                                   "waits between them within the run's gpy.retry.budget.seconds)")
-    batch_size: int = setting(BATCH_SIZE_KEY, default=100, minimum=1, maximum=10_000,
-                              doc="most datasets one commit log holds when a run commits many (1: a log each)")
 
 
 def delivery_semantics(props) -> str:

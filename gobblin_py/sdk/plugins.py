@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -136,11 +136,20 @@ def _typo_of(name: str) -> list[str]:
     return difflib.get_close_matches(gobblin or name, known, n=2, cutoff=TYPO_SIMILARITY)
 
 
-def _unported_hint(name: str) -> str | None:
-    # imported lazily: the table of Gobblin classes gpy does not port is only needed to explain a failure
-    from gobblin_py.sdk.unported import hint_for
+# What explains a Gobblin class gpy lacks (its nearest built-in, what to do instead): the job-configuration layer
+# registers its table (gobblin_py.jobconf.unported) when it is imported; the SDK holds no such data.
+_UNPORTED_HINTS: list[Callable[[str], str | None]] = []
 
-    return hint_for(name)
+
+def register_unported_hints(hint_for: Callable[[str], str | None]) -> None:
+    """Have a name that resolves nowhere explained by ``hint_for`` (a Gobblin class name ``org.apache.gobblin.…``
+    → a one-line hint, or None); registering the same function twice changes nothing."""
+    if hint_for not in _UNPORTED_HINTS:
+        _UNPORTED_HINTS.append(hint_for)
+
+
+def _unported_hint(name: str) -> str | None:
+    return next((hint for explain in _UNPORTED_HINTS if (hint := explain(name)) is not None), None)
 
 
 def resolve_class(name: str, key: str | None = None) -> type:

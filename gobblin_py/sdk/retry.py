@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gobblin_py.sdk.job_settings import CommitSettings
+from gobblin_py.sdk.job_keys import CommitPolicySettings
 from gobblin_py.sdk.settings import Settings, same_as, setting
 from gobblin_py.sdk.states import State, WorkingState, WorkUnitState
 
@@ -26,7 +26,7 @@ class RetrySettings(Settings):
                                  default_doc="always (never with workunit.retry.enabled=false)",
                                  doc="retry the previous run's uncommitted work units")
     enabled: bool = setting(ENABLED_KEY, default=True, doc="false: the default policy is never")
-    commit_policy: str = same_as(CommitSettings, "commit_policy")
+    commit_policy: str = same_as(CommitPolicySettings, "commit_policy")
 
 
 def retry_policy(state: State) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from gobblin_py.io import fs as fsutil
-from gobblin_py.sdk.crash_points import phase
+from gobblin_py.io.crash_points import phase
 from gobblin_py.sdk.errors import StateStoreError, UsageError
 from gobblin_py.store.store import CURRENT, TABLE_NAME_RE, TABLE_SUFFIX, FsDatasetStateStore, sanitize_job_id
 

@@ -2,7 +2,7 @@
 
 The runtime marks each boundary of a dataset's commit — before its commit sequence is logged, once logged, after
 each step, done — and a process started with ``GPY_TEST_CRASH_AT_BOUNDARY=n`` SIGKILLs itself at its n-th
-boundary (``gobblin_py.sdk.crash_points.boundary``), as a crash there would. :func:`boundary_campaign`
+boundary (``gobblin_py.io.crash_points.boundary``), as a crash there would. :func:`boundary_campaign`
 kills a run at its first boundary, reruns the job until it succeeds and checks; then, with new data, kills a run
 at its second boundary; and so on until a run has fewer boundaries than the one it was to die at.
 """

@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 ROWS_PER_FILE = 30
 DATASETS = ("eu", "us", "apac")
 LOGS = "test-logs"  # the campaigns' phase logs, beside the job file
-PHASE_LOG_ENV = "GPY_TEST_PHASE_LOG"  # gobblin_py.sdk.crash_points
+PHASE_LOG_ENV = "GPY_TEST_PHASE_LOG"  # gobblin_py.io.crash_points
 # what a job run may leave under its folders once it has succeeded: the rest is a leftover
 KEPT_FILE = re.compile(r"(data/[^/]+/f\d{5}\.csv|published/[^/]+/part\.task_Crash_\d+_\d+_0\.parquet"
                        r"|published/_gpy_published\.Crash\.marker|published/_gpy_owner\.marker"

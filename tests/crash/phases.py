@@ -1,6 +1,6 @@
 """Kills aimed at the phases of a run: ``gpy run`` SIGKILLs itself inside the phase a campaign picks.
 
-The runtime marks its phases (``gobblin_py.sdk.crash_points.phase``): taking the lock, finishing an earlier
+The runtime marks its phases (``gobblin_py.io.crash_points.phase``): taking the lock, finishing an earlier
 run's unfinished commit (``recovery``), removing run folders (``cleanup``), ``planning``, the ``tasks``, and each
 step of a dataset's commit (``commit.log``, ``commit.fs_rename``, ``commit.published_records`` — the check of the
 published files —, ``commit.dataset_state``, ``commit.unlog``),

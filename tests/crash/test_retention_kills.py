@@ -13,7 +13,7 @@ import time
 from gobblin_py.store.retention import DELETE_PHASE
 from tests.crash.harness import CrashJob
 
-KILL_ENV = "GPY_TEST_KILL_IN_PHASE"  # gobblin_py.sdk.crash_points
+KILL_ENV = "GPY_TEST_KILL_IN_PHASE"  # gobblin_py.io.crash_points
 
 
 def _cleaner(job: CrashJob) -> str:

@@ -331,6 +331,40 @@ class RefusedOnceSource(FileBasedSource):
         return RefusedOnceExtractor(state)
 
 
+class LockedOnceExtractor(FileExtractor):
+    """Its first attempt of each task finds its SQLite database locked by another connection (a real
+    ``sqlite3.OperationalError``, SQLITE_BUSY: transient only by the SQL connector's classifier); later attempts read
+    the files. Each attempt writes a file in ``test.attempts.dir`` holding whether the SQL connector's modules were
+    loaded in its process when it failed (they are not imported by a task of this job)."""
+
+    def read_batches(self):
+        import sqlite3
+        import sys
+
+        directory = os.path.join(self.state.get_prop("test.attempts.dir"), self.state.get_prop("task.id"))
+        os.makedirs(directory, exist_ok=True)
+        with open(os.path.join(directory, self.state.get_prop("task.attempt.id")), "w") as out:
+            out.write(str(any(m.startswith("gobblin_py.connectors.sql") for m in sys.modules)))
+        if len(os.listdir(directory)) == 1:
+            database = os.path.join(directory, "db.sqlite")
+            holder = sqlite3.connect(database, isolation_level=None)
+            holder.execute("create table t (x)")
+            holder.execute("begin exclusive")
+            try:
+                sqlite3.connect(database, timeout=0).execute("select * from t")
+            finally:
+                holder.execute("rollback")
+                holder.close()
+        return super().read_batches()
+
+
+class LockedOnceSource(FileBasedSource):
+    """A file source whose extractor's first attempt finds its database locked."""
+
+    def get_extractor(self, state):
+        return LockedOnceExtractor(state)
+
+
 class TouchDataset(Converter):
     """Writes ``<test.touch.dir>/<dataset.urn>`` when its task starts, holding the id of the process it runs in:
     which tasks have begun, and where, seen from outside."""

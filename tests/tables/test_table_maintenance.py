@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gobblin_py.sdk.crash_points import KILL_ENV, PHASE_LOG_ENV
+from gobblin_py.io.crash_points import KILL_ENV, PHASE_LOG_ENV
 from tests.conftest import run_gpy_here
 from tests.tables.delta_reads import commits, duckdb_rows, referenced_files
 from tests.tables.iceberg_reads import catalog

@@ -17,10 +17,10 @@ import pyarrow as pa
 
 from gobblin_py.connectors.delta.settings import URI_KEY, DeltaSettings, storage_options, table_uri
 from gobblin_py.connectors.tables.maintenance import ENFORCE_KEY, RETENTION_KEY, MaintenanceSettings, problems_of
+from gobblin_py.io.crash_points import phase
 from gobblin_py.sdk.branches import branch_count
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.contracts import StandaloneJob
-from gobblin_py.sdk.crash_points import phase
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.states import State
 

@@ -29,7 +29,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from gobblin_py.sdk.crash_points import phase
+from gobblin_py.io.crash_points import phase
 from gobblin_py.sdk.errors import GobblinPyError
 
 PREFIX = "gpy-rewrite-"

@@ -28,9 +28,9 @@ import pyarrow.ipc as ipc
 
 from gobblin_py.connectors.kafka.writer_settings import kafka_module, load_settings, produce_all
 from gobblin_py.io import fs as fsutil
+from gobblin_py.io.crash_points import phase
 from gobblin_py.sdk.commit import CommitStep
 from gobblin_py.sdk.contracts import DataPublisher
-from gobblin_py.sdk.crash_points import phase
 from gobblin_py.sdk.errors import GobblinPyError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.states import State, TaskState, WorkingState

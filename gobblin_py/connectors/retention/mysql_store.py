@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gobblin_py.connectors.retention.settings import CleanerSettings
-from gobblin_py.sdk.crash_points import phase
+from gobblin_py.io.crash_points import phase
 from gobblin_py.sdk.errors import StateStoreError
 from gobblin_py.store import mysql_db
 from gobblin_py.store.mysql_db import MysqlStoreSettings

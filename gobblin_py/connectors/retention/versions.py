@@ -24,8 +24,8 @@ from typing import Any
 from gobblin_py.connectors.retention.settings import DATETIME_PATTERN_KEY, PATTERN_KEY, CleanerSettings
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io.contained_paths import PathEscapeError, check_no_symlink_escape, is_within
+from gobblin_py.io.crash_points import phase
 from gobblin_py.sdk import joda
-from gobblin_py.sdk.crash_points import phase
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.store.retention import DELETE_PHASE, Policy, Version

@@ -44,7 +44,7 @@ from gobblin_py.io.contained_paths import path_problem, relative_parts
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.contracts import EmptyPlan, Extractor, Source
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
-from gobblin_py.sdk.job_settings import TaskSlotSettings
+from gobblin_py.sdk.job_keys import TaskSlotSettings
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.packing import worst_fit_decreasing
 from gobblin_py.sdk.run_states import SourceState

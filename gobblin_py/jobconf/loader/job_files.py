@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Union
 
-from gobblin_py.sdk import keys as K
+from gobblin_py.jobconf import keys as K
 from gobblin_py.sdk.config_errors import ConfigError
 
 from ..convert import guava_trim

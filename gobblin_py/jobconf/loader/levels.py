@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gobblin_py.sdk import keys as K
+from gobblin_py.jobconf import keys as K
 from gobblin_py.sdk.config_errors import ConfigError
 
 from ..convert import config_get_boolean, desanitize_key, merge_with_fallback, properties_to_config

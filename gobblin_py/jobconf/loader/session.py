@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from gobblin_py.sdk import keys as K
+from gobblin_py.jobconf import keys as K
 from gobblin_py.sdk.config_errors import ConfigError
 
 from ..convert import config_to_properties

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Union
 
-from gobblin_py.sdk import keys as K
+from gobblin_py.jobconf import keys as K
 from gobblin_py.sdk.config_errors import ConfigError
 
 from ..convert import properties_to_config

@@ -29,22 +29,12 @@ from urllib.parse import quote
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io import fs_settings
 from gobblin_py.io.contained_paths import contained_join
+from gobblin_py.io.crash_points import boundary, phase
 from gobblin_py.io.rename_step import FsRenameStep
-from gobblin_py.sdk.commit import (  # noqa: F401  (the runtime's names for them)
-    AT_LEAST_ONCE,
-    BATCH_SIZE_KEY,
-    EXACTLY_ONCE,
-    MAX_RETRIES_KEY,
-    SEMANTICS_KEY,
-    STORE_DIR_KEY,
-    STORE_FS_URI_KEY,
+from gobblin_py.runtime.commit.sequence_settings import CommitSequenceSettings
+from gobblin_py.sdk.commit import (
     CommitStep,
-    DeliverySettings,
-    PublishConflictError,
-    delivery_semantics,
-    step_class_path,
 )
-from gobblin_py.sdk.crash_points import boundary, phase
 from gobblin_py.sdk.errors import CorruptFileError, GobblinPyError
 from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.store import FsDatasetStateStore
@@ -223,7 +213,7 @@ class CommitSequenceStore:
 
     @classmethod
     def for_job(cls, props: dict[str, str], state_store: FsDatasetStateStore) -> CommitSequenceStore:
-        settings = DeliverySettings.load(props)
+        settings = CommitSequenceSettings.load(props)
         root = settings.store_dir or posixpath.join(state_store.folder.rstrip("/"), "_commit_sequences")
         return cls(root, settings.store_fs_uri or props.get("state.store.fs.uri"), state_store, dict(props))
 

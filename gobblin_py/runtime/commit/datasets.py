@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gobblin_py.io import fs as fsutil
+from gobblin_py.io.crash_points import boundary, phase
 from gobblin_py.io.group_sync import GroupSync
 from gobblin_py.io.rename_step import FsRenameStep
 from gobblin_py.runtime.commit.boundary import plugin_boundary
@@ -27,12 +28,11 @@ from gobblin_py.runtime.commit.dataset_result import DatasetResult, quality_line
 from gobblin_py.runtime.commit.job_run import JobRun
 from gobblin_py.runtime.commit.startpoint_steps import StartpointsConsumedStep
 from gobblin_py.runtime.execute.dataset_outputs import failure_line, int_value
+from gobblin_py.runtime.execute.job_settings import CommitSettings
 from gobblin_py.sdk import interrupts
 from gobblin_py.sdk.commit import ChecksPublishing, ReportsCommit
 from gobblin_py.sdk.contracts import DataPublisher, ExactlyOncePublisher, Initializable
-from gobblin_py.sdk.crash_points import boundary, phase
 from gobblin_py.sdk.errors import GobblinPyError, RecordsLost, UsageError
-from gobblin_py.sdk.job_settings import CommitSettings
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.plugins import instantiate
 from gobblin_py.sdk.redact import redact

@@ -16,8 +16,8 @@ from gobblin_py.io.processes import host_name
 from gobblin_py.runtime.commit.dataset_result import DatasetResult
 from gobblin_py.runtime.commit.job_result import JobResult
 from gobblin_py.runtime.commit.job_run import JobRun
+from gobblin_py.runtime.execute.signals import JobInterrupted
 from gobblin_py.sdk.errors import GobblinPyError
-from gobblin_py.sdk.interrupts import JobInterrupted
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.redact import redact
 from gobblin_py.sdk.watermarks import watermark_sort_key

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from gobblin_py.runtime.commit.commit_sequence import CommitSequenceStore
-from gobblin_py.sdk.job_settings import CommitSettings, ReplaySettings
+from gobblin_py.runtime.execute.job_settings import CommitSettings, ReplaySettings
 from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.store.startpoints import StartpointStore

@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING
 
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io.branch_paths import BranchScope
+from gobblin_py.jobconf.keys import JOB_CONFIG_FILE_PATH_KEY
 from gobblin_py.runtime.commit.datasets import DEFAULT_PUBLISHER
+from gobblin_py.runtime.execute.job_settings import CommitSettings
 from gobblin_py.sdk.branches import branch_count
 from gobblin_py.sdk.contracts import DataPublisher
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.sdk.job_settings import CommitSettings
-from gobblin_py.sdk.keys import JOB_CONFIG_FILE_PATH_KEY
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.plugins import resolve_class
 from gobblin_py.sdk.states import State

@@ -6,10 +6,10 @@ import posixpath
 import time
 
 from gobblin_py.io import fs as fsutil
+from gobblin_py.io.crash_points import phase
 from gobblin_py.runtime.commit.dataset_result import DatasetResult
 from gobblin_py.runtime.commit.job_run import JobRun
-from gobblin_py.sdk.commit import DeliverySettings
-from gobblin_py.sdk.crash_points import phase
+from gobblin_py.runtime.commit.sequence_settings import CommitSequenceSettings
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.retry_budget import RetryBudgetSpent, run_budget
 from gobblin_py.sdk.states import RunningState
@@ -26,7 +26,7 @@ def finish_pending_commits(run: JobRun) -> tuple[dict[str, str], list[DatasetRes
     """
     if run.sequences is None:
         return {}, []
-    retries = DeliverySettings.load(run.props).max_retries
+    retries = CommitSequenceSettings.load(run.props).max_retries
     budget = run_budget(run.props)
     blocked: dict[str, str] = {}
     failed: list[DatasetResult] = []

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from gobblin_py.runtime.execute import task_progress
-from gobblin_py.sdk.job_settings import TaskSlotSettings
+from gobblin_py.sdk.job_keys import TaskSlotSettings
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.settings import setting
 from gobblin_py.sdk.states import MultiWorkUnit, TaskState, WorkUnit

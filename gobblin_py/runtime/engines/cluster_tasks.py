@@ -8,8 +8,8 @@ from functools import partial
 from typing import Any
 
 from gobblin_py.runtime.engines.base import TaskGroup
+from gobblin_py.runtime.execute import signals
 from gobblin_py.runtime.execute.task import run_task
-from gobblin_py.sdk import interrupts
 from gobblin_py.sdk.cluster_tasks import ClusterTasks
 from gobblin_py.sdk.contracts import Source
 from gobblin_py.sdk.logs import get_logger
@@ -51,5 +51,5 @@ def run_cluster_tasks(session: Any, source: ClusterTasks, job_props: Mapping[str
     for task_id, unit in tasks:
         log.info("cluster_task_started", task=task_id, dataset=unit.get_prop("dataset.urn"))
         states.append(run_task(job_props, unit, job_id, task_id, body=partial(source.run_on_cluster, session)))
-        interrupts.raise_if_interrupted()  # a stop during a Spark job fails that task: the run stops here
+        signals.raise_if_interrupted()  # a stop during a Spark job fails that task: the run stops here
     return states

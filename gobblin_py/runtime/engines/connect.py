@@ -21,7 +21,7 @@ from gobblin_py.runtime.engines.cluster_tasks import run_cluster_tasks, split_cl
 from gobblin_py.runtime.engines.connect_environment import archive_for, ship_environment
 from gobblin_py.runtime.engines.connect_session import CLOSED, session_url
 from gobblin_py.runtime.engines.spark import _spark_partition, task_states
-from gobblin_py.runtime.execute import task_progress
+from gobblin_py.runtime.execute import signals, task_progress
 from gobblin_py.runtime.execute.run_progress import SPARK_STARTED, SPARK_STARTING
 from gobblin_py.sdk import interrupts
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
@@ -91,7 +91,7 @@ class ConnectEngine(Engine):
         session = self._connect(remote, job_props, job_id)
         try:
             ship_environment(session, archive_for(job_props))
-            interrupts.raise_if_interrupted()
+            signals.raise_if_interrupted()
             source, groups, on_driver = split_cluster_tasks(job_props, groups)
             results = self._run_tasks(session, remote, dict(job_props), job_id, groups) if groups else None
             on_cluster = run_cluster_tasks(session, source, job_props, job_id, on_driver) if source else []
@@ -100,7 +100,7 @@ class ConnectEngine(Engine):
                 # the signal cut the call to the server short: cancel the tasks there; their attempts' files
                 # are never published
                 self.stop()
-                raise interrupts.JobInterrupted(interrupts.interrupted_by()) from None
+                raise signals.JobInterrupted(signals.interrupted_by()) from None
             if isinstance(exc, Exception) and _is_spark_error(exc):
                 raise GobblinPyError(f"the Spark Connect server at {remote} could not run the tasks: "
                                      f"{_first_lines(exc)}") from exc

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 
 from gobblin_py.runtime.engines.base import Engine, EngineSettings, TaskGroup, _announce, _executor_log_settings
+from gobblin_py.runtime.execute import signals
 from gobblin_py.runtime.execute.task import run_task
-from gobblin_py.sdk import interrupts
 from gobblin_py.sdk.states import TaskState, WorkUnit
 
 
@@ -39,9 +39,9 @@ class ThreadEngine(Engine):
         try:
             # submitting starts the pool's threads: a signal handler raising inside Thread.start() would leave a
             # half-started thread (and a traceback); a signal here stops the run once all are submitted
-            with interrupts.shielded():
+            with signals.shielded():
                 futures = [pool.submit(_run_group, dict(job_props), job_id, group.tasks) for group in groups]
-            interrupts.raise_if_interrupted()
+            signals.raise_if_interrupted()
             return [state for future in futures for state in future.result()]
         finally:
             # interrupted: queued tasks never start, running ones stop at their next batch (check_cancelled)

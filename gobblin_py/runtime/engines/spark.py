@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from gobblin_py.runtime.engines.base import Engine, TaskGroup, _announce, _executor_log_settings
 from gobblin_py.runtime.engines.cluster_tasks import run_cluster_tasks, split_cluster_tasks
-from gobblin_py.runtime.execute import task_progress
+from gobblin_py.runtime.execute import signals, task_progress
 from gobblin_py.runtime.execute.task import run_task
 from gobblin_py.sdk import interrupts
 from gobblin_py.sdk.logs import get_logger
@@ -73,8 +73,8 @@ class SparkEngine(Engine):
         if not has_session():  # executors get gpy's environment (a running session keeps the one it has)
             conf.update(pack.spark_conf(chosen_master(self.master, conf), conf))
         session = get_spark_session(self.master, conf, app_name=job_props.get("job.name", "gpy"))
-        interrupts.reclaim_signals()
-        interrupts.raise_if_interrupted()  # a signal while the session started (py4j may have swallowed its error)
+        signals.reclaim_signals()
+        signals.raise_if_interrupted()  # a signal while the session started (py4j may have swallowed its error)
         source, groups, on_driver = split_cluster_tasks(job_props, groups)
         states = self._run_groups(session, job_props, job_id, groups) if groups else []
         if source is not None:
@@ -108,7 +108,7 @@ class SparkEngine(Engine):
             # a signal cut the call to the JVM short (py4j may wrap it): stop the executors' tasks; their
             # attempts' files are never published
             context.cancelAllJobs()
-            raise interrupts.JobInterrupted(interrupts.interrupted_by()) from None
+            raise signals.JobInterrupted(signals.interrupted_by()) from None
         return task_states(results, sink)
 
 

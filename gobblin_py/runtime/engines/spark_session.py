@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from gobblin_py.runtime.engines import spark_logging
 from gobblin_py.runtime.engines.java import ensure_java
-from gobblin_py.sdk import interrupts
+from gobblin_py.runtime.execute import signals
 from gobblin_py.sdk.logs import get_logger
 
 if TYPE_CHECKING:
@@ -111,17 +111,17 @@ def _start_driver(master: str, app: str, settings: Mapping[str, str], quiet: boo
     began = time.monotonic()
     spark_conf = SparkConf().setMaster(master).setAppName(app).setAll(list(settings.items()))
     # the JVM's process is known once its gateway is up: a signal before stops the run then, with the JVM
-    with interrupts.shielded():
+    with signals.shielded():
         gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": subprocess.PIPE})
     if gateway.proc is not None:
         _driver["proc"] = gateway.proc
         spark_logging.JvmStderrFilter(gateway.proc.stderr, drop_noise=quiet).start()
     log.info("spark_jvm_started", pid=gateway.proc.pid if gateway.proc is not None else None)
-    interrupts.raise_if_interrupted()
+    signals.raise_if_interrupted()
     try:
         SparkContext(conf=spark_conf, gateway=gateway)
     finally:
-        interrupts.reclaim_signals()  # PySpark's SIGINT handler would end the run with a KeyboardInterrupt
+        signals.reclaim_signals()  # PySpark's SIGINT handler would end the run with a KeyboardInterrupt
     log.info("spark_started", master=master, seconds=round(time.monotonic() - began, 3))
 
 

@@ -19,6 +19,7 @@ from gobblin_py.runtime.execute import task_progress
 from gobblin_py.runtime.execute.branch_commit import commit_branches
 from gobblin_py.runtime.execute.converter_chain import ConverterChain
 from gobblin_py.runtime.execute.fork import Branch, fork_masks
+from gobblin_py.runtime.execute.job_settings import ReplaySettings
 from gobblin_py.runtime.execute.row_checker import RowChecker
 from gobblin_py.runtime.execute.task_settings import TaskSettings
 from gobblin_py.sdk.branches import MAX_BRANCHES, branch_key, fork_key
@@ -36,7 +37,6 @@ from gobblin_py.sdk.contracts import (
 )
 from gobblin_py.sdk.errors import DataError, UsageError
 from gobblin_py.sdk.interrupts import check_cancelled
-from gobblin_py.sdk.job_settings import ReplaySettings
 from gobblin_py.sdk.locating import RecordLocating
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.plugins import instantiate

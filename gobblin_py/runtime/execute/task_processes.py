@@ -34,7 +34,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gobblin_py.runtime.execute import task_progress
+from gobblin_py.runtime.execute import signals, task_progress
 from gobblin_py.runtime.execute.task_worker import BOOT, Chunk, frame, receive, send
 from gobblin_py.sdk import interrupts
 from gobblin_py.sdk.errors import GobblinPyError
@@ -91,7 +91,7 @@ def run_in_processes(job_props: Mapping[str, str], job_id: str, groups: list[lis
         finished = False
         try:
             setup = (dict(job_props), log_settings, channel)
-            with interrupts.shielded():  # a signal now is seen once every worker started is known, to be stopped
+            with signals.shielded():  # a signal now is seen once every worker started is known, to be stopped
                 for _ in range(min(processes, len(chunks)) or 1):
                     _start(setup, workers)
             states = _dispatch(workers, job_id, chunks, sink)
@@ -137,7 +137,7 @@ def _dispatch(workers: list[_Worker], job_id: str, chunks: list[Chunk],
         while len(decoded) < len(chunks):
             ready = selector.select(WAIT_S)
             if interrupts.cancelled():
-                raise interrupts.JobInterrupted(interrupts.interrupted_by())
+                raise signals.JobInterrupted(signals.interrupted_by())
             answered: list[tuple[int, Chunk]] = []
             for key, events in ready:
                 worker = key.data
@@ -230,7 +230,7 @@ def _decode(chunk: Chunk) -> list[TaskState]:
 def _stop(workers: list[_Worker], kill: bool) -> None:
     """End every worker: at once when the run failed or was stopped (a stopped run does not wait for its
     workers' tasks: their files are in attempt folders nothing publishes), else once they have exited."""
-    with interrupts.shielded():
+    with signals.shielded():
         for worker in workers:
             worker.sock.close()  # a worker waiting for work exits
             if kill and worker.process.poll() is None:

@@ -25,30 +25,16 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from gobblin_py.io.branch_paths import path_key_problems
-from gobblin_py.io.fs_settings import FsSettings
-from gobblin_py.jobconf.encrypted import EncryptionSettings, encrypted_value_problems
+from gobblin_py.jobconf.encrypted import encrypted_value_problems
 from gobblin_py.jobconf.gobblin_keys import GOBBLIN_KEYS
 from gobblin_py.jobconf.schedule import SCHEDULE_KEY, scheduling_warnings
-from gobblin_py.runtime.engines.base import EngineSettings
-from gobblin_py.runtime.engines.pack_settings import PackSettings
-from gobblin_py.runtime.execute.row_checker import RowQualitySettings
-from gobblin_py.runtime.execute.task_quality import QualitySettings
-from gobblin_py.runtime.execute.task_settings import TaskSettings
-from gobblin_py.runtime.monitor.gobblin_reporter_settings import REPORTER_SETTINGS
-from gobblin_py.runtime.monitor.settings import (
-    LineageSettings,
-    MetricsSettings,
-    PrometheusSettings,
-    is_reporter_key,
-    unsupported_reporter_keys,
-)
+from gobblin_py.runtime.monitor.settings import is_reporter_key, unsupported_reporter_keys
+from gobblin_py.runtime.plan.core_settings import CORE_SETTINGS
 from gobblin_py.runtime.plan.folder_checks import folder_problems
 from gobblin_py.runtime.plan.implied_keys import with_source_defaults
 from gobblin_py.runtime.plan.key_typos import meant_key
-from gobblin_py.runtime.plan.locks import LockSettings
 from gobblin_py.runtime.plan.plugin_roles import BRANCH_SUFFIX, ROLE_NAMES, base_key, plugin_uses, reader, role_mismatch
-from gobblin_py.sdk.branches import ForkSettings, branch_count
-from gobblin_py.sdk.commit import DeliverySettings
+from gobblin_py.sdk.branches import branch_count
 from gobblin_py.sdk.config_errors import ConfigError, ConfigWarning
 from gobblin_py.sdk.contracts import (
     Configurable,
@@ -56,21 +42,9 @@ from gobblin_py.sdk.contracts import (
     Validating,
 )
 from gobblin_py.sdk.errors import UsageError
-from gobblin_py.sdk.job_settings import CommitSettings, JobSettings, ReplaySettings
 from gobblin_py.sdk.plugins import PluginError, PluginRef, class_refs, registered_plugins, resolve_class
-from gobblin_py.sdk.retry import RetrySettings
-from gobblin_py.sdk.retry_budget import RetryBudgetSettings
 from gobblin_py.sdk.settings import Context, Key, Scope, Settings, SettingsError, problem_at, unresolved_substitutions
-from gobblin_py.store.mysql_db import MysqlStoreSettings
-from gobblin_py.store.run_history import HistorySettings
-from gobblin_py.store.store import StateStoreSettings
 
-CORE_SETTINGS: tuple[type[Settings], ...] = (
-    JobSettings, CommitSettings, ReplaySettings, DeliverySettings, TaskSettings, RetryBudgetSettings, EngineSettings,
-    PackSettings, LockSettings, StateStoreSettings, MysqlStoreSettings, HistorySettings, FsSettings, RetrySettings,
-    QualitySettings, RowQualitySettings, ForkSettings, MetricsSettings, PrometheusSettings, LineageSettings,
-    EncryptionSettings, *REPORTER_SETTINGS,
-)
 _ENTITY = re.compile(r"^source\.querybased\.entity\.[^.]+\.(?P<key>.+)$")
 # key families passed through to other systems, or named per branch by design
 _PASS_THROUGH = ("spark.", "fork.branch.name.", "previous.extract.schema", "hadoop.", "fs.")

@@ -1,12 +1,12 @@
-"""The keys of a job run itself: its name, its source, how its datasets commit and where its tasks write."""
+"""The keys of a job run itself: its name, its source, how its datasets commit, where its tasks write and how it
+replays; the runtime reads them, no plugin does (the few a plugin may read are in :mod:`gobblin_py.sdk.job_keys`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gobblin_py.sdk.settings import Kind, Settings, setting
-
-COMMIT_POLICIES = ("full", "successful", "partial")
+from gobblin_py.sdk.job_keys import CommitPolicySettings
+from gobblin_py.sdk.settings import Kind, Settings, same_as, setting
 
 
 @dataclass(frozen=True)
@@ -42,9 +42,7 @@ class JobSettings(Settings):
 class CommitSettings(Settings):
     """Keys of how a run's datasets commit."""
 
-    commit_policy: str = setting("job.commit.policy", default="full", choices=COMMIT_POLICIES,
-                                 doc="full: a dataset with a failed task publishes nothing; successful/partial: its "
-                                     "successful tasks are published")
+    commit_policy: str = same_as(CommitPolicySettings, "commit_policy")
     partial_fails_job: bool = setting("job.commit.partial.fail.task.fails.job.commit", default=False,
                                       doc="under successful/partial, a failed task still fails the job")
     parallel_commit: bool = setting("job.commit.parallelize", default=True, doc="commit datasets in parallel")
@@ -67,20 +65,3 @@ class ReplaySettings(Settings):
                                      doc="a run replaying from a time drops records with an earlier event time")
     max_pairs: int = setting("gpy.replay.pairs.max", default=1000, minimum=1, maximum=1_000_000,
                              doc="(watermark, event time) pairs kept per partition for timestamp replay")
-
-
-@dataclass(frozen=True)
-class TaskSlotSettings(Settings):
-    """How many of a job's tasks run at once on ``--engine local``: the engine's keys, declared here, below the
-    runtime, so a source may size its work units to them."""
-
-    threads: int = setting("taskexecutor.threadpool.size", default=2, minimum=1, maximum=1024,
-                           doc="tasks run at once by --engine local")
-    processes: int = setting("gpy.taskexecutor.processes", default=0, minimum=0, maximum=1024,
-                             doc="--engine local: run tasks in this many worker processes instead of threads "
-                                 "(0: threads); for many small tasks or tasks that spend their time in Python")
-
-    @property
-    def slots(self) -> int:
-        """Tasks run at once: the worker processes when the job asks for them, else the task threads."""
-        return self.processes or self.threads

@@ -1,7 +1,8 @@
 """Where the crash tests kill ``gpy run``: commit boundaries and the phases of a run. Inert unless their
-environment variables are set (each mark then costs a dictionary lookup). In the SDK so that a plugin's own
-commit step can mark a phase inside it (the Kafka writer marks the moment its messages are on the broker and
-not yet committed), as the runtime marks its own.
+environment variables are set (each mark then costs a dictionary lookup). Test hooks, not part of the plugin
+SDK: they live in the io layer, below both the runtime and the connectors, so that a built-in connector's commit
+step can mark a phase inside it (the Kafka writer marks the moment its messages are on the broker and not yet
+committed) as the runtime marks its own.
 
 - :func:`boundary` marks a commit step boundary. With ``GPY_TEST_CRASH_AT_BOUNDARY=n`` the process kills itself
   (SIGKILL, or the signal number in ``GPY_TEST_SIGNAL``) at the n-th boundary, writing ``<n> <name>`` to

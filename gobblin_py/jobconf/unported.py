@@ -1,12 +1,16 @@
 """Gobblin classes gpy does not port: the nearest gpy built-in, if any, and what to do instead.
 
 Only consulted to explain why a job file naming one of them does not validate (``gpy validate`` lists each
-such class with its nearest built-in and a one-line hint).
+such class with its nearest built-in and a one-line hint). Registered with the plugin resolver
+(:func:`gobblin_py.sdk.plugins.register_unported_hints`) on import: :mod:`gobblin_py.jobconf` imports it, so every
+process that loads a job file explains a Gobblin class it names and gpy lacks.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from gobblin_py.sdk.plugins import register_unported_hints
 
 G = "org.apache.gobblin."
 
@@ -97,3 +101,6 @@ def hint_for(gobblin_class: str) -> str | None:
     """The one-line hint for a Gobblin class name (``org.apache.gobblin.…``), or None."""
     found = explain(gobblin_class)
     return found.hint if found else None
+
+
+register_unported_hints(hint_for)

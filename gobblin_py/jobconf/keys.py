@@ -1,7 +1,8 @@
-"""Key names the configuration loader itself acts on (job-file discovery, templates, branch naming).
+"""Key names the configuration loader itself acts on (job-file discovery, templates).
 
 Every other key is declared, with its type and default, by the plugin or runtime part that reads it
-(:mod:`gobblin_py.sdk.settings`); :mod:`gobblin_py.jobconf.gobblin_keys` lists the rest of Gobblin's names.
+(:mod:`gobblin_py.sdk.settings`), the names of a fork's branches by :mod:`gobblin_py.sdk.branches`;
+:mod:`gobblin_py.jobconf.gobblin_keys` lists the rest of Gobblin's names.
 """
 
 from __future__ import annotations
@@ -23,8 +24,3 @@ REQUIRED_ATTRIBUTES_LIST_KEY = "gobblin.template.required_attributes"
 TEMPLATE_INHERIT_KEY = "gobblin.template.inherit"
 TEMPLATE_IS_SECURE_KEY = "gobblin.template.isSecure"
 TEMPLATE_SECURE_OVERRIDABLE_KEY = "gobblin.template.secure.overridableProperties"
-
-# -- Forks (§3) -----------------------------------------------------------------------------------
-FORK_BRANCH_NAME_KEY = "fork.branch.name"
-DEFAULT_FORK_BRANCH_NAME = "fork_"
-FORK_BRANCH_ID_KEY = "fork.branch.id"
