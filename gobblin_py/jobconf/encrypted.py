@@ -25,8 +25,6 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-import fsspec
-
 from gobblin_py.sdk import redact
 from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.sdk.settings import Settings, SettingsError, setting
@@ -79,6 +77,8 @@ def master_passwords(location: str | None, count: int = 2) -> list[tuple[str, st
     for index in range(count):
         path = location if index == 0 else f"{location}.{index}"
         try:
+            import fsspec  # only a job with ENC(…) values reads key files
+
             fs, fs_path = fsspec.core.url_to_fs(path)
             if not fs.isfile(fs_path):
                 break
@@ -98,6 +98,8 @@ def master_passwords(location: str | None, count: int = 2) -> list[tuple[str, st
 
 def _is_dir(location: str) -> bool:
     try:
+        import fsspec
+
         fs, fs_path = fsspec.core.url_to_fs(location)
         return bool(fs.isdir(fs_path))
     except (OSError, ValueError, ImportError):

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import os
 import warnings
+from typing import TYPE_CHECKING
 
-from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
-from cryptography.hazmat.primitives import padding
-from cryptography.hazmat.primitives.ciphers import Cipher, modes
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.ciphers import Cipher
+
+# hashlib and cryptography are imported where a value is encrypted or decrypted: a job without ENC(…) values
+# loads neither
 
 __all__ = ["SALT_BYTES", "ITERATIONS", "JasyptError", "algorithm", "encrypt", "decrypt"]
 
@@ -47,6 +49,8 @@ def _password_bytes(password: str) -> bytes:
 
 
 def _des_key(password: bytes, salt: bytes, iterations: int) -> tuple[bytes, bytes]:
+    import hashlib
+
     digest = hashlib.md5(password + salt).digest()
     for _ in range(iterations - 1):
         digest = hashlib.md5(digest).digest()
@@ -54,6 +58,8 @@ def _des_key(password: bytes, salt: bytes, iterations: int) -> tuple[bytes, byte
 
 
 def _triple_des_key(password: bytes, salt: bytes, iterations: int) -> tuple[bytes, bytes]:
+    import hashlib
+
     work = bytearray(salt)
     if work[:4] == work[4:]:
         work[:4] = work[3::-1]  # SunJCE reverses the first half of a salt whose halves are equal
@@ -66,6 +72,9 @@ def _triple_des_key(password: bytes, salt: bytes, iterations: int) -> tuple[byte
 
 
 def _cipher(password: str, salt: bytes, strong: bool) -> Cipher:
+    from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
+    from cryptography.hazmat.primitives.ciphers import Cipher, modes
+
     derive = _triple_des_key if strong else _des_key
     key, iv = derive(_password_bytes(password), salt, ITERATIONS)
     with warnings.catch_warnings():
@@ -78,6 +87,8 @@ def encrypt(plain: str, password: str, *, strong: bool = False, salt: bytes | No
     salt = os.urandom(SALT_BYTES) if salt is None else salt
     if len(salt) != SALT_BYTES:
         raise ValueError(f"the salt must be {SALT_BYTES} bytes")
+    from cryptography.hazmat.primitives import padding
+
     padder = padding.PKCS7(_BLOCK * 8).padder()
     data = padder.update(plain.encode("utf-8")) + padder.finalize()
     encryptor = _cipher(password, salt, strong).encryptor()
@@ -94,6 +105,8 @@ def decrypt(encrypted: str, password: str, *, strong: bool = False) -> str:
     body = raw[SALT_BYTES:]
     if len(raw) < SALT_BYTES + _BLOCK or len(body) % _BLOCK:
         raise JasyptError(f"the value is {len(raw)} bytes, not an {SALT_BYTES}-byte salt and whole cipher blocks")
+    from cryptography.hazmat.primitives import padding
+
     decryptor = _cipher(password, raw[:SALT_BYTES], strong).decryptor()
     data = decryptor.update(body) + decryptor.finalize()
     unpadder = padding.PKCS7(_BLOCK * 8).unpadder()

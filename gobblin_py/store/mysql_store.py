@@ -20,7 +20,6 @@ transaction: a crash or a lost server leaves either the new run and its ``curren
 from __future__ import annotations
 
 import gzip
-import hashlib
 import time
 import zlib
 from collections.abc import Mapping
@@ -117,6 +116,8 @@ class MysqlDatasetStateStore(FsDatasetStateStore):
             fits = len(name.encode("latin-1")) <= _MAX_TABLE_NAME - 120  # room for "-<job id>.jst"
         except UnicodeEncodeError:
             fits = False  # the column is latin1: such a URN is named by its hash
+        import hashlib  # only a name too long for its column is hashed
+
         return name if fits else "urn_" + hashlib.sha1(urn.encode("utf-8")).hexdigest()
 
     def table_name(self, urn: str, job_id: str) -> str:

@@ -11,8 +11,6 @@ number where the value is one, else a string).
 from __future__ import annotations
 
 import base64
-import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 
 from gobblin_py.runtime.monitor.gobblin_metrics import MetricSet, TrackingEvent
@@ -78,6 +76,9 @@ class InfluxDBSink:
     def _write(self, database: str, lines: list[str]) -> None:
         if not lines:
             return
+        import urllib.parse
+        import urllib.request  # (it loads hashlib and more: only a job that reports to InfluxDB needs it)
+
         url = f"{str(self.settings.url).rstrip('/')}/write?" + urllib.parse.urlencode({"db": database,
                                                                                         "precision": "ms"})
         request = urllib.request.Request(url, data="\n".join(lines).encode(), method="POST")
