@@ -1,30 +1,9 @@
-"""State of jobs and datasets, and the Gobblin-compatible store that keeps it between runs."""
+"""The Gobblin-compatible stores that keep a job's state between runs: the SequenceFile store in a folder
+(:class:`FsDatasetStateStore`) or Gobblin's MySQL table (:class:`MysqlDatasetStateStore`), chosen by
+``state.store.type`` (:func:`open_state_store`); its run history, startpoints and summaries beside it. The state
+types themselves are the SDK's (:mod:`gobblin_py.sdk.states`, :mod:`gobblin_py.sdk.run_states`)."""
 
-from gobblin_py.sdk.run_states import DatasetState, JobState, SourceState
-from gobblin_py.sdk.states import (
-    Extract,
-    MultiWorkUnit,
-    RunningState,
-    State,
-    TaskState,
-    WorkingState,
-    WorkUnit,
-    WorkUnitState,
-)
-from gobblin_py.sdk.watermarks import (
-    LongWatermark,
-    MultiLongWatermark,
-    Watermark,
-    WatermarkInterval,
-    register_watermark_type,
-    resolve_watermark_type,
-)
 from gobblin_py.store.mysql_store import MysqlDatasetStateStore, open_state_store
 from gobblin_py.store.store import FsDatasetStateStore, StoredRun
 
-__all__ = [
-    "DatasetState", "Extract", "FsDatasetStateStore", "JobState", "LongWatermark", "MultiLongWatermark",
-    "MultiWorkUnit", "MysqlDatasetStateStore", "RunningState", "SourceState", "State", "StoredRun", "TaskState", "Watermark",
-    "WatermarkInterval", "WorkUnit", "WorkUnitState", "WorkingState", "register_watermark_type",
-    "resolve_watermark_type", "open_state_store",
-]
+__all__ = ["FsDatasetStateStore", "MysqlDatasetStateStore", "StoredRun", "open_state_store"]
