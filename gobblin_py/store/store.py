@@ -34,7 +34,7 @@ from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.sdk.settings import Settings, SettingsError, setting
 from gobblin_py.sdk.states import DEFAULT_DATASET_URN, WorkUnitState
 from gobblin_py.store.folders import require_folder
-from gobblin_py.store.state_files import (  # noqa: F401 - read_state_file and the encoder are used through here
+from gobblin_py.store.state_files import (
     MAX_STATE_BYTES,
     MAX_STATE_BYTES_KEY,
     encode_dataset_state_file,

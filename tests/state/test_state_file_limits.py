@@ -30,7 +30,7 @@ from gobblin_py.store.sequencefile import (
     SequenceFileReader,
     SequenceFileWriter,
 )
-from gobblin_py.store.store import read_state_file
+from gobblin_py.store.state_files import read_state_file
 from gobblin_py.store.writable import DATASET_STATE_CLASS
 
 from tests.state.test_store import make_state

@@ -9,7 +9,7 @@ from gobblin_py.sdk.errors import CorruptFileError
 from gobblin_py.sdk.run_states import DatasetState, JobState, SourceState
 from gobblin_py.sdk.states import Extract, MultiWorkUnit, RunningState, State, TaskState, WorkUnit, WorkUnitState
 from gobblin_py.store.sequencefile import SequenceFileReader, SequenceFileWriter
-from gobblin_py.store.store import read_state_file
+from gobblin_py.store.state_files import read_state_file
 from gobblin_py.store.writable import (
     DATASET_STATE_CLASS,
     STATE_CLASS,
