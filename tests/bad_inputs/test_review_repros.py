@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import run_gpy_here
+from tests.support.cli import run_gpy_here
 
 JOB = """\
 job.name=B

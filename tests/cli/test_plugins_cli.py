@@ -6,7 +6,8 @@ import json
 
 from gobblin_py.cli.catalog import README_BEGIN, README_END, markdown
 from gobblin_py.sdk.plugins import registered_plugins
-from tests.conftest import REPO, run_gpy
+from tests.support.cli import run_gpy
+from tests.support.paths import REPO
 
 
 def test_readme_key_tables_match_the_declarations():

@@ -6,11 +6,16 @@ import re
 
 import pytest
 
-from gobblin_py.runtime.commit.commit_sequence import CommitSequence, CommitSequenceStore, DatasetStateStep, FsRenameStep
+from gobblin_py.runtime.commit.commit_sequence import (
+    CommitSequence,
+    CommitSequenceStore,
+    DatasetStateStep,
+    FsRenameStep,
+)
 from gobblin_py.sdk.errors import CorruptFileError
-from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.sdk.run_states import DatasetState
-from tests.runtime.test_run_cli import Job, run_local_process, write_csv
+from gobblin_py.store import FsDatasetStateStore
+from tests.support.jobs import Job, run_local_process, write_csv
 
 
 def test_rename_step_is_idempotent_and_finishes_an_interrupted_copy(tmp_path):
@@ -122,7 +127,7 @@ def test_a_commit_cut_short_is_finished_by_the_next_run(tmp_path):
     write_csv(job.data / "a.csv", 1)
     write_csv(job.data / "b.csv", 101)
     # boundary 1: before logging; 2: logged; 3, 4: after each file moved; 5: after the state; 6: done
-    from tests.conftest import run_gpy
+    from tests.support.cli import run_gpy
 
     result = run_gpy("run", str(job.file), "--engine", "local", env={"GPY_TEST_CRASH_AT_BOUNDARY": "3"})
     assert result.returncode == -9

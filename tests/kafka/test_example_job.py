@@ -8,7 +8,8 @@ import shutil
 
 import pyarrow.parquet as pq
 
-from tests.conftest import REPO, load_script, run_gpy
+from tests.support.cli import load_script, run_gpy
+from tests.support.paths import REPO
 
 
 def test_kafka_to_parquet_example(tmp_path, broker):

@@ -14,44 +14,14 @@ import threading
 import time
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from tests.environment import missing
+
+from tests.support.environment import missing
+from tests.support.net import free_port
 
 PUSHGATEWAY = "prometheus-pushgateway"
 PROMTOOL_PACKAGE = "prometheus"  # Debian ships promtool in the Prometheus server's package
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def make_job(root: Path, *extra: str, rows: int = 20, name: str = "Orders") -> Path:
-    """A job pulling ``rows`` orders (one an hour from 2026-01-01T00:00Z) from a CSV file into Parquet."""
-    data = root / "data"
-    data.mkdir(parents=True, exist_ok=True)
-    (data / "orders.csv").write_text("order_id,amount,ordered_at\n" + "".join(
-        f"{i},{i * 0.5},2026-01-01T{i:02d}:00:00Z\n" for i in range(rows)))
-    job = root / "orders.pull"
-    job.write_text("\n".join([
-        f"job.name={name}",
-        "source.class=FileBasedSource",
-        f"source.filebased.data.directory={data}",
-        f"writer.staging.dir={root}/staging",
-        f"writer.output.dir={root}/output",
-        f"data.publisher.final.dir={root}/published",
-        f"state.store.dir={root}/state",
-        "writer.file.pathType=TABLENAME",
-        "extract.table.name=orders",
-        "task.maxretries=0",
-        "source.event.time.column=ordered_at",
-        *extra,
-        "",
-    ]))
-    return job
 
 
 def _binary(name: str = PUSHGATEWAY, package: str = PUSHGATEWAY) -> str | None:
@@ -98,15 +68,6 @@ def pushgateway(tmp_path_factory) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=10)
-
-
-def scrape(url: str) -> dict[tuple[str, frozenset], float]:
-    """The Pushgateway's /metrics: ``(name, labels) → value`` of the series gpy pushed."""
-    from prometheus_client.parser import text_string_to_metric_families
-
-    text = urllib.request.urlopen(url + "/metrics", timeout=5).read().decode()
-    return {(s.name, frozenset(s.labels.items())): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples if s.name.startswith("gpy_")}
 
 
 @pytest.fixture

@@ -18,9 +18,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.conftest import run_gpy_here
-from tests.monitor.conftest import make_job, scrape
 from tests.monitor.lineage_schema import validate_event
+from tests.support.cli import run_gpy_here
+from tests.support.monitor import make_job, scrape
 
 
 class Receiver:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import run_gpy_here
-from tests.monitor.conftest import make_job
+from tests.support.cli import run_gpy_here
+from tests.support.monitor import make_job
 
 
 def metrics_lines(folder: Path) -> tuple[Path, list[dict]]:

@@ -9,8 +9,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from tests.conftest import run_gpy_here
-from tests.monitor.conftest import free_port, make_job, scrape
+from tests.support.cli import run_gpy_here
+from tests.support.monitor import make_job, scrape
+from tests.support.net import free_port
 
 
 def series(scraped: dict, name: str, **labels: str) -> float:

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from tests.conftest import run_gpy
-from tests.runtime.test_run_cli import Job, run_local, run_spark, write_csv
+from tests.support.cli import run_gpy
+from tests.support.jobs import Job, run_local, run_spark, write_csv
 
 
 def default_retries(job: Job) -> Job:

@@ -35,8 +35,8 @@ import pyarrow.csv as pa_csv
 import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
-from tests.conftest import REPO
-from tests.s3.conftest import ACCESS_KEY, SECRET_KEY
+from tests.support.paths import REPO
+from tests.support.s3 import ACCESS_KEY, SECRET_KEY
 
 START = "<!-- walkthrough:"
 END = "<!-- /walkthrough -->"

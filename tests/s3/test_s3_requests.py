@@ -21,16 +21,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from gobblin_py.formats.counting import count_records
 from gobblin_py.connectors.files.publish_check import PublishedFile, PublishedRecordsStep
+from gobblin_py.formats.counting import count_records
 from gobblin_py.io import fs_settings
 from gobblin_py.io.fs import local_identity
 from gobblin_py.io.rename_step import FsRenameStep
 from gobblin_py.sdk.commit import PublishConflictError
 from gobblin_py.sdk.errors import RecordsLost, StateStoreError
 from gobblin_py.store.store import FsDatasetStateStore
-from tests.conftest import run_gpy
-from tests.state.test_store import make_state
+from tests.support.cli import run_gpy
+from tests.support.states import make_state
 
 DATASETS = ("d0", "d1", "d2")
 

@@ -21,7 +21,7 @@ from gobblin_py.io.paced_input import AHEAD
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.states import WorkUnitState
-from tests.conftest import run_gpy
+from tests.support.cli import run_gpy
 
 JSON_KEY = "source.filebased.json.block.size"
 CSV_KEY = "source.filebased.csv.block.size"

@@ -11,10 +11,9 @@ import pytest
 
 from gobblin_py.connectors.rest.http import RetryPolicy, retry_after
 from gobblin_py.connectors.rest.jsonpath import select
-
-from tests.conftest import run_gpy
 from tests.corpus.harness import run_job, system_config
 from tests.sources.web_api import TOKEN
+from tests.support.cli import run_gpy
 
 SCHEMA = json.dumps({"type": "record", "name": "Item", "fields": [
     {"name": "id", "type": "long"}, {"name": "name", "type": "string"}, {"name": "price", "type": ["null", "double"]}]})

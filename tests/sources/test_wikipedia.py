@@ -15,10 +15,11 @@ import pyarrow as pa
 import pyarrow.orc as orc
 import pytest
 
-from tests.conftest import NEEDS_CORPUS, run_gpy
 from tests.corpus.harness import local_copy, run_job, system_config
 from tests.sources.rest_jobs import run_here
 from tests.sources.web_api import add_sample_pages
+from tests.support.cli import run_gpy
+from tests.support.paths import NEEDS_CORPUS
 
 pytestmark = NEEDS_CORPUS
 
