@@ -12,7 +12,8 @@ from gobblin_py.runtime.commit.commit_sequence import (
     DatasetStateStep,
     FsRenameStep,
 )
-from gobblin_py.sdk.errors import CorruptFileError
+from gobblin_py.sdk.commit import PublishConflictError
+from gobblin_py.sdk.errors import CorruptFileError, GobblinPyError
 from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.store import FsDatasetStateStore
 from tests.support.jobs import Job, run_local_process, write_csv
@@ -35,16 +36,16 @@ def test_rename_step_is_idempotent_and_finishes_an_interrupted_copy(tmp_path):
     assert step.is_completed() and not src.exists() and dst.read_bytes() == b"data"
     # another file of the same size at the destination is not this move's: a conflict, both kept
     src.write_bytes(b"DATA")
-    with pytest.raises(Exception, match="already exists"):
+    with pytest.raises(PublishConflictError, match="already exists"):
         step.execute()
     assert src.read_bytes() == b"DATA" and dst.read_bytes() == b"data"
 
 
 def test_rename_step_with_neither_side_fails_loudly(tmp_path):
     step = FsRenameStep(str(tmp_path / "gone"), str(tmp_path / "never"))
-    with pytest.raises(Exception, match="it is gone"):
+    with pytest.raises(GobblinPyError, match="it is gone"):
         step.execute()
-    with pytest.raises(Exception, match="it is gone"):
+    with pytest.raises(GobblinPyError, match="it is gone"):
         step.execute(fresh=True)
 
 
@@ -171,11 +172,11 @@ def test_fresh_rename_never_replaces_an_existing_file(tmp_path):
     src, dst = tmp_path / "a", tmp_path / "b"
     src.write_bytes(b"new")
     dst.write_bytes(b"old")
-    with pytest.raises(Exception, match="already exists"):
+    with pytest.raises(PublishConflictError, match="already exists"):
         FsRenameStep(str(src), str(dst)).execute(fresh=True)
     assert dst.read_bytes() == b"old" and src.read_bytes() == b"new"
     dst.write_bytes(b"xyz")  # same size, but another file on the same disk: never taken for this move's
-    with pytest.raises(Exception, match="already exists"):
+    with pytest.raises(PublishConflictError, match="already exists"):
         FsRenameStep(str(src), str(dst)).execute()
     assert dst.read_bytes() == b"xyz" and src.read_bytes() == b"new"
 
@@ -220,7 +221,7 @@ def test_an_unloadable_step_class_is_a_corrupt_commit_file(tmp_path):
     (tmp_path / "seq" / "Job").mkdir(parents=True)
     (tmp_path / "seq" / "Job" / "u.json").write_text(json.dumps(bad))
     sequences = CommitSequenceStore(str(tmp_path / "seq"), None, store)
-    with pytest.raises(Exception) as info:
+    with pytest.raises(CorruptFileError) as info:
         list(sequences.pending("Job"))
     assert "no.such.module:Step" in str(info.value) and info.value.exit_code == 2
 

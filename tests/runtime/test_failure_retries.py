@@ -62,7 +62,7 @@ def test_a_missing_input_file_is_permanent(tmp_path):
     job = default_retries(Job(tmp_path, extra="source.class=tests.runtime.sample_plugins.VanishingFilesSource\n"))
     write_csv(job.data / "a.csv", 1)
     result, events = run_json(job)
-    assert result.returncode != 0, result.stderr
+    assert result.returncode == 1, result.stderr
     assert not [e for e in events if e["event"] == "task_retry"]
     (attempt,) = the_attempts(last_run(job, events))
     assert attempt["kind"] == "permanent" and attempt["error"].startswith("FileNotFoundError")

@@ -170,7 +170,7 @@ def test_a_parquet_file_on_s3_is_counted_from_its_end_in_one_read(s3_server, buc
     # columns) takes a second one
     assert [(method, status) for method, _, status in requests_since(s3_server.log, start)] == [("GET", 206)] * reads
     fs.pipe_file(f"{bucket}/empty.parquet", b"")
-    with pytest.raises(Exception, match="(?i)parquet"):
+    with pytest.raises(pa.ArrowInvalid, match="(?i)parquet"):
         count_records(fs, f"{bucket}/empty.parquet")
     with pytest.raises(FileNotFoundError):
         count_records(fs, f"{bucket}/missing.parquet")

@@ -59,7 +59,7 @@ def test_gobblins_state_store_retention_job_runs_as_it_is(job, tmp_path):  # noq
 def test_the_mysql_retention_job_names_the_encrypted_password_gpy_cannot_read(tmp_path):
     source = EXAMPLES / "mysql-state-store-retention.pull"
     result = run_gpy_here("validate", str(source))
-    assert result.returncode != 0
+    assert result.returncode == 2, result.stdout
     assert "key 'state.store.db.password': ENC(…) needs Gobblin's master key (encrypt.key.loc)" in result.stdout
     assert "source.class" not in result.stdout  # a retention job: no pipeline is asked for
     run = run_gpy_here("run", str(source))
