@@ -1,8 +1,9 @@
-"""Fixtures shared by the whole suite: one SparkSession per test session, the repo's paths, the CLI."""
+"""Fixtures shared by the whole suite: one SparkSession per test session, the local web API, a bare Python.
+
+The helpers the tests share (paths, the CLI runners, job builders) are in tests/support."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -11,8 +12,9 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-# an environment skip fails under GPY_REQUIRE_ALL=1 (tests/environment.py)
-from tests.environment import needs, pytest_configure, pytest_runtest_setup  # noqa: F401
+# an environment skip fails under GPY_REQUIRE_ALL=1 (tests/support/environment.py)
+from tests.support.cli import load_script
+from tests.support.environment import pytest_configure, pytest_runtest_setup  # noqa: F401
 
 # The servers several folders share, registered once here: a fixture imported into a second conftest would be a
 # second fixture, and start a second server. tests.tables.metastore: the Hive metastore of the table tests.
@@ -34,25 +36,6 @@ settings.register_profile("soak", max_examples=1000, deadline=None, print_blob=T
 settings.register_profile("dev", max_examples=100, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = REPO / "tests" / "data"
-GOBBLIN_DATA = DATA / "gobblin"
-
-
-def _shared() -> Path:
-    """``shared/`` beside the repository (a clone), or beside the folder holding it (a worktree)."""
-    for parent in (REPO.parent, REPO.parent.parent):
-        if (parent / "shared").is_dir():
-            return parent / "shared"
-    return REPO.parent / "shared"
-
-
-SHARED = _shared()
-CORPUS = SHARED / "corpus" / "gobblin-jobs"
-# the marker of the tests that run the Gobblin job corpus (present beside the repository on CI)
-NEEDS_CORPUS = needs(CORPUS.is_dir(), f"the Gobblin job corpus is not at {CORPUS}")
-
-
 @pytest.fixture(scope="session")
 def spark():
     """The one SparkSession of the test run, or of each worker under xdist (starting one costs 7–9 s)."""
@@ -63,49 +46,9 @@ def spark():
     session.stop()
 
 
-def load_script(name: str):
-    """Import a module from scripts/ (sample data builders shared by `make run` and the tests)."""
-    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="session")
 def sample_store_module():
     return load_script("sample_state_store")
-
-
-def run_gpy(*args: str, cwd: str | os.PathLike | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-    """Run the real CLI in a subprocess, as cron or Airflow would."""
-    return subprocess.run(
-        [sys.executable, "-m", "gobblin_py.cli", *args],
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
-def run_gpy_here(*args: str, cwd: str | os.PathLike | None = None,
-                 env: dict | None = None) -> subprocess.CompletedProcess:
-    """The CLI in this process, as :func:`run_gpy` runs it in a subprocess: for tests of what a run does, where
-    a new interpreter each time (half a second) is not what is tested. ``env`` values of None unset a variable."""
-    from click.testing import CliRunner
-
-    from gobblin_py.cli import main
-
-    before = os.getcwd()
-    if cwd is not None:
-        os.chdir(cwd)
-    try:
-        result = CliRunner().invoke(main, list(args), env=env)
-    finally:
-        os.chdir(before)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return subprocess.CompletedProcess(["gpy", *args], result.exit_code, result.stdout, result.stderr)
 
 
 @pytest.fixture(scope="session")

@@ -192,7 +192,7 @@ def test_the_compaction_lake_holds_exact_duplicates_across_hours_and_the_gobblin
     from benchkit.peers import parquet_rows
     from benchkit.suites import compaction
 
-    from tests.conftest import run_gpy_here
+    from tests.support.cli import run_gpy_here
 
     rows = 4800
     compaction.make_lake(tmp_path / "lake", rows)

@@ -9,12 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import REPO
+from tests.support.paths import REPO
 
 # One test of each kind: missing() in a test, in a fixture, the needs() marker, and a skip the kit would make.
 _TINY_SUITE = '''
 import pytest
-from tests.environment import missing, needs
+from tests.support.environment import missing, needs
 
 
 @pytest.fixture
@@ -33,7 +33,7 @@ def test_not_environment(): pytest.skip("this plugin does not declare supports_w
 
 
 # as tests/conftest.py does
-_CONFTEST = "from tests.environment import pytest_configure, pytest_runtest_setup  # noqa: F401\n"
+_CONFTEST = "from tests.support.environment import pytest_configure, pytest_runtest_setup  # noqa: F401\n"
 
 
 def _run_tiny_suite(folder: Path, require_all: str | None) -> subprocess.CompletedProcess:

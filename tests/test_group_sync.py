@@ -11,9 +11,9 @@ from gobblin_py.io import fs as fsutil
 from gobblin_py.io import group_sync
 from gobblin_py.io.group_sync import GroupSync
 from gobblin_py.io.rename_step import FsRenameStep
-from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.sdk.run_states import DatasetState
-from tests.environment import needs
+from gobblin_py.store import FsDatasetStateStore
+from tests.support.environment import needs
 
 
 @pytest.fixture

@@ -3,13 +3,14 @@ closed, on its own thread, when the caller stops early."""
 
 from __future__ import annotations
 
+import queue
 import threading
-import time
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gobblin_py.io import prefetch
 from gobblin_py.io.prefetch import prefetched
 
 
@@ -31,8 +32,21 @@ def test_an_error_of_the_source_comes_after_the_items_before_it():
     assert got == [1, 2]
 
 
-def test_the_source_runs_at_most_depth_items_ahead():
+def test_the_source_runs_at_most_depth_items_ahead(monkeypatch):
     made = []
+    full = threading.Event()
+
+    class Queue(queue.Queue):
+        """The read-ahead's queue, telling when the reader found it full (and so waits with its next item)."""
+
+        def put(self, item, block=True, timeout=None):
+            try:
+                super().put(item, block, timeout)
+            except queue.Full:
+                full.set()
+                raise
+
+    monkeypatch.setattr(prefetch.queue, "Queue", Queue)
 
     def source():
         for i in range(100):
@@ -41,8 +55,8 @@ def test_the_source_runs_at_most_depth_items_ahead():
 
     reader = prefetched(source(), depth=2)
     assert next(reader) == 0
-    time.sleep(0.3)
-    assert len(made) <= 1 + 2 + 1  # the one taken, two waiting, one blocked on the full queue
+    assert full.wait(30), "the reader never waited on a full queue"  # a deadline against a hang only
+    assert made == [0, 1, 2, 3]  # the one taken, two waiting, one held by the reader until there is room
     reader.close()
 
 

@@ -155,6 +155,12 @@ def _holding(change: int) -> None:
             pa.set_io_thread_count(_spare + _held)
 
 
+def held_reads() -> int:
+    """Reads held now, across every paced file (what a test waits on to see a reader stopped ahead)."""
+    with _pool:
+        return _held
+
+
 @atexit.register
 def _exiting() -> None:
     # Arrow's read-ahead thread of a file still open would call into the interpreter as it finalizes (a fatal

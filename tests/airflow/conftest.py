@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.airflow import venv
-from tests.environment import missing
+from tests.support.environment import missing
 
 _STASH = pytest.StashKey[subprocess.Popen]()
 

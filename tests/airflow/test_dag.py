@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, run_gpy_here
+from tests.support.cli import run_gpy_here
+from tests.support.paths import REPO
 
 pytestmark = pytest.mark.airflow
 GPY = f"{sys.executable} -m gobblin_py.cli"

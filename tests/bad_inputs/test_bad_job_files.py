@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_gpy
+from tests.support.cli import run_gpy
 
 HERE = Path(__file__).resolve().parent
 

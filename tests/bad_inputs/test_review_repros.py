@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import run_gpy_here
+from tests.support.cli import run_gpy_here
 
 JOB = """\
 job.name=B
@@ -95,25 +95,20 @@ task.maxretries=0
 """)
     result = run_gpy_here("run", "job.pull", "--engine", "local", cwd=tmp_path)
     published = "".join(p.read_text() for p in (tmp_path / "out" / "final").rglob("*.csv"))
-    if result.returncode == 0:  # a run that says COMMITTED must have published both tables' rows
-        assert "orders4" in published and "customers4" in published, (result.stdout, published)
-    else:  # or the job is refused as configured, naming the key
-        assert result.returncode == 2 and "data.publisher.replace.final.dir" in result.stderr, result.stderr
+    # refused before any work, naming the key: each table's publish would empty the folder of the one before
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "key 'data.publisher.replace.final.dir'" in result.stderr and "(orders, customers)" in result.stderr
+    assert published == ""
 
 
-def test_final_dir_shared_with_task_output_keeps_published_data(tmp_path: Path) -> None:
+def test_final_dir_shared_with_task_output_is_refused_before_any_work(tmp_path: Path) -> None:
     _job(tmp_path, "data.publisher.final.dir=out/output", "extract.namespace=B", "extract.table.name=job_B_archive",
          "writer.file.pathType=NAMESPACE_TABLE")
     first = run_gpy_here("run", "job.pull", "--engine", "local", cwd=tmp_path)
-    published = sorted((tmp_path / "out" / "output").rglob("*.csv"))
-    assert first.returncode in (0, 2), first.stdout + first.stderr
-    if first.returncode == 2:  # refused up front: fine
-        return
-    assert published, first.stdout
-    (tmp_path / "data" / "b.csv").write_text("id,name\n3,c\n")
-    second = run_gpy_here("run", "job.pull", "--engine", "local", cwd=tmp_path)
-    assert second.returncode == 0, second.stdout + second.stderr
-    assert all(p.exists() for p in published), "the first run's published files were deleted by the second run"
+    # refused before any work (each run clears writer.output.dir, and would delete what was published there)
+    assert first.returncode == 2, first.stdout + first.stderr
+    assert "key 'data.publisher.final.dir': 'out/output' is writer.output.dir" in first.stderr
+    assert not list((tmp_path / "out").rglob("*.csv"))
 
 
 def test_replace_final_dir_shared_by_two_datasets_found_at_run_time_publishes_nothing(tmp_path: Path) -> None:

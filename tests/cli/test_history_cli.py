@@ -16,8 +16,8 @@ import pytest
 from gobblin_py.runtime.execute.dataset_outputs import BranchOutput
 from gobblin_py.sdk.errors import CorruptFileError
 from gobblin_py.store.run_history import KILLED, RUNNING, RunHistoryStore
-from tests.conftest import run_gpy_here
-from tests.runtime.test_run_cli import Job, run_local, write_csv
+from tests.support.cli import run_gpy_here
+from tests.support.jobs import Job, run_local, write_csv
 
 
 def history(job: Job, *args: str) -> dict:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.environment import needs
+from tests.support.environment import needs
 
 PROGRAM = """
 import subprocess, sys

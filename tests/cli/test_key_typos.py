@@ -9,8 +9,8 @@ import pytest
 
 from gobblin_py.runtime.plan.key_typos import edit_distance, meant_key, misspelt
 from gobblin_py.runtime.plan.validation import check_job
-from tests.conftest import run_gpy_here
-from tests.runtime.test_run_cli import Job, write_csv
+from tests.support.cli import run_gpy_here
+from tests.support.jobs import Job, write_csv
 
 
 def typo_job(tmp_path, extra: str = "writer.output.fromat=JSON\n") -> Job:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tests.environment import needs
+from tests.support.environment import needs
 
 PROGRAM = """
 import ctypes, os, sys, threading

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from gobblin_py.sdk.plugins import PluginError, resolve_class
-from tests.conftest import run_gpy
-from tests.runtime.test_run_cli import Job
+from tests.support.cli import run_gpy
+from tests.support.jobs import Job
 
 AVRO = "org.apache.gobblin.converter.avro.JsonIntermediateToAvroConverter"
 

@@ -7,7 +7,8 @@ import json
 from gobblin_py.cli.catalog import markdown
 from gobblin_py.cli.reference import pages
 from gobblin_py.sdk.plugins import registered_plugins
-from tests.conftest import run_gpy
+from tests.support.cli import run_gpy
+from tests.support.paths import REPO
 
 
 def test_the_markdown_listing_gives_the_reference_pages_key_tables():

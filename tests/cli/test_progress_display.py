@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import time
 
 from rich.console import Console
 
@@ -13,6 +12,7 @@ from gobblin_py.runtime.execute.run_progress import RunProgress
 from gobblin_py.runtime.execute.task_progress import TaskReport, report_finished
 from gobblin_py.sdk.logs import get_logger
 from gobblin_py.sdk.states import Extract, TaskState, WorkingState, WorkUnit
+from tests.support.clock import FakeClock
 
 
 def _text(display: LiveDisplay) -> str:
@@ -43,25 +43,29 @@ def test_the_planned_count_is_not_added_twice_when_the_engine_announces_it_too()
 
 
 def test_rows_per_second_count_from_the_first_tasks_start_not_from_start_up():
-    progress = RunProgress()
-    time.sleep(0.6)  # start-up: a Spark session starting, the source planning
-    started = int(time.time() * 1000)
-    progress.update(TaskReport("t0", "", 1000, started_ms=started))
+    clock = FakeClock()
+    progress = RunProgress(clock.monotonic, clock.time)
+    clock.advance(6)  # start-up: a Spark session starting, the source planning
+    progress.update(TaskReport("t0", "", 1000, started_ms=int(clock.time() * 1000)))
+    clock.advance(2)
     snap = progress.snapshot()
-    assert snap.seconds >= 0.6 and snap.rate_seconds < 0.4, snap
-    assert snap.rows_per_second > 1000 / 0.4, snap
-    assert snap.as_json()["rows_per_s"] == round(snap.rows_per_second, 1)
+    assert snap.seconds == 8 and snap.rate_seconds == 2, snap
+    assert snap.rows_per_second == 500, snap
+    assert snap.as_json()["rows_per_s"] == 500.0
 
 
 def test_a_task_state_reported_at_its_end_carries_its_start():
-    progress = RunProgress()
-    start_ms = int(time.time() * 1000) + 50  # the executor's clock: the task started after the display did
+    clock = FakeClock()
+    progress = RunProgress(clock.monotonic, clock.time)
+    clock.advance(1)
+    start_ms = int(clock.time() * 1000) + 500  # the executor's clock: the task started after the display did
     unit = WorkUnit.create(Extract.create("append_only", "shop", "orders"))
     task = TaskState("job_Orders_1", "task_Orders_1_0", unit, start_time=start_ms, end_time=start_ms + 10)
     task.working_state = WorkingState.SUCCESSFUL
     task.set_prop("qualitychecker.rows.extracted", 40)
+    clock.advance(1)  # the task's state comes back once it has ended
     report_finished(task, progress)
-    time.sleep(0.3)
+    clock.advance(3)
     snap = progress.snapshot()
     assert snap.done == 1 and snap.rows_read == 40
-    assert 0.15 < snap.rate_seconds < snap.seconds, snap
+    assert snap.seconds == 5 and snap.rate_seconds == 3.5, snap  # from the task's start, not the report's arrival

@@ -8,17 +8,10 @@ import re
 
 from gobblin_py.runtime.execute.run_progress import RunProgress
 from gobblin_py.runtime.execute.task_progress import TaskReport
-from tests.conftest import run_gpy
-from tests.pty_run import run_gpy_in_pty
-from tests.runtime.test_run_cli import Job, write_csv
-
-
-def summary_cells(header: str, row: str) -> dict[str, str]:
-    """A row of the summary table by its header's column names."""
-    names = [cell.strip() for cell in header.split("┃")[1:-1]]
-    cells = [cell.strip() for cell in row.split("│")[1:-1]]
-    assert len(names) == len(cells), (header, row)
-    return dict(zip(names, cells, strict=True))
+from tests.support.cli import run_gpy
+from tests.support.console import summary_cells
+from tests.support.jobs import Job, write_csv
+from tests.support.pty_run import run_gpy_in_pty
 
 
 def _forked_job(tmp_path) -> Job:

@@ -7,20 +7,11 @@ import os
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 
-from tests.conftest import REPO, run_gpy_here
-from tests.runtime.test_run_cli import Job, write_csv
-
-
-def job_file(folder: Path, name: str, schedule: str | None, *more: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name}.pull"
-    lines = [f"job.name={name}", "source.class=FileBasedSource", *more]
-    if schedule is not None:
-        lines.append(f"job.schedule={schedule}")
-    path.write_text("\n".join(lines) + "\n")
-    return path
+from tests.support.cli import run_gpy_here
+from tests.support.jobs import Job, write_csv
+from tests.support.paths import REPO
+from tests.support.schedules import job_file
 
 
 def test_crontab_prints_one_line_per_job_running_it_relative_to_the_jobs_root_with_the_dags_engine(tmp_path):

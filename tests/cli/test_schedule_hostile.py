@@ -10,8 +10,8 @@ import subprocess
 import sys
 
 from gobblin_py.cli.schedule import dag_owner
-from tests.cli.test_schedule_cli import job_file
-from tests.conftest import run_gpy, run_gpy_here
+from tests.support.cli import run_gpy, run_gpy_here
+from tests.support.schedules import job_file
 
 # legal in a file name, and each breaks naive quoting somewhere: a docstring, a Python string, Jinja, the shell, cron
 HOSTILE = 'x"""; open("PWNED", "w"); """ \\N{a} {{ ds }} $(touch PWNED) `id` \' 50% \\%'

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from tests.conftest import run_gpy_here
+from tests.support.cli import run_gpy_here
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_gpy_here
+from tests.support.cli import run_gpy_here
 
 
 def write_job(root: Path, state_dir: Path) -> Path:

@@ -6,15 +6,12 @@ import os
 
 import pytest
 
-from gobblin_py.store import FsDatasetStateStore
-
 from gobblin_py.sdk.run_states import DatasetState
-
 from gobblin_py.sdk.states import Extract, RunningState, TaskState, WorkUnit
-
 from gobblin_py.sdk.watermarks import LongWatermark, WatermarkInterval
+from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.store.summary_index import INDEX_FILE, VERSION
-from tests.conftest import run_gpy_here
+from tests.support.cli import run_gpy_here
 
 JOB = "Many"
 COUNT = 25

@@ -12,8 +12,8 @@ from gobblin_py.cli.summary_table import print_summary_table
 from gobblin_py.runtime.commit.job_result import JobResult
 from gobblin_py.runtime.commit.summary import render
 from gobblin_py.runtime.launcher import JobLauncher
-from tests.pty_run import run_gpy_in_pty
-from tests.runtime.test_run_cli import Job, write_csv
+from tests.support.jobs import Job, write_csv
+from tests.support.pty_run import run_gpy_in_pty
 
 
 @pytest.fixture(scope="module")

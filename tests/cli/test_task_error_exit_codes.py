@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.runtime.test_run_cli import Job, run_local, run_spark, write_csv
+from tests.support.jobs import Job, run_local, run_spark, write_csv
 
 ENGINES = {
     "threads": "",

@@ -4,8 +4,9 @@ import json
 
 import pytest
 
-from tests.conftest import CORPUS, REPO, run_gpy_here
-from tests.environment import missing
+from tests.support.cli import run_gpy_here
+from tests.support.environment import missing
+from tests.support.paths import CORPUS, REPO
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tests.compaction.lake import GOBBLIN_TEST_JOBS, PLACEHOLDER
-from tests.conftest import run_gpy_here
+from tests.support.cli import run_gpy_here
 
 BASE = [{"name": "member_id", "type": "long"}, {"name": "name", "type": "string"},
         {"name": "pulled", "type": "string"}]

@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tests.conftest import run_gpy_here
+from tests.support.cli import run_gpy_here
 
 SCHEMA = pa.schema([("event_id", pa.int64()), ("version", pa.int64()), ("user", pa.string()),
                     ("at", pa.timestamp("ms", "UTC"))])

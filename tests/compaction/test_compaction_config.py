@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.compaction.lake import GOBBLIN_TEST_JOBS, Lake, event
-from tests.conftest import run_gpy_here
+from tests.support.cli import run_gpy_here
 
 
 def test_gobblins_compaction_jobs_validate_with_no_writer_publisher_or_folder_keys():

@@ -198,7 +198,7 @@ def test_an_input_file_that_cannot_be_read_fails_at_once_naming_it(tmp_path, dam
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from tests.conftest import run_gpy_here
+    from tests.support.cli import run_gpy_here
 
     folder = tmp_path / "in"
     folder.mkdir()

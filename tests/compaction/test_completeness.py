@@ -14,7 +14,7 @@ import pytest
 from gobblin_py.connectors.compaction.finder import window_end_ms
 from gobblin_py.connectors.compaction.settings import CompactionSettings
 from tests.compaction.lake import Lake, event, ids
-from tests.conftest import run_gpy_here
+from tests.support.cli import run_gpy_here
 
 HOUR_10, HOUR_11 = "hourly/2017/04/03/10", "hourly/2017/04/03/11"
 

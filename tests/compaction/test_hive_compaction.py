@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.compaction.hive_tables import BASE, Members, member, read_rows, write_table
-from tests.conftest import run_gpy_here
+from tests.support.cli import run_gpy_here
 
 
 def _snapshot(folder: Path) -> dict[str, str]:

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from gobblin_py.cli import main
-from tests.runtime.test_run_cli import write_csv
+from tests.support.jobs import write_csv
 
 BASE = {
     "job.name": "Orders",

@@ -7,7 +7,8 @@ import json
 import os
 from pathlib import Path
 
-from tests.conftest import REPO, run_gpy
+from tests.support.cli import run_gpy
+from tests.support.paths import REPO
 
 
 def deployment(root: Path) -> Path:

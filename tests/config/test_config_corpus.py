@@ -11,8 +11,7 @@ import pytest
 
 from gobblin_py.jobconf import ConfigError, load_job, load_jobs
 from gobblin_py.jobconf.hocon import parse_hocon_file, resolve
-
-from tests.conftest import CORPUS, NEEDS_CORPUS
+from tests.support.paths import CORPUS, NEEDS_CORPUS
 
 pytestmark = NEEDS_CORPUS
 

@@ -6,10 +6,11 @@ level; gobblin_py must give Gobblin's answer. Should pyhocon ever agree on all o
 
 import pytest
 from pyhocon import ConfigFactory
+from pyhocon.exceptions import ConfigWrongTypeException
 
 from gobblin_py.jobconf.convert import config_to_properties
-from gobblin_py.sdk.config_errors import ConfigError
 from gobblin_py.jobconf.hocon import parse_hocon, resolve
+from gobblin_py.sdk.config_errors import ConfigError
 
 
 def ours(text):
@@ -33,6 +34,6 @@ def test_durations_stay_strings():
 
 
 def test_later_object_replaces_earlier_scalar():
-    with pytest.raises(Exception):
+    with pytest.raises(ConfigWrongTypeException):
         ConfigFactory.parse_string("a=1\na.b=2")
     assert ours("a=1\na.b=2") == {"a.b": "2"}

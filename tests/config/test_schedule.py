@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gobblin_py.jobconf.schedule import ScheduleError, quartz_to_cron, scheduling_warnings
-from tests.conftest import CORPUS
-from tests.environment import missing
+from tests.support.environment import missing
+from tests.support.paths import CORPUS
 
 # the schedules of Gobblin's own job files (the corpus), then Quartz's documented examples cron can express
 EXAMPLES = [

@@ -14,25 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.environment import missing
-
 from gobblin_py.runtime.engines.java import ensure_java
+from tests.support.environment import missing
+from tests.support.net import free_ports
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _free_ports(count: int) -> list[int]:
-    """``count`` distinct ports free now (held together while chosen, so no two are the same)."""
-    sockets = []
-    try:
-        for _ in range(count):
-            sock = socket.socket()
-            sock.bind(("127.0.0.1", 0))
-            sockets.append(sock)
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
 
 
 STARTED = "Spark Connect server started at"  # the server's log line once its gRPC service listens
@@ -75,7 +61,7 @@ def connect_server(tmp_path_factory, bare_python) -> ConnectServer:
     work = tmp_path_factory.mktemp("spark-connect")
     # the driver's and the block manager's ports are chosen too: left to Spark, one of them can take the gRPC port
     # before the gRPC service binds it, and a client then waits on a port that speaks another protocol
-    port, driver_port, block_port = _free_ports(3)
+    port, driver_port, block_port = free_ports(3)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
     env.update({"SPARK_HOME": str(spark_home), "SPARK_LOCAL_IP": "127.0.0.1",
                 "SPARK_LOG_DIR": str(work / "logs"), "SPARK_PID_DIR": str(work / "pid"),

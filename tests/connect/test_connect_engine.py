@@ -14,8 +14,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import run_gpy
-from tests.runtime.test_run_cli import Job, write_csv
+from tests.support.cli import run_gpy
+from tests.support.jobs import Job, write_csv
 
 pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[2]

@@ -9,8 +9,8 @@ from pyspark.sql.connect.client import DefaultChannelBuilder
 
 from gobblin_py.runtime.engines.connect import check_remote
 from gobblin_py.runtime.engines.connect_session import session_url
-from tests.conftest import run_gpy_here
-from tests.readme_recipes import job_with, properties
+from tests.support.cli import run_gpy_here
+from tests.support.readme_recipes import job_with, properties
 
 
 def test_the_databricks_address_parses_as_the_connect_client_reads_it_and_the_job_validates(tmp_path, monkeypatch):

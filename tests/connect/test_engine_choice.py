@@ -3,7 +3,6 @@ that contradicts itself, or an address that is not ``sc://``, is a usage error (
 
 from __future__ import annotations
 
-import socket
 import time
 
 import pytest
@@ -12,8 +11,9 @@ from gobblin_py.runtime.engines import choose_engine, connect
 from gobblin_py.runtime.engines.base import task_groups
 from gobblin_py.sdk.errors import GobblinPyError, UsageError
 from gobblin_py.sdk.states import WorkUnit
-from tests.conftest import run_gpy
-from tests.runtime.test_run_cli import Job
+from tests.support.cli import run_gpy
+from tests.support.jobs import Job
+from tests.support.net import free_port
 
 REMOTE = "sc://127.0.0.1:15002"
 
@@ -53,9 +53,7 @@ def test_a_bad_remote_fails_the_run_before_any_work(tmp_path):
 
 
 def test_an_unreachable_server_fails_the_run_naming_it(monkeypatch):
-    with socket.socket() as sock:  # a port nothing listens on
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()  # a port nothing listens on
     monkeypatch.setattr(connect, "CONNECT_RETRIES", 1)  # a scheduled run waits about a minute; a test need not
     engine = connect.ConnectEngine(f"sc://127.0.0.1:{port}")
     began = time.monotonic()

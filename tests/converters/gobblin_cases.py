@@ -9,10 +9,10 @@ import fastavro
 import fsspec
 import pyarrow as pa
 
+from gobblin_py.formats.avro import AvroDataWriter
 from gobblin_py.sdk.schema_meta import text_schema
 from gobblin_py.sdk.states import Extract, WorkUnit, WorkUnitState
-from gobblin_py.formats.avro import AvroDataWriter
-from tests.conftest import GOBBLIN_DATA
+from tests.support.paths import GOBBLIN_DATA
 
 CASES = GOBBLIN_DATA / "converter"
 

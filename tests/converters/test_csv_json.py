@@ -8,12 +8,12 @@ import fastavro
 import pyarrow as pa
 import pytest
 
-from gobblin_py.transforms.converters.csv_json import CsvToJsonConverterV2
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.schema_meta import with_meta
 from gobblin_py.sdk.states import WorkUnitState
-from tests.conftest import run_gpy
+from gobblin_py.transforms.converters.csv_json import CsvToJsonConverterV2
 from tests.converters.gobblin_cases import CASES, load
+from tests.support.cli import run_gpy
 
 # the rows of Gobblin's test, split as OpenCSV splits them
 ROW_10 = "20160924,desktop,42935,0.0446255968324211,1590.4702457202748,348380,8.1141260044252945,232467,206.98603475430664,33028".split(",")

@@ -11,8 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-
-from tests.environment import missing
+from tests.support.environment import missing
 
 LOG_ENTRIES = {"LogData/sub1/sub2/text1.txt": b"text1", "LogData/sub1/sub2/text2.txt": b"text2",
                # the AppleDouble files Gobblin's own LogData.tar.gz carries beside each text file

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 
-from tests.conftest import run_gpy
 from tests.copy.files import full_disk, write
-from tests.copy.test_copy_jobs import job_file, published, run
+from tests.support.cli import run_gpy
+from tests.support.copy_jobs import job_file, published, run
 
 
 def test_a_symlinked_dataset_is_not_copied(tmp_path):

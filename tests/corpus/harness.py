@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.conftest import CORPUS, run_gpy_here
+from tests.support.cli import run_gpy_here
+from tests.support.paths import CORPUS
 
 _HOSTS = re.compile(r"(hdfs://localhost:\d+|file://localhost/)")
 

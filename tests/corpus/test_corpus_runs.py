@@ -13,12 +13,12 @@ import fastavro
 import pyarrow.parquet as pq
 import pytest
 
-from gobblin_py.store import FsDatasetStateStore
-
 from gobblin_py.sdk.watermarks import LongWatermark
-from tests.conftest import CORPUS, NEEDS_CORPUS, GOBBLIN_DATA, run_gpy
+from gobblin_py.store import FsDatasetStateStore
 from tests.copy.files import LOG_ENTRIES, log_data_tar_gz
 from tests.corpus.harness import local_copy, run_job, system_config
+from tests.support.cli import run_gpy
+from tests.support.paths import CORPUS, GOBBLIN_DATA, NEEDS_CORPUS
 
 pytestmark = NEEDS_CORPUS
 

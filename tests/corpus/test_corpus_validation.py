@@ -12,9 +12,11 @@ import json
 
 import pytest
 
-from tests.conftest import CORPUS, NEEDS_CORPUS, REPO, load_script, run_gpy
+from tests.support.cli import load_script, run_gpy
 
 # every file that names Gobblin classes without a gpy equivalent (short names), or does not load
+from tests.support.paths import CORPUS, NEEDS_CORPUS, REPO
+
 UNPORTED = {
     # vendor connectors: not ported
     "gobblin-example/src/main/resources/google-analytics-unsampledreport-to-avro.pull": ["GoogleAnalyticsUnsampledSource"],

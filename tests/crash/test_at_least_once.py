@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import signal
 
-from tests.runtime.test_run_cli import Job, run_local_process, write_csv
+from tests.support.jobs import Job, run_local_process, write_csv
 
 PLUGINS = "tests.runtime.sample_plugins"
 

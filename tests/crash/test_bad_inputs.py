@@ -8,8 +8,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.environment import missing
-from tests.runtime.test_run_cli import Job, run_local_process, write_csv
+from tests.support.environment import missing
+from tests.support.jobs import Job, run_local_process, write_csv
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

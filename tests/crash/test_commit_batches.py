@@ -1,12 +1,17 @@
 """Commit sequences logged in batches (one file for many datasets): replay, partial finish, kills at every boundary,
 inside every phase and while a run finishes an earlier run's batch."""
 
-from gobblin_py.runtime.commit.commit_sequence import CommitSequence, CommitSequenceStore, DatasetStateStep, FsRenameStep
-from gobblin_py.store import FsDatasetStateStore
+from gobblin_py.runtime.commit.commit_sequence import (
+    CommitSequence,
+    CommitSequenceStore,
+    DatasetStateStep,
+    FsRenameStep,
+)
 from gobblin_py.sdk.run_states import DatasetState
+from gobblin_py.store import FsDatasetStateStore
 from tests.crash.harness import CrashJob, boundary_campaign, killed_boundaries
 from tests.crash.phases import BATCH_PHASES, phase_campaign, recovery_campaign
-from tests.runtime.test_run_cli import Job, run_local_process, write_csv
+from tests.support.jobs import Job, run_local_process, write_csv
 
 BATCHED = "gobblin.runtime.commit.sequence.batch.size=3\njob.commit.parallelCommits=1\n"
 

@@ -6,11 +6,17 @@ import re
 
 import pytest
 
-from gobblin_py.runtime.commit.commit_sequence import CommitSequence, CommitSequenceStore, DatasetStateStep, FsRenameStep
-from gobblin_py.sdk.errors import CorruptFileError
-from gobblin_py.store import FsDatasetStateStore
+from gobblin_py.runtime.commit.commit_sequence import (
+    CommitSequence,
+    CommitSequenceStore,
+    DatasetStateStep,
+    FsRenameStep,
+)
+from gobblin_py.sdk.commit import PublishConflictError
+from gobblin_py.sdk.errors import CorruptFileError, GobblinPyError
 from gobblin_py.sdk.run_states import DatasetState
-from tests.runtime.test_run_cli import Job, run_local_process, write_csv
+from gobblin_py.store import FsDatasetStateStore
+from tests.support.jobs import Job, run_local_process, write_csv
 
 
 def test_rename_step_is_idempotent_and_finishes_an_interrupted_copy(tmp_path):
@@ -30,16 +36,16 @@ def test_rename_step_is_idempotent_and_finishes_an_interrupted_copy(tmp_path):
     assert step.is_completed() and not src.exists() and dst.read_bytes() == b"data"
     # another file of the same size at the destination is not this move's: a conflict, both kept
     src.write_bytes(b"DATA")
-    with pytest.raises(Exception, match="already exists"):
+    with pytest.raises(PublishConflictError, match="already exists"):
         step.execute()
     assert src.read_bytes() == b"DATA" and dst.read_bytes() == b"data"
 
 
 def test_rename_step_with_neither_side_fails_loudly(tmp_path):
     step = FsRenameStep(str(tmp_path / "gone"), str(tmp_path / "never"))
-    with pytest.raises(Exception, match="it is gone"):
+    with pytest.raises(GobblinPyError, match="it is gone"):
         step.execute()
-    with pytest.raises(Exception, match="it is gone"):
+    with pytest.raises(GobblinPyError, match="it is gone"):
         step.execute(fresh=True)
 
 
@@ -122,7 +128,7 @@ def test_a_commit_cut_short_is_finished_by_the_next_run(tmp_path):
     write_csv(job.data / "a.csv", 1)
     write_csv(job.data / "b.csv", 101)
     # boundary 1: before logging; 2: logged; 3, 4: after each file moved; 5: after the state; 6: done
-    from tests.conftest import run_gpy
+    from tests.support.cli import run_gpy
 
     result = run_gpy("run", str(job.file), "--engine", "local", env={"GPY_TEST_CRASH_AT_BOUNDARY": "3"})
     assert result.returncode == -9
@@ -166,11 +172,11 @@ def test_fresh_rename_never_replaces_an_existing_file(tmp_path):
     src, dst = tmp_path / "a", tmp_path / "b"
     src.write_bytes(b"new")
     dst.write_bytes(b"old")
-    with pytest.raises(Exception, match="already exists"):
+    with pytest.raises(PublishConflictError, match="already exists"):
         FsRenameStep(str(src), str(dst)).execute(fresh=True)
     assert dst.read_bytes() == b"old" and src.read_bytes() == b"new"
     dst.write_bytes(b"xyz")  # same size, but another file on the same disk: never taken for this move's
-    with pytest.raises(Exception, match="already exists"):
+    with pytest.raises(PublishConflictError, match="already exists"):
         FsRenameStep(str(src), str(dst)).execute()
     assert dst.read_bytes() == b"xyz" and src.read_bytes() == b"new"
 
@@ -215,7 +221,7 @@ def test_an_unloadable_step_class_is_a_corrupt_commit_file(tmp_path):
     (tmp_path / "seq" / "Job").mkdir(parents=True)
     (tmp_path / "seq" / "Job" / "u.json").write_text(json.dumps(bad))
     sequences = CommitSequenceStore(str(tmp_path / "seq"), None, store)
-    with pytest.raises(Exception) as info:
+    with pytest.raises(CorruptFileError) as info:
         list(sequences.pending("Job"))
     assert "no.such.module:Step" in str(info.value) and info.value.exit_code == 2
 

@@ -7,8 +7,8 @@ import subprocess
 import sys
 import time
 
-from tests.conftest import run_gpy
-from tests.runtime.test_run_cli import Job, run_local_process, write_csv
+from tests.support.cli import run_gpy
+from tests.support.jobs import Job, run_local_process, write_csv
 
 
 def lock_file(job: Job):

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from tests.crash.harness import CrashJob
-from tests.runtime.test_run_cli import Job, run_local_process, write_csv
+from tests.support.jobs import Job, run_local_process, write_csv
 
 
 def _start(job: Job) -> subprocess.Popen:

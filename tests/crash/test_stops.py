@@ -23,8 +23,8 @@ import pytest
 
 from gobblin_py.runtime.plan.locks import JobLock
 from tests.crash.harness import CrashJob
-from tests.environment import needs
-from tests.runtime.test_task_processes import _in_session
+from tests.support.environment import needs
+from tests.support.processes import in_session
 
 pytestmark = needs(sys.platform.startswith("linux"), "Linux's /proc (these tests read it)")
 
@@ -157,6 +157,6 @@ def test_a_signal_in_any_phase_stops_the_run_cleanly(tmp_path, engine, phase, si
     lock.acquire()  # free: the next run can start
     lock.release()
     deadline = time.monotonic() + 5
-    while _in_session(run.proc.pid) and time.monotonic() < deadline:
+    while in_session(run.proc.pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _in_session(run.proc.pid)  # no worker, JVM or Python worker of Spark outlives the run
+    assert not in_session(run.proc.pid)  # no worker, JVM or Python worker of Spark outlives the run

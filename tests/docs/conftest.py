@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
-from tests.environment import apt_install, missing
+from tests.support.environment import apt_install, missing
+from tests.support.paths import REPO
 
 
 @pytest.fixture(scope="session")

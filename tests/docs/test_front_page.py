@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.conftest import REPO
+from tests.support.paths import REPO
 
 DOCS = REPO / "docs"
 FRONT_PAGE_LINES = 250

@@ -32,7 +32,7 @@ import fastavro
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import CORPUS, NEEDS_CORPUS, REPO
+from tests.support.paths import CORPUS, NEEDS_CORPUS, REPO
 from tests.docs.runnable import Sequence, all_sequences, run_sequence
 from tests.docs.shell import Shell
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tests.conftest import run_gpy
+from tests.support.cli import run_gpy
 
 
 class KafkaJob:
@@ -70,8 +70,8 @@ class KafkaJob:
     def offsets(self, topic: str) -> dict[int, int]:
         """The stored next offset of each partition of ``topic`` (from its dataset's latest state)."""
         from gobblin_py.connectors.kafka import keys as K
-        from gobblin_py.store import FsDatasetStateStore
         from gobblin_py.sdk.watermarks import MultiLongWatermark
+        from gobblin_py.store import FsDatasetStateStore
 
         state = FsDatasetStateStore(str(self.state)).get_latest_dataset_state(self.name, topic)
         found = {}

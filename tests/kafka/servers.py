@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.environment import missing
-from tests.sql.servers import free_port
+from tests.support.environment import missing
+from tests.support.net import free_port
 
 QUIET = logging.getLogger("tests.librdkafka")  # the clients' connection chatter when the broker stops
 QUIET.setLevel(logging.CRITICAL)

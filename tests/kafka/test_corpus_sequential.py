@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import NEEDS_CORPUS, run_gpy
 from tests.corpus.harness import local_copy, run_job, system_config
+from tests.support.cli import run_gpy
+from tests.support.paths import NEEDS_CORPUS
 
 pytestmark = NEEDS_CORPUS
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import re
 
-
-from tests.conftest import CORPUS, GOBBLIN_DATA, NEEDS_CORPUS, run_gpy_here
+from tests.support.cli import run_gpy_here
+from tests.support.paths import CORPUS, GOBBLIN_DATA, NEEDS_CORPUS
 
 
 def _rewrite(text: str, values: dict[str, str]) -> str:

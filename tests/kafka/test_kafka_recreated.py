@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import run_gpy_here
 from tests.kafka.helpers import KafkaJob
+from tests.support.cli import run_gpy_here
 
 
 def _events(result, name: str) -> list[dict]:

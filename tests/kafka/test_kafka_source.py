@@ -220,7 +220,7 @@ def test_json_schema_inferred_per_batch_and_unified_per_task(tmp_path, broker):
 
 
 def test_a_dead_broker_fails_before_any_work_naming_kafka_brokers(tmp_path, broker):
-    from tests.sql.servers import free_port
+    from tests.support.net import free_port
 
     job = KafkaJob(tmp_path, broker, kafka__brokers=f"127.0.0.1:{free_port()}", topic__whitelist="x",
                    source__kafka__socketTimeoutMillis="1500", source__kafka__fetchTimeoutMillis="500")

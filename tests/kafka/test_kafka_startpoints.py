@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from tests.conftest import run_gpy, run_gpy_here
 from tests.kafka.helpers import KafkaJob
+from tests.support.cli import run_gpy, run_gpy_here
 
 T0 = 1_704_067_200_000  # 2024-01-01T00:00:00Z
 HOUR = 3_600_000

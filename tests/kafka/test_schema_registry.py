@@ -9,17 +9,22 @@ from __future__ import annotations
 
 import json
 import struct
+import uuid
 
 import pyarrow as pa
 import pytest
 
+from gobblin_py.sdk.errors import PermanentError
 from tests.kafka.helpers import KafkaJob
+from tests.kafka.registry import incompatibilities
 
 V1 = {"type": "record", "name": "Order", "namespace": "shop",
       "fields": [{"name": "id", "type": "long"}, {"name": "note", "type": ["null", "string"], "default": None}]}
 V2 = {**V1, "fields": [*V1["fields"], {"name": "amount", "type": ["null", "double"], "default": None}]}
 # the same record with "note" now a long: V2's reader cannot read it
 CLASH = {**V1, "fields": [{"name": "id", "type": "long"}, {"name": "note", "type": "long"}]}
+# a field added without a default: it reads nothing V1 wrote (not BACKWARD), but V1 reads what it writes (FORWARD)
+REQUIRED = {**V1, "fields": [*V1["fields"], {"name": "amount", "type": "double"}]}
 
 
 def serializer(registry, schema: dict, subject_of=None):
@@ -95,8 +100,7 @@ def test_an_incompatible_schema_fails_the_task_naming_topic_partition_and_offset
     # a producer writing under another subject: the topic's subject still says V1 is the latest
     produce(broker, schema_registry, topic, CLASH, [{"id": 3, "note": 7}], subject_of=lambda ctx, name: "other-value")
     job = registry_job(tmp_path, broker, schema_registry, topic)
-    result = job.run(expect=None)
-    assert result.returncode != 0
+    result = job.run(expect=1)
     assert f"topic {topic} partition 0 at offset 2" in result.stderr + result.stdout
     assert "cannot be read with" in result.stderr + result.stdout
     assert job.offsets(topic) == {}  # nothing committed: the next run starts over
@@ -127,8 +131,68 @@ def test_an_empty_work_unit_needs_no_subject(schema_registry):
     decoder = decoder_of(schema_registry, "never-registered-value")
     decoder.load_schema(empty=True)
     assert decoder.schema == pa.schema([])
-    with pytest.raises(Exception, match="never-registered-value"):
+    with pytest.raises(PermanentError, match="never-registered-value"):
         decoder_of(schema_registry, "never-registered-value").load_schema(empty=False)
+
+
+@pytest.mark.parametrize("level, new, compatible", [
+    ("BACKWARD", V2, True),  # a field added with a default: V2 reads what V1 wrote
+    ("BACKWARD", REQUIRED, False),
+    ("BACKWARD", CLASH, False),  # "note" a long now: V1's strings cannot be read as one
+    ("FORWARD", REQUIRED, True),
+    ("FULL", REQUIRED, False),
+    ("NONE", CLASH, True),
+])
+def test_the_stand_in_refuses_what_the_subjects_level_refuses_as_confluents_client_sees_it(schema_registry, level,
+                                                                                          new, compatible):
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+    from confluent_kafka.schema_registry.error import SchemaRegistryError
+
+    client = SchemaRegistryClient({"url": schema_registry.url})
+    subject = f"levels_{uuid.uuid4().hex[:8]}-value"
+    client.register_schema(subject, Schema(json.dumps(V1), "AVRO"))
+    client.set_compatibility(subject, level)
+    assert client.get_compatibility(subject) == level
+    assert client.test_compatibility(subject, Schema(json.dumps(new), "AVRO")) is compatible
+    if compatible:
+        client.register_schema(subject, Schema(json.dumps(new), "AVRO"))
+        assert client.get_versions(subject) == [1, 2]
+        return
+    with pytest.raises(SchemaRegistryError) as refused:
+        client.register_schema(subject, Schema(json.dumps(new), "AVRO"))
+    assert refused.value.http_status_code == 409 and refused.value.error_code == 409
+    assert f'incompatible with an earlier schema for subject "{subject}"' in refused.value.error_message
+    assert client.get_versions(subject) == [1]  # nothing added
+
+
+def test_a_transitive_level_checks_every_earlier_version_not_only_the_latest():
+    assert incompatibilities("BACKWARD", json.dumps(V1), [json.dumps(CLASH), json.dumps(V2)]) == []
+    [why] = incompatibilities("BACKWARD_TRANSITIVE", json.dumps(V1), [json.dumps(CLASH), json.dumps(V2)])
+    assert why == ("BACKWARD: the new schema cannot read data written with an earlier one: reader union lacking "
+                   "writer type long at /fields/1/type")  # "note", a long in CLASH
+
+
+def test_a_schema_the_subjects_level_refuses_fails_the_writers_run_naming_the_subject(tmp_path, broker,
+                                                                                        schema_registry):
+    source = broker.create_topic(partitions=1)
+    target = broker.create_topic(partitions=1)
+    broker.produce(source, [json.dumps({"id": 1, "name": "a"})], partition=0)
+    subject = f"{target}-value"
+    # the topic's earlier writers wrote "id" as a string: the job's long cannot read their records
+    schema_registry.register(subject, {"type": "record", "name": target, "fields": [{"name": "id", "type": "string"}]})
+    schema_registry.set_compatibility("BACKWARD", subject)
+    writer = KafkaJob(tmp_path, broker, topic__whitelist=source, kafka__deserializer__type="JSON",
+                      source__schema="id:int64,name:string", writer__builder__class="KafkaDataWriterBuilder",
+                      writer__kafka__topic=target, writer__kafka__producerConfig__bootstrap__servers=broker.bootstrap,
+                      writer__kafka__producerConfig__value__serializer="io.confluent.kafka.serializers.KafkaAvroSerializer",
+                      writer__kafka__producerConfig__schema__registry__url=schema_registry.url,
+                      data__publisher__type="org.apache.gobblin.publisher.NoopPublisher")
+    result = writer.run(expect=1)
+    said = result.stdout + result.stderr
+    assert f"writer.kafka.topic={target}: Confluent Avro (subject {subject})" in said, said[-3000:]
+    assert "incompatible with an earlier schema" in said and "(HTTP 409)" in said
+    assert "Traceback" not in said
+    assert broker.read_all(target) == [] and len(schema_registry.subjects[subject]) == 1  # nothing produced, added
 
 
 @pytest.mark.parametrize("publisher", ["org.apache.gobblin.publisher.NoopPublisher", "KafkaTransactionPublisher"])

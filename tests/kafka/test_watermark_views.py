@@ -18,8 +18,8 @@ from gobblin_py.sdk.run_states import DatasetState
 from gobblin_py.sdk.states import Extract, RunningState, TaskState, WorkingState, WorkUnit
 from gobblin_py.sdk.watermarks import MultiLongWatermark, WatermarkInterval
 from gobblin_py.store import FsDatasetStateStore
-from tests.conftest import run_gpy
 from tests.kafka.helpers import KafkaJob
+from tests.support.cli import run_gpy
 
 JOB, JOB_ID, TOPIC = "Clicks", "job_Clicks_1763600000000", "clicks"
 # partition: (low, expected high, actual high); sorted as text the lows and highs would not line up

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import fastavro
 
-from tests.conftest import run_gpy
 from tests.corpus.harness import local_copy, run_job, system_config
-from tests.conftest import NEEDS_CORPUS
+from tests.support.cli import run_gpy
+from tests.support.paths import NEEDS_CORPUS
 
 pytestmark = NEEDS_CORPUS
 

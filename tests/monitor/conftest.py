@@ -1,4 +1,4 @@
-"""Fixtures of the reporter tests: a small CSV job, a real Prometheus Pushgateway, endpoints that never answer.
+"""Fixtures of the reporter tests: a real Prometheus Pushgateway, endpoints that never answer.
 
 The Pushgateway is Debian's ``prometheus-pushgateway`` binary (installed with apt-get when missing), started once
 per session on a loopback port of its own, without persistence; the system service is never used. ``promtool``
@@ -21,51 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.environment import missing
+from tests.support.environment import missing
+from tests.support.net import free_port
 
 PUSHGATEWAY = "prometheus-pushgateway"
 PROMTOOL_PACKAGE = "prometheus"  # Debian ships promtool in the Prometheus server's package
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def make_job(root: Path, *extra: str, rows: int = 20, name: str = "Orders") -> Path:
-    """A job pulling ``rows`` orders (one an hour from 2026-01-01T00:00Z) from a CSV file into Parquet."""
-    data = root / "data"
-    data.mkdir(parents=True, exist_ok=True)
-    (data / "orders.csv").write_text("order_id,amount,ordered_at\n" + "".join(
-        f"{i},{i * 0.5},2026-01-01T{i:02d}:00:00Z\n" for i in range(rows)))
-    job = root / "orders.pull"
-    job.write_text("\n".join([
-        f"job.name={name}",
-        "source.class=FileBasedSource",
-        f"source.filebased.data.directory={data}",
-        f"writer.staging.dir={root}/staging",
-        f"writer.output.dir={root}/output",
-        f"data.publisher.final.dir={root}/published",
-        f"state.store.dir={root}/state",
-        "writer.file.pathType=TABLENAME",
-        "extract.table.name=orders",
-        "task.maxretries=0",
-        "source.event.time.column=ordered_at",
-        *extra,
-        "",
-    ]))
-    return job
-
-
-def make_sequential_job(root: Path, *extra: str, name: str = "Orders") -> Path:
-    """A job of Gobblin's ``SequentialTestSource`` (``extra`` sets its pace), with :func:`make_job`'s folders. It
-    sets no key of FileBasedSource's: a key its source does not declare makes the run look through every plugin
-    (about 2 s in a new interpreter)."""
-    job = make_job(root, *extra, name=name)
-    text = job.read_text().replace("source.class=FileBasedSource", "source.class=SequentialTestSource")
-    job.write_text(text.replace("source.event.time.column=ordered_at\n", ""))
-    return job
 
 
 def _binary(name: str = PUSHGATEWAY, package: str = PUSHGATEWAY) -> str | None:
@@ -112,15 +72,6 @@ def pushgateway(tmp_path_factory) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=10)
-
-
-def scrape(url: str) -> dict[tuple[str, frozenset], float]:
-    """The Pushgateway's /metrics: ``(name, labels) → value`` of the series gpy pushed."""
-    from prometheus_client.parser import text_string_to_metric_families
-
-    text = urllib.request.urlopen(url + "/metrics", timeout=5).read().decode()
-    return {(s.name, frozenset(s.labels.items())): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples if s.name.startswith("gpy_")}
 
 
 def _started(process: subprocess.Popen, port: int, log: Path, what: str) -> None:

@@ -12,8 +12,9 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from tests.conftest import run_gpy_here
-from tests.monitor.conftest import free_port, make_job, make_sequential_job
+from tests.support.cli import run_gpy_here
+from tests.support.monitor import make_job, make_sequential_job
+from tests.support.net import free_port
 
 # three records, one every 350 ms: a run of over a second, long enough for interval reports of 200 ms (and, in
 # carbon's whisper files of one-second resolution, for more than one point)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import run_gpy_here
-from tests.monitor.conftest import make_job
 from tests.monitor.lineage_schema import validate_event
+from tests.support.cli import run_gpy_here
+from tests.support.monitor import make_job
 
 
 def _events(text: str) -> list[dict]:

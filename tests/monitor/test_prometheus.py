@@ -9,8 +9,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from tests.conftest import run_gpy_here
-from tests.monitor.conftest import free_port, make_job, scrape
+from tests.support.cli import run_gpy_here
+from tests.support.monitor import make_job, scrape
+from tests.support.net import free_port
 
 
 def series(scraped: dict, name: str, **labels: str) -> float:
@@ -37,7 +38,7 @@ def test_every_run_pushes_its_outcome_and_a_failure_keeps_the_last_success(tmp_p
 
     (tmp_path / "data" / "more.csv").write_text("order_id,amount,ordered_at\n1,x,not a time\n")  # the next run fails
     failed = run_gpy_here("run", str(job), "--engine", "local")
-    assert failed.returncode not in (0, 3)
+    assert failed.returncode == 65, failed.stderr  # amount=x where the dataset has doubles: bad data
     scraped = scrape(pushgateway)
     assert series(scraped, "gpy_job_last_run_status", **group, status="FAILED") == 1
     assert series(scraped, "gpy_job_last_run_exit_code", **group) == failed.returncode
@@ -60,7 +61,7 @@ def test_the_textfile_is_written_whole_and_keeps_the_last_success(tmp_path):
     first = values()
     assert first[("gpy_job_last_run_status", "SUCCEEDED")] == 1 and first[("gpy_dataset_records_read", "")] == 20
     (tmp_path / "data" / "more.csv").write_text("order_id,amount,ordered_at\n1,x,not a time\n")
-    assert run_gpy_here("run", str(job), "--engine", "local").returncode != 0
+    assert run_gpy_here("run", str(job), "--engine", "local").returncode == 65  # bad data
     second = values()
     assert second[("gpy_job_last_run_status", "FAILED")] == 1
     assert second[("gpy_job_last_success_timestamp_seconds", None)] == first[("gpy_job_last_success_timestamp_seconds",

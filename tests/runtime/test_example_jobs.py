@@ -6,7 +6,8 @@ import shutil
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import REPO, run_gpy
+from tests.support.cli import run_gpy
+from tests.support.paths import REPO
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from tests.conftest import run_gpy
-from tests.runtime.test_run_cli import Job, run_local, run_spark, write_csv
+from tests.support.cli import run_gpy
+from tests.support.jobs import Job, run_local, run_spark, write_csv
 
 
 def default_retries(job: Job) -> Job:
@@ -62,7 +62,7 @@ def test_a_missing_input_file_is_permanent(tmp_path):
     job = default_retries(Job(tmp_path, extra="source.class=tests.runtime.sample_plugins.VanishingFilesSource\n"))
     write_csv(job.data / "a.csv", 1)
     result, events = run_json(job)
-    assert result.returncode != 0, result.stderr
+    assert result.returncode == 1, result.stderr
     assert not [e for e in events if e["event"] == "task_retry"]
     (attempt,) = the_attempts(last_run(job, events))
     assert attempt["kind"] == "permanent" and attempt["error"].startswith("FileNotFoundError")

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.runtime.test_run_cli import Job, run_local, write_csv
+from tests.support.jobs import Job, run_local, write_csv
 
 
 def two_jobs(tmp_path, extra: str = "") -> tuple[Job, Job]:

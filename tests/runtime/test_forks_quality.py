@@ -8,8 +8,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import run_gpy
-from tests.runtime.test_run_cli import Job, run_local, write_csv
+from tests.support.cli import run_gpy
+from tests.support.jobs import Job, run_local, write_csv
 
 ALL = list(range(1, 41)) + list(range(101, 141))
 

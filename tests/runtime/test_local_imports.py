@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tests.runtime.test_run_cli import Job, write_csv
+from tests.support.jobs import Job, write_csv
 
 # runs the real CLI, then reports at exit which of the heavy modules the run loaded
 WRAPPER = """

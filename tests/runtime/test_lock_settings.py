@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gobblin_py.runtime.plan.locks import LockSettings
-from tests.conftest import run_gpy
-from tests.runtime.test_run_cli import Job
+from tests.support.cli import run_gpy
+from tests.support.jobs import Job
 
 
 @pytest.mark.parametrize(("timeout", "refresh"), [("5", 5 / 3), ("1", 1 / 3), ("90", 30.0), ("300", 30.0),

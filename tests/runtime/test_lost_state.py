@@ -12,8 +12,8 @@ import pytest
 from gobblin_py.cli.base import load_job_properties
 from gobblin_py.runtime.commit.published_marks import StateLostError
 from gobblin_py.runtime.launcher import JobLauncher
-from tests.conftest import run_gpy_here
-from tests.runtime.test_run_cli import Job, write_csv
+from tests.support.cli import run_gpy_here
+from tests.support.jobs import Job, write_csv
 
 
 def relative_state_job(tmp_path):

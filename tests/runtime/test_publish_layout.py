@@ -4,7 +4,7 @@ corpus), through the real CLI."""
 
 from __future__ import annotations
 
-from tests.runtime.test_run_cli import Job, run_local, write_csv
+from tests.support.jobs import Job, run_local, write_csv
 
 
 def parquet_files(job: Job) -> list[str]:

@@ -15,7 +15,7 @@ from gobblin_py.connectors.files.publish_check import PublishedFile, PublishedRe
 from gobblin_py.io.fs import local_identity
 from gobblin_py.sdk.errors import RecordsLost
 from gobblin_py.store import FsDatasetStateStore
-from tests.runtime.test_run_cli import Job, run_local, write_csv
+from tests.support.jobs import Job, run_local, write_csv
 
 DAMAGING = "data.publisher.type=tests.runtime.publish_plugins.DamagingPublisher\n"
 

@@ -18,9 +18,10 @@ from gobblin_py.cli.base import load_job_properties
 from gobblin_py.runtime.execute import task_progress
 from gobblin_py.runtime.execute.task_progress import TaskReport
 from gobblin_py.runtime.launcher import JobLauncher
-from tests.conftest import run_gpy
-from tests.environment import needs
-from tests.runtime.test_run_cli import Job, run_local_process, write_csv
+from tests.support.cli import run_gpy
+from tests.support.environment import needs
+from tests.support.jobs import Job, run_local_process, write_csv
+from tests.support.processes import in_session, live_where
 
 ROWS = 40
 
@@ -32,23 +33,9 @@ def _job(root: Path, extra: str = "", files: int = 12) -> Job:
     return job
 
 
-def _live_where(field: int, value: int) -> set[int]:
-    """Live (not zombie) processes whose ``/proc/<pid>/stat`` field ``field`` (counted after the state) is ``value``."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[field]) == value and fields[0] != "Z":
-                found.add(int(entry.name))
-    return found
-
-
 def _children(pid: int) -> set[int]:
     """Live processes whose parent is ``pid``."""
-    return _live_where(1, pid)
+    return live_where(1, pid)
 
 
 def _alive(pid: int) -> bool:
@@ -214,11 +201,6 @@ def test_workers_die_with_a_killed_run(tmp_path):
     assert job.published_ids() == sorted(1 + k * 1000 + i for k in range(12) for i in range(ROWS))
 
 
-def _in_session(sid: int) -> set[int]:
-    """Live (not zombie) processes of session ``sid``."""
-    return _live_where(3, sid)
-
-
 def _command(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:200]
@@ -262,10 +244,10 @@ def test_a_run_killed_while_its_workers_start_leaves_no_process_and_no_open_outp
             ended = _read_to_eof([proc.stdout, proc.stderr], 5)
             waited = time.monotonic() - killed
             proc.wait()
-            left = _in_session(proc.pid)
+            left = in_session(proc.pid)
             while left and time.monotonic() - killed < 2:  # a process being killed may still be closing down
                 time.sleep(0.02)
-                left = _in_session(proc.pid)
+                left = in_session(proc.pid)
             if not ended or waited > 2 or left:
                 lingering.append((delay, round(waited, 2), [_command(pid) for pid in sorted(left)]))
         finally:

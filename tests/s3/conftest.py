@@ -20,11 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.environment import missing
-from tests.sql.servers import free_port
-
-ACCESS_KEY = "gpy-test-access"
-SECRET_KEY = "gpy-test-secret-c0ffee"  # tests check it is never printed nor stored
+from tests.support.environment import missing
+from tests.support.net import free_port
+from tests.support.s3 import ACCESS_KEY, SECRET_KEY
 
 
 @dataclass

@@ -11,11 +11,11 @@ import pytest
 
 from gobblin_py.io import fs as fsutil
 from gobblin_py.io import fs_settings
-from gobblin_py.sdk.settings import SettingsError
-from gobblin_py.sdk.errors import UsageError
 from gobblin_py.io.fs_settings import FsSettings
 from gobblin_py.io.local_fs import LocalFileSystem
-from tests.conftest import run_gpy
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.settings import SettingsError
+from tests.support.cli import run_gpy
 
 SECRET = "wJalrXUtnFEMI-never-print-me"
 

@@ -33,10 +33,10 @@ import pyarrow.csv as pa_csv
 import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
-from tests.conftest import REPO
 from tests.docs.runnable import Block, Sequence, all_sequences, difference, matches, normalized, with_provided
 from tests.docs.shell import Shell
-from tests.s3.conftest import ACCESS_KEY, SECRET_KEY
+from tests.support.paths import REPO
+from tests.support.s3 import ACCESS_KEY, SECRET_KEY
 
 # the variables the settings block sets, replaced by the test server's
 S3_VARIABLES = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL", "BUCKET"}

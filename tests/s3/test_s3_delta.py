@@ -3,8 +3,8 @@ own fs.s3a.* keys, the task files move into the table's folder there, and each r
 
 from __future__ import annotations
 
-from tests.conftest import run_gpy_here
-from tests.s3.conftest import ACCESS_KEY, SECRET_KEY
+from tests.support.cli import run_gpy_here
+from tests.support.s3 import ACCESS_KEY, SECRET_KEY
 
 
 def test_a_delta_table_on_s3_takes_each_run_in_one_version(tmp_path, s3_server, bucket):

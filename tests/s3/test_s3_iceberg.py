@@ -3,8 +3,8 @@ file IO, the run's files are moved into the table's data folder in the bucket an
 
 from __future__ import annotations
 
-from tests.conftest import run_gpy_here
-from tests.s3.conftest import ACCESS_KEY, SECRET_KEY
+from tests.support.cli import run_gpy_here
+from tests.support.s3 import ACCESS_KEY, SECRET_KEY
 
 
 def test_a_table_in_a_bucket_is_appended_once_per_run(tmp_path, s3_server, bucket):

@@ -11,12 +11,12 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from gobblin_py.io import fs_settings
 from gobblin_py.cli import main
+from gobblin_py.io import fs_settings
 from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.store.sequencefile import SequenceFileReader
-from tests.conftest import run_gpy, run_gpy_here
-from tests.s3.conftest import SECRET_KEY
+from tests.support.cli import run_gpy, run_gpy_here
+from tests.support.s3 import SECRET_KEY
 
 ROWS = 25
 
@@ -121,7 +121,7 @@ def test_forked_incremental_job_on_s3(job, s3_server, bucket, spark):
 
 
 def _options(server) -> dict:
-    from tests.s3.conftest import ACCESS_KEY
+    from tests.support.s3 import ACCESS_KEY
 
     return {"key": ACCESS_KEY, "secret": SECRET_KEY, "client_kwargs": {"endpoint_url": server.endpoint},
             "use_listings_cache": False}

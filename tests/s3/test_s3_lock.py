@@ -16,8 +16,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from gobblin_py.io import fs_conditional as conditional
-from tests.conftest import run_gpy
-from tests.s3.conftest import SECRET_KEY
+from tests.support.cli import run_gpy
+from tests.support.s3 import SECRET_KEY
 
 RACERS = 6
 MAX_ROUNDS = 20

@@ -21,16 +21,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from gobblin_py.formats.counting import count_records
 from gobblin_py.connectors.files.publish_check import PublishedFile, PublishedRecordsStep
+from gobblin_py.formats.counting import count_records
 from gobblin_py.io import fs_settings
 from gobblin_py.io.fs import local_identity
 from gobblin_py.io.rename_step import FsRenameStep
 from gobblin_py.sdk.commit import PublishConflictError
 from gobblin_py.sdk.errors import RecordsLost, StateStoreError
 from gobblin_py.store.store import FsDatasetStateStore
-from tests.conftest import run_gpy
-from tests.state.test_store import make_state
+from tests.support.cli import run_gpy
+from tests.support.states import make_state
 
 DATASETS = ("d0", "d1", "d2")
 
@@ -170,7 +170,7 @@ def test_a_parquet_file_on_s3_is_counted_from_its_end_in_one_read(s3_server, buc
     # columns) takes a second one
     assert [(method, status) for method, _, status in requests_since(s3_server.log, start)] == [("GET", 206)] * reads
     fs.pipe_file(f"{bucket}/empty.parquet", b"")
-    with pytest.raises(Exception, match="(?i)parquet"):
+    with pytest.raises(pa.ArrowInvalid, match="(?i)parquet"):
         count_records(fs, f"{bucket}/empty.parquet")
     with pytest.raises(FileNotFoundError):
         count_records(fs, f"{bucket}/missing.parquet")

@@ -7,7 +7,7 @@ s3fs looks an object up, then fetches it on condition that it is still that vers
 from __future__ import annotations
 
 from gobblin_py.store.store import FsDatasetStateStore
-from tests.state.test_store import make_state
+from tests.support.states import make_state
 
 
 def test_a_current_state_replaced_while_it_is_read_is_read_again(s3_server, bucket):

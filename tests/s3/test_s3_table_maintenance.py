@@ -4,8 +4,8 @@ through the job's fs.s3a.* keys; every object the table reads stays."""
 
 from __future__ import annotations
 
-from tests.conftest import run_gpy_here
-from tests.s3.conftest import ACCESS_KEY, SECRET_KEY
+from tests.support.cli import run_gpy_here
+from tests.support.s3 import ACCESS_KEY, SECRET_KEY
 
 
 def test_orphans_in_a_bucket_past_the_retention_are_deleted_and_the_tables_files_kept(tmp_path, s3_server, bucket):

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from gobblin_py.cli import main
 from gobblin_py.jobconf import jasypt, load_job
 from gobblin_py.sdk.redact import redact
-from tests.conftest import run_gpy_here
+from tests.support.cli import run_gpy_here
 from tests.sql.helpers import SqlJob, create_shop
 from tests.sql.servers import PG_PASSWORD
 

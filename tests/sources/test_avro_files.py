@@ -9,7 +9,7 @@ import fastavro
 import pytest
 
 from gobblin_py.store import FsDatasetStateStore
-from tests.conftest import run_gpy_here
+from tests.support.cli import run_gpy_here
 
 SCHEMA = {
     "type": "record", "name": "User", "namespace": "example.avro", "doc": "a user",

@@ -15,7 +15,7 @@ from gobblin_py.connectors.files.record_lines import csv_line, record_place
 from gobblin_py.formats.bad_values import bad_rows, first_bad_row
 from gobblin_py.io.fs import open_fs
 from gobblin_py.sdk.states import State
-from tests.conftest import run_gpy_here
+from tests.support.cli import run_gpy_here
 
 JOB = """job.name=Orders
 source.class=gobblin_py.connectors.files.filebased.FileBasedSource

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 
 from gobblin_py.sdk.contracts import Source
-from tests.conftest import run_gpy_here
-from tests.runtime.test_run_cli import Job, run_local, write_csv
+from tests.support.cli import run_gpy_here
+from tests.support.jobs import Job, run_local, write_csv
 
 FIRST_RUN_WARNING = "warning: the job's first run found nothing at all to pull"
 

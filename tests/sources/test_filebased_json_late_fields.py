@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from gobblin_py.sdk.errors import UsageError
-from tests.conftest import run_gpy
-from tests.sources.test_filebased_schema import read_all
+from tests.support.cli import run_gpy
+from tests.support.filebased import read_all
 
 JOB = """job.name=Orders
 source.class=gobblin_py.connectors.files.filebased.FileBasedSource

@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 
 from gobblin_py.sdk.errors import UsageError
-from tests.conftest import run_gpy
-from tests.sources.test_filebased_schema import read_all
+from tests.support.cli import run_gpy
+from tests.support.filebased import read_all
 
 JSON_KEY = "source.filebased.json.block.size"
 CSV_KEY = "source.filebased.csv.block.size"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from pathlib import Path
 
 import fsspec
@@ -17,11 +16,12 @@ from gobblin_py.connectors.files import file_readers
 from gobblin_py.connectors.files.file_readers import open_file
 from gobblin_py.connectors.files.file_settings import FileSourceSettings
 from gobblin_py.connectors.files.filebased import FileBasedSource
-from gobblin_py.io.paced_input import AHEAD
+from gobblin_py.io.paced_input import AHEAD, held_reads
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.sdk.run_states import SourceState
 from gobblin_py.sdk.states import WorkUnitState
-from tests.conftest import run_gpy
+from tests.support.cli import run_gpy
+from tests.support.waiting import wait_until
 
 JSON_KEY = "source.filebased.json.block.size"
 CSV_KEY = "source.filebased.csv.block.size"
@@ -173,7 +173,9 @@ def test_a_file_is_read_a_few_blocks_ahead_of_the_batches_taken(tmp_path, ext):
     opened = open_file(fsspec.filesystem("file"), str(path), settings, block_size=block)
     try:
         taken = [next(opened.batches) for _ in range(2)]
-        time.sleep(0.3)  # the task busy elsewhere: time enough for a reader to run 32 blocks ahead
+        # the task busy elsewhere: Arrow's reader runs ahead until its next read is held (without pacing it would
+        # read 32 blocks ahead and never be held: the wait fails, naming it)
+        wait_until(lambda: held_reads() > 0, "Arrow's read-ahead held AHEAD blocks beyond the batches taken")
         assert opened.stream.tell() <= (len(taken) + AHEAD + 4) * block
         taken += list(opened.batches)
         assert [i for b in taken for i in b.column("id").to_pylist()] == list(range(40_000))

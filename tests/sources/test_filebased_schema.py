@@ -12,10 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from gobblin_py.sdk.errors import DataError, UsageError
-from gobblin_py.connectors.files.filebased import FileBasedSource
-from gobblin_py.sdk.run_states import SourceState
-from gobblin_py.sdk.states import WorkUnitState
-from tests.conftest import run_gpy
+from tests.support.cli import run_gpy
+from tests.support.filebased import read_all
 
 JOB = """job.name=Orders
 source.class=gobblin_py.connectors.files.filebased.FileBasedSource
@@ -114,20 +112,6 @@ def test_files_whose_types_cast_are_published_with_the_dataset_schema(tmp_path):
     schemas = published(tmp_path)
     assert schemas[-1].names == ["id", "amount", "note"]
     assert str(schemas[-1].field("amount").type) == "double" and str(schemas[-1].field("note").type) == "string"
-
-
-def read_all(folder: Path, **extra: str) -> list[dict]:
-    props = {"source.filebased.data.directory": str(folder), "extract.table.name": "t", **extra}
-    rows: list[dict] = []
-    for unit in FileBasedSource().get_workunits(SourceState(props)):
-        extractor = FileBasedSource().get_extractor(WorkUnitState(unit, props))
-        try:
-            extractor.get_schema()
-            for batch in extractor.read_batches():
-                rows += batch.to_pylist()
-        finally:
-            extractor.close()
-    return rows
 
 
 def test_a_new_or_missing_column_fails_naming_it(tmp_path):

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.environment import missing
 from tests.sources.rest_jobs import ids, items, run_here, write_job
+from tests.support.environment import missing
 
 
 def test_an_answer_dripped_a_byte_at_a_time_fails_at_the_deadline_naming_the_url(web_api, tmp_path):

@@ -9,12 +9,12 @@ from pathlib import Path
 import fastavro
 import pytest
 
-from gobblin_py.connectors.rest.http import RetryPolicy, retry_after
+from gobblin_py.connectors.rest.http import JsonHttpClient, RetryPolicy, retry_after
 from gobblin_py.connectors.rest.jsonpath import select
-
-from tests.conftest import run_gpy
 from tests.corpus.harness import run_job, system_config
 from tests.sources.web_api import TOKEN
+from tests.support.cli import run_gpy
+from tests.support.clock import FakeClock
 
 SCHEMA = json.dumps({"type": "record", "name": "Item", "fields": [
     {"name": "id", "type": "long"}, {"name": "name", "type": "string"}, {"name": "price", "type": ["null", "double"]}]})
@@ -60,19 +60,31 @@ def test_pages_of_records_are_pulled_once_and_a_second_run_asks_only_newer_ones(
 
 def test_a_server_asking_to_wait_is_retried_and_a_refused_token_fails_the_run(web_api, tmp_path):
     web_api.items.extend({"id": i, "name": f"item {i}", "price": None} for i in range(1, 3))
-    web_api.fail_next(503, retry_after="1")
+    web_api.fail_next(503, retry_after="0")
     web_api.fail_next(502)
-    job = write_job(tmp_path, web_api.url, **{"rest.retry.backoff.ms": "50"})
+    job = write_job(tmp_path, web_api.url, **{"rest.retry.backoff.ms": "1"})
     run_job(job, tmp_path, env={"ITEMS_TOKEN": TOKEN})
     assert [r["id"] for r in published(tmp_path)] == [1, 2]
-    log = web_api.requests("/items")
-    assert [r.status for r in log] == [503, 502, 200]
-    assert log[1].at - log[0].at >= 1.0 and log[2].at - log[1].at < 1.0
+    assert [r.status for r in web_api.requests("/items")] == [503, 502, 200]
 
     result = run_job(write_job(tmp_path / "bad", web_api.url), tmp_path / "bad", expect=1,
                      env={"ITEMS_TOKEN": "wrong"})
     out = result.stdout + result.stderr
     assert "HTTP 401" in out and "wrong" not in out  # the credential is never printed
+
+
+def test_each_retry_waits_what_the_server_asks_else_the_doubling_back_off(web_api):
+    web_api.items.append({"id": 1, "name": "item 1", "price": None})
+    web_api.fail_next(503, retry_after="7")
+    web_api.fail_next(502)
+    web_api.fail_next(429)
+    clock = FakeClock()
+    client = JsonHttpClient({"Authorization": f"Bearer {TOKEN}"}, retry=RetryPolicy(5, 0.25, 30.0), sleep=clock.sleep)
+    document, _ = client.get(web_api.url + "/items")
+    assert [item["id"] for item in document["data"]["items"]] == [1]
+    # the server's Retry-After, then the back-off of the second and third retries (0.25 s doubled each retry)
+    assert clock.slept == [7.0, 0.5, 1.0] and client.retries == 3
+    assert [r.status for r in web_api.requests("/items")] == [503, 502, 429, 200]
 
 
 def test_validate_masks_the_token_and_names_bad_keys(web_api, tmp_path):

@@ -10,11 +10,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 import pytest
 
 from tests.sources.rest_jobs import write_job
 from tests.sources.web_api import TOKEN
+from tests.support.waiting import StderrWatch
 
 
 def _start(job, root) -> subprocess.Popen:
@@ -24,19 +26,20 @@ def _start(job, root) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _wait_for_requests(web_api, path: str, count: int, proc: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 60
-    while len(web_api.requests(path)) < count:
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the requests never came"
-        time.sleep(0.02)
-    time.sleep(0.5)  # into the wait that follows
+def _event(name: str, **fields: object) -> Callable[[str], bool]:
+    """Whether a log line is the event ``name`` with ``fields``."""
+    def found(line: str) -> bool:
+        if f'"{name}"' not in line:
+            return False
+        event = json.loads(line)
+        return event.get("event") == name and all(event.get(k) == v for k, v in fields.items())
+    return found
 
 
-def _stopped(proc: subprocess.Popen, signum: int, root) -> tuple[float, str]:
+def _stopped(proc: subprocess.Popen, watch: StderrWatch, signum: int, root) -> tuple[float, str]:
     began = time.monotonic()
     proc.send_signal(signum)
-    _, err = proc.communicate(timeout=60)
+    err = watch.finish(60)
     assert proc.returncode == 128 + signum, err
     assert "the job lock is released" in err and not (root / "state-store" / "Items.lock").exists()
     return time.monotonic() - began, err
@@ -48,8 +51,9 @@ def test_a_stop_during_a_request_retry_wait_ends_it_at_once(web_api, tmp_path, s
     job = write_job(tmp_path, web_api.url, **{"rest.url": web_api.url + "/down", "rest.retry.max": "5",
                                               "rest.retry.wait.max.ms": "60000"})
     proc = _start(job, tmp_path)
-    _wait_for_requests(web_api, "/down", 1, proc)
-    seconds, _ = _stopped(proc, signum, tmp_path)
+    watch = StderrWatch(proc)
+    watch.wait_for(_event("http_retry", attempt=1), "the first request's retry wait")  # logged as it begins
+    seconds, _ = _stopped(proc, watch, signum, tmp_path)
     assert seconds < 10  # the retries alone would wait 150 s
     assert len(web_api.requests("/down")) == 1  # no request after the signal
 
@@ -61,8 +65,10 @@ def test_a_stop_during_the_back_off_between_task_attempts_makes_no_further_attem
                                               "rest.retry.backoff.ms": "10", "task.maxretries": "3",
                                               "task.retry.intervalinsec": "60"})
     proc = _start(job, tmp_path)
-    _wait_for_requests(web_api, "/down", 4, proc)  # two attempts of two requests; the next attempt is 60 s away
-    seconds, err = _stopped(proc, signum, tmp_path)
+    watch = StderrWatch(proc)
+    # two attempts of two requests; the third attempt is 60 s away (its wait logged as it begins)
+    watch.wait_for(_event("task_retry", attempt=3), "the back-off before the third attempt")
+    seconds, err = _stopped(proc, watch, signum, tmp_path)
     assert seconds < 10
     assert len(web_api.requests("/down")) == 4  # no request after the signal
     failed = [json.loads(line) for line in err.splitlines() if '"task_failed"' in line]

@@ -9,10 +9,10 @@ import fastavro
 import pyarrow.parquet as pq
 import pytest
 
-from gobblin_py.store import FsDatasetStateStore
-
 from gobblin_py.sdk.watermarks import LongWatermark
-from tests.conftest import GOBBLIN_DATA, run_gpy
+from gobblin_py.store import FsDatasetStateStore
+from tests.support.cli import run_gpy
+from tests.support.paths import GOBBLIN_DATA
 
 TEST_AVRO = GOBBLIN_DATA / "testsource" / "test.avro.0"
 
@@ -139,10 +139,10 @@ def test_simple_json_source_and_converter_make_avro_of_json_lines(tmp_path):
 def test_json_text_with_a_field_the_schema_lacks_fails_the_record(tmp_path):
     import pyarrow as pa
 
-    from gobblin_py.transforms.converters.json_text import JsonTextToAvroConverter
     from gobblin_py.sdk.errors import GobblinPyError
     from gobblin_py.sdk.schema_meta import text_schema
     from gobblin_py.sdk.states import WorkUnitState
+    from gobblin_py.transforms.converters.json_text import JsonTextToAvroConverter
 
     converter = JsonTextToAvroConverter()
     state = WorkUnitState()

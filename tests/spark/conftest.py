@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import time
 import urllib.request
@@ -13,13 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tests.environment import missing
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from tests.support.environment import missing
+from tests.support.net import free_port
 
 
 @dataclass(frozen=True)

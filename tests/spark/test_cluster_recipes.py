@@ -11,8 +11,8 @@ from pathlib import Path
 
 import yaml
 
-from tests.conftest import run_gpy_here
-from tests.readme_recipes import job_with, properties
+from tests.support.cli import run_gpy_here
+from tests.support.readme_recipes import job_with, properties
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy" / "kubernetes"

@@ -16,8 +16,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import run_gpy
-from tests.readme_recipes import recipe
+from tests.support.cli import run_gpy
+from tests.support.readme_recipes import recipe
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,10 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from gobblin_py.runtime.engines.pack import ALIAS, EXECUTOR_PYTHON, PackSettings, environment_archive, \
-    site_packages, spark_conf
+from gobblin_py.runtime.engines.pack import (
+    ALIAS,
+    EXECUTOR_PYTHON,
+    PackSettings,
+    environment_archive,
+    site_packages,
+    spark_conf,
+)
 from gobblin_py.sdk.settings import SettingsError
-from tests.conftest import run_gpy
+from tests.support.cli import run_gpy
 
 ROOT = Path(__file__).resolve().parents[2]
 # the plugin module of the cluster tests' jobs: the same archive serves them all (built once, cached by content)
@@ -214,7 +220,7 @@ def test_a_stop_while_pack_copies_to_output_leaves_the_file_there_as_it_was(tmp_
     import threading
 
     from gobblin_py.runtime.engines import pack as pack_module
-    from tests.conftest import run_gpy_here
+    from tests.support.cli import run_gpy_here
 
     endless = tmp_path / "gpy-env.tar.gz"
     os.mkfifo(endless)
@@ -258,7 +264,7 @@ def test_a_stop_while_pack_copies_to_output_leaves_the_file_there_as_it_was(tmp_
 
 def test_pack_output_into_a_missing_folder_is_refused_before_packing(tmp_path, monkeypatch):
     from gobblin_py.runtime.engines import pack as pack_module
-    from tests.conftest import run_gpy_here
+    from tests.support.cli import run_gpy_here
 
     monkeypatch.setattr(pack_module, "environment_archive", lambda props: pytest.fail("packed"))
     result = run_gpy_here("pack", "--output", str(tmp_path / "missing" / "env.tar.gz"))
@@ -271,7 +277,7 @@ def test_a_stop_that_cuts_an_import_short_while_packing_is_reported_as_the_stop(
     """Packing imports the job's plugins; Python 3.11 turns an error raised while a class is made (here the
     signal's) into a RuntimeError of its own: still a stop, exit 143, not a traceback and exit 1."""
     from gobblin_py.runtime.engines import pack as pack_module
-    from tests.conftest import run_gpy_here
+    from tests.support.cli import run_gpy_here
 
     class Field:
         def __set_name__(self, owner: type, name: str) -> None:

@@ -17,11 +17,11 @@ from gobblin_py.cli import main
 from gobblin_py.cli.base import load_job_properties
 from gobblin_py.runtime.engines import spark_logging
 from gobblin_py.runtime.execute import task_progress
-from gobblin_py.runtime.launcher import JobLauncher
 from gobblin_py.runtime.execute.task_progress import TaskReport
-from tests.cli.test_run_console import summary_cells
-from tests.pty_run import run_gpy_in_pty
-from tests.runtime.test_run_cli import Job, write_csv
+from gobblin_py.runtime.launcher import JobLauncher
+from tests.support.console import summary_cells
+from tests.support.jobs import Job, write_csv
+from tests.support.pty_run import run_gpy_in_pty
 
 LOG4J_WARN = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d WARN ", re.MULTILINE)
 NOISE = ("WARNING: Using incubator modules", "Using Spark's default log4j profile", "Setting default log level")

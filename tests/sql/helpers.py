@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from click.testing import CliRunner
 
-from tests.conftest import run_gpy, run_gpy_here
+from tests.support.cli import run_gpy, run_gpy_here
 
 BASE = dt.datetime(2024, 3, 1, 8, 0, 0)
 LATER = BASE + dt.timedelta(hours=3)  # after the orders create_shop makes (up to 179 of them)

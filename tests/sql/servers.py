@@ -15,7 +15,6 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -25,7 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.environment import apt_install, missing
+from tests.support.environment import apt_install, missing
+from tests.support.net import free_port
+
 PG_USER = "gpy_loader"
 PG_PASSWORD = "Pw-7f3c9e1a-ZqX"  # distinctive, so tests can grep for leaks
 
@@ -50,12 +51,6 @@ def _install_postgres() -> str | None:
         if done.returncode != 0:
             return f"apt-get install postgresql failed: {done.stderr.strip()[-500:]}"
     return None
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _as_postgres(args: list[str], **kwargs) -> subprocess.CompletedProcess:

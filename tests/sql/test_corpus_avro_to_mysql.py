@@ -9,8 +9,8 @@ from pathlib import Path
 import fastavro
 import pytest
 
-from tests.conftest import NEEDS_CORPUS
 from tests.corpus.harness import local_copy, run_job, system_config
+from tests.support.paths import NEEDS_CORPUS
 
 pytestmark = NEEDS_CORPUS
 EXAMPLES = "gobblin-example/src/main/resources/"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from tests.sql.test_jdbc_writer import job, run, write_users
+from tests.support.jdbc import job, run, write_users
 
 
 def test_mysql_staging_tables_and_replace_into(mysql_db, tmp_path):

@@ -7,8 +7,9 @@ from __future__ import annotations
 import time
 
 from gobblin_py.jobconf import jasypt
-from tests.conftest import CORPUS, run_gpy_here
-from tests.environment import needs
+from tests.support.cli import run_gpy_here
+from tests.support.environment import needs
+from tests.support.paths import CORPUS
 
 SOURCE = CORPUS / "gobblin-example" / "src" / "main" / "resources" / "mysql-state-store-retention.pull"
 # Gobblin's MysqlStateStore CREATE_JOB_STATE_TABLE_TEMPLATE, table gobblin_job_state

@@ -12,7 +12,7 @@ import socket
 from gobblin_py.store.hadoop_io import DataInput, encode_text
 from gobblin_py.store.sequencefile import SequenceFileReader
 from gobblin_py.store.writable import DATASET_STATE_CLASS, deserialize
-from tests.conftest import run_gpy_here
+from tests.support.cli import run_gpy_here
 from tests.crash.harness import CrashJob
 
 # Gobblin's MysqlStateStore.CREATE_JOB_STATE_TABLE_TEMPLATE

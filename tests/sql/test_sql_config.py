@@ -11,8 +11,8 @@ import pytest
 
 from gobblin_py.jobconf import load_job
 from gobblin_py.runtime.plan.validation import check_job
-from tests.conftest import run_gpy
 from tests.sql.helpers import SqlJob, create_shop
+from tests.support.cli import run_gpy
 
 SECRET = "Pw-config-7Hq2-Zz"
 GOOD = {

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 
-from tests.conftest import run_gpy
-from tests.sql.servers import PG_PASSWORD, free_port
 from tests.sql.helpers import BASE, SqlJob, add_orders, count, create_shop
+from tests.sql.servers import PG_PASSWORD
+from tests.support.cli import run_gpy
+from tests.support.net import free_port
 
 WRONG_PASSWORD = "Wrong-Pw-93jf-Qx"
 

@@ -12,8 +12,9 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import REPO, run_gpy_here
 from tests.sql.helpers import LATER, SqlJob, add_customers, add_orders, count, create_shop, update_orders
+from tests.support.cli import run_gpy_here
+from tests.support.paths import REPO
 
 
 def _copy_repo_bits(tmp_path):

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from gobblin_py.io.contained_paths import PathEscapeError
 from gobblin_py.connectors.sql import QueryBasedSource
+from gobblin_py.io.contained_paths import PathEscapeError
 from gobblin_py.sdk.run_states import SourceState
-from tests.conftest import run_gpy
 from tests.sql.helpers import SqlJob, create_shop
+from tests.support.cli import run_gpy
 
 
 def add_table(db, name: str) -> None:

@@ -12,8 +12,8 @@ import pytest
 from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.store.progress import task_progress
 from gobblin_py.store.startpoints import FILTERED_KEY
-from tests.conftest import run_gpy
 from tests.sql.helpers import BASE, SqlJob, create_shop
+from tests.support.cli import run_gpy
 
 AT = BASE + dt.timedelta(minutes=40, seconds=30)  # orders 41..60 are at or after it (order i at BASE + i min)
 

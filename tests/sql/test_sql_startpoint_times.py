@@ -13,9 +13,9 @@ import datetime as dt
 import pytest
 
 from gobblin_py.store.startpoints import Startpoint, StartpointKind, StartpointStore
-from tests.conftest import run_gpy_here
 from tests.sql.helpers import BASE, LATER, SqlJob, add_orders, create_shop
-from tests.sql.test_sql_startpoints import create_events, events_job
+from tests.support.cli import run_gpy_here
+from tests.support.sql_events import create_events, events_job
 
 
 def set_startpoint(job: SqlJob, table: str, *args: str):

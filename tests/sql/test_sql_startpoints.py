@@ -8,8 +8,9 @@ import re
 
 import pytest
 
-from tests.conftest import run_gpy
 from tests.sql.helpers import BASE, LATER, SqlJob, add_orders, create_shop
+from tests.support.cli import run_gpy
+from tests.support.sql_events import create_events, events_job
 
 
 def startpoint(job: SqlJob, table: str, *args: str) -> None:
@@ -20,21 +21,6 @@ def startpoint(job: SqlJob, table: str, *args: str) -> None:
 def pending(job: SqlJob) -> dict:
     listed = run_gpy("state", "startpoint", "list", str(job.file), "--json")
     return json.loads(listed.stdout)
-
-
-def create_events(db, first: int, count: int) -> None:
-    """Rows ``id`` with an event time of BASE + id hours: an id-watermarked table whose events are times."""
-    t = db.types
-    if first == 1:
-        db.execute(f"CREATE TABLE events (id {t['id']} PRIMARY KEY, created_at {t['ts']})")
-    db.executemany("INSERT INTO events VALUES (?, ?)",
-                   [(i, BASE + dt.timedelta(hours=i)) for i in range(first, first + count)])
-
-
-def events_job(tmp_path, db) -> SqlJob:
-    return SqlJob(tmp_path, db, tables="events", extract__delta__fields="id", extract__primary__key__fields="id",
-                  source__event__time__column="created_at", source__querybased__partition__interval="10",
-                  source__querybased__watermark__type="simple")
 
 
 def test_timestamp_replay_on_an_id_watermarked_table(db, tmp_path):

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from tests.conftest import run_gpy_here
-from tests.startpoints.test_file_startpoints import FIRST_RUN, EventJob
+from tests.support.cli import run_gpy_here
+from tests.support.file_events import FIRST_RUN, EventJob
 
 MTIME = 1_700_000_000  # file k is modified at MTIME + k * 100 s: 2023-11-14T22:13:20Z + k * 100 s
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import run_gpy
 from tests.sql.helpers import SqliteDb, SqlJob, create_shop
+from tests.support.cli import run_gpy
 
 
 def set_startpoint(job: SqlJob, dataset: str, *args: str):

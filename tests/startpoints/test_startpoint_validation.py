@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from tests.conftest import run_gpy_here
-from tests.startpoints.test_file_startpoints import EventJob
+from tests.support.cli import run_gpy_here
+from tests.support.file_events import EventJob
 
 
 def set_startpoint(job_file, *args: str, dataset: str = ""):

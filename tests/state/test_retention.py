@@ -4,7 +4,6 @@ tests/crash/test_retention_kills.py)."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from pathlib import Path
@@ -14,65 +13,10 @@ import pytest
 from gobblin_py.sdk.errors import UsageError
 from gobblin_py.store import FsDatasetStateStore
 from gobblin_py.store.retention import Lookback, plan_state_clean, select_before
-from gobblin_py.store.state_files import encode_dataset_state_file
-from tests.conftest import run_gpy_here
+from tests.support.cli import run_gpy_here
+from tests.support.retention import DAY, add_old_runs, tree_digest, write_orders
 
-DAY = 86400
 OLD_RUNS = 1000
-
-
-def _write_orders(folder: Path, name: str, first: int, count: int) -> None:
-    rows = "\n".join(f"{i},{i * 2}" for i in range(first, first + count))
-    (folder / name).write_text(f"order_id,amount\n{rows}\n")
-
-
-@pytest.fixture
-def job(tmp_path):
-    """A file job that has run once (3 orders published), and the path of its job file."""
-    data = tmp_path / "incoming"
-    data.mkdir()
-    _write_orders(data, "orders-1.csv", 1, 3)
-    job_file = tmp_path / "orders.pull"
-    job_file.write_text("\n".join([
-        "job.name=Orders",
-        "source.class=FileBasedSource",
-        f"source.filebased.data.directory={data}",
-        "source.filebased.file.pattern=orders-*.csv",
-        "extract.namespace=shop",
-        "extract.table.name=orders",
-        "writer.output.format=JSON",
-        "writer.file.pathType=TABLENAME",
-        f"task.data.root.dir={tmp_path / 'task-data'}",
-        f"data.publisher.final.dir={tmp_path / 'published'}",
-        f"state.store.dir={tmp_path / 'state'}",
-    ]) + "\n")
-    result = run_gpy_here("run", str(job_file), "--engine", "local")
-    assert result.returncode == 0, result.stderr
-    return job_file
-
-
-def _add_old_runs(store_dir: Path, count: int, oldest_days: float = 40, first: int = 1_700_000_000_000) -> list[Path]:
-    """``count`` earlier runs of the job's dataset, written with the store's own encoder as Gobblin's layout
-    names them, aged ``oldest_days`` … ``oldest_days - count/100`` days (none within 30 days)."""
-    store = FsDatasetStateStore(str(store_dir))
-    state = store.get_latest_dataset_state("Orders", "")
-    assert state is not None
-    written = []
-    now = time.time()
-    for index in range(count):
-        job_id = f"job_Orders_{first + index}"
-        state.job_id = state.id = job_id
-        path = store_dir / "Orders" / store.table_name("", job_id)
-        path.write_bytes(encode_dataset_state_file("", state))
-        age = (oldest_days - index / 100) * DAY
-        os.utime(path, (now - age, now - age))
-        written.append(path)
-    return written
-
-
-def _tree_digest(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def _published_ids(folder: Path) -> list[int]:
@@ -85,8 +29,8 @@ def test_a_store_of_1000_runs_is_cleaned_and_the_job_resumes_from_its_watermark(
     state_dir, published = tmp_path / "state", tmp_path / "published"
     kept = {p.name for p in (state_dir / "Orders").glob("*.jst")}
     assert len(kept) == 2  # the first run's file and current
-    old = _add_old_runs(state_dir, OLD_RUNS)
-    before = _tree_digest(published)
+    old = add_old_runs(state_dir, OLD_RUNS)
+    before = tree_digest(published)
 
     dry = run_gpy_here("state", "clean", str(job), "--older-than", "30d", "--dry-run")
     assert dry.returncode == 0, dry.stderr
@@ -99,9 +43,9 @@ def test_a_store_of_1000_runs_is_cleaned_and_the_job_resumes_from_its_watermark(
     assert result.returncode == 0, result.stderr
     assert f"Orders: {OLD_RUNS} state file(s) older than 30d deleted" in result.stdout
     assert {p.name for p in (state_dir / "Orders").glob("*.jst")} == kept
-    assert _tree_digest(published) == before  # state retention never touches published data
+    assert tree_digest(published) == before  # state retention never touches published data
 
-    _write_orders(tmp_path / "incoming", "orders-2.csv", 4, 2)
+    write_orders(tmp_path / "incoming", "orders-2.csv", 4, 2)
     rerun = run_gpy_here("run", str(job), "--engine", "local")
     assert rerun.returncode == 0, rerun.stderr
     assert "records extracted 2" in rerun.stdout  # only the new file: the watermark survived the cleaning

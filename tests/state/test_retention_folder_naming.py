@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_gpy_here
+from tests.support.cli import run_gpy_here
 
 TIMEZONE = "gobblin.retention.version.datetime.timezone"
 PATTERN = "gobblin.retention.version.datetime.pattern"

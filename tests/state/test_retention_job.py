@@ -7,12 +7,11 @@ import os
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-
 import pytest
 
-from tests.conftest import CORPUS, run_gpy_here
-from tests.state.test_retention import _add_old_runs, _tree_digest, job  # noqa: F401 - job is a fixture
-from tests.conftest import NEEDS_CORPUS
+from tests.support.cli import run_gpy_here
+from tests.support.paths import CORPUS, NEEDS_CORPUS
+from tests.support.retention import add_old_runs, tree_digest
 
 EXAMPLES = CORPUS / "gobblin-example" / "src" / "main" / "resources"
 needs_corpus = NEEDS_CORPUS
@@ -31,9 +30,9 @@ def _pointed_at(source: Path, target: Path, **values: str) -> Path:
 @needs_corpus
 def test_gobblins_state_store_retention_job_runs_as_it_is(job, tmp_path):  # noqa: F811
     state_dir, published = tmp_path / "state", tmp_path / "published"
-    old = _add_old_runs(state_dir, 50, oldest_days=1)  # all older than the file's 30 minutes
-    recent = _add_old_runs(state_dir, 1, oldest_days=0.01, first=1_800_000_000_000)[0]  # 14 minutes old: kept
-    before = _tree_digest(published)
+    old = add_old_runs(state_dir, 50, oldest_days=1)  # all older than the file's 30 minutes
+    recent = add_old_runs(state_dir, 1, oldest_days=0.01, first=1_800_000_000_000)[0]  # 14 minutes old: kept
+    before = tree_digest(published)
     cleaner = _pointed_at(EXAMPLES / "state-store-retention.pull", tmp_path / "state-store-retention.pull",
                           **{"state.store.fs.uri": "file:///", "state.store.dir": str(state_dir)})
 
@@ -51,7 +50,7 @@ def test_gobblins_state_store_retention_job_runs_as_it_is(job, tmp_path):  # noq
     assert f"50 state file(s) under {state_dir} deleted" in result.stdout
     assert not any(p.exists() for p in old) and recent.exists()
     assert len(list((state_dir / "Orders").glob("*.jst"))) == 3  # the job's run, its current, the recent one
-    assert _tree_digest(published) == before
+    assert tree_digest(published) == before
     shown = run_gpy_here("state", "show", str(job))
     assert shown.returncode == 0, shown.stderr
 
@@ -60,7 +59,7 @@ def test_gobblins_state_store_retention_job_runs_as_it_is(job, tmp_path):  # noq
 def test_the_mysql_retention_job_names_the_encrypted_password_its_missing_master_key_cannot_decrypt(tmp_path):
     source = EXAMPLES / "mysql-state-store-retention.pull"
     result = run_gpy_here("validate", str(source))
-    assert result.returncode != 0
+    assert result.returncode == 2, result.stdout
     assert ("key 'state.store.db.password': ENC(…) cannot be decrypted: encrypt.key.loc /export/home/app/clusterMasterKey "
             "is not found") in result.stdout
     assert "source.class" not in result.stdout  # a retention job: no pipeline is asked for

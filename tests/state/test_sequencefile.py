@@ -4,7 +4,8 @@ import io
 import zlib
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gobblin_py.sdk.errors import CorruptFileError
 from gobblin_py.store.hadoop_io import encode_text
@@ -17,8 +18,7 @@ from gobblin_py.store.sequencefile import (
     SequenceFileReader,
     SequenceFileWriter,
 )
-
-from tests.conftest import GOBBLIN_DATA
+from tests.support.paths import GOBBLIN_DATA
 
 SYNC = bytes(range(16))
 records_strategy = st.lists(st.tuples(st.binary(max_size=300), st.binary(max_size=3000)), max_size=40)

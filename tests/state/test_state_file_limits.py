@@ -32,8 +32,7 @@ from gobblin_py.store.sequencefile import (
 )
 from gobblin_py.store.state_files import read_state_file
 from gobblin_py.store.writable import DATASET_STATE_CLASS
-
-from tests.state.test_store import make_state
+from tests.support.states import make_state
 
 MIB = 1 << 20
 BOMB_MIB = 2048  # inflates to 2 GiB: past the default limit, and past what the 1 GiB address space can hold

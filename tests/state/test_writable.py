@@ -3,7 +3,8 @@
 import io
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gobblin_py.sdk.errors import CorruptFileError
 from gobblin_py.sdk.run_states import DatasetState, JobState, SourceState
@@ -17,8 +18,7 @@ from gobblin_py.store.writable import (
     deserialize,
     serialize,
 )
-
-from tests.conftest import GOBBLIN_DATA
+from tests.support.paths import GOBBLIN_DATA
 
 # Java strings: any text Java can hold after UTF-8 round trip (no lone surrogates)
 text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)

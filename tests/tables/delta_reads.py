@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from tests.environment import missing
+from tests.support.environment import missing
 
 
 def duckdb_rows(table: str | Path, columns: str = "*", storage: dict[str, str] | None = None) -> pa.Table:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.runtime.test_run_cli import Job
+from tests.support.jobs import Job
 
 
 def hive_job(root: Path, metastore_uri: str, table: str, extra: str = "") -> Job:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from tests.environment import missing
+from tests.support.environment import missing
 
 
 def catalog(state_dir: Path, warehouse: Path):

@@ -13,7 +13,7 @@ kept under ``~/.cache/gobblin_py/hive-metastore`` for the next session, which sa
 Derby database is not cached: a measured start from a copy of one was no faster than making a new one.
 
 Java must be a JDK (the source launcher needs its compiler). A machine without one skips the tests that use the
-metastore, or fails them under ``GPY_REQUIRE_ALL=1`` (tests/environment.py).
+metastore, or fails them under ``GPY_REQUIRE_ALL=1`` (tests/support/environment.py).
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.environment import missing
+from tests.support.environment import missing
+from tests.support.net import free_port
 
 PROGRAM = Path(__file__).with_name("GpyHiveMetastore.java")
 MAIN_CLASS = PROGRAM.stem
@@ -111,12 +112,6 @@ def cache_dir(java: Path, jars: Path) -> Path:
     key = hashlib.sha1(PROGRAM.read_bytes() + str(java).encode()
                        + "".join(sorted(p.name for p in jars.glob("hive-*.jar"))).encode()).hexdigest()[:16]
     return base / key
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def write_conf(folder: Path) -> Path:

@@ -4,35 +4,11 @@ run's app transaction, new columns before the data that brings them, read back b
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from gobblin_py.connectors.delta.table import app_id, state_store_of
 from gobblin_py.connectors.tables.publisher import RunIdentity
-from tests.conftest import run_gpy_here
+from tests.support.delta import job, run, write_csv
 from tests.tables.delta_reads import commits, duckdb_rows, polars_rows, referenced_files
-
-
-def write_csv(path: Path, header: str, rows: list[str]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(header + "\n" + "".join(r + "\n" for r in rows))
-
-
-def job(root: Path, **extra: str) -> Path:
-    props = {"job.name": "Orders", "source.class": "FileBasedSource",
-             "source.filebased.data.directory": f"{root}/data", "source.filebased.file.pattern": "*.csv",
-             "source.filebased.schema.change": "allow", "extract.namespace": "shop", "extract.table.name": "orders",
-             "writer.output.format": "PARQUET", "data.publisher.type": "DeltaPublisher",
-             "data.publisher.final.dir": f"{root}/lake", "state.store.dir": f"{root}/state",
-             "task.data.root.dir": f"{root}/work", **extra}
-    path = root / "orders.pull"
-    path.write_text("".join(f"{k}={v}\n" for k, v in props.items() if v is not None))
-    return path
-
-
-def run(path: Path, expect: int = 0):
-    result = run_gpy_here("run", str(path), "--engine", "local")
-    assert result.returncode == expect, result.stdout + result.stderr
-    return result
 
 
 def test_runs_append_one_version_each_and_a_new_column_arrives_before_its_data(tmp_path):

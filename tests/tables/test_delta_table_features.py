@@ -12,8 +12,8 @@ import pyarrow as pa
 import pytest
 
 from gobblin_py.connectors.delta.protocol import protocol_problem
+from tests.support.delta import job, run, write_csv
 from tests.tables.delta_reads import commits, duckdb_rows
-from tests.tables.test_delta_publisher import job, run, write_csv
 
 
 def make_table(path: Path, schema: pa.Schema, **configuration: str) -> None:

@@ -23,7 +23,8 @@ import pytest
 from gobblin_py.connectors.hive.client import connect
 from gobblin_py.connectors.hive.policy import TableName
 from gobblin_py.connectors.hive.registration import PartitionSpec, TableSpec, register
-from tests.conftest import NEEDS_CORPUS, run_gpy
+from tests.support.cli import run_gpy
+from tests.support.paths import NEEDS_CORPUS
 from tests.corpus.harness import local_copy, run_job, system_config
 
 pytestmark = NEEDS_CORPUS

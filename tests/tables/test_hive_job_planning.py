@@ -15,7 +15,7 @@ from gobblin_py.connectors.hive.conversion_source import WATERMARKS_KEY, HiveSou
 from gobblin_py.connectors.hive.copy_finder import target_root
 from gobblin_py.connectors.hive.datasets import HiveDatasetSettings
 from gobblin_py.sdk.states import WorkingState, WorkUnitState
-from tests.conftest import run_gpy_here
+from tests.support.cli import run_gpy_here
 
 URI = {"hive.dataset.hive.metastore.uri": "thrift://127.0.0.1:9083"}
 

@@ -17,8 +17,8 @@ from gobblin_py.connectors.hive.settings import HiveRegistrationSettings, props_
 from gobblin_py.connectors.hive.step import HiveRegisterStep, MetastoreAddress
 from gobblin_py.runtime.commit.commit_sequence import CommitSequence
 from gobblin_py.sdk.errors import GobblinPyError
-from tests.conftest import run_gpy_here
-from tests.runtime.test_run_cli import Job, run_local
+from tests.support.cli import run_gpy_here
+from tests.support.jobs import Job, run_local
 
 BASE = {"hive.metastore.uri": "thrift://127.0.0.1:9083", "data.publisher.final.dir": "/data"}
 

@@ -19,11 +19,13 @@ import fastavro
 import pytest
 
 from gobblin_py.connectors.hive.client import connect
-from tests.conftest import run_gpy, run_gpy_here
 from tests.corpus.harness import system_config
-from tests.runtime.test_run_cli import run_local
+from tests.support.cli import run_gpy, run_gpy_here
+from tests.support.jobs import run_local
+from tests.support.net import free_port
 from tests.tables.hive_jobs import hive_job, write_orders
-from tests.tables.metastore import HiveMetastore, SparkSqlReader, free_port
+from tests.tables.metastore import HiveMetastore, SparkSqlReader
+from tests.support.net import free_port
 
 ZURICH = ZoneInfo("Europe/Zurich")
 EVENT = {"type": "record", "name": "Event",

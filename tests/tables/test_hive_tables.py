@@ -10,7 +10,7 @@ import pytest
 from gobblin_py.connectors.hive.client import MetastoreError, connect
 from gobblin_py.connectors.hive.policy import TableName
 from gobblin_py.connectors.hive.registration import PartitionSpec, TableSpec, register, registered
-from tests.runtime.test_run_cli import run_local
+from tests.support.jobs import run_local
 from tests.tables.hive_jobs import hive_job, write_orders
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import run_gpy
+from tests.support.cli import run_gpy
+from tests.support.iceberg import job, run, write_csv
 from tests.tables.iceberg_reads import catalog, referenced_files
-from tests.tables.test_iceberg_publisher import job, run, write_csv
 
 AFTER_THE_FIRST_SNAPSHOT = "6"  # before the log, logged, two moves, the check of them, branch 0's snapshot
 

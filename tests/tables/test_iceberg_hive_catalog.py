@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from gobblin_py.connectors.hive.client import connect
-from tests.conftest import run_gpy, run_gpy_here
+from tests.support.cli import run_gpy, run_gpy_here
 from tests.tables.iceberg_reads import duckdb_rows, referenced_files
 from tests.tables.metastore import HiveMetastore
 

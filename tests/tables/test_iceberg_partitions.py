@@ -3,8 +3,8 @@ before anything moves (exit 2), naming the table, both specs and the keys."""
 
 from __future__ import annotations
 
+from tests.support.iceberg import job, run, write_csv
 from tests.tables.iceberg_reads import catalog, referenced_files
-from tests.tables.test_iceberg_publisher import job, run, write_csv
 
 BY_COUNTRY = {"writer.partitioner.class": "ColumnValueWriterPartitioner", "writer.partition.columns": "country"}
 BY_DAY = {"converter.classes": "TypeCastConverter", "converter.cast.fields": "id:int64,ts:timestamp[us, UTC]",

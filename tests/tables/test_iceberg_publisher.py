@@ -9,31 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_gpy_here
+from tests.support.cli import run_gpy_here
+from tests.support.iceberg import job, run, write_csv
 from tests.tables.iceberg_reads import catalog, duckdb_rows, referenced_files
-
-
-def write_csv(path: Path, header: str, rows: list[str]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(header + "\n" + "".join(r + "\n" for r in rows))
-
-
-def job(root: Path, **extra: str) -> Path:
-    props = {"job.name": "Orders", "source.class": "FileBasedSource",
-             "source.filebased.data.directory": f"{root}/data", "source.filebased.file.pattern": "*.csv",
-             "source.filebased.schema.change": "allow", "extract.namespace": "shop", "extract.table.name": "orders",
-             "writer.output.format": "PARQUET", "data.publisher.type": "IcebergPublisher",
-             "data.publisher.final.dir": f"{root}/warehouse", "state.store.dir": f"{root}/state",
-             "task.data.root.dir": f"{root}/work", **extra}
-    path = root / "orders.pull"
-    path.write_text("".join(f"{k}={v}\n" for k, v in props.items() if v is not None))
-    return path
-
-
-def run(path: Path, expect: int = 0):
-    result = run_gpy_here("run", str(path), "--engine", "local")
-    assert result.returncode == expect, result.stdout + result.stderr
-    return result
 
 
 def test_runs_append_one_snapshot_each_and_a_new_column_arrives_with_its_data(tmp_path):
@@ -230,7 +208,7 @@ def test_within_a_run_the_latest_row_of_a_key_wins(tmp_path):
 
 @pytest.mark.parametrize("boundary", ["4", "5"])  # killed before the merge's snapshot, and right after it
 def test_a_merge_killed_around_its_snapshot_is_finished_once(tmp_path, boundary):
-    from tests.conftest import run_gpy
+    from tests.support.cli import run_gpy
 
     db = tmp_path / "crm.db"
     with sqlite3.connect(db) as conn:
@@ -251,7 +229,7 @@ def test_a_merge_killed_around_its_snapshot_is_finished_once(tmp_path, boundary)
 
 
 def test_a_catalog_that_cannot_be_reached_fails_the_dataset_and_the_next_run_completes(tmp_path):
-    from tests.sql.servers import free_port
+    from tests.support.net import free_port
 
     write_csv(tmp_path / "data" / "a.csv", "id", ["1", "2"])
     down = {"iceberg.catalog.type": "rest", "iceberg.catalog.uri": f"http://127.0.0.1:{free_port()}"}

@@ -16,9 +16,9 @@ import pytest
 
 from gobblin_py.connectors.iceberg import rewrite
 from gobblin_py.io.crash_points import KILL_ENV, PHASE_LOG_ENV
-from tests.conftest import run_gpy_here
+from tests.support.cli import run_gpy_here
+from tests.support.maintenance import iceberg_maintenance_job, iceberg_rows, iceberg_table
 from tests.tables.iceberg_reads import catalog, referenced_files
-from tests.tables.test_table_maintenance import iceberg_maintenance_job, iceberg_rows, iceberg_table
 
 NOW = {"table.maintenance.retention.hours": "0", "table.maintenance.enforce.retention": "false"}
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.iceberg import job, run, write_csv
 from tests.tables.iceberg_reads import catalog, referenced_files
-from tests.tables.test_iceberg_publisher import job, run, write_csv
 
 
 def rows(tmp_path) -> list[dict]:

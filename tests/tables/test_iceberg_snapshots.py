@@ -4,9 +4,9 @@ expired finds its files in the table and adds nothing twice."""
 
 from __future__ import annotations
 
-from tests.conftest import run_gpy
+from tests.support.cli import run_gpy
+from tests.support.iceberg import job, run, write_csv
 from tests.tables.iceberg_reads import catalog, referenced_files
-from tests.tables.test_iceberg_publisher import job, run, write_csv
 
 AFTER_THE_SNAPSHOT = "5"  # one file: before the log, logged, its move, the check of it, the table's snapshot
 

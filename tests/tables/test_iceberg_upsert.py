@@ -3,8 +3,8 @@ and a merge killed right after its snapshot."""
 
 from __future__ import annotations
 
+from tests.support.iceberg import job, run, write_csv
 from tests.tables.iceberg_reads import catalog, referenced_files
-from tests.tables.test_iceberg_publisher import job, run, write_csv
 
 UPSERT = {"table.merge.key": "id", "table.merge.order.column": "ts"}
 
@@ -38,7 +38,7 @@ def test_a_row_without_a_key_is_refused_before_anything_moves_and_the_fixed_sour
 
 
 def test_a_merge_killed_right_after_its_snapshot_is_finished_by_the_next_run(tmp_path):
-    from tests.conftest import run_gpy
+    from tests.support.cli import run_gpy
 
     write_csv(tmp_path / "data" / "a.csv", "id,ts,v", ["1,1,old", "2,1,b"])
     write_csv(tmp_path / "data" / "b.csv", "id,ts,v", ["1,2,new", "3,1,c"])  # a.csv's file loses a row: rewritten

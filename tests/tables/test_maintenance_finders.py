@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import run_gpy_here
+from tests.support.cli import run_gpy_here
+from tests.support.delta import job as delta_job
+from tests.support.iceberg import job as iceberg_job
+from tests.support.iceberg import run, write_csv
+from tests.support.maintenance import published_table, rows
 from tests.tables.delta_reads import commits, referenced_files
 from tests.tables.iceberg_reads import catalog
 from tests.tables.iceberg_reads import referenced_files as iceberg_files
-from tests.tables.test_delta_publisher import job as delta_job
-from tests.tables.test_iceberg_publisher import job as iceberg_job
-from tests.tables.test_iceberg_publisher import run, write_csv
-from tests.tables.test_table_maintenance import published_table, rows
 
 NOW = {"table.maintenance.retention.hours": "0", "table.maintenance.enforce.retention": "false"}
 

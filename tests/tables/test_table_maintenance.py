@@ -14,23 +14,13 @@ from pathlib import Path
 import pytest
 
 from gobblin_py.io.crash_points import KILL_ENV, PHASE_LOG_ENV
-from tests.conftest import run_gpy_here
-from tests.tables.delta_reads import commits, duckdb_rows, referenced_files
-from tests.tables.iceberg_reads import catalog
+from tests.support.cli import run_gpy_here
+from tests.support.delta import job, run, write_csv
+from tests.support.maintenance import iceberg_maintenance_job, iceberg_rows, iceberg_table, published_table, rows
+from tests.tables.delta_reads import commits, referenced_files
 from tests.tables.iceberg_reads import referenced_files as referenced_iceberg_files
-from tests.tables.test_delta_publisher import job, run, write_csv
-from tests.tables.test_iceberg_publisher import job as iceberg_job
 
 JOB_CLASS = "DeltaMaintenanceJob"
-
-
-def published_table(root: Path, runs: int = 3) -> Path:
-    """A Delta table gpy published over ``runs`` runs: one small file each."""
-    path = job(root)
-    for n in range(runs):
-        write_csv(root / "data" / f"{n}.csv", "id,name", [f"{n * 10 + i},r{n}-{i}" for i in range(5)])
-        run(path)
-    return root / "lake" / "shop" / "orders"
 
 
 def maintenance_job(root: Path, **extra: str) -> Path:
@@ -42,10 +32,6 @@ def maintenance_job(root: Path, **extra: str) -> Path:
 
 def data_files(table: Path) -> set[str]:
     return {str(p) for p in table.rglob("*.parquet") if "_delta_log" not in p.parts}
-
-
-def rows(table: Path) -> list[tuple]:
-    return sorted((r["id"], r["name"]) for r in duckdb_rows(table, "id, name").to_pylist())
 
 
 def test_optimize_compacts_small_files_in_one_commit_and_vacuum_deletes_only_unreferenced_ones(tmp_path):
@@ -133,26 +119,6 @@ def test_a_killed_maintenance_run_leaves_the_table_whole_and_the_rerun_finishes(
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert rows(table) == before
     assert data_files(table) == referenced_files(table) and len(data_files(table)) == 1
-
-
-def iceberg_table(root: Path, runs: int = 3):
-    path = iceberg_job(root)
-    for n in range(runs):
-        write_csv(root / "data" / f"{n}.csv", "id,name", [f"{n * 10 + i},r{n}-{i}" for i in range(5)])
-        run(path)
-    return path, lambda: catalog(root / "state", root / "warehouse").load_table(("shop", "orders"))
-
-
-def iceberg_maintenance_job(root: Path, **extra: str) -> Path:
-    props = {"job.name": "Maintain", "job.class": "IcebergMaintenanceJob", "iceberg.table": "shop.orders",
-             "data.publisher.final.dir": f"{root}/warehouse", "state.store.dir": f"{root}/state", **extra}
-    path = root / "maintain.pull"
-    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-    return path
-
-
-def iceberg_rows(table) -> list[tuple]:
-    return sorted((r["id"], r["name"]) for r in table.scan(selected_fields=("id", "name")).to_arrow().to_pylist())
 
 
 def test_iceberg_snapshots_past_the_retention_expire_and_the_current_one_and_the_replay_properties_stay(tmp_path):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_gpy_here
+from tests.support.cli import run_gpy_here
 from tests.tables.delta_reads import duckdb_rows as delta_rows
 from tests.tables.iceberg_reads import catalog
 

@@ -20,14 +20,22 @@ import pyarrow.orc as orc
 import pyarrow.parquet as pq
 import pytest
 
-from gobblin_py.sdk.errors import UsageError
-from gobblin_py.formats.avro import _codec_problem
 from gobblin_py.connectors.files.builder import AvroDataWriterBuilder, FsDataWriterBuilder, OrcDataWriterBuilder
-
-from tests.conftest import REPO
-from tests.environment import missing
-
-from .conftest import ROWS, SCHEMA, all_types_batch, build, files_under, orc_safe_batch, orc_safe_rows, task_state, write_all
+from gobblin_py.formats.avro import _codec_problem
+from gobblin_py.sdk.errors import UsageError
+from tests.support.environment import missing
+from tests.support.paths import REPO
+from tests.support.writers import (
+    ROWS,
+    SCHEMA,
+    all_types_batch,
+    build,
+    files_under,
+    orc_safe_batch,
+    orc_safe_rows,
+    task_state,
+    write_all,
+)
 
 FORMATS = ["PARQUET", "AVRO", "ORC", "JSON", "CSV"]
 EXT = {"PARQUET": "parquet", "AVRO": "avro", "ORC": "orc", "JSON": "json", "CSV": "csv"}
@@ -182,7 +190,7 @@ from pathlib import Path
 for name in ("cramjam", "lz4", "backports.zstd", "compression.zstd", "zstandard"):
     sys.modules[name] = None
 from gobblin_py.sdk.errors import UsageError
-from tests.writers.conftest import build, files_under, task_state
+from tests.support.writers import build, files_under, task_state
 said = {}
 for codec in sys.argv[1:]:
     folder = Path(tempfile.mkdtemp())

@@ -6,11 +6,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from gobblin_py.sdk.settings import SettingsError
 from gobblin_py.formats.parquet import ParquetDataWriter
 from gobblin_py.formats.settings import DEFAULT_PARQUET_BLOCK_SIZE, WriterSettings
-
-from .conftest import build, files_under, task_state, write_all
+from gobblin_py.sdk.settings import SettingsError
+from tests.support.writers import build, files_under, task_state, write_all
 
 
 def batches(count: int, rows: int) -> list[pa.RecordBatch]:

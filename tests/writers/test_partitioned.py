@@ -11,13 +11,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from gobblin_py.sdk.errors import UsageError
-from gobblin_py.connectors.files.publisher import BaseDataPublisher, PublishConflictError
-from gobblin_py.sdk.states import State, TaskState, WorkingState, WorkUnit
 from gobblin_py.connectors.files.partitioners import joda_to_strftime
+from gobblin_py.connectors.files.publisher import BaseDataPublisher, PublishConflictError
 from gobblin_py.connectors.files.writer_parts import clean_up_all
-
-from .conftest import build, files_under, task_state, write_all
+from gobblin_py.sdk.errors import UsageError
+from gobblin_py.sdk.states import State, TaskState, WorkingState, WorkUnit
+from tests.support.writers import build, files_under, task_state, write_all
 
 UTC = dt.timezone.utc
 TIME = "gobblin_py.connectors.files.partitioners.TimeBasedWriterPartitioner"

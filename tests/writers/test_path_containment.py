@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from gobblin_py.io.branch_paths import BranchScope
 from gobblin_py.io.contained_paths import PathEscapeError
 from gobblin_py.sdk.states import State
-from gobblin_py.io.branch_paths import BranchScope
-from tests.conftest import run_gpy_here
-from tests.runtime.test_run_cli import Job, write_csv
+from tests.support.cli import run_gpy_here
+from tests.support.jobs import Job, write_csv
 
 
 def nested_job(tmp_path: Path, extra: str) -> Job:

@@ -12,12 +12,11 @@ import pyarrow.orc as orc
 import pyarrow.parquet as pq
 import pytest
 
-from gobblin_py.sdk.errors import UsageError
-from gobblin_py.formats.base import parse_size
 from gobblin_py.connectors.files.builder import numbered_name
 from gobblin_py.connectors.files.rolling import WriterIds
-
-from .conftest import build, files_under, task_state, write_all
+from gobblin_py.formats.base import parse_size
+from gobblin_py.sdk.errors import UsageError
+from tests.support.writers import build, files_under, task_state, write_all
 
 TARGET = 64 * 1024
 

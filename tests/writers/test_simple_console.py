@@ -9,10 +9,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from gobblin_py.sdk.errors import UsageError
-from gobblin_py.connectors.testdata.console import ConsoleWriterBuilder
 from gobblin_py.connectors.files.simple import SimpleDataWriterBuilder
-from tests.writers.conftest import task_state, write_all
+from gobblin_py.connectors.testdata.console import ConsoleWriterBuilder
+from gobblin_py.sdk.errors import UsageError
+from tests.support.writers import task_state, write_all
 
 RECORDS = [b"a" * 10, b"b" * 15, b"c" * 20]  # Gobblin's SimpleDataWriterTest records
 

@@ -10,7 +10,7 @@ from decimal import Decimal
 
 import pytest
 
-from .conftest import ROWS, UTC, all_types_batch, orc_safe_batch, orc_safe_rows, task_state, write_all
+from tests.support.writers import ROWS, UTC, all_types_batch, orc_safe_batch, orc_safe_rows, task_state, write_all
 
 pytestmark = pytest.mark.spark
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,14 +49,17 @@ class Snapshot:
 class RunProgress:
     """Collects the tasks' reports (a :class:`~gobblin_py.runtime.execute.task_progress.ProgressSink`, thread-safe)."""
 
-    def __init__(self) -> None:
+    def __init__(self, monotonic: Callable[[], float] = time.monotonic,
+                 wall: Callable[[], float] = time.time) -> None:
+        """``monotonic`` and ``wall`` are the clocks it reads (the real ones; a test passes its own)."""
+        self._monotonic, self._wall = monotonic, wall
         self._lock = threading.Lock()
         self._planned = 0
         self._announced = 0  # the launcher's count, logged before the engine starts
         self._reports: dict[str, TaskReport] = {}
         self._notes: dict[str, str] = {}  # the last retry note of each task
-        self._started = time.monotonic()
-        self._started_wall = time.time()
+        self._started = monotonic()
+        self._started_wall = wall()
         self._first_task: float | None = None  # epoch seconds
         self._status: str | None = None
 
@@ -80,8 +83,8 @@ class RunProgress:
     def update(self, report: TaskReport) -> None:
         with self._lock:
             # an executor's clock may run ahead or behind: never before the run, never after now
-            start = min(max(report.started_ms / 1000, self._started_wall), time.time()) if report.started_ms \
-                else time.time()
+            now = self._wall()
+            start = min(max(report.started_ms / 1000, self._started_wall), now) if report.started_ms else now
             self._first_task = start if self._first_task is None else min(self._first_task, start)
             known = self._reports.get(report.task_id)
             if known is not None and known.state is not None and report.state is None:
@@ -105,8 +108,8 @@ class RunProgress:
                    if r.state is None and r.task_id in notes]
         return Snapshot(max(planned, len(reports)), len(ended), sum(1 for r in ended if r.state == "FAILED"),
                         sum(r.read for r in reports), dict(sorted(written.items())),
-                        time.monotonic() - self._started,
-                        max(0.0, time.time() - first_task) if first_task is not None else 0.0,
+                        self._monotonic() - self._started,
+                        max(0.0, self._wall() - first_task) if first_task is not None else 0.0,
                         status if not reports else None, retries)
 
 
