@@ -21,7 +21,7 @@ PATH and HOME a fresh folder. A block is either
 Commands the reader does not need to see (a job key added, file times made even, an earlier run) go in a comment
 ``<!-- runnable-setup: GROUP`` … ``-->``, the lines in between; they run where the comment stands, a failure
 failing the sequence as a block's does. A block marked ``skip=`` may be of any kind; a sequence whose every block
-is skipped is reported skipped, with the reasons.
+is skipped (the quick start's ``make run``) is shown, not run, and gets no test: its reason stays on the page.
 
 Where the working folder or HOME appears in what a command prints, it reads as a reader's would: paths in the
 clone relative (``work/…``), HOME as ``~``.

@@ -100,7 +100,9 @@ def test_graphite_gets_metrics_and_events_in_carbon(tmp_path, carbon_server):
                                              written.exists() and whisper_points(written), result.stderr[-3000:])
         time.sleep(0.2)
     points = whisper_points(written)
-    assert len(points) >= 2 and points[-1] == 3.0, points  # a report each second of the run, the last the total
+    # whisper keeps one value a second, the last sent in it: how many interval reports land in distinct seconds
+    # depends on the run's pace, so the interval reports are counted where each is kept (Kafka, InfluxDB)
+    assert points and points[-1] == 3.0, points  # the final report's total
     assert whisper_points(duration)[-1] > 0
 
 

@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 
 from gobblin_py.jobconf import jasypt
+from tests.support.environment import needs
 
 SOURCE = Path(__file__).with_name("JasyptCompat.java")
 ALGORITHMS = {False: "PBEWithMD5AndDES", True: "PBEWithMD5AndTripleDES"}
 MASTER = "Gobblin-Master#2026 key"
 VALUES = ["Pw-maria-5d1e-Kq", "pässwörd ünïcödé 密码 🔑", "", "x" * 100, "tab\tand\nnewline"]
 
-pytestmark = pytest.mark.skipif(shutil.which("javac") is None, reason="javac (a JDK) is not installed")
+pytestmark = needs(shutil.which("javac") is not None, "javac (a JDK) is not installed")
 
 
 @pytest.fixture(scope="module")

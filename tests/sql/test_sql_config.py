@@ -68,7 +68,7 @@ CASES = [
      "not a boolean"),
     ("bad-unbounded-numeric", {"source.querybased.unbounded.numeric.type": "decimal(99,2)"},
      "source.querybased.unbounded.numeric.type", "precision must be 1 to 76"),
-    ("class-with-partitions", {"source.querybased.watermark.class": "gobblin_py.store.LongWatermark",
+    ("class-with-partitions", {"source.querybased.watermark.class": "gobblin_py.sdk.watermarks.LongWatermark",
                                "source.querybased.partition.column": "shard"},
      "source.querybased.watermark.class", "cannot be combined"),
     ("unknown-watermark-class", {"source.querybased.watermark.class": "no.such.Watermark"},
