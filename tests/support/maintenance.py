@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.delta import job, run, write_csv
-from tests.support.iceberg import job as iceberg_job
+from tests.support.table_jobs import delta_job as job
+from tests.support.table_jobs import run, write_csv
+from tests.support.table_jobs import iceberg_job
 from tests.tables.delta_reads import duckdb_rows
 from tests.tables.iceberg_reads import catalog
 

@@ -7,7 +7,8 @@ import json
 
 from gobblin_py.connectors.delta.table import app_id, state_store_of
 from gobblin_py.connectors.tables.publisher import RunIdentity
-from tests.support.delta import job, run, write_csv
+from tests.support.table_jobs import delta_job as job
+from tests.support.table_jobs import run, write_csv
 from tests.tables.delta_reads import commits, duckdb_rows, polars_rows, referenced_files
 
 

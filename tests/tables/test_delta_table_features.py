@@ -12,7 +12,8 @@ import pyarrow as pa
 import pytest
 
 from gobblin_py.connectors.delta.protocol import protocol_problem
-from tests.support.delta import job, run, write_csv
+from tests.support.table_jobs import delta_job as job
+from tests.support.table_jobs import run, write_csv
 from tests.tables.delta_reads import commits, duckdb_rows
 
 

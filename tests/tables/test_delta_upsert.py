@@ -98,7 +98,8 @@ def test_within_a_run_the_latest_row_of_a_key_by_the_watermark_column_wins(tmp_p
 
 
 def test_table_merge_order_column_decides_which_row_of_a_key_wins_a_null_losing(tmp_path):
-    from tests.support.delta import job, write_csv
+    from tests.support.table_jobs import delta_job as job
+    from tests.support.table_jobs import write_csv
 
     write_csv(tmp_path / "data" / "a.csv", "id,ts,v",
               ["1,5,latest", "1,3,older", "1,,no order", "2,4,first", "2,4,tie written last", "3,,alone"])

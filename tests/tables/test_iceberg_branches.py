@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tests.support.cli import run_gpy
-from tests.support.iceberg import job, run, write_csv
+from tests.support.table_jobs import iceberg_job as job
+from tests.support.table_jobs import run, write_csv
 from tests.tables.iceberg_reads import catalog, referenced_files
 
 AFTER_THE_FIRST_SNAPSHOT = "6"  # before the log, logged, two moves, the check of them, branch 0's snapshot

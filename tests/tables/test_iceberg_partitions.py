@@ -3,7 +3,8 @@ before anything moves (exit 2), naming the table, both specs and the keys."""
 
 from __future__ import annotations
 
-from tests.support.iceberg import job, run, write_csv
+from tests.support.table_jobs import iceberg_job as job
+from tests.support.table_jobs import run, write_csv
 from tests.tables.iceberg_reads import catalog, referenced_files
 
 BY_COUNTRY = {"writer.partitioner.class": "ColumnValueWriterPartitioner", "writer.partition.columns": "country"}

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import run_gpy_here
-from tests.support.iceberg import job, run, write_csv
+from tests.support.table_jobs import iceberg_job as job
+from tests.support.table_jobs import run, write_csv
 from tests.tables.iceberg_reads import catalog, duckdb_rows, referenced_files
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.iceberg import job, run, write_csv
+from tests.support.table_jobs import iceberg_job as job
+from tests.support.table_jobs import run, write_csv
 from tests.tables.iceberg_reads import catalog, referenced_files
 
 

@@ -5,7 +5,8 @@ expired finds its files in the table and adds nothing twice."""
 from __future__ import annotations
 
 from tests.support.cli import run_gpy
-from tests.support.iceberg import job, run, write_csv
+from tests.support.table_jobs import iceberg_job as job
+from tests.support.table_jobs import run, write_csv
 from tests.tables.iceberg_reads import catalog, referenced_files
 
 AFTER_THE_SNAPSHOT = "5"  # one file: before the log, logged, its move, the check of it, the table's snapshot

@@ -3,7 +3,8 @@ and a merge killed right after its snapshot."""
 
 from __future__ import annotations
 
-from tests.support.iceberg import job, run, write_csv
+from tests.support.table_jobs import iceberg_job as job
+from tests.support.table_jobs import run, write_csv
 from tests.tables.iceberg_reads import catalog, referenced_files
 
 UPSERT = {"table.merge.key": "id", "table.merge.order.column": "ts"}

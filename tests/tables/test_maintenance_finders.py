@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support.cli import run_gpy_here
-from tests.support.delta import job as delta_job
-from tests.support.iceberg import job as iceberg_job
-from tests.support.iceberg import run, write_csv
+from tests.support.table_jobs import delta_job
+from tests.support.table_jobs import iceberg_job
+from tests.support.table_jobs import run, write_csv
 from tests.support.maintenance import published_table, rows
 from tests.tables.delta_reads import commits, referenced_files
 from tests.tables.iceberg_reads import catalog

@@ -15,7 +15,8 @@ import pytest
 
 from gobblin_py.io.crash_points import KILL_ENV, PHASE_LOG_ENV
 from tests.support.cli import run_gpy_here
-from tests.support.delta import job, run, write_csv
+from tests.support.table_jobs import delta_job as job
+from tests.support.table_jobs import run, write_csv
 from tests.support.maintenance import iceberg_maintenance_job, iceberg_rows, iceberg_table, published_table, rows
 from tests.tables.delta_reads import commits, referenced_files
 from tests.tables.iceberg_reads import referenced_files as referenced_iceberg_files
