@@ -251,11 +251,8 @@ class MysqlDatasetStateStore(FsDatasetStateStore):
         """Delete run rows older than ``max_age_seconds`` (``modified_time``); never a ``current`` row nor the run
         it copies. ``dry_run``: only say which."""
         now = time.time() if now is None else now
-        urns = [urn] if urn is not None else list(self.get_latest_dataset_states_by_urns(job_name))
         deleted = []
-        for dataset_urn in urns:
-            latest = self.get_latest_dataset_state(job_name, dataset_urn)
-            keep = self.table_name(dataset_urn, latest.job_id) if latest is not None else None
+        for dataset_urn, keep in self._retained_datasets(job_name, urn):
             for table, modified in self._run_rows(job_name, dataset_urn, "UNIX_TIMESTAMP(modified_time)"):
                 if table == keep or now - float(modified) <= max_age_seconds:
                     continue

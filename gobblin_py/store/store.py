@@ -411,11 +411,8 @@ class FsDatasetStateStore:
         would lose the dataset's watermarks.
         """
         now = time.time() if now is None else now
-        urns = [urn] if urn is not None else list(self.get_latest_dataset_states_by_urns(job_name))
         deleted = []
-        for dataset_urn in urns:
-            latest = self.get_latest_dataset_state(job_name, dataset_urn)
-            keep = self.table_name(dataset_urn, latest.job_id) if latest is not None else None
+        for dataset_urn, keep in self._retained_datasets(job_name, urn):
             for table, path in self._runs_of(job_name, dataset_urn):
                 if table == keep:
                     continue
@@ -424,3 +421,11 @@ class FsDatasetStateStore:
                     fsutil.remove(self.fs, path)
                     deleted.append(self.display_path(path))
         return deleted
+
+    def _retained_datasets(self, job_name: str, urn: str | None) -> Iterator[tuple[str, str | None]]:
+        """Each dataset retention looks at (``urn``, or every one of the job) and the run its ``current`` copies,
+        which is kept (None when it has none)."""
+        urns = [urn] if urn is not None else list(self.get_latest_dataset_states_by_urns(job_name))
+        for dataset_urn in urns:
+            latest = self.get_latest_dataset_state(job_name, dataset_urn)
+            yield dataset_urn, self.table_name(dataset_urn, latest.job_id) if latest is not None else None
