@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -32,6 +32,7 @@ from gobblin_py.jobconf import keys as K
 from gobblin_py.sdk.config_errors import ConfigError
 
 from .convert import (
+    KeyLocator,
     config_get_boolean,
     config_get_string,
     config_get_string_list,
@@ -45,8 +46,6 @@ from .hocon import BadPath, HObj, HValue, parse_path_expression, resolve
 __all__ = ["PACKAGED_TEMPLATE_DIR", "Template", "TemplateResolver", "ordered"]
 
 PACKAGED_TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
-
-KeyLocator = Callable[[str], tuple[str | None, int | None]]
 
 
 def ordered(props: Mapping[str, str], *key_lists: Sequence[str]) -> dict[str, str]:
