@@ -111,8 +111,8 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
     commit sequence before any of them is made; otherwise data is published, then the state saved. With
     ``batch`` the sequence is added to it instead, for :func:`commit_batch` to log and run.
     """
-    dataset, result = _open_dataset(run, urn, tasks, end_time)
-    if _refused(run, urn, tasks, dataset, result):
+    dataset, result, failed = _open_dataset(run, urn, tasks, end_time)
+    if _refused(run, urn, tasks, failed, dataset, result):
         return result
     successful = [t for t in tasks if t.working_state is WorkingState.SUCCESSFUL]
     steps = _publish(run, urn, successful, result)
@@ -135,8 +135,9 @@ def commit_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int,
     return result
 
 
-def _open_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int) -> tuple[DatasetState, DatasetResult]:
-    """The dataset's new state and its result, before anything is committed."""
+def _open_dataset(run: JobRun, urn: str, tasks: list[TaskState],
+                  end_time: int) -> tuple[DatasetState, DatasetResult, list[TaskState]]:
+    """The dataset's new state, its result before anything is committed, and its failed tasks."""
     dataset = DatasetState(run.job_name, run.job_id, dataset_urn=urn, start_time=run.started_ms, end_time=end_time,
                            duration=end_time - run.started_ms, task_count=len(tasks), task_states=tasks)
     # skipped work units (workunit.skip) are kept in the state but neither fail nor commit (Gobblin's filter)
@@ -144,10 +145,11 @@ def _open_dataset(run: JobRun, urn: str, tasks: list[TaskState], end_time: int) 
     result = DatasetResult(urn, RunningState.RUNNING, len(tasks), len(failed),
                            sum(int_value(t.get_prop("qualitychecker.rows.extracted")) for t in tasks), 0)
     result.quality = quality_lines(tasks)
-    return dataset, result
+    return dataset, result, failed
 
 
-def _refused(run: JobRun, urn: str, tasks: list[TaskState], dataset: DatasetState, result: DatasetResult) -> bool:
+def _refused(run: JobRun, urn: str, tasks: list[TaskState], failed: list[TaskState], dataset: DatasetState,
+             result: DatasetResult) -> bool:
     """Whether the dataset cannot commit at all (an earlier commit still pending, or a failed task under the
     ``full`` policy): then ``result`` says why and the state is kept; otherwise the dataset is marked to commit."""
     if run.sequences is not None and run.sequences.exists(run.job_name, urn):
@@ -158,7 +160,6 @@ def _refused(run: JobRun, urn: str, tasks: list[TaskState], dataset: DatasetStat
             task.backoff_actual_high_watermark()
         log.error("dataset_blocked_by_pending_commit", dataset=urn)
         return True
-    failed = [t for t in tasks if t.working_state not in (WorkingState.SUCCESSFUL, WorkingState.SKIPPED)]
     if run.commit_settings.commit_policy == "full" and failed:
         previous = run.previous.get(urn)
         dataset.state = result.state = RunningState.FAILED
