@@ -24,6 +24,9 @@ from tests.support.environment import pytest_configure, pytest_runtest_setup  # 
 pytest_plugins = ("tests.kafka.servers", "tests.sql.servers", "tests.tables.metastore", "tests.crash.report",
                   "tests.server_groups")
 
+# every Spark JVM of the run (the session's, each gpy run's, the servers') reads Spark's defaults from here
+os.environ.setdefault("SPARK_CONF_DIR", str(Path(__file__).with_name("spark_conf")))
+
 # the contract suites' assertions explain themselves as the tests' own do
 pytest.register_assert_rewrite("gobblin_py.testing")
 
@@ -35,6 +38,18 @@ settings.register_profile("ci", max_examples=100, deadline=None, derandomize=Tru
 settings.register_profile("soak", max_examples=1000, deadline=None, print_blob=True)
 settings.register_profile("dev", max_examples=100, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+@pytest.fixture(autouse=True)
+def _signals_forgotten_after_each_test():
+    """A test that stops an in-process run with a signal leaves this process as a stopped run leaves it; the next
+    test starts as a new process would (a Spark session started outside a run would take the stop as its own)."""
+    yield
+    from gobblin_py.runtime.execute.signals import forget_signals, interrupted_by
+    from gobblin_py.sdk.interrupts import cancelled
+
+    if cancelled() or interrupted_by():
+        forget_signals()
+
 
 @pytest.fixture(scope="session")
 def spark():

@@ -55,6 +55,12 @@ def _handler(signum: int, frame: FrameType | None) -> None:
         raise JobInterrupted(signum)
 
 
+def forget_signals() -> None:
+    """Forget a stop an earlier run of this process was asked for (a run does, as it starts handling signals)."""
+    clear_stopping()
+    _state.update(deferred=False, signum=0)
+
+
 @contextmanager
 def handle_signals() -> Iterator[None]:
     """SIGTERM and SIGINT stop the run as the module says (only where signals can be handled: the main thread)."""
@@ -67,8 +73,8 @@ def handle_signals() -> Iterator[None]:
         finally:
             _state["deferred"] = True  # the run is over: a signal now changes nothing it did
         return
-    clear_stopping()
-    _state.update(deferred=False, signum=0, active=True)
+    forget_signals()
+    _state["active"] = True
     previous = {s: signal.signal(s, _handler) for s in _NAMES}
     try:
         yield
