@@ -36,13 +36,14 @@ run: $(STAMP)
 
 # Lint and types first (seconds), then the suite in TEST_WORKERS pytest-xdist workers (the tests that use a server
 # stay in that server's worker: tests/server_groups.py), property tests with the Hypothesis profile `ci` (the same
-# examples every run: tests/conftest.py) and the crash campaigns at their CI size (tests/crash/sizes.py).
+# examples every run: tests/conftest.py) and the crash campaigns at their CI size (tests/crash/sizes.py); the tests
+# marked `soak` are left to `make soak`.
 # TEST_WORKERS=0 runs it in this process.
 TEST_WORKERS ?= 2
 test: $(STAMP)
 	$(PY) -m ruff check gobblin_py
 	$(PY) -m mypy
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --hypothesis-profile=ci
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --hypothesis-profile=ci -m "not soak"
 
 # Before a release: the whole suite with the crash campaigns at their full size (GPY_SOAK=1: more kills, more
 # instants in each phase) and ten times the property tests' examples, new ones each run (profile `soak`).

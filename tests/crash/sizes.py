@@ -5,6 +5,11 @@ that coverage (every phase, every commit boundary, at least a third of the rando
 in the commits), so a size that stopped covering fails the test instead of passing with less proof. The soak size
 is the campaign as it was sized for a soak: more kills at more instants of each phase. ``GPY_SOAK=1`` (set by
 `make soak`) selects the soak sizes; a campaign's own variable (``GPY_CRASH_KILLS=80`` …) overrides either.
+
+A campaign whose proof `make test` gives through others is marked ``@pytest.mark.soak``: `make test` leaves it out
+(``-m "not soak"``), `make soak` and a bare ``pytest`` run it. The one so marked is the random campaign on S3: the
+suite kills S3 runs at a random instant inside each of the ten phases and at each commit boundary, which reach
+every phase and step a random instant lands in, and runs the random campaign itself on local disk and on Kafka.
 """
 
 from __future__ import annotations

@@ -1,13 +1,15 @@
 """Proof by crashing, on S3: a job whose data, staging, output, published files, state store, commit log and
 lock all live in a bucket, killed anywhere, loses nothing and publishes nothing twice."""
 
+import pytest
+
 from tests.crash.harness import CrashJob, boundary_campaign, check_boundaries
 from tests.crash.phases import COMMIT_STEPS, PHASES, phase_campaign
 from tests.crash.random_kills import random_campaign
 from tests.crash.sizes import size, soak
 
-# nine, as in `make soak`: four drawn over the tasks, four over the commits, one over the window, so one kill of each
-# stratum landing outside it still leaves the spread check met (tests/crash/sizes.py)
+# nine: four drawn over the tasks, four over the commits, one over the window, so one kill of each stratum landing
+# outside it still leaves the spread check met
 S3_RANDOM_KILLS = size("GPY_S3_CRASH_KILLS", 9, 9)
 # one kill inside each of the ten phases (the campaign goes on until each has had one); `make soak` two each
 S3_PHASE_KILLS = size("GPY_S3_CRASH_PHASE_KILLS", len(PHASES), 20)
@@ -32,6 +34,10 @@ def test_kill_at_every_commit_boundary_on_s3(tmp_path, s3_server, bucket):
     assert not list(tmp_path.rglob("*.jst")) and not (tmp_path / "published").exists()  # all of it was on S3
 
 
+# `make soak` runs it, `make test` leaves it out: there the runs on S3 are killed at a random instant inside each of
+# the ten phases and at each commit boundary (the other tests here), which reach every phase and step a random
+# instant lands in, and the random campaign itself runs on local disk and on Kafka (tests/crash/sizes.py)
+@pytest.mark.soak
 def test_random_sigkills_on_s3(tmp_path, s3_server, bucket):
     job = _job(tmp_path, s3_server, bucket)
     # twelve files a run: on S3 the lock, the look for unfinished commits and the listing take a good part of the
