@@ -41,9 +41,14 @@ class Shell:
         self.send("set -euo pipefail")
 
     def send(self, line: str) -> None:
+        """Write one line to the shell; nothing when it has ended (a command failed under errexit before this line
+        reached it: ``run`` reads no done-line and says the shell ended)."""
         assert self.process.stdin is not None
-        self.process.stdin.write(line + "\n")
-        self.process.stdin.flush()
+        try:
+            self.process.stdin.write(line + "\n")
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            pass
 
     def run(self, text: str, errexit: bool = True, after: str = "") -> Ran | None:
         """Source ``text``; None when the shell ended (a command failed under errexit)."""
