@@ -34,16 +34,21 @@ run: $(STAMP)
 	@rm -rf $(WORK)/kafka_to_parquet $(WORK)/kafka-broker
 	$(PY) scripts/kafka_sample.py demo
 
-# Lint and types first (seconds), then the suite in TEST_WORKERS pytest-xdist workers (the tests that use a server
-# stay in that server's worker: tests/server_groups.py), property tests with the Hypothesis profile `ci` (the same
-# examples every run: tests/conftest.py) and the crash campaigns at their CI size (tests/crash/sizes.py); the tests
-# marked `soak` are left to `make soak`.
-# TEST_WORKERS=0 runs it in this process.
+# Lint first (a second), then the suite in TEST_WORKERS pytest-xdist workers (the tests that use a server stay in
+# that server's worker: tests/server_groups.py), property tests with the Hypothesis profile `ci` (the same examples
+# every run: tests/conftest.py) and the crash campaigns at their CI size (tests/crash/sizes.py); the tests marked
+# `soak` are left to `make soak`. mypy checks the package while the suite runs, its report printed after the
+# suite's (the workers leave a core idle much of the time they wait on servers and subprocesses); either failing
+# fails the target. TEST_WORKERS=0 runs the suite in this process.
 TEST_WORKERS ?= 2
 test: $(STAMP)
 	$(PY) -m ruff check gobblin_py
-	$(PY) -m mypy
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --hypothesis-profile=ci -m "not soak"
+	@$(PY) -m mypy > $(VENV)/mypy.log 2>&1 & types=$$!; \
+	  echo "$(PY) -m mypy (beside the suite)"; \
+	  echo '$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --hypothesis-profile=ci -m "not soak"'; \
+	  $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --hypothesis-profile=ci -m "not soak"; suite=$$?; \
+	  wait $$types; typed=$$?; echo "mypy:"; cat $(VENV)/mypy.log; \
+	  test $$suite -eq 0 -a $$typed -eq 0
 
 # Before a release: the whole suite with the crash campaigns at their full size (GPY_SOAK=1: more kills, more
 # instants in each phase) and ten times the property tests' examples, new ones each run (profile `soak`).
