@@ -142,7 +142,10 @@ class Broker:
                 consumer.assign([TopicPartition(topic, p, low)])
                 deadline = time.time() + 20
                 while time.time() < deadline:
-                    batch = consumer.consume(10000, timeout=0.5)
+                    # consume() returns once it has as many messages as asked or its timeout passed: a short
+                    # timeout, so a partition read to its end is not waited on (a transaction's markers take
+                    # offsets and are never returned)
+                    batch = consumer.consume(10000, timeout=0.05)
                     found += [m for m in batch if m.error() is None]
                     position = consumer.position([TopicPartition(topic, p)])[0].offset
                     if position >= high:
