@@ -74,7 +74,9 @@ def standalone(tmp_path_factory, bare_python) -> Iterator[Standalone]:
                 break
         except OSError:
             pass
-        time.sleep(1)
+        except ValueError:  # the UI's server answers before its JSON page is attached: an HTML page, not yet JSON
+            pass
+        time.sleep(0.25)
     if alive != 2:
         for proc in procs:
             proc.kill()
