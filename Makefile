@@ -41,12 +41,12 @@ run: $(STAMP)
 # suite's (the workers leave a core idle much of the time they wait on servers and subprocesses); either failing
 # fails the target. TEST_WORKERS=0 runs the suite in this process.
 TEST_WORKERS ?= 2
+SUITE := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --hypothesis-profile=ci -m "not soak"
 test: $(STAMP)
 	$(PY) -m ruff check gobblin_py
 	@$(PY) -m mypy > $(VENV)/mypy.log 2>&1 & types=$$!; \
-	  echo "$(PY) -m mypy (beside the suite)"; \
-	  echo '$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --hypothesis-profile=ci -m "not soak"'; \
-	  $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --hypothesis-profile=ci -m "not soak"; suite=$$?; \
+	  echo "$(PY) -m mypy (beside the suite)"; echo '$(SUITE)'; \
+	  $(SUITE); suite=$$?; \
 	  wait $$types; typed=$$?; echo "mypy:"; cat $(VENV)/mypy.log; \
 	  test $$suite -eq 0 -a $$typed -eq 0
 

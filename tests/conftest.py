@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from gobblin_py.runtime.execute.signals import forget_signals
+
 # an environment skip fails under GPY_REQUIRE_ALL=1 (tests/support/environment.py)
 from tests.support.cli import load_script
 from tests.support.environment import pytest_configure, pytest_runtest_setup  # noqa: F401
@@ -44,11 +46,7 @@ def _signals_forgotten_after_each_test():
     """A test that stops an in-process run with a signal leaves this process as a stopped run leaves it; the next
     test starts as a new process would (a Spark session started outside a run would take the stop as its own)."""
     yield
-    from gobblin_py.runtime.execute.signals import forget_signals, interrupted_by
-    from gobblin_py.sdk.interrupts import cancelled
-
-    if cancelled() or interrupted_by():
-        forget_signals()
+    forget_signals()
 
 
 @pytest.fixture(scope="session")

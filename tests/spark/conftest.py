@@ -72,9 +72,7 @@ def standalone(tmp_path_factory, bare_python) -> Iterator[Standalone]:
             alive = sum(1 for w in status.get("workers", []) if w.get("state") == "ALIVE")
             if alive == 2:
                 break
-        except OSError:
-            pass
-        except ValueError:  # the UI's server answers before its JSON page is attached: an HTML page, not yet JSON
+        except (OSError, ValueError):  # not up yet, or up before its JSON page is attached (HTML, not JSON)
             pass
         time.sleep(0.25)
     if alive != 2:
